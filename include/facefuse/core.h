@@ -114,6 +114,278 @@ FFU_API uint8_t *ffu_buffer_data(const ffu_buffer *buf);
 FFU_API size_t ffu_buffer_size(const ffu_buffer *buf);
 FFU_API int ffu_buffer_is_writable(const ffu_buffer *buf);
 
+/* ---- SHA-256 (src/core/sha256.c) ------------------------------------------------------ */
+
+typedef struct ffu_sha256 {
+    uint32_t h[8];
+    uint64_t len;
+    uint8_t block[64];
+    size_t fill;
+} ffu_sha256;
+
+FFU_API void ffu_sha256_init(ffu_sha256 *s);
+FFU_API void ffu_sha256_update(ffu_sha256 *s, const void *data, size_t len);
+FFU_API void ffu_sha256_final(ffu_sha256 *s, uint8_t out[32]);
+FFU_API void ffu_sha256_hex(const uint8_t digest[32], char hex[65]);
+FFU_API ffu_status ffu_sha256_file(const char *path, uint8_t out[32]);
+
+/* ---- arena and object pool ------------------------------------------------------- */
+
+/* A bump allocator: many small allocations, freed all at once by reset or destroy.
+ * Not thread-safe (one owner at a time). Memory comes in blocks of `block_size`
+ * bytes; an allocation larger than a quarter block gets a block of its own, which
+ * reset returns to the system while ordinary blocks are kept for reuse. */
+typedef struct ffu_arena ffu_arena;
+
+/* block_size 0 = 64 KiB. */
+FFU_API ffu_status ffu_arena_create(ffu_arena **out, size_t block_size);
+FFU_API void ffu_arena_destroy(ffu_arena *a);
+/* Alignment 16. NULL on failure (with ffu_error_message set); size 0 gives a valid
+ * unique pointer. The memory is not zeroed. */
+FFU_API void *ffu_arena_alloc(ffu_arena *a, size_t size);
+/* align: a power of two, at most 4096. */
+FFU_API void *ffu_arena_alloc_aligned(ffu_arena *a, size_t size, size_t align);
+FFU_API void *ffu_arena_zalloc(ffu_arena *a, size_t size); /* zeroed */
+FFU_API char *ffu_arena_strdup(ffu_arena *a, const char *s); /* NULL s -> NULL */
+FFU_API char *ffu_arena_strndup(ffu_arena *a, const char *s, size_t n);
+/* Invalidates every pointer handed out; keeps ordinary blocks for reuse. */
+FFU_API void ffu_arena_reset(ffu_arena *a);
+FFU_API size_t ffu_arena_used(const ffu_arena *a);     /* bytes handed out since reset */
+FFU_API size_t ffu_arena_reserved(const ffu_arena *a); /* bytes held from the system */
+
+/* A pool of fixed-size objects with a free list: get/put are O(1) and allocate only
+ * when the pool grows by a block. Thread-safe (a mutex guards the free list).
+ * Objects are 16-byte aligned and not zeroed. */
+typedef struct ffu_pool ffu_pool;
+
+/* per_block 0 = 64 objects per block; max_objects 0 = no limit. */
+FFU_API ffu_status ffu_pool_create(ffu_pool **out, size_t obj_size, size_t per_block,
+                                   size_t max_objects);
+/* Frees every block, including objects still handed out. */
+FFU_API void ffu_pool_destroy(ffu_pool *p);
+/* NULL when max_objects are in use (FFU_ERR_TOO_LARGE detail) or out of memory. */
+FFU_API void *ffu_pool_get(ffu_pool *p);
+/* obj must come from this pool's ffu_pool_get; NULL is a no-op. */
+FFU_API void ffu_pool_put(ffu_pool *p, void *obj);
+FFU_API size_t ffu_pool_in_use(const ffu_pool *p);
+
+/* ---- threads ---------------------------------------------------------------------- */
+
+/* Number of CPUs this process may run on (affinity mask), at least 1. */
+FFU_API int ffu_cpu_count(void);
+
+/* A fixed set of worker threads running submitted functions in FIFO order.
+ * All functions are thread-safe. Work may submit more work. ffu_threadpool_wait and
+ * ffu_threadpool_destroy must not be called from a worker (wait returns
+ * FFU_ERR_INVALID there); parallel_for called from a worker runs in the caller. */
+typedef struct ffu_threadpool ffu_threadpool;
+typedef void (*ffu_task_fn)(void *arg);
+typedef void (*ffu_range_fn)(void *arg, size_t begin, size_t end);
+
+/* nthreads 0 = ffu_cpu_count(); at most 1024. */
+FFU_API ffu_status ffu_threadpool_create(ffu_threadpool **out, int nthreads);
+/* Runs every task still queued, then joins the workers. */
+FFU_API void ffu_threadpool_destroy(ffu_threadpool *tp);
+FFU_API int ffu_threadpool_size(const ffu_threadpool *tp);
+/* Queues fn(arg). The queue grows as needed (no allocation in steady state). */
+FFU_API ffu_status ffu_threadpool_submit(ffu_threadpool *tp, ffu_task_fn fn, void *arg);
+/* Blocks until every task submitted so far (and any they submitted) has finished. */
+FFU_API ffu_status ffu_threadpool_wait(ffu_threadpool *tp);
+/* Calls fn(arg, begin, end) over disjoint chunks covering [0, n) on the workers and
+ * the calling thread, and returns when all are done. Other submitted work is not
+ * waited for. tp NULL runs fn(arg, 0, n) in the caller. */
+FFU_API ffu_status ffu_threadpool_parallel_for(ffu_threadpool *tp, size_t n,
+                                               ffu_range_fn fn, void *arg);
+
+/* ---- bounded queue ------------------------------------------------------------------ */
+
+/* A bounded multi-producer multi-consumer FIFO of pointers; all calls thread-safe.
+ * Closing wakes every waiter: pushes then fail with FFU_ERR_CLOSED, pops drain the
+ * remaining items and then return FFU_EOF. The queue never owns the items: whoever
+ * destroys a non-empty queue must drain it first if the items need freeing. */
+typedef struct ffu_queue ffu_queue;
+
+FFU_API ffu_status ffu_queue_create(ffu_queue **out, size_t capacity);
+/* No thread may be waiting on q when it is destroyed (close, join, then destroy). */
+FFU_API void ffu_queue_destroy(ffu_queue *q);
+FFU_API ffu_status ffu_queue_push(ffu_queue *q, void *item);     /* blocks while full */
+FFU_API ffu_status ffu_queue_try_push(ffu_queue *q, void *item); /* FFU_AGAIN if full */
+/* Never blocks: when full, removes the oldest item into *evicted (else NULL) to make
+ * room, so a slow consumer sees the newest items. */
+FFU_API ffu_status ffu_queue_push_evict(ffu_queue *q, void *item, void **evicted);
+FFU_API ffu_status ffu_queue_pop(ffu_queue *q, void **item);     /* blocks while empty */
+FFU_API ffu_status ffu_queue_try_pop(ffu_queue *q, void **item); /* FFU_AGAIN if empty */
+/* timeout_ms < 0 waits forever; 0 is try_pop; FFU_ERR_TIMEOUT when nothing came. */
+FFU_API ffu_status ffu_queue_pop_timeout(ffu_queue *q, void **item, int timeout_ms);
+FFU_API void ffu_queue_close(ffu_queue *q);
+FFU_API int ffu_queue_is_closed(const ffu_queue *q);
+FFU_API size_t ffu_queue_size(const ffu_queue *q);
+FFU_API size_t ffu_queue_capacity(const ffu_queue *q);
+
+/* ---- clocks ------------------------------------------------------------------------- */
+
+FFU_API int64_t ffu_clock_ns(void);  /* CLOCK_MONOTONIC: for durations and deadlines */
+FFU_API double ffu_clock_sec(void);  /* the same in seconds */
+FFU_API int64_t ffu_time_unix_ns(void); /* wall clock, ns since 1970-01-01 UTC */
+/* "2024-05-01T12:34:56.789Z" (UTC, milliseconds, floor). Returns buf. */
+FFU_API char *ffu_time_iso8601(char buf[32], int64_t unix_ns);
+FFU_API void ffu_sleep_ns(int64_t ns);
+
+/* ---- CPU features --------------------------------------------------------------------- */
+
+/* Instruction sets usable by this process: present in CPUID *and* enabled by the OS
+ * (XCR0), minus those named in the environment variable FFU_CPU_MASK, read once:
+ * comma-separated names or name prefixes to disable ("avx512,amx"; "all" disables
+ * every flag). Disabling a set disables the sets that build on it (no AVX2 -> no
+ * AVX-512 or AMX; no AVX512F -> no other AVX-512). AMX code must still ask Linux
+ * for permission (arch_prctl ARCH_REQ_XCOMP_PERM) before using tiles. */
+enum {
+    FFU_CPU_SSE42 = 1u << 0,
+    FFU_CPU_AVX2 = 1u << 1,
+    FFU_CPU_FMA = 1u << 2,
+    FFU_CPU_AVX512F = 1u << 3,
+    FFU_CPU_AVX512BW = 1u << 4,
+    FFU_CPU_AVX512VNNI = 1u << 5,
+    FFU_CPU_AVX512BF16 = 1u << 6,
+    FFU_CPU_AMX_TILE = 1u << 7,
+    FFU_CPU_AMX_BF16 = 1u << 8,
+    FFU_CPU_AMX_INT8 = 1u << 9,
+    FFU_CPU_FEATURE_COUNT = 10,
+};
+FFU_API unsigned ffu_cpu_features(void);
+/* What the hardware and OS offer, ignoring FFU_CPU_MASK. */
+FFU_API unsigned ffu_cpu_features_detected(void);
+/* Applies a mask text as FFU_CPU_MASK would (pure; for tests and tools). Unknown
+ * names are ignored. */
+FFU_API unsigned ffu_cpu_features_mask(unsigned features, const char *mask);
+/* Lowercase names separated by spaces ("sse42 avx2 fma avx512f"), "none" if empty.
+ * Returns buf (always NUL-terminated when len > 0). */
+FFU_API char *ffu_cpu_features_string(unsigned features, char *buf, size_t len);
+FFU_API const char *ffu_cpu_feature_name(unsigned one_flag); /* NULL if not a flag */
+/* The CPU brand string ("Intel(R) Xeon(R) ..."), or "unknown". Returns buf. */
+FFU_API char *ffu_cpu_name(char *buf, size_t len);
+
+/* ---- JSON reading --------------------------------------------------------------------- */
+
+/* A parsed, immutable JSON document (parsed by jansson, kept in a compact tree).
+ * Every node is owned by its root; free only roots. Safe to read from many threads.
+ * Numbers: integers are kept exactly (int64), other numbers as double; in a document
+ * holding an integer beyond int64, integers are exact only up to 2^53. Strings are
+ * valid UTF-8 without NUL bytes (input "\u0000" is rejected). Object keys are unique
+ * (duplicates are rejected) and iterate in document order. */
+typedef struct ffu_json ffu_json;
+typedef enum ffu_json_type {
+    FFU_JSON_NULL,
+    FFU_JSON_BOOL,
+    FFU_JSON_NUMBER,
+    FFU_JSON_STRING,
+    FFU_JSON_ARRAY,
+    FFU_JSON_OBJECT,
+} ffu_json_type;
+
+#define FFU_JSON_MAX_SIZE ((size_t)64 << 20) /* larger input -> FFU_ERR_TOO_LARGE */
+#define FFU_JSON_MAX_DEPTH 512               /* deeper nesting -> FFU_ERR_FORMAT */
+
+/* Errors: FFU_ERR_FORMAT with "line L, column C: reason"; FFU_ERR_TOO_LARGE. */
+FFU_API ffu_status ffu_json_parse(const char *text, size_t len, ffu_json **out);
+/* As ffu_json_parse; details start with the path. Missing file: FFU_ERR_NOT_FOUND. */
+FFU_API ffu_status ffu_json_parse_file(const char *path, ffu_json **out);
+FFU_API void ffu_json_free(ffu_json *root);
+
+/* Accessors accept NULL and nodes of the wrong type (returning NULL/0/fallback), so
+ * lookups chain: ffu_json_number(ffu_json_get(cfg, "fps"), 25). */
+FFU_API ffu_json_type ffu_json_typeof(const ffu_json *j); /* NULL -> FFU_JSON_NULL */
+FFU_API const ffu_json *ffu_json_get(const ffu_json *obj, const char *key);
+FFU_API size_t ffu_json_len(const ffu_json *arr_or_obj);
+FFU_API const ffu_json *ffu_json_at(const ffu_json *arr_or_obj, size_t i);
+/* Key i of an object (document order); *value gets its value when value != NULL. */
+FFU_API const char *ffu_json_key_at(const ffu_json *obj, size_t i, const ffu_json **value);
+FFU_API double ffu_json_number(const ffu_json *j, double fallback);
+/* The integer value of an integral number that fits in int64, else fallback. */
+FFU_API int64_t ffu_json_int(const ffu_json *j, int64_t fallback);
+FFU_API int ffu_json_is_integer(const ffu_json *j); /* an integer held exactly */
+FFU_API const char *ffu_json_string(const ffu_json *j);
+FFU_API int ffu_json_bool(const ffu_json *j, int fallback);
+
+/* ---- JSON writing ----------------------------------------------------------------------- */
+
+/* A streaming JSON writer into a growable string. Commas, colons and (when pretty)
+ * newlines with two-space indents are inserted automatically. Misuse (a value where a
+ * key is due, unbalanced ends, two top-level values) and allocation failure make the
+ * writer's status sticky: later calls do nothing and ffu_jw_text returns NULL.
+ * Not thread-safe. */
+typedef struct ffu_jw ffu_jw;
+
+#define FFU_JW_MAX_DEPTH 1024
+
+FFU_API ffu_status ffu_jw_create(ffu_jw **out, int pretty);
+FFU_API void ffu_jw_destroy(ffu_jw *w);
+FFU_API void ffu_jw_reset(ffu_jw *w); /* empty again, keeping the buffer */
+FFU_API ffu_status ffu_jw_begin_object(ffu_jw *w);
+FFU_API ffu_status ffu_jw_end_object(ffu_jw *w);
+FFU_API ffu_status ffu_jw_begin_array(ffu_jw *w);
+FFU_API ffu_status ffu_jw_end_array(ffu_jw *w);
+FFU_API ffu_status ffu_jw_key(ffu_jw *w, const char *key);
+/* Escapes quotes, backslashes and control characters; invalid UTF-8 bytes become
+ * U+FFFD. NULL writes null. */
+FFU_API ffu_status ffu_jw_string(ffu_jw *w, const char *s);
+FFU_API ffu_status ffu_jw_string_len(ffu_jw *w, const char *s, size_t len);
+/* Shortest text that reads back as the same double; NaN and infinities as null. */
+FFU_API ffu_status ffu_jw_number(ffu_jw *w, double v);
+FFU_API ffu_status ffu_jw_int(ffu_jw *w, int64_t v);
+FFU_API ffu_status ffu_jw_bool(ffu_jw *w, int v);
+FFU_API ffu_status ffu_jw_null(ffu_jw *w);
+/* The text so far (NUL-terminated; complete once every container is closed), or NULL
+ * after an error. Valid until the next call on w. len may be NULL. */
+FFU_API const char *ffu_jw_text(const ffu_jw *w, size_t *len);
+FFU_API ffu_status ffu_jw_status(const ffu_jw *w);
+
+/* ---- option tables ---------------------------------------------------------------------- */
+
+/* One table gives CLI parsing, JSON config parsing, range checks and help text, the
+ * way FFmpeg's AVOption tables do. Names match with '-' and '_' treated as equal. */
+typedef enum ffu_opt_type {
+    FFU_OPT_BOOL,
+    FFU_OPT_INT,
+    FFU_OPT_FLOAT,
+    FFU_OPT_STRING,
+    FFU_OPT_ENUM,
+    FFU_OPT_STRING_LIST
+} ffu_opt_type;
+typedef struct ffu_option {
+    const char *name;      /* long name: "--min-score" on the CLI; "min_score" or "min-score" in JSON */
+    char short_name;       /* 0 for none, e.g. 'o' for -o */
+    ffu_opt_type type;
+    size_t offset;         /* offsetof(struct, field): int for BOOL/INT/ENUM, double for FLOAT, char * for STRING (owned, strdup'ed), ffu_strlist for STRING_LIST */
+    const char *help;
+    const char *def;       /* default as text ("0.5", "true", "mesh"); NULL = 0/false/NULL/empty */
+    double min, max;       /* range for INT/FLOAT, checked when min < max */
+    const char *const *choices; /* ENUM: NULL-terminated names, stored as the index */
+    const char *metavar;   /* "S", "PATH" in help; NULL = derived from type */
+} ffu_option;
+typedef struct ffu_strlist { char **items; int count; } ffu_strlist; /* repeated --input A --input B */
+/* tables end with an entry whose name is NULL */
+
+/* Sets every field to its default (a STRING_LIST default is comma-separated). The
+ * fields are overwritten, not freed: call on a fresh object or after
+ * ffu_options_free. A bad default in the table -> FFU_ERR_INVALID naming it. */
+FFU_API ffu_status ffu_options_init(const ffu_option *opts, void *obj);
+/* Sets one option from text; BOOL accepts true/false/yes/no/on/off/1/0 (NULL value =
+ * true); a STRING_LIST value is appended. */
+FFU_API ffu_status ffu_options_set(const ffu_option *opts, void *obj, const char *name, const char *value);
+/* Parses argv[0..argc) (no program/command name in it): --name value, --name=value, -x value, bare --flag for BOOL (and --no-flag), "--" ends options. Positional arguments are moved, in order, to the front of argv and counted in *npositional. Unknown option -> FFU_ERR_INVALID with "unknown option --foo (see --help)"; missing value, bad number, out of range, bad choice ("--select: 'x' is not one of reference, one, many") likewise. Does not handle --help itself. */
+/* The option tokens follow the positionals in argv, so no pointer is lost. The first
+ * use of a STRING_LIST option in a call replaces the list (default or config);
+ * repeats append. Short flags: -x value, -xvalue, -abc for several BOOL flags. */
+FFU_API ffu_status ffu_options_parse_args(const ffu_option *opts, void *obj, int argc, char **argv, int *npositional);
+/* JSON types: BOOL bool, INT integral number, FLOAT number, STRING string, ENUM
+ * string (a choice), STRING_LIST array of strings or one string (replaces). null
+ * leaves the field as it is. */
+FFU_API ffu_status ffu_options_apply_json(const ffu_option *opts, void *obj, const ffu_json *object); /* unknown keys -> error naming the key */
+FFU_API void ffu_options_print_help(const ffu_option *opts, FILE *out); /* aligned "  -o, --output PATH   help (default: x)" lines, choices listed */
+FFU_API void ffu_options_free(const ffu_option *opts, void *obj);        /* frees strings and lists */
+FFU_API void ffu_strlist_free(ffu_strlist *l);
+
 #ifdef __cplusplus
 }
 #endif

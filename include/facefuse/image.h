@@ -76,6 +76,235 @@ FFU_API float *ffu_tensor_at(const ffu_tensor_view *t, int b, int ch, int y, int
 /* ---- JPEG / PNG I/O (src/image/codec_*.c) ------------------------------------------- */
 /* sections below are filled by the codec and kernel files */
 
+/* Decoding gives upright 8-bit pixels in the wanted format (GRAY8, RGB24, BGR24 or
+ * RGBA32) whatever the file holds: JPEG gray/YCbCr/RGB/CMYK, PNG gray/RGB/palette at
+ * any bit depth, with or without alpha or tRNS (16-bit samples are rounded to 8 bits;
+ * alpha is dropped, or set opaque for RGBA32 when the file has none). The EXIF
+ * orientation (JPEG APP1, PNG eXIf) is applied. Damaged input is an error, never a
+ * partial image: truncated files, corrupt JPEG entropy data and PNG CRC mismatches give
+ * FFU_ERR_FORMAT. Declared sizes over FFU_IMAGE_MAX_DIM / FFU_IMAGE_MAX_PIXELS give
+ * FFU_ERR_TOO_LARGE before any pixel memory is allocated. Other formats (GIF, WebP,
+ * HEIF, TIFF) give FFU_ERR_UNSUPPORTED, anything else FFU_ERR_FORMAT. `data` is
+ * borrowed; *out is owned by the caller (ffu_image_release) and zeroed on error. */
+FFU_API ffu_status ffu_image_decode(const void *data, size_t size, ffu_pixfmt want,
+                                    ffu_image *out);
+
+/* Largest file ffu_image_load reads (checked before reading). */
+#define FFU_IMAGE_MAX_FILE_BYTES ((size_t)512 << 20)
+
+/* Reads and decodes a file; error details start with the path ("x.jpg: truncated
+ * JPEG"). Missing file: FFU_ERR_NOT_FOUND; unreadable: FFU_ERR_IO; over
+ * FFU_IMAGE_MAX_FILE_BYTES: FFU_ERR_TOO_LARGE. */
+FFU_API ffu_status ffu_image_load(const char *path, ffu_pixfmt want, ffu_image *out);
+
+/* Reads only the headers: *format = "jpeg" or "png" (static string), and the size the
+ * decoded image will have (orientation applied). Any out-pointer may be NULL. */
+FFU_API ffu_status ffu_image_probe(const void *data, size_t size, const char **format,
+                                   int *width, int *height);
+
+/* Quality used when 0 is passed to the JPEG encoders. */
+#define FFU_IMAGE_JPEG_QUALITY_DEFAULT 92
+
+/* Encoders for GRAY8, RGB24, BGR24 and RGBA32 images (any stride; JPEG drops alpha).
+ * *out is malloc'd and freed by the caller with free(); set to NULL/0 on error.
+ * JPEG quality is 1..100 (0 = default); from 90 up chroma is not subsampled. */
+FFU_API ffu_status ffu_image_encode_jpeg(const ffu_image *img, int quality, uint8_t **out,
+                                         size_t *size);
+/* text_kv: NULL, or a NULL-terminated list of key, value pairs written as PNG text
+ * chunks (tEXt for ASCII values, iTXt for UTF-8), e.g.
+ *   const char *kv[] = {"Software", "facefuse 0.1", "Comment", "swapped", NULL};
+ * Keys must be 1-79 printable Latin-1 characters (FFU_ERR_INVALID otherwise). */
+FFU_API ffu_status ffu_image_encode_png(const ffu_image *img, const char *const *text_kv,
+                                        uint8_t **out, size_t *size);
+
+/* Encodes by the path's extension (.jpg, .jpeg, .png, any case; others:
+ * FFU_ERR_UNSUPPORTED) and writes through a temporary file in the same directory that is
+ * renamed over path, so path is never half-written; on failure (FFU_ERR_IO) no temporary
+ * file is left. quality applies to JPEG (0 = default). */
+FFU_API ffu_status ffu_image_save(const char *path, const ffu_image *img, int quality);
+/* The same with text: PNG text chunks as in ffu_image_encode_png; for JPEG each pair
+ * becomes a comment (COM) segment "key: value". */
+FFU_API ffu_status ffu_image_save_with_text(const char *path, const ffu_image *img,
+                                            int quality, const char *const *text_kv);
+
+/* ---- transform estimation, crop/pad, normalisation, drawing ------------------------ */
+/* (src/image/transform.c, crop.c, normalize.c, draw.c, font.c) */
+
+/* Transforms are 2x3 row-major matrices in the FORWARD direction, src -> dst:
+ *   x' = m[0]*x + m[1]*y + m[2],   y' = m[3]*x + m[4]*y + m[5].
+ * Warps take the opposite direction (dst pixel -> src sample), so a face is aligned by
+ * M = ffu_estimate_similarity(landmarks -> template), then warping with the inverse
+ * (ffu_affine_invert). Points are n interleaved pairs x0,y0,x1,y1,... */
+
+/* Least-squares similarity (rotation, uniform scale, translation; never a reflection),
+ * Umeyama's closed form. n >= 2; FFU_ERR_INVALID when the src or dst points all
+ * coincide. m is zeroed on error. */
+FFU_API ffu_status ffu_estimate_similarity(const float *src_xy, const float *dst_xy, int n,
+                                           double m[6]);
+/* Least-squares affine (6 DoF). n >= 3; FFU_ERR_INVALID when the src points are
+ * (nearly) collinear. m is zeroed on error. */
+FFU_API ffu_status ffu_estimate_affine(const float *src_xy, const float *dst_xy, int n,
+                                       double m[6]);
+/* Applies the forward transform to one point. */
+FFU_API void ffu_transform_point(const double m[6], float x, float y, float *ox, float *oy);
+
+/* Copies the rectangle (x, y, dst->width, dst->height) of src into dst. The rectangle
+ * may reach outside src, or miss it entirely: those pixels are set to `fill`, the bytes
+ * of one pixel in the format's memory order (GRAY8 uses fill[0]; NULL = zeros). Packed
+ * formats only, same format on both sides; src and dst must not overlap. */
+FFU_API ffu_status ffu_image_crop_pad(const ffu_image *src, ffu_image *dst, int x, int y,
+                                      const uint8_t fill[4]);
+/* Copies pixels between two existing images of the same size and format (any format). */
+FFU_API ffu_status ffu_image_copy(const ffu_image *src, ffu_image *dst);
+
+/* Normalisation of u8 pixels into a model's f32 input:   out = (pixel - mean) * scale
+ * and back (ffu_tensor_to_image):  pixel = round(out / scale + mean), clamped to 0..255.
+ * Tensor channels come in the image's memory order (R,G,B for RGB24 and RGBA32, B,G,R
+ * for BGR24), reversed when swap_rb is set; mean[c] and scale[c] are indexed by tensor
+ * channel. gray = 1 makes one channel of BT.601 luma from a colour image. */
+typedef struct ffu_norm_params {
+    float mean[3];
+    float scale[3];
+    int swap_rb;
+    int gray;
+} ffu_norm_params;
+
+/* Fills p with a preset (swap_rb and gray cleared):
+ *   "unit"      x / 255                        -> [0, 1]
+ *   "symmetric" x / 127.5 - 1                  -> [-1, 1]
+ *   "imagenet"  (x / 255 - mean_c) / std_c, mean 0.485 0.456 0.406, std 0.229 0.224 0.225
+ *                (in R,G,B tensor order)
+ *   "raw"       x                              -> [0, 255]
+ * Unknown name -> FFU_ERR_INVALID. */
+FFU_API ffu_status ffu_norm_preset(ffu_norm_params *p, const char *name);
+/* Writes img (GRAY8, RGB24, BGR24, RGBA32; alpha dropped) into batch slot batch_index
+ * of t (NCHW or NHWC). The image size must equal t->w x t->h; t->c must be 3 for colour,
+ * 1 with gray (or for a GRAY8 image), or 3 for a GRAY8 image (replicated). */
+FFU_API ffu_status ffu_image_to_tensor(const ffu_image *img, const ffu_norm_params *p,
+                                       ffu_tensor_view *t, int batch_index);
+/* The inverse: slot batch_index of t into img (same size). t->c == 3 fills colour images
+ * (GRAY8 gets BT.601 luma); t->c == 1 is replicated into every colour channel; RGBA32
+ * alpha is set to 255. NaN becomes 0. gray is ignored. Every scale must be non-zero. */
+FFU_API ffu_status ffu_tensor_to_image(const ffu_tensor_view *t, int batch_index,
+                                       const ffu_norm_params *p, ffu_image *img);
+
+/* Drawing on packed u8 images (GRAY8, RGB24, BGR24, RGBA32), for previews and debug
+ * output. Colours are RGB(A); they are stored in the image's channel order, as BT.601
+ * luma in GRAY8, and `a` is written (not blended) into RGBA32 alpha. Every call clips:
+ * any coordinates, INT_MIN..INT_MAX included, only touch pixels inside the image.
+ * Errors only for a missing or non-packed image or bad arguments. */
+typedef struct ffu_color {
+    uint8_t r, g, b, a;
+} ffu_color;
+
+/* Outline of the rectangle (x, y, w, h), `thickness` pixels wide (< 1 counts as 1),
+ * drawn inside it. */
+FFU_API ffu_status ffu_draw_rect(ffu_image *img, int x, int y, int w, int h, int thickness,
+                                 ffu_color c);
+FFU_API ffu_status ffu_draw_fill_rect(ffu_image *img, int x, int y, int w, int h,
+                                      ffu_color c);
+/* A line from (x0, y0) to (x1, y1) inclusive; thickness > 1 stamps a disc of that
+ * diameter along it (clamped to 1..FFU_DRAW_MAX_THICKNESS). */
+#define FFU_DRAW_MAX_THICKNESS 255
+FFU_API ffu_status ffu_draw_line(ffu_image *img, int x0, int y0, int x1, int y1,
+                                 int thickness, ffu_color c);
+/* A filled disc: the pixels within `radius` of (x, y); radius <= 0 is one pixel. */
+FFU_API ffu_status ffu_draw_point(ffu_image *img, int x, int y, int radius, ffu_color c);
+/* Lines through n points xy[2i], xy[2i+1]; closed joins the last to the first. */
+FFU_API ffu_status ffu_draw_polyline(ffu_image *img, const int *xy, int n, int closed,
+                                     int thickness, ffu_color c);
+/* Text in the built-in 6x10 cell bitmap font, top-left at (x, y), each font pixel a
+ * scale x scale block (scale 1..FFU_IMAGE_MAX_DIM). Printable ASCII is drawn; '\n'
+ * starts a new line; any other byte or UTF-8 sequence shows as a box. bg (NULL =
+ * transparent) fills each character cell first. */
+FFU_API ffu_status ffu_draw_text(ffu_image *img, int x, int y, const char *text, int scale,
+                                 ffu_color fg, const ffu_color *bg);
+/* The size ffu_draw_text covers (saturated at INT_MAX); 0 x 0 for NULL, "" or a bad
+ * scale. */
+FFU_API void ffu_text_size(const char *text, int scale, int *w, int *h);
+/* A label for a box whose top-left corner is (x, y): text on a filled bg box sitting on
+ * top of the box edge, or inside the box at its top (or the image's) when there is no
+ * room above. */
+FFU_API ffu_status ffu_draw_label(ffu_image *img, int x, int y, const char *text, int scale,
+                                  ffu_color fg, ffu_color bg);
+
+/* ---- colour conversion, resize, warp (src/image/convert.c, resize.c, warp.c) -------- */
+
+/* Colour conversion between images of the same size (dst allocated by the caller):
+ *   GRAY8, RGB24, BGR24, RGBA32 <-> each other (RGBA32 alpha written as 255, dropped
+ *     when read); gray = BT.601 luma, (4899 R + 9617 G + 1868 B + 8192) >> 14.
+ *   NV12, YUV420P -> GRAY8, RGB24, BGR24, RGBA32, and NV12 <-> YUV420P.
+ *   GRAY8, RGB24, BGR24, RGBA32 -> NV12, YUV420P (chroma = the mean of each 2x2 block).
+ * YUV is BT.601; ffu_image_convert uses limited ("video", "TV") range, Y 16..235 and
+ * U, V 16..240, the usual range of camera and file video. ffu_image_convert_range
+ * chooses full range (JPEG-style, 0..255) instead. Same format = copy. Size or format
+ * mismatches and unsupported pairs -> FFU_ERR_INVALID / FFU_ERR_UNSUPPORTED. */
+typedef enum ffu_yuv_range {
+    FFU_YUV_LIMITED = 0, /* BT.601 "TV" range */
+    FFU_YUV_FULL = 1,    /* BT.601 full range (JFIF) */
+} ffu_yuv_range;
+FFU_API ffu_status ffu_image_convert(const ffu_image *src, ffu_image *dst);
+FFU_API ffu_status ffu_image_convert_range(const ffu_image *src, ffu_image *dst,
+                                           ffu_yuv_range range);
+
+typedef enum ffu_interp {
+    FFU_INTERP_NEAREST = 0,  /* pixel centres: src = floor((dst + 0.5) * scale) */
+    FFU_INTERP_BILINEAR = 1, /* OpenCV INTER_LINEAR convention (see ffu_image_resize) */
+    FFU_INTERP_AREA = 2,     /* exact box filter when shrinking; bilinear when growing */
+    FFU_INTERP_COUNT,
+} ffu_interp;
+
+/* Resizes src into dst (packed GRAY8, RGB24, BGR24 or RGBA32, same format both sides,
+ * any sizes; the images must not overlap). dst's size is the output size.
+ * - BILINEAR: half-pixel centres, src = (dst + 0.5) * (src_size / dst_size) - 0.5,
+ *   clamped to the edge; 11-bit fixed-point weights (OpenCV's INTER_LINEAR numbers),
+ *   so results equal OpenCV's within +-1 (most pixels exactly).
+ * - AREA: each output pixel is the mean of the source area it covers (partial pixels
+ *   weighted by coverage), as OpenCV INTER_AREA; rounded to nearest. When either axis
+ *   grows, the whole resize is BILINEAR instead.
+ * - NEAREST: the source pixel whose centre is nearest the output pixel's centre (OpenCV
+ *   INTER_NEAREST_EXACT; not INTER_NEAREST, which drops the half-pixel offset).
+ * Uses AVX2 where the CPU has it (see ffu_cpu_features / FFU_CPU_MASK); every path gives
+ * the same bytes. Allocates nothing: coefficient tables live in a few KB of stack. */
+FFU_API ffu_status ffu_image_resize(const ffu_image *src, ffu_image *dst, ffu_interp interp);
+
+typedef enum ffu_border {
+    FFU_BORDER_CONSTANT = 0,    /* outside pixels are border_value */
+    FFU_BORDER_REPLICATE = 1,   /* aaaaaa|abcdefgh|hhhhhhh */
+    FFU_BORDER_REFLECT_101 = 2, /* gfedcb|abcdefgh|gfedcba (OpenCV BORDER_REFLECT_101,
+                                   its BORDER_DEFAULT; the edge pixel is not repeated) */
+    FFU_BORDER_REFLECT = FFU_BORDER_REFLECT_101, /* the same mode, shorter name */
+    FFU_BORDER_COUNT = 3,
+} ffu_border;
+
+/* Affine warp. m maps a DESTINATION pixel (x, y) to the SOURCE position it samples:
+ *   sx = m[0]*x + m[1]*y + m[2],   sy = m[3]*x + m[4]*y + m[5]
+ * (pixel centres at integer coordinates, as OpenCV warpAffine with WARP_INVERSE_MAP).
+ * To apply a forward transform F (src -> dst), pass ffu_affine_invert(F).
+ * Packed GRAY8, RGB24, BGR24, RGBA32, same format both sides, any sizes, no overlap.
+ * NEAREST or BILINEAR (AREA -> FFU_ERR_INVALID). Positions are quantised to 1/32 pixel
+ * and bilinear weights are exact integers, as OpenCV does, so results equal OpenCV's
+ * within +-1. border_value[c] is channel c's value (memory order) for
+ * FFU_BORDER_CONSTANT; NULL means zeros. */
+FFU_API ffu_status ffu_image_warp_affine(const ffu_image *src, ffu_image *dst, const double m[6],
+                                         ffu_interp interp, ffu_border border,
+                                         const uint8_t border_value[4]);
+/* Inverse of a 2x3 affine map (either direction). FFU_ERR_INVALID when it is singular
+ * (|det| tiny against its entries) or not finite; out is zeroed then. in == out is fine. */
+FFU_API ffu_status ffu_affine_invert(const double m[6], double out[6]);
+
+/* CUDA twin of bilinear resize (src/image/cuda/resize_bilinear.cu): host buffers in
+ * and out, the same convention and fixed-point numbers as ffu_image_resize (results
+ * equal the CPU's within +-1). channels 1..4; strides in bytes. Copies in, runs,
+ * copies out: a correctness twin and pattern, not a fast path (it allocates device
+ * memory per call). FFU_ERR_DEVICE with CUDA's message when the GPU fails or is
+ * absent; FFU_ERR_UNSUPPORTED in builds without CUDA. */
+FFU_API ffu_status ffu_cuda_resize_bilinear_u8(const uint8_t *h_src, int sw, int sh,
+                                               int sstride, uint8_t *h_dst, int dw, int dh,
+                                               int dstride, int channels);
+/* Number of usable CUDA devices: 0 without CUDA support, a driver or a GPU. */
+FFU_API int ffu_cuda_device_count(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,134 @@
+/* Command-line plumbing shared by every command: parsing with the common options,
+ * config files, exit codes and error reporting. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_exit_code(ffu_status st)
+{
+    switch (st) {
+    case FFU_OK:
+    case FFU_AGAIN:
+    case FFU_EOF: return CLI_EXIT_OK;
+    case FFU_ERR_INVALID: return CLI_EXIT_USAGE;
+    case FFU_ERR_FORMAT:
+    case FFU_ERR_TOO_LARGE:
+    case FFU_ERR_UNSUPPORTED: return CLI_EXIT_DATA;
+    case FFU_ERR_NOT_FOUND: return CLI_EXIT_NOT_FOUND;
+    case FFU_ERR_DEVICE: return CLI_EXIT_DEVICE;
+    default: return CLI_EXIT_FAILURE;
+    }
+}
+
+static int report(const cli_command *cmd, const cli_common *common, int code,
+                  const char *status_name, const char *msg)
+{
+    fprintf(stderr, "facefuse %s: %s\n", cmd->name, msg);
+    if (common && common->json) {
+        ffu_jw *w;
+        if (ffu_jw_create(&w, 0) == FFU_OK) {
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "ok"), ffu_jw_bool(w, 0);
+            ffu_jw_key(w, "command"), ffu_jw_string(w, cmd->name);
+            ffu_jw_key(w, "error"), ffu_jw_string(w, msg);
+            ffu_jw_key(w, "status"), ffu_jw_string(w, status_name);
+            ffu_jw_key(w, "exit_code"), ffu_jw_int(w, code);
+            ffu_jw_end_object(w);
+            cli_print_json(w);
+            ffu_jw_destroy(w);
+        }
+    }
+    return code;
+}
+
+int cli_fail(const cli_command *cmd, const cli_common *common, ffu_status st)
+{
+    return report(cmd, common, cli_exit_code(st), ffu_status_str(st), ffu_error_message());
+}
+
+int cli_fail_msg(const cli_command *cmd, const cli_common *common, int exit_code,
+                 const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return report(cmd, common, exit_code, exit_code == CLI_EXIT_USAGE ? "usage" : "error", msg);
+}
+
+int cli_print_json(ffu_jw *w)
+{
+    size_t len;
+    const char *text = ffu_jw_text(w, &len);
+    if (!text) {
+        fprintf(stderr, "facefuse: could not format JSON output\n");
+        return CLI_EXIT_FAILURE;
+    }
+    fwrite(text, 1, len, stdout);
+    fputc('\n', stdout);
+    return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+/* --config must be applied before the command line so that the command line wins. */
+static const char *find_config(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) break;
+        if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) return argv[i + 1];
+        if (strncmp(argv[i], "--config=", 9) == 0) return argv[i] + 9;
+    }
+    return NULL;
+}
+
+static void print_help(const cli_command *cmd, const ffu_option *opts)
+{
+    printf("usage: %s\n\n%s\n", cmd->usage, cmd->summary);
+    if (cmd->description) printf("\n%s\n", cmd->description);
+    printf("\noptions:\n");
+    ffu_options_print_help(opts, stdout);
+}
+
+int cli_parse(const cli_command *cmd, const ffu_option *opts, void *obj, int argc,
+              char **argv, int *npos, int *done)
+{
+    cli_common *common = obj;
+    ffu_status st;
+    *done = 0;
+    *npos = 0;
+    if ((st = ffu_options_init(opts, obj)) < 0) return cli_fail(cmd, NULL, st);
+    const char *config = find_config(argc, argv);
+    if (config) {
+        ffu_json *root = NULL;
+        if ((st = ffu_json_parse_file(config, &root)) < 0) return cli_fail(cmd, NULL, st);
+        if (ffu_json_typeof(root) != FFU_JSON_OBJECT) {
+            ffu_json_free(root);
+            return cli_fail_msg(cmd, NULL, CLI_EXIT_USAGE, "%s: config must be a JSON object",
+                                config);
+        }
+        st = ffu_options_apply_json(opts, obj, root);
+        ffu_json_free(root);
+        if (st < 0) return cli_fail_msg(cmd, NULL, CLI_EXIT_USAGE, "%s: %s", config,
+                                        ffu_error_message());
+    }
+    if ((st = ffu_options_parse_args(opts, obj, argc, argv, npos)) < 0) {
+        /* --help anywhere wins over a parse error ("facefuse image --bogus --help") */
+        for (int i = 0; i < argc; i++)
+            if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+                print_help(cmd, opts);
+                *done = 1;
+                return CLI_EXIT_OK;
+            }
+        return cli_fail_msg(cmd, NULL, CLI_EXIT_USAGE, "%s", ffu_error_message());
+    }
+    if (common->help) {
+        print_help(cmd, opts);
+        *done = 1;
+        return CLI_EXIT_OK;
+    }
+    if (common->quiet) ffu_log_set_level(FFU_LOG_ERROR);
+    if (common->verbose) ffu_log_set_level(FFU_LOG_DEBUG);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,15 @@
+/* Helpers shared by the core's own files (not installed): locale-independent number
+ * text, because a host application may call setlocale() and JSON, option values and
+ * config files always use '.' as the decimal point. */
+#ifndef FFU_CORE_INTERNAL_H
+#define FFU_CORE_INTERNAL_H
+
+#include <stddef.h>
+
+/* strtod in the "C" locale. */
+double core_strtod(const char *s, char **end);
+/* Shortest "%.Ng" text (N = 15..17, trailing zeros dropped) that reads back as v; v must be finite.
+ * buf needs 32 bytes. Returns the length. */
+int core_format_double(char *buf, size_t len, double v);
+
+#endif

@@ -1,0 +1,346 @@
+/* The public face of image file I/O: format sniffing, decode/encode dispatch to
+ * codec_jpeg.c and codec_png.c, reading files with a size cap, and saving through a
+ * temporary file in the same directory that is renamed into place, so a reader never
+ * sees a half-written image. Errors from files name the path. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image/codec_internal.h"
+
+codec_kind codec_sniff(const uint8_t *d, size_t n)
+{
+    static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+    if (n >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) return CODEC_JPEG;
+    if (n >= 8 && memcmp(d, png_sig, 8) == 0) return CODEC_PNG;
+    return CODEC_NONE;
+}
+
+/* Formats we recognise but do not decode, for a better message than "not an image". */
+static const char *other_format(const uint8_t *d, size_t n)
+{
+    if (n >= 6 && (memcmp(d, "GIF87a", 6) == 0 || memcmp(d, "GIF89a", 6) == 0)) return "GIF";
+    if (n >= 12 && memcmp(d, "RIFF", 4) == 0 && memcmp(d + 8, "WEBP", 4) == 0) return "WebP";
+    if (n >= 12 && memcmp(d + 4, "ftyp", 4) == 0) {
+        if (memcmp(d + 8, "avif", 4) == 0 || memcmp(d + 8, "avis", 4) == 0) return "AVIF";
+        if (memcmp(d + 8, "heic", 4) == 0 || memcmp(d + 8, "heix", 4) == 0 ||
+            memcmp(d + 8, "mif1", 4) == 0)
+            return "HEIF";
+    }
+    if (n >= 4 && (memcmp(d, "II*\0", 4) == 0 || memcmp(d, "MM\0*", 4) == 0)) return "TIFF";
+    return NULL;
+}
+
+int codec_want_ok(ffu_pixfmt want)
+{
+    return want == FFU_PIX_GRAY8 || want == FFU_PIX_RGB24 || want == FFU_PIX_BGR24 ||
+           want == FFU_PIX_RGBA32;
+}
+
+ffu_status codec_check_dims(uint32_t w, uint32_t h)
+{
+    if (w == 0 || h == 0)
+        return ffu_error_set(FFU_ERR_FORMAT, "image has a zero size (%ux%u)", w, h);
+    if (w > FFU_IMAGE_MAX_DIM || h > FFU_IMAGE_MAX_DIM)
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "image %ux%u exceeds the %d px cap", w, h,
+                             FFU_IMAGE_MAX_DIM);
+    if ((uint64_t)w * h > FFU_IMAGE_MAX_PIXELS)
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "image %ux%u exceeds the %u Mpx cap", w, h,
+                             FFU_IMAGE_MAX_PIXELS >> 20);
+    return FFU_OK;
+}
+
+static ffu_status unknown_format(const uint8_t *d, size_t n)
+{
+    if (n == 0) return ffu_error_set(FFU_ERR_FORMAT, "empty file");
+    const char *other = other_format(d, n);
+    if (other)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s images are not supported (JPEG and PNG are)",
+                             other);
+    return ffu_error_set(FFU_ERR_FORMAT, "not a JPEG or PNG file");
+}
+
+ffu_status ffu_image_decode(const void *data, size_t size, ffu_pixfmt want, ffu_image *out)
+{
+    if (!out) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_decode: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!data && size) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_decode: data is NULL");
+    if (!codec_want_ok(want))
+        return ffu_error_set(FFU_ERR_INVALID,
+                             "cannot decode to %s (use gray8, rgb24, bgr24 or rgba32)",
+                             ffu_pixfmt_name(want));
+    switch (codec_sniff(data, size)) {
+    case CODEC_JPEG:
+        return codec_jpeg_decode(data, size, want, 1, out);
+    case CODEC_PNG:
+        return codec_png_decode(data, size, want, 1, out);
+    default:
+        return unknown_format(data, size);
+    }
+}
+
+ffu_status ffu_image_probe(const void *data, size_t size, const char **format, int *width,
+                           int *height)
+{
+    int w = 0, h = 0, o = 1;
+    const char *name = NULL;
+    ffu_status st;
+    if (!data && size) {
+        st = ffu_error_set(FFU_ERR_INVALID, "ffu_image_probe: data is NULL");
+    } else {
+        switch (codec_sniff(data, size)) {
+        case CODEC_JPEG:
+            st = codec_jpeg_probe(data, size, &w, &h, &o), name = "jpeg";
+            break;
+        case CODEC_PNG:
+            st = codec_png_probe(data, size, &w, &h, &o), name = "png";
+            break;
+        default:
+            st = unknown_format(data, size);
+            break;
+        }
+    }
+    if (st < 0) w = h = 0, name = NULL;
+    if (format) *format = name;
+    codec_orient_size(o, w, h, &w, &h);
+    if (width) *width = w;
+    if (height) *height = h;
+    return st;
+}
+
+/* ---- files --------------------------------------------------------------------------- */
+
+static ffu_status errno_status(int err, const char *path, const char *what)
+{
+    char buf[128];
+    const char *text = strerror_r(err, buf, sizeof buf); /* GNU: returns the text */
+    if (err == ENOENT || err == ENOTDIR)
+        return ffu_error_set(FFU_ERR_NOT_FOUND, "%s: %s", path, text);
+    return ffu_error_set(FFU_ERR_IO, "%s: %s: %s", path, what, text);
+}
+
+/* Reads a whole file (regular or not) of at most `cap` bytes into a malloc'd buffer. */
+static ffu_status read_file(const char *path, size_t cap, uint8_t **out, size_t *size)
+{
+    *out = NULL;
+    *size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno_status(errno, path, "cannot open");
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        return errno_status(err, path, "cannot stat");
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return ffu_error_set(FFU_ERR_IO, "%s: is a directory", path);
+    }
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > cap) {
+        close(fd);
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: file of %lld bytes exceeds the %zu MiB cap",
+                             path, (long long)st.st_size, cap >> 20);
+    }
+    /* Sized from stat for regular files; grown for pipes and files that change. */
+    size_t alloc = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, len = 0;
+    uint8_t *buf = malloc(alloc);
+    if (!buf) {
+        close(fd);
+        return ffu_error_set(FFU_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, alloc);
+    }
+    for (;;) {
+        if (len == alloc) {
+            if (alloc > cap) { /* read more than cap bytes: too large */
+                free(buf);
+                close(fd);
+                return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: file exceeds the %zu MiB cap", path,
+                                     cap >> 20);
+            }
+            size_t na = alloc * 2 > cap + 1 ? cap + 1 : alloc * 2;
+            uint8_t *nb = realloc(buf, na);
+            if (!nb) {
+                free(buf);
+                close(fd);
+                return ffu_error_set(FFU_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, na);
+            }
+            buf = nb;
+            alloc = na;
+        }
+        ssize_t n = read(fd, buf + len, alloc - len);
+        if (n == 0) break;
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int err = errno;
+            free(buf);
+            close(fd);
+            return errno_status(err, path, "read failed");
+        }
+        len += (size_t)n;
+    }
+    close(fd);
+    *out = buf;
+    *size = len;
+    return FFU_OK;
+}
+
+/* Re-sets the current error detail as "path: detail". */
+static ffu_status prefix_path(ffu_status st, const char *path)
+{
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", ffu_error_message());
+    return ffu_error_set(st, "%s: %s", path, msg);
+}
+
+ffu_status ffu_image_load(const char *path, ffu_pixfmt want, ffu_image *out)
+{
+    if (!out) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_load: out is NULL");
+    memset(out, 0, sizeof *out);
+    if (!path) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_load: path is NULL");
+    if (!codec_want_ok(want))
+        return ffu_error_set(FFU_ERR_INVALID,
+                             "%s: cannot decode to %s (use gray8, rgb24, bgr24 or rgba32)", path,
+                             ffu_pixfmt_name(want));
+    uint8_t *data;
+    size_t size;
+    ffu_status st = read_file(path, FFU_IMAGE_MAX_FILE_BYTES, &data, &size);
+    if (st < 0) return st;
+    st = ffu_image_decode(data, size, want, out);
+    free(data);
+    return st < 0 ? prefix_path(st, path) : st;
+}
+
+static ffu_status check_encodable(const ffu_image *img)
+{
+    if (!img || !img->data[0])
+        return ffu_error_set(FFU_ERR_INVALID, "cannot encode an empty image");
+    if (!codec_want_ok(img->fmt))
+        return ffu_error_set(FFU_ERR_UNSUPPORTED,
+                             "cannot encode %s images (use gray8, rgb24, bgr24 or rgba32)",
+                             ffu_pixfmt_name(img->fmt));
+    if (img->width <= 0 || img->height <= 0 || img->width > FFU_IMAGE_MAX_DIM ||
+        img->height > FFU_IMAGE_MAX_DIM || img->stride[0] < img->width * ffu_pixfmt_bpp(img->fmt))
+        return ffu_error_set(FFU_ERR_INVALID, "cannot encode a %dx%d image with stride %d",
+                             img->width, img->height, img->stride[0]);
+    return FFU_OK;
+}
+
+ffu_status ffu_image_encode_jpeg(const ffu_image *img, int quality, uint8_t **out, size_t *size)
+{
+    if (!out || !size) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_encode_jpeg: NULL output");
+    *out = NULL;
+    *size = 0;
+    ffu_status st = check_encodable(img);
+    if (st < 0) return st;
+    if (quality == 0) quality = FFU_IMAGE_JPEG_QUALITY_DEFAULT;
+    if (quality < 1 || quality > 100)
+        return ffu_error_set(FFU_ERR_INVALID, "JPEG quality %d is outside 1..100", quality);
+    return codec_jpeg_encode(img, quality, NULL, out, size);
+}
+
+ffu_status ffu_image_encode_png(const ffu_image *img, const char *const *text_kv, uint8_t **out,
+                                size_t *size)
+{
+    if (!out || !size) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_encode_png: NULL output");
+    *out = NULL;
+    *size = 0;
+    ffu_status st = check_encodable(img);
+    if (st < 0) return st;
+    return codec_png_encode(img, text_kv, out, size);
+}
+
+/* Writes data to "<dir>/.<name>.tmp-<pid>-<n>" then renames it over path. */
+static ffu_status write_file_atomic(const char *path, const uint8_t *data, size_t size)
+{
+    static atomic_uint counter; /* distinct temp names for threads of one process */
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    char tmp[4096];
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        int n = snprintf(tmp, sizeof tmp, "%.*s.%s.tmp-%ld-%u", dirlen, path, path + dirlen,
+                         (long)getpid(), atomic_fetch_add(&counter, 1u));
+        if (n < 0 || (size_t)n >= sizeof tmp)
+            return ffu_error_set(FFU_ERR_INVALID, "%s: path too long", path);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            return errno_status(errno, path, "cannot create a temporary file");
+    }
+    if (fd < 0) return ffu_error_set(FFU_ERR_IO, "%s: no free temporary file name", path);
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = write(fd, data + done, size - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int err = n < 0 ? errno : EIO;
+            close(fd);
+            unlink(tmp);
+            return errno_status(err, path, "write failed");
+        }
+        done += (size_t)n;
+    }
+    /* fsync before rename: after a crash the file is either old or whole, never empty. */
+    if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+        int err = errno;
+        close(fd);
+        unlink(tmp);
+        return errno_status(err, path, "fsync failed");
+    }
+    if (close(fd) != 0) {
+        int err = errno;
+        unlink(tmp);
+        return errno_status(err, path, "close failed");
+    }
+    if (rename(tmp, path) != 0) {
+        int err = errno;
+        unlink(tmp);
+        /* A missing directory was caught at open; here ENOENT/ENOTDIR would be odd, but
+         * the path exists in some form, so report I/O rather than "not found". */
+        char buf[128];
+        return ffu_error_set(FFU_ERR_IO, "%s: cannot rename into place: %s", path,
+                             strerror_r(err, buf, sizeof buf));
+    }
+    return FFU_OK;
+}
+
+ffu_status ffu_image_save_with_text(const char *path, const ffu_image *img, int quality,
+                                    const char *const *text_kv)
+{
+    if (!path) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_save: path is NULL");
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *ext = strrchr(base, '.');
+    int jpeg = ext && (strcasecmp(ext, ".jpg") == 0 || strcasecmp(ext, ".jpeg") == 0);
+    int png = ext && strcasecmp(ext, ".png") == 0;
+    if (!jpeg && !png)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED,
+                             "%s: unknown image extension (use .jpg, .jpeg or .png)", path);
+    ffu_status st = check_encodable(img);
+    if (st < 0) return prefix_path(st, path);
+    if (quality == 0) quality = FFU_IMAGE_JPEG_QUALITY_DEFAULT;
+    if (jpeg && (quality < 1 || quality > 100))
+        return ffu_error_set(FFU_ERR_INVALID, "%s: JPEG quality %d is outside 1..100", path,
+                             quality);
+    uint8_t *buf;
+    size_t size;
+    st = jpeg ? codec_jpeg_encode(img, quality, text_kv, &buf, &size)
+              : codec_png_encode(img, text_kv, &buf, &size);
+    if (st < 0) return prefix_path(st, path);
+    st = write_file_atomic(path, buf, size);
+    free(buf);
+    if (st == FFU_ERR_NOT_FOUND) { /* a missing directory is an output I/O error */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", ffu_error_message());
+        return ffu_error_set(FFU_ERR_IO, "%s", msg);
+    }
+    return st;
+}
+
+ffu_status ffu_image_save(const char *path, const ffu_image *img, int quality)
+{
+    return ffu_image_save_with_text(path, img, quality, NULL);
+}

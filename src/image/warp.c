@@ -1,0 +1,175 @@
+/* Affine warp of packed u8 images (nearest and bilinear, three border modes) and the
+ * inverse of an affine matrix. The scalar code here is the reference; warp_avx2.c does
+ * blocks of eight interior bilinear pixels with the same integers.
+ *
+ * Positions follow OpenCV's warpAffine: per-column terms m0*x, m3*x and a per-row term
+ * are rounded to 1/1024 px and added in integers, then cut to 1/32 px for bilinear
+ * (weights are then exact integers) or rounded to whole pixels for nearest. That keeps
+ * results within +-1 of OpenCV and identical between our code paths. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "facefuse/image.h"
+#include "kernels_internal.h"
+
+ffu_status ffu_affine_invert(const double m[6], double out[6])
+{
+    double a = m[0], b = m[1], c = m[2], d = m[3], e = m[4], f = m[5];
+    double det = a * e - b * d;
+    double big = fmax(fmax(fabs(a), fabs(b)), fmax(fabs(d), fabs(e)));
+    int finite = 1;
+    for (int i = 0; i < 6; i++) finite &= isfinite(m[i]);
+    /* Relative test: scaling a matrix must not change whether it counts as singular. */
+    if (!finite || !isfinite(det) || big == 0 || fabs(det) <= 1e-12 * big * big) {
+        memset(out, 0, 6 * sizeof *out);
+        return ffu_error_set(FFU_ERR_INVALID, "affine matrix is singular or not finite "
+                             "(det %g)", det);
+    }
+    double r[6] = {e / det, -b / det, (b * f - e * c) / det,
+                   -d / det, a / det, (d * c - a * f) / det};
+    memcpy(out, r, sizeof r);
+    return FFU_OK;
+}
+
+/* Fixed-point positions are clamped to +-2^29 / 1024 px (far outside any image), so
+ * the integer sums below cannot overflow whatever the matrix. NaN lands outside. */
+#define FIX_LIMIT (1 << 29)
+
+static int32_t fix_round(double v)
+{
+    if (!(v > -FIX_LIMIT)) return -FIX_LIMIT;
+    if (v > FIX_LIMIT) return FIX_LIMIT;
+    return (int32_t)lrint(v);
+}
+
+static int border_index(int p, int n, ffu_border border)
+{
+    if ((unsigned)p < (unsigned)n) return p;
+    if (border == FFU_BORDER_CONSTANT) return -1;
+    if (border == FFU_BORDER_REPLICATE) return p < 0 ? 0 : n - 1;
+    if (n == 1) return 0;
+    int period = 2 * (n - 1); /* reflect-101: ... 2 1 | 0 1 2 ... n-1 | n-2 ... */
+    p %= period;
+    if (p < 0) p += period;
+    return p < n ? p : period - p;
+}
+
+typedef struct {
+    const uint8_t *src;
+    int sstride, sw, sh, cn;
+    ffu_border border;
+    uint8_t bv[4];
+} warp_ctx;
+
+static void pixel_nearest(const warp_ctx *w, int sx, int sy, uint8_t *d)
+{
+    int x = border_index(sx, w->sw, w->border), y = border_index(sy, w->sh, w->border);
+    if (x < 0 || y < 0) {
+        memcpy(d, w->bv, (size_t)w->cn);
+        return;
+    }
+    memcpy(d, w->src + (size_t)y * w->sstride + (size_t)x * w->cn, (size_t)w->cn);
+}
+
+/* X, Y in 1/32 px. */
+static void pixel_bilinear(const warp_ctx *w, int32_t X, int32_t Y, uint8_t *d)
+{
+    int sx = X >> FFU_WARP_INTER_BITS, sy = Y >> FFU_WARP_INTER_BITS;
+    int fx = X & 31, fy = Y & 31, cn = w->cn;
+    int wx0 = 32 - fx, wy0 = 32 - fy;
+    if ((unsigned)sx < (unsigned)(w->sw - 1) && (unsigned)sy < (unsigned)(w->sh - 1)) {
+        const uint8_t *p = w->src + (size_t)sy * w->sstride + (size_t)sx * cn;
+        const uint8_t *q = p + w->sstride;
+        for (int c = 0; c < cn; c++)
+            d[c] = (uint8_t)(((p[c] * wx0 + p[c + cn] * fx) * wy0 +
+                              (q[c] * wx0 + q[c + cn] * fx) * fy + 512) >> 10);
+        return;
+    }
+    if (w->border == FFU_BORDER_CONSTANT &&
+        (sx >= w->sw || sx + 1 < 0 || sy >= w->sh || sy + 1 < 0)) {
+        memcpy(d, w->bv, (size_t)cn);
+        return;
+    }
+    /* Edge: each of the four neighbours through the border rule (-1 = border value). */
+    int x0 = border_index(sx, w->sw, w->border), x1 = border_index(sx + 1, w->sw, w->border);
+    int y0 = border_index(sy, w->sh, w->border), y1 = border_index(sy + 1, w->sh, w->border);
+    const uint8_t *r0 = y0 >= 0 ? w->src + (size_t)y0 * w->sstride : NULL;
+    const uint8_t *r1 = y1 >= 0 ? w->src + (size_t)y1 * w->sstride : NULL;
+    for (int c = 0; c < cn; c++) {
+        int b = w->bv[c];
+        int p00 = r0 && x0 >= 0 ? r0[x0 * cn + c] : b, p01 = r0 && x1 >= 0 ? r0[x1 * cn + c] : b;
+        int p10 = r1 && x0 >= 0 ? r1[x0 * cn + c] : b, p11 = r1 && x1 >= 0 ? r1[x1 * cn + c] : b;
+        d[c] = (uint8_t)(((p00 * wx0 + p01 * fx) * wy0 + (p10 * wx0 + p11 * fx) * fy + 512) >> 10);
+    }
+}
+
+ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, const double m[6],
+                                      ffu_interp interp, ffu_border border,
+                                      const uint8_t border_value[4], int isa)
+{
+    ffu_status st = ffu_image_check_packed_pair(src, dst, "warp_affine");
+    if (st < 0) return st;
+    if (!m) return ffu_error_set(FFU_ERR_INVALID, "warp_affine: NULL matrix");
+    if (interp != FFU_INTERP_NEAREST && interp != FFU_INTERP_BILINEAR)
+        return ffu_error_set(FFU_ERR_INVALID, "warp_affine: interpolation %d not supported "
+                             "(nearest or bilinear)", (int)interp);
+    if ((unsigned)border >= FFU_BORDER_COUNT)
+        return ffu_error_set(FFU_ERR_INVALID, "warp_affine: unknown border mode %d", (int)border);
+    isa = ffu_image_isa_resolve(isa);
+
+    warp_ctx w = {src->data[0], src->stride[0], src->width, src->height,
+                  ffu_pixfmt_bpp(src->fmt), border, {0, 0, 0, 0}};
+    if (border_value) memcpy(w.bv, border_value, 4);
+    const double ab_scale = 1 << FFU_WARP_AB_BITS;
+    int nearest = interp == FFU_INTERP_NEAREST;
+    /* Nearest rounds to the closest pixel; bilinear to the closest 1/32 px. */
+    int round_delta = nearest ? 1 << (FFU_WARP_AB_BITS - 1)
+                              : 1 << (FFU_WARP_AB_BITS - FFU_WARP_INTER_BITS - 1);
+    int shift = nearest ? FFU_WARP_AB_BITS : FFU_WARP_AB_BITS - FFU_WARP_INTER_BITS;
+    int cn = w.cn;
+    int simd = !nearest && isa >= FFU_ISA_AVX2 && (cn == 3 || cn == 4);
+
+    int32_t adelta[FFU_WARP_TILE], bdelta[FFU_WARP_TILE];
+    _Alignas(32) int32_t X[FFU_WARP_TILE], Y[FFU_WARP_TILE];
+    uint8_t blk_done[FFU_WARP_TILE / 8];
+    for (int x0 = 0; x0 < dst->width; x0 += FFU_WARP_TILE) {
+        int n = dst->width - x0 < FFU_WARP_TILE ? dst->width - x0 : FFU_WARP_TILE;
+        for (int i = 0; i < n; i++) {
+            adelta[i] = fix_round(m[0] * (x0 + i) * ab_scale);
+            bdelta[i] = fix_round(m[3] * (x0 + i) * ab_scale);
+        }
+        for (int y = 0; y < dst->height; y++) {
+            int32_t X0 = fix_round((m[1] * y + m[2]) * ab_scale) + round_delta;
+            int32_t Y0 = fix_round((m[4] * y + m[5]) * ab_scale) + round_delta;
+            for (int i = 0; i < n; i++) {
+                X[i] = (X0 + adelta[i]) >> shift;
+                Y[i] = (Y0 + bdelta[i]) >> shift;
+            }
+            uint8_t *d = dst->data[0] + (size_t)y * dst->stride[0] + (size_t)x0 * cn;
+            if (nearest) {
+                for (int i = 0; i < n; i++) pixel_nearest(&w, X[i], Y[i], d + i * cn);
+                continue;
+            }
+            int nblk = 0;
+            if (simd)
+                nblk = ffu_warp_bilinear_row_avx2(w.src, w.sstride, w.sw, w.sh, cn, X, Y, d, n,
+                                                  blk_done);
+            for (int i = 0; i < n; i++) {
+                if (i >> 3 < nblk && blk_done[i >> 3]) {
+                    i |= 7;
+                    continue;
+                }
+                pixel_bilinear(&w, X[i], Y[i], d + i * cn);
+            }
+        }
+    }
+    return FFU_OK;
+}
+
+ffu_status ffu_image_warp_affine(const ffu_image *src, ffu_image *dst, const double m[6],
+                                 ffu_interp interp, ffu_border border,
+                                 const uint8_t border_value[4])
+{
+    return ffu_image_warp_affine_impl(src, dst, m, interp, border, border_value, FFU_ISA_AUTO);
+}

@@ -1,0 +1,236 @@
+/* The facefuse command line, run as a user would: help and usage, exit codes,
+ * one-line errors on stderr, --json documents that parse, --config files, and an
+ * image round trip through `facefuse image`. */
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "facefuse/image.h"
+#include "facefuse/models.h"
+#include "test.h"
+
+#define FACEFUSE FFU_TEST_BINARY_DIR "/facefuse"
+
+typedef struct {
+    int code;
+    char out[65536];
+    char err[8192];
+} run_result;
+
+static void slurp(int fd, char *buf, size_t cap)
+{
+    size_t len = 0;
+    ssize_t n;
+    while ((n = read(fd, buf + len, cap - 1 - len)) > 0) len += (size_t)n;
+    buf[len] = 0;
+}
+
+/* Runs facefuse with a NULL-terminated argument list. */
+static void run(run_result *r, const char *const *args)
+{
+    char outname[] = "/tmp/ffu_cli_out_XXXXXX", errname[] = "/tmp/ffu_cli_err_XXXXXX";
+    int fo = mkstemp(outname), fe = mkstemp(errname);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fo, 1);
+        dup2(fe, 2);
+        const char *argv[64] = {FACEFUSE};
+        for (int i = 0; args[i] && i < 62; i++) argv[i + 1] = args[i];
+        execv(FACEFUSE, (char *const *)argv);
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    lseek(fo, 0, SEEK_SET);
+    lseek(fe, 0, SEEK_SET);
+    slurp(fo, r->out, sizeof r->out);
+    slurp(fe, r->err, sizeof r->err);
+    close(fo), close(fe);
+    unlink(outname), unlink(errname);
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static run_result r;
+
+static void test_help_and_usage(void)
+{
+    run(&r, (const char *[]){"--help", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, "commands:") && strstr(r.out, "info") && strstr(r.out, "image"));
+    CHECK(strstr(r.out, "exit codes:"));
+    run(&r, (const char *[]){NULL});
+    CHECK_EQ_INT(r.code, 2);
+    run(&r, (const char *[]){"frobnicate", NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "unknown command 'frobnicate'"));
+    CHECK_EQ_INT(count_lines(r.err), 1);
+    run(&r, (const char *[]){"image", "--help", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, "--resize") && strstr(r.out, "--interp"));
+    run(&r, (const char *[]){"help", "info", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, "--require-models"));
+    run(&r, (const char *[]){"info", "--bogus", NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "--bogus"));
+    CHECK_EQ_INT(count_lines(r.err), 1);
+}
+
+static void test_version_json(void)
+{
+    run(&r, (const char *[]){"version", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = NULL;
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    const char *v = ffu_json_string(ffu_json_get(j, "version"));
+    int ok = v && strchr(v, '.');
+    ffu_json_free(j);
+    CHECK(ok);
+    run(&r, (const char *[]){"--version", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strncmp(r.out, "facefuse ", 9) == 0);
+}
+
+static void test_info_json(void)
+{
+    char dir[] = "/tmp/ffu_cli_models_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    setenv("FFU_MODEL_DIR", dir, 1); /* an empty cache: npm models are missing */
+    run(&r, (const char *[]){"info", "--json", "--fast", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = NULL;
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    const ffu_json *models = ffu_json_get(j, "models");
+    int total = (int)ffu_json_int(ffu_json_get(models, "total"), -1);
+    int nfiles = (int)ffu_json_len(ffu_json_get(models, "files"));
+    char state0[32];
+    snprintf(state0, sizeof state0, "%s",
+             ffu_json_string(ffu_json_get(ffu_json_at(ffu_json_get(models, "files"), 0), "state")));
+    int feats = ffu_json_typeof(ffu_json_get(ffu_json_get(j, "cpu"), "features")) == FFU_JSON_ARRAY;
+    int cuda = ffu_json_typeof(ffu_json_get(ffu_json_get(j, "cuda"), "devices")) == FFU_JSON_NUMBER;
+    int dir_ok = ffu_json_string(ffu_json_get(models, "dir")) &&
+                 !strcmp(ffu_json_string(ffu_json_get(models, "dir")), dir);
+    ffu_json_free(j);
+    CHECK_EQ_INT(total, ffu_model_files_count());
+    CHECK_EQ_INT(nfiles, total);
+    CHECK_STR(state0, "missing");
+    CHECK(feats && cuda && dir_ok);
+    run(&r, (const char *[]){"info", "--fast", "--require-models", NULL});
+    CHECK_EQ_INT(r.code, 4);
+    CHECK(strstr(r.err, "scripts/setup"));
+    unsetenv("FFU_MODEL_DIR");
+    rmdir(dir);
+}
+
+static void make_png(const char *path, int w, int h)
+{
+    ffu_image img;
+    if (ffu_image_create(&img, FFU_PIX_RGB24, w, h) < 0) return;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            uint8_t *p = img.data[0] + (size_t)y * img.stride[0] + 3 * x;
+            p[0] = (uint8_t)(x * 4), p[1] = (uint8_t)(y * 4), p[2] = 128;
+        }
+    ffu_image_save(path, &img, 0);
+    ffu_image_release(&img);
+}
+
+static void test_image_round_trip(void)
+{
+    char dir[] = "/tmp/ffu_cli_img_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char in[256], out[256], cfg[256];
+    snprintf(in, sizeof in, "%s/in.png", dir);
+    snprintf(out, sizeof out, "%s/out.jpg", dir);
+    snprintf(cfg, sizeof cfg, "%s/cfg.json", dir);
+    make_png(in, 60, 40);
+    run(&r, (const char *[]){"image", in, "-o", out, "--resize", "30x0", "--rotate", "10",
+                             "--label", "hi", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = NULL;
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    const ffu_json *size = ffu_json_get(j, "output_size");
+    int w = (int)ffu_json_int(ffu_json_at(size, 0), -1), h = (int)ffu_json_int(ffu_json_at(size, 1), -1);
+    ffu_json_free(j);
+    CHECK_EQ_INT(w, 30);
+    CHECK_EQ_INT(h, 20);
+    ffu_image img;
+    CHECK_EQ_INT(ffu_image_load(out, FFU_PIX_RGB24, &img), FFU_OK);
+    CHECK_EQ_INT(img.width, 30);
+    CHECK_EQ_INT(img.height, 20);
+    ffu_image_release(&img);
+
+    /* --config applies, and the command line wins over it */
+    FILE *f = fopen(cfg, "w");
+    CHECK(f != NULL);
+    fputs("{\"resize\": \"12x8\", \"gray\": true}", f);
+    fclose(f);
+    snprintf(out, sizeof out, "%s/out.png", dir);
+    run(&r, (const char *[]){"image", in, "-o", out, "--config", cfg, NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK_EQ_INT(ffu_image_load(out, FFU_PIX_RGB24, &img), FFU_OK);
+    int ok = img.width == 12 && img.height == 8;
+    ffu_image_release(&img);
+    CHECK(ok);
+    run(&r, (const char *[]){"image", in, "-o", out, "--config", cfg, "--resize", "6x4", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK_EQ_INT(ffu_image_load(out, FFU_PIX_GRAY8, &img), FFU_OK);
+    ok = img.width == 6 && img.height == 4;
+    ffu_image_release(&img);
+    CHECK(ok);
+    f = fopen(cfg, "w");
+    fputs("{\"resize\": 5}", f);
+    fclose(f);
+    run(&r, (const char *[]){"image", in, "-o", out, "--config", cfg, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "resize"));
+    remove(cfg), remove(out), remove(in);
+    snprintf(out, sizeof out, "%s/out.jpg", dir);
+    remove(out);
+    rmdir(dir);
+}
+
+static void test_image_errors(void)
+{
+    char dir[] = "/tmp/ffu_cli_err_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char bad[256], out[256];
+    snprintf(bad, sizeof bad, "%s/bad.jpg", dir);
+    snprintf(out, sizeof out, "%s/out.png", dir);
+    FILE *f = fopen(bad, "wb");
+    CHECK(f != NULL);
+    fputs("\xff\xd8\xff\xe0 this is not really a jpeg", f);
+    fclose(f);
+    run(&r, (const char *[]){"image", bad, "-o", out, NULL});
+    CHECK_EQ_INT(r.code, 3);
+    CHECK(strstr(r.err, "bad.jpg"));
+    CHECK_EQ_INT(count_lines(r.err), 1);
+    CHECK(access(out, F_OK) != 0); /* nothing written */
+    run(&r, (const char *[]){"image", "/nonexistent/x.png", "-o", out, "--json", NULL});
+    CHECK_EQ_INT(r.code, 4);
+    ffu_json *j = NULL;
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    int ok = ffu_json_bool(ffu_json_get(j, "ok"), 1) == 0 &&
+             ffu_json_int(ffu_json_get(j, "exit_code"), 0) == 4;
+    ffu_json_free(j);
+    CHECK(ok);
+    run(&r, (const char *[]){"image", bad, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "-o"));
+    run(&r, (const char *[]){"image", bad, "-o", out, "--resize", "axb", NULL});
+    CHECK_EQ_INT(r.code, 2);
+    run(&r, (const char *[]){"image", bad, "-o", out, "--quality", "101", NULL});
+    CHECK_EQ_INT(r.code, 2);
+    remove(bad);
+    rmdir(dir);
+}
+
+TEST_MAIN(test_help_and_usage, test_version_json, test_info_json, test_image_round_trip,
+          test_image_errors)

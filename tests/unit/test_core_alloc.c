@@ -1,0 +1,144 @@
+/* Arena and pool: alignment, no overlap between allocations, reuse after reset,
+ * limits, and the pool under concurrent get/put. */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "facefuse/core.h"
+#include "test.h"
+
+static void test_arena_basic(void)
+{
+    ffu_arena *a = NULL;
+    CHECK_EQ_INT(ffu_arena_create(&a, 4096), FFU_OK);
+    enum { N = 500 };
+    unsigned char *p[N];
+    size_t sz[N];
+    uint64_t seed = 7;
+    for (int i = 0; i < N; i++) {
+        sz[i] = test_rand_u64(&seed) % 700; /* some exceed block/4: dedicated blocks */
+        p[i] = ffu_arena_alloc(a, sz[i]);
+        CHECK(p[i]);
+        CHECK_EQ_INT((uintptr_t)p[i] % 16, 0);
+        memset(p[i], i & 0xff, sz[i]);
+    }
+    for (int i = 0; i < N; i++) /* a later allocation overlapping would show here */
+        for (size_t k = 0; k < sz[i]; k++) CHECK_EQ_INT(p[i][k], i & 0xff);
+    size_t used = 0;
+    for (int i = 0; i < N; i++) used += sz[i] ? sz[i] : 1;
+    CHECK_EQ_INT(ffu_arena_used(a), used);
+    CHECK(ffu_arena_reserved(a) >= used);
+
+    void *z = ffu_arena_alloc(a, 0), *z2 = ffu_arena_alloc(a, 0);
+    CHECK(z && z2 && z != z2);
+    unsigned char *zz = ffu_arena_zalloc(a, 100);
+    for (int i = 0; i < 100; i++) CHECK_EQ_INT(zz[i], 0);
+    ffu_arena_destroy(a);
+    ffu_arena_destroy(NULL);
+}
+
+static void test_arena_aligned_and_strings(void)
+{
+    ffu_arena *a = NULL;
+    CHECK_EQ_INT(ffu_arena_create(&a, 0), FFU_OK);
+    for (size_t align = 1; align <= 4096; align *= 2) {
+        unsigned char *q = ffu_arena_alloc_aligned(a, 3, align);
+        CHECK(q);
+        CHECK_EQ_INT((uintptr_t)q % align, 0);
+    }
+    CHECK(ffu_arena_alloc_aligned(a, 8, 3) == NULL); /* not a power of two */
+    CHECK(ffu_arena_alloc_aligned(a, 8, 8192) == NULL);
+    CHECK(ffu_arena_alloc_aligned(NULL, 8, 16) == NULL);
+    CHECK(ffu_arena_alloc(a, SIZE_MAX - 8) == NULL);
+    CHECK_STR(ffu_arena_strdup(a, "hello"), "hello");
+    CHECK_STR(ffu_arena_strndup(a, "hello", 3), "hel");
+    CHECK_STR(ffu_arena_strndup(a, "hi", 10), "hi");
+    CHECK(ffu_arena_strdup(a, NULL) == NULL);
+    ffu_arena_destroy(a);
+}
+
+static void test_arena_reset_reuses(void)
+{
+    ffu_arena *a = NULL;
+    CHECK_EQ_INT(ffu_arena_create(&a, 1024), FFU_OK);
+    size_t kept = 0;
+    for (int round = 0; round < 5; round++) {
+        for (int i = 0; i < 200; i++) CHECK(ffu_arena_alloc(a, 40)); /* many blocks */
+        CHECK(ffu_arena_alloc(a, 100000));                            /* one big block */
+        size_t reserved = ffu_arena_reserved(a);
+        ffu_arena_reset(a);
+        CHECK_EQ_INT(ffu_arena_used(a), 0);
+        CHECK(ffu_arena_reserved(a) < reserved); /* the big block went back */
+        if (round == 0) kept = ffu_arena_reserved(a);
+        CHECK_EQ_INT(ffu_arena_reserved(a), kept); /* ordinary blocks reused, no growth */
+    }
+    ffu_arena_destroy(a);
+}
+
+static void test_pool_basic(void)
+{
+    ffu_pool *p = NULL;
+    CHECK_EQ_INT(ffu_pool_create(&p, 24, 4, 10), FFU_OK);
+    void *o[10];
+    for (int i = 0; i < 10; i++) {
+        o[i] = ffu_pool_get(p);
+        CHECK(o[i]);
+        CHECK_EQ_INT((uintptr_t)o[i] % 16, 0);
+        memset(o[i], i, 24);
+        for (int k = 0; k < i; k++) CHECK(o[k] != o[i]);
+    }
+    CHECK_EQ_INT(ffu_pool_in_use(p), 10);
+    CHECK(ffu_pool_get(p) == NULL); /* max_objects reached */
+    for (int i = 0; i < 10; i++) {
+        unsigned char *b = o[i];
+        CHECK_EQ_INT(b[23], i);
+    }
+    ffu_pool_put(p, o[3]);
+    CHECK_EQ_INT(ffu_pool_in_use(p), 9);
+    CHECK(ffu_pool_get(p) == o[3]); /* recycled */
+    ffu_pool_put(p, NULL);
+    ffu_pool_destroy(p);
+    ffu_pool_destroy(NULL);
+    CHECK(ffu_pool_create(&p, 0, 0, 0) == FFU_ERR_INVALID);
+    CHECK(p == NULL);
+}
+
+static ffu_pool *shared_pool;
+
+static void *pool_worker(void *arg)
+{
+    uint64_t seed = (uintptr_t)arg + 1;
+    void *held[32] = {0};
+    for (int i = 0; i < 20000; i++) {
+        int k = (int)(test_rand_u64(&seed) % 32);
+        if (held[k]) {
+            if (*(uintptr_t *)held[k] != (uintptr_t)&held[k]) return (void *)1; /* stolen */
+            ffu_pool_put(shared_pool, held[k]);
+            held[k] = NULL;
+        } else {
+            held[k] = ffu_pool_get(shared_pool);
+            if (!held[k]) return (void *)1;
+            *(uintptr_t *)held[k] = (uintptr_t)&held[k]; /* mark as ours */
+        }
+    }
+    for (int k = 0; k < 32; k++) ffu_pool_put(shared_pool, held[k]);
+    return NULL;
+}
+
+static void test_pool_threads(void)
+{
+    CHECK_EQ_INT(ffu_pool_create(&shared_pool, 64, 16, 0), FFU_OK);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++) pthread_create(&t[i], NULL, pool_worker, (void *)(uintptr_t)i);
+    int bad = 0;
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        bad |= r != NULL;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(ffu_pool_in_use(shared_pool), 0);
+    ffu_pool_destroy(shared_pool);
+}
+
+TEST_MAIN(test_arena_basic, test_arena_aligned_and_strings, test_arena_reset_reuses,
+          test_pool_basic, test_pool_threads)
