@@ -1,0 +1,123 @@
+/* facefuse nn: the inference engine. Loads ONNX and TensorFlow.js graph models into
+ * one graph IR, optimises it, plans its memory once per input shape, and runs it on a
+ * backend: `ref` (plain C, the oracle) or `cpu` (oneDNN, falling back to ref per op).
+ *
+ * Lifecycle: ffu_nn_model_load -> ffu_nn_session_create (choose backend, threads,
+ * input shapes) -> fill inputs (ffu_nn_session_input gives the buffer) ->
+ * ffu_nn_session_run -> read outputs (ffu_nn_session_output) -> ... ->
+ * ffu_nn_session_destroy -> ffu_nn_model_destroy.
+ *
+ * Thread-safety: a model is immutable after loading and may be shared by sessions on
+ * many threads; a session is used by one thread at a time. The model must outlive its
+ * sessions. After the first run a session allocates nothing. */
+#ifndef FACEFUSE_NN_H
+#define FACEFUSE_NN_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types. The numbering is ours (not ONNX's); loaders map theirs onto it. */
+typedef enum ffu_dtype {
+    FFU_DTYPE_UNDEFINED = 0,
+    FFU_DTYPE_F32,
+    FFU_DTYPE_F16,
+    FFU_DTYPE_BF16,
+    FFU_DTYPE_F64,
+    FFU_DTYPE_I8,
+    FFU_DTYPE_U8,
+    FFU_DTYPE_I16,
+    FFU_DTYPE_U16,
+    FFU_DTYPE_I32,
+    FFU_DTYPE_U32,
+    FFU_DTYPE_I64,
+    FFU_DTYPE_U64,
+    FFU_DTYPE_BOOL, /* one byte, 0 or 1 */
+    FFU_DTYPE_COUNT,
+} ffu_dtype;
+
+FFU_API const char *ffu_dtype_name(ffu_dtype t); /* "f32", "i64", ... */
+FFU_API size_t ffu_dtype_size(ffu_dtype t);      /* bytes per element; 0 if undefined */
+
+#define FFU_NN_MAX_RANK 8
+
+/* A tensor as the API shows it. dims[i] == -1 means "not known yet" (a dynamic
+ * dimension before the session fixed it). data is borrowed from the session. */
+typedef struct ffu_nn_tensor {
+    const char *name;
+    ffu_dtype dtype;
+    int rank;
+    int64_t dims[FFU_NN_MAX_RANK];
+    void *data;
+    size_t nbytes;
+} ffu_nn_tensor;
+
+typedef struct ffu_nn_model ffu_nn_model;
+typedef struct ffu_nn_session ffu_nn_session;
+
+/* ---- models ------------------------------------------------------------------------ */
+
+/* Loads an ONNX file (.onnx) or a TensorFlow.js graph model (model.json with its .bin
+ * beside it), chosen by content. Malformed or hostile files give FFU_ERR_FORMAT or
+ * FFU_ERR_TOO_LARGE with a reason; an op the engine cannot run gives
+ * FFU_ERR_UNSUPPORTED naming the op and node. The model runs load-time passes
+ * (constant folding, fusions, dead-node removal). */
+FFU_API ffu_status ffu_nn_model_load(const char *path, ffu_nn_model **out);
+/* The same from memory; `weights` is the .bin of a TF.js model (NULL for ONNX). Both
+ * buffers are borrowed (copied where needed). */
+FFU_API ffu_status ffu_nn_model_load_memory(const void *data, size_t size,
+                                            const void *weights, size_t weights_size,
+                                            ffu_nn_model **out);
+FFU_API void ffu_nn_model_destroy(ffu_nn_model *m);
+
+FFU_API int ffu_nn_model_num_inputs(const ffu_nn_model *m);
+FFU_API int ffu_nn_model_num_outputs(const ffu_nn_model *m);
+/* Name, dtype and declared shape (-1 for dynamic dims); data is NULL. */
+FFU_API ffu_status ffu_nn_model_input(const ffu_nn_model *m, int i, ffu_nn_tensor *info);
+FFU_API ffu_status ffu_nn_model_output(const ffu_nn_model *m, int i, ffu_nn_tensor *info);
+/* Index of the input/output with this name, or -1. */
+FFU_API int ffu_nn_model_find_input(const ffu_nn_model *m, const char *name);
+FFU_API int ffu_nn_model_find_output(const ffu_nn_model *m, const char *name);
+
+/* Summary for `facefuse nn info`: format ("onnx", "tfjs"), producer, opset, node
+ * count, ops used (name and count), parameter bytes, FLOPs at the declared shapes
+ * (dynamic dims taken as 1). Written as JSON into w. */
+FFU_API ffu_status ffu_nn_model_describe(const ffu_nn_model *m, ffu_jw *w);
+
+/* ---- sessions ---------------------------------------------------------------------- */
+
+typedef struct ffu_nn_session_opts {
+    const char *backend; /* "ref", "cpu" (oneDNN where it can, ref elsewhere), NULL = "cpu" */
+    int threads;         /* 0 = ffu_cpu_count() */
+    int batch;           /* value for a dynamic first dimension; 0 = 1 */
+    int bf16;            /* 1: allow bf16 compute where the backend's accuracy check passes */
+} ffu_nn_session_opts;
+
+FFU_API void ffu_nn_session_opts_default(ffu_nn_session_opts *o);
+
+/* Plans the model for concrete shapes: dynamic dims of every input become `batch` for
+ * the first dimension and must otherwise be fixed with ffu_nn_session_set_input_shape
+ * before the first run (FFU_ERR_INVALID names the input). */
+FFU_API ffu_status ffu_nn_session_create(const ffu_nn_model *m, const ffu_nn_session_opts *o,
+                                         ffu_nn_session **out);
+FFU_API void ffu_nn_session_destroy(ffu_nn_session *s);
+/* Changes one input's shape; the next run re-plans (this may allocate). */
+FFU_API ffu_status ffu_nn_session_set_input_shape(ffu_nn_session *s, int i, int rank,
+                                                  const int64_t *dims);
+/* The input buffer to fill before ffu_nn_session_run (valid until the next
+ * set_input_shape or destroy). Plans the session if needed. */
+FFU_API ffu_status ffu_nn_session_input(ffu_nn_session *s, int i, ffu_nn_tensor *t);
+FFU_API ffu_status ffu_nn_session_run(ffu_nn_session *s);
+/* Output i of the last run; the data stays valid until the next run. */
+FFU_API ffu_status ffu_nn_session_output(const ffu_nn_session *s, int i, ffu_nn_tensor *t);
+/* Bytes of activation memory planned for one run (inputs and outputs included). */
+FFU_API size_t ffu_nn_session_peak_bytes(const ffu_nn_session *s);
+/* Which backend ran each node of the plan, as JSON (for `facefuse nn info`). */
+FFU_API ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
