@@ -4,6 +4,7 @@
 #include "facefuse/image.h"
 #include "image/kernels_internal.h"
 #include "test.h"
+#include "test_image.h"
 
 static const ffu_pixfmt packed_fmts[] = {FFU_PIX_GRAY8, FFU_PIX_RGB24, FFU_PIX_BGR24,
                                          FFU_PIX_RGBA32};
@@ -25,24 +26,6 @@ static void fill_smooth(ffu_image *im)
             for (int c = 0; c < bpp; c++)
                 im->data[0][(size_t)y * im->stride[0] + x * bpp + c] =
                     (uint8_t)(127.5 + 120 * sin(0.05 * x + 0.9 * c) * cos(0.037 * y + 0.3 * c));
-}
-
-static int px(const ffu_image *im, int x, int y, int c)
-{
-    return im->data[0][(size_t)y * im->stride[0] + x * ffu_pixfmt_bpp(im->fmt) + c];
-}
-
-/* Largest |a - b| over two images of the same size and format. */
-static int max_diff(const ffu_image *a, const ffu_image *b)
-{
-    int m = 0, bpp = ffu_pixfmt_bpp(a->fmt);
-    for (int y = 0; y < a->height; y++)
-        for (int x = 0; x < a->width * bpp; x++) {
-            int d = abs(a->data[0][(size_t)y * a->stride[0] + x] -
-                        b->data[0][(size_t)y * b->stride[0] + x]);
-            if (d > m) m = d;
-        }
-    return m;
 }
 
 /* Double-precision bilinear with half-pixel centres and edge clamping. */

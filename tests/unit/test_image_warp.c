@@ -4,6 +4,7 @@
 #include "facefuse/image.h"
 #include "image/kernels_internal.h"
 #include "test.h"
+#include "test_image.h"
 
 static const ffu_pixfmt packed_fmts[] = {FFU_PIX_GRAY8, FFU_PIX_RGB24, FFU_PIX_BGR24,
                                          FFU_PIX_RGBA32};
@@ -14,23 +15,6 @@ static void fill_random(ffu_image *im, uint64_t *seed)
     for (int y = 0; y < im->height; y++)
         for (int x = 0; x < im->width * bpp; x++)
             im->data[0][(size_t)y * im->stride[0] + x] = (uint8_t)(test_rand_u64(seed) >> 56);
-}
-
-static int px(const ffu_image *im, int x, int y, int c)
-{
-    return im->data[0][(size_t)y * im->stride[0] + x * ffu_pixfmt_bpp(im->fmt) + c];
-}
-
-static int max_diff(const ffu_image *a, const ffu_image *b)
-{
-    int m = 0, bpp = ffu_pixfmt_bpp(a->fmt);
-    for (int y = 0; y < a->height; y++)
-        for (int x = 0; x < a->width * bpp; x++) {
-            int d = abs(a->data[0][(size_t)y * a->stride[0] + x] -
-                        b->data[0][(size_t)y * b->stride[0] + x]);
-            if (d > m) m = d;
-        }
-    return m;
 }
 
 static int ref_index(int p, int n, ffu_border b)
