@@ -67,5 +67,6 @@ int cli_exit_code(ffu_status st);
 int cli_print_json(ffu_jw *w);
 
 extern const cli_command cli_cmd_version, cli_cmd_info, cli_cmd_image;
+extern const cli_command cli_cmd_nn, cli_cmd_bench;
 
 #endif

@@ -9,6 +9,8 @@
 static const cli_command *const commands[] = {
     &cli_cmd_info,
     &cli_cmd_image,
+    &cli_cmd_nn,
+    &cli_cmd_bench,
     &cli_cmd_version,
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))

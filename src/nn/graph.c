@@ -415,7 +415,7 @@ ffu_status nn_graph_clone(const nn_graph *src, nn_graph **out)
         c->attrs = ffu_arena_alloc(g->arena, sizeof(nn_attr) * (size_t)(n->nattrs + 1));
         if (!c->attrs) goto nomem;
         /* attribute payloads are immutable: share them with the source */
-        memcpy(c->attrs, n->attrs, sizeof(nn_attr) * (size_t)n->nattrs);
+        if (n->nattrs) memcpy(c->attrs, n->attrs, sizeof(nn_attr) * (size_t)n->nattrs);
         c->nattrs = n->nattrs;
     }
     for (int i = 0; i < src->ninputs; i++)
@@ -436,41 +436,55 @@ fail_st:
 
 ffu_status nn_graph_toposort(nn_graph *g)
 {
-    int nn = g->nnodes;
+    int nn = g->nnodes, nt = g->ntensors;
     if (nn == 0) return FFU_OK;
-    int *pending = calloc((size_t)nn, sizeof(int)); /* unresolved inputs per node */
+    /* Kahn's algorithm over a consumer list in CSR form: O(nodes + edges), so a hostile
+     * file with many nodes cannot make loading quadratic. */
+    size_t edges = 0;
+    for (int i = 0; i < nn; i++) edges += (size_t)g->nodes[i].ninputs;
+    int *pending = calloc((size_t)nn, sizeof(int));  /* unresolved inputs per node */
     int *order = malloc((size_t)nn * sizeof(int));
-    int *ready = malloc((size_t)nn * sizeof(int));
+    int *first = calloc((size_t)nt + 1, sizeof(int)); /* consumers of tensor t: */
+    int *cons = malloc((edges ? edges : 1) * sizeof(int)); /* cons[first[t]..first[t+1]) */
+    int *fill = calloc((size_t)nt, sizeof(int));
     nn_node *sorted = malloc((size_t)nn * sizeof(nn_node));
     ffu_status st = FFU_OK;
-    if (!pending || !order || !ready || !sorted) {
+    if (!pending || !order || !first || !cons || !fill || !sorted) {
         st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
         goto out;
     }
-    int nready = 0, done = 0;
     for (int i = 0; i < nn; i++) {
         const nn_node *n = &g->nodes[i];
         for (int j = 0; j < n->ninputs; j++) {
             int t = n->inputs[j];
-            if (t >= 0 && g->tensors[t].producer >= 0) pending[i]++;
-            else if (t >= 0 && !(g->tensors[t].flags & (NN_T_INPUT | NN_T_CONST))) {
+            if (t < 0) continue;
+            if (g->tensors[t].producer >= 0) {
+                pending[i]++;
+                first[t + 1]++;
+            } else if (!(g->tensors[t].flags & (NN_T_INPUT | NN_T_CONST))) {
                 st = nn_node_error(n, FFU_ERR_FORMAT, "input '%s' is never produced",
                                    g->tensors[t].name);
                 goto out;
             }
         }
-        if (!pending[i]) ready[nready++] = i;
     }
-    /* Kahn's algorithm; consumers are found by scanning (graphs are small). */
-    for (int head = 0; head < nready; head++) {
-        int i = ready[head];
-        order[done++] = i;
-        for (int k = 0; k < nn; k++) {
-            const nn_node *c = &g->nodes[k];
-            for (int j = 0; j < c->ninputs; j++) {
-                int t = c->inputs[j];
-                if (t >= 0 && g->tensors[t].producer == i && --pending[k] == 0) ready[nready++] = k;
-            }
+    for (int t = 0; t < nt; t++) first[t + 1] += first[t];
+    for (int i = 0; i < nn; i++) {
+        const nn_node *n = &g->nodes[i];
+        for (int j = 0; j < n->ninputs; j++) {
+            int t = n->inputs[j];
+            if (t >= 0 && g->tensors[t].producer >= 0) cons[first[t] + fill[t]++] = i;
+        }
+    }
+    int done = 0;
+    for (int i = 0; i < nn; i++)
+        if (!pending[i]) order[done++] = i;
+    for (int head = 0; head < done; head++) {
+        const nn_node *n = &g->nodes[order[head]];
+        for (int j = 0; j < n->noutputs; j++) {
+            int t = n->outputs[j];
+            for (int k = first[t]; k < first[t + 1]; k++)
+                if (--pending[cons[k]] == 0) order[done++] = cons[k];
         }
     }
     if (done != nn) {
@@ -483,6 +497,6 @@ ffu_status nn_graph_toposort(nn_graph *g)
         for (int j = 0; j < g->nodes[i].noutputs; j++)
             g->tensors[g->nodes[i].outputs[j]].producer = i;
 out:
-    free(pending), free(order), free(ready), free(sorted);
+    free(pending), free(order), free(first), free(cons), free(fill), free(sorted);
     return st;
 }

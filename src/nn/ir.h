@@ -244,7 +244,7 @@ typedef struct nn_op_def {
 /* The definition of op, or NULL when it is not implemented. */
 const nn_op_def *nn_op_get(nn_op op);
 
-#define NN_OP(e, name, def) extern const nn_op_def nn_op_def_##def __attribute__((weak));
+#define NN_OP(e, name, def) extern const nn_op_def nn_op_def_##def;
 #include "ops.def"
 #undef NN_OP
 

@@ -1,0 +1,211 @@
+/* `facefuse bench nn MODEL`: inference latency of one model on one backend -- median
+ * and minimum milliseconds per run after a warm-up, with the planned peak memory.
+ * Inputs are filled once with fixed pseudo-random values (floats in [0, 1), integers
+ * 0), so runs are repeatable. Timings are for reading, never for pass/fail. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "facefuse/nn.h"
+#include "nn/ir.h"
+
+static const char *const bench_backends[] = {"cpu", "ref", NULL};
+
+typedef struct {
+    cli_common common;
+    int backend;
+    int threads;
+    int runs;
+    int warmup;
+    int batch;
+    ffu_strlist shapes;
+} bench_opts;
+
+static const ffu_option bench_options[] = {
+    CLI_COMMON_OPTIONS,
+    {"backend", 'b', FFU_OPT_ENUM, offsetof(bench_opts, backend),
+     "cpu (oneDNN, ref where it cannot) or ref (plain C)", "cpu", 0, 0, bench_backends, NULL},
+    {"threads", 't', FFU_OPT_INT, offsetof(bench_opts, threads), "worker threads (0 = all CPUs)",
+     "1", 0, 1024, NULL, "N"},
+    {"runs", 'n', FFU_OPT_INT, offsetof(bench_opts, runs), "timed runs", "50", 1, 1000000, NULL,
+     "N"},
+    {"warmup", 0, FFU_OPT_INT, offsetof(bench_opts, warmup), "untimed runs first", "5", 0,
+     100000, NULL, "N"},
+    {"batch", 0, FFU_OPT_INT, offsetof(bench_opts, batch), "value of a dynamic first dimension",
+     "1", 1, 65536, NULL, "N"},
+    {"shape", 0, FFU_OPT_STRING_LIST, offsetof(bench_opts, shapes),
+     "fix an input's shape: NAME=1x3x480x640 (or INDEX=...)", NULL, 0, 0, NULL, "NAME=DIMS"},
+    {0},
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static ffu_status apply_shape(ffu_nn_session *s, const ffu_nn_model *m, const char *spec)
+{
+    const char *eq = strrchr(spec, '=');
+    if (!eq) return ffu_error_set(FFU_ERR_INVALID, "--shape '%s' is not NAME=DIMS", spec);
+    char name[256], *end;
+    snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+    int idx = ffu_nn_model_find_input(m, name);
+    if (idx < 0) {
+        long v = strtol(name, &end, 10);
+        if (*name && !*end && v >= 0 && v < ffu_nn_model_num_inputs(m)) idx = (int)v;
+    }
+    if (idx < 0) return ffu_error_set(FFU_ERR_INVALID, "--shape: the model has no input '%s'", name);
+    int64_t dims[FFU_NN_MAX_RANK];
+    int rank = 0;
+    const char *p = eq + 1;
+    while (*p && rank < FFU_NN_MAX_RANK) {
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0) break;
+        dims[rank++] = v;
+        p = end;
+        if (*p == 'x' || *p == 'X' || *p == ',') p++;
+        else break;
+    }
+    if (*p) return ffu_error_set(FFU_ERR_INVALID, "--shape '%s': dims must look like 1x3x224x224", spec);
+    return ffu_nn_session_set_input_shape(s, idx, rank, dims);
+}
+
+static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
+{
+    ffu_nn_model *m = NULL;
+    ffu_nn_session *s = NULL;
+    ffu_jw *w = NULL;
+    double *ms = NULL;
+    int rc = CLI_EXIT_OK;
+    ffu_status st;
+    int64_t t0 = ffu_clock_ns();
+    if ((st = ffu_nn_model_load(path, &m)) < 0) goto fail;
+    double load_ms = (double)(ffu_clock_ns() - t0) / 1e6;
+    ffu_nn_session_opts so;
+    ffu_nn_session_opts_default(&so);
+    so.backend = bench_backends[o->backend];
+    so.threads = o->threads;
+    so.batch = o->batch;
+    if ((st = ffu_nn_session_create(m, &so, &s)) < 0) goto fail;
+    for (int k = 0; k < o->shapes.count; k++)
+        if ((st = apply_shape(s, m, o->shapes.items[k])) < 0) goto fail;
+    t0 = ffu_clock_ns();
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < ffu_nn_model_num_inputs(m); i++) {
+        ffu_nn_tensor t;
+        if ((st = ffu_nn_session_input(s, i, &t)) < 0) goto fail;
+        size_t n = t.nbytes / (ffu_dtype_size(t.dtype) ? ffu_dtype_size(t.dtype) : 1);
+        if (t.dtype == FFU_DTYPE_F32 || t.dtype == FFU_DTYPE_F16 || t.dtype == FFU_DTYPE_BF16 ||
+            t.dtype == FFU_DTYPE_F64) {
+            float *tmp = malloc((n ? n : 1) * sizeof(float));
+            if (!tmp) {
+                st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+                goto fail;
+            }
+            for (size_t k = 0; k < n; k++) {
+                seed ^= seed >> 12, seed ^= seed << 25, seed ^= seed >> 27;
+                tmp[k] = (float)((seed * 2685821657736338717ull) >> 40) / (float)(1u << 24);
+            }
+            st = nn_convert(tmp, FFU_DTYPE_F32, t.data, t.dtype, n);
+            free(tmp);
+            if (st < 0) goto fail;
+        } else {
+            memset(t.data, 0, t.nbytes);
+        }
+    }
+    double plan_ms = (double)(ffu_clock_ns() - t0) / 1e6;
+    t0 = ffu_clock_ns();
+    if ((st = ffu_nn_session_run(s)) < 0) goto fail;
+    double first_ms = (double)(ffu_clock_ns() - t0) / 1e6;
+    for (int i = 0; i < o->warmup; i++)
+        if ((st = ffu_nn_session_run(s)) < 0) goto fail;
+    ms = malloc(sizeof(double) * (size_t)o->runs);
+    if (!ms) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < o->runs; i++) {
+        t0 = ffu_clock_ns();
+        if ((st = ffu_nn_session_run(s)) < 0) goto fail;
+        ms[i] = (double)(ffu_clock_ns() - t0) / 1e6;
+    }
+    double sum = 0;
+    for (int i = 0; i < o->runs; i++) sum += ms[i];
+    qsort(ms, (size_t)o->runs, sizeof(double), cmp_double);
+    double median = o->runs % 2 ? ms[o->runs / 2] : (ms[o->runs / 2 - 1] + ms[o->runs / 2]) / 2;
+    size_t peak = ffu_nn_session_peak_bytes(s);
+    if (o->common.json) {
+        if ((st = ffu_jw_create(&w, 0)) < 0) goto fail;
+        ffu_jw_begin_object(w);
+        ffu_jw_key(w, "ok"), ffu_jw_bool(w, 1);
+        ffu_jw_key(w, "model"), ffu_jw_string(w, path);
+        ffu_jw_key(w, "backend"), ffu_jw_string(w, bench_backends[o->backend]);
+        ffu_jw_key(w, "threads"), ffu_jw_int(w, o->threads ? o->threads : ffu_cpu_count());
+        ffu_jw_key(w, "batch"), ffu_jw_int(w, o->batch);
+        ffu_jw_key(w, "runs"), ffu_jw_int(w, o->runs);
+        ffu_jw_key(w, "warmup"), ffu_jw_int(w, o->warmup);
+        ffu_jw_key(w, "median_ms"), ffu_jw_number(w, median);
+        ffu_jw_key(w, "min_ms"), ffu_jw_number(w, ms[0]);
+        ffu_jw_key(w, "max_ms"), ffu_jw_number(w, ms[o->runs - 1]);
+        ffu_jw_key(w, "mean_ms"), ffu_jw_number(w, sum / o->runs);
+        ffu_jw_key(w, "first_run_ms"), ffu_jw_number(w, first_ms);
+        ffu_jw_key(w, "load_ms"), ffu_jw_number(w, load_ms);
+        ffu_jw_key(w, "plan_ms"), ffu_jw_number(w, plan_ms);
+        ffu_jw_key(w, "peak_bytes"), ffu_jw_int(w, (int64_t)peak);
+        ffu_jw_key(w, "plan"), ffu_nn_session_describe(s, w);
+        ffu_jw_end_object(w);
+        rc = cli_print_json(w);
+    } else if (!o->common.quiet) {
+        printf("%s on %s, %d thread%s, batch %d: median %.3f ms, min %.3f ms, mean %.3f ms "
+               "(%d runs after %d warm-up; first run %.1f ms, load %.1f ms, plan %.1f ms)\n"
+               "peak activation memory: %.2f MiB\n",
+               path, bench_backends[o->backend], o->threads ? o->threads : ffu_cpu_count(),
+               (o->threads ? o->threads : ffu_cpu_count()) == 1 ? "" : "s", o->batch, median,
+               ms[0], sum / o->runs, o->runs, o->warmup, first_ms, load_ms, plan_ms,
+               (double)peak / (1 << 20));
+    }
+    goto out;
+fail:
+    rc = cli_fail(cmd, &o->common, st);
+out:
+    free(ms);
+    ffu_jw_destroy(w);
+    ffu_nn_session_destroy(s);
+    ffu_nn_model_destroy(m);
+    return rc;
+}
+
+static int run(const cli_command *cmd, int argc, char **argv)
+{
+    bench_opts o;
+    int npos, done;
+    int rc = cli_parse(cmd, bench_options, &o, argc, argv, &npos, &done);
+    if (rc || done) goto out;
+    if (npos < 1 || strcmp(argv[0], "nn") != 0)
+        rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
+                          npos ? "unknown benchmark '%s' (use: bench nn MODEL)"
+                               : "missing benchmark%s (use: bench nn MODEL)",
+                          npos ? argv[0] : "");
+    else if (npos != 2)
+        rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "bench nn needs one MODEL (got %d)",
+                          npos - 1);
+    else
+        rc = bench_nn(cmd, &o, argv[1]);
+out:
+    ffu_options_free(bench_options, &o);
+    return rc;
+}
+
+const cli_command cli_cmd_bench = {
+    "bench",
+    "measure inference latency and memory of a model",
+    "facefuse bench nn MODEL [--backend cpu|ref] [--threads N] [--runs N] [--warmup N] [--json]",
+    "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
+    "--batch; fix other dynamic dims with --shape NAME=DIMS), fills the inputs with fixed\n"
+    "pseudo-random values, runs --warmup untimed inferences and then --runs timed ones.\n"
+    "Prints the median and minimum milliseconds per inference and the planned peak\n"
+    "activation memory. Timings are for reading and comparing, never pass/fail.",
+    run,
+};

@@ -1,0 +1,772 @@
+/* The `cpu` backend: runs graph nodes with oneDNN primitives (Debian libdnnl, C API
+ * v2.x) and leaves everything else to `ref`. This file holds the vtable, the engine
+ * and stream, threading, and the step machinery described in cpu_internal.h; the op
+ * builders live in cpu_dense.c (Conv, ConvTranspose, Gemm, MatMul) and cpu_misc.c.
+ *
+ * Threads: Debian's libdnnl uses the OpenMP runtime, where a primitive runs on as many
+ * threads as omp_get_max_threads() says in the calling thread. That value is a
+ * per-thread OpenMP setting, so the backend sets it to its own thread count around
+ * primitive creation and execution and restores the caller's value afterwards: the
+ * host process's other threads and its own OpenMP code never see the change. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backend.h"
+
+#if FFU_HAVE_DNNL
+
+#include "cpu_internal.h"
+
+#if defined(__has_include)
+#if __has_include(<omp.h>)
+#include <omp.h>
+#define CPU_HAVE_OMP_H 1
+#endif
+#endif
+#ifndef CPU_HAVE_OMP_H
+/* The two OpenMP runtime calls we need (libgomp's C ABI), for compilers without omp.h. */
+int omp_get_max_threads(void);
+void omp_set_num_threads(int n);
+#endif
+
+/* ---- threads -------------------------------------------------------------------------- */
+
+static int threads_enter(const cpu_backend *cb)
+{
+    int old = omp_get_max_threads();
+    if (old != cb->base.threads) omp_set_num_threads(cb->base.threads);
+    return old;
+}
+
+static void threads_leave(const cpu_backend *cb, int old)
+{
+    if (old != cb->base.threads) omp_set_num_threads(old);
+}
+
+/* ---- descriptors ------------------------------------------------------------------------ */
+
+int nn_cpu_md_dims(dnnl_memory_desc_t *md, int rank, const int64_t *dims, dnnl_data_type_t dt)
+{
+    dnnl_dims_t d, strides;
+    if (rank > DNNL_MAX_NDIMS) return -1;
+    if (rank == 0) {
+        d[0] = 1;
+        strides[0] = 1;
+        rank = 1;
+    } else {
+        int64_t s = 1;
+        for (int i = rank - 1; i >= 0; i--) {
+            if (dims[i] <= 0) return -1;
+            d[i] = dims[i];
+            strides[i] = s;
+            s *= dims[i];
+        }
+    }
+    return dnnl_memory_desc_init_by_strides(md, rank, d, dt, strides) == dnnl_success ? 0 : -1;
+}
+
+int nn_cpu_md_plain(dnnl_memory_desc_t *md, const nn_shape *s, dnnl_data_type_t dt)
+{
+    if (!nn_shape_known(s)) return -1;
+    return nn_cpu_md_dims(md, s->rank, s->d, dt);
+}
+
+int nn_cpu_md_cl(dnnl_memory_desc_t *md, const nn_shape *s)
+{
+    static const dnnl_format_tag_t tags[3] = {dnnl_acb, dnnl_acdb, dnnl_acdeb};
+    if (!nn_shape_known(s) || s->rank < 3 || s->rank > 5) return -1;
+    dnnl_dims_t d;
+    for (int i = 0; i < s->rank; i++) d[i] = s->d[i];
+    return dnnl_memory_desc_init_by_tag(md, s->rank, d, dnnl_f32, tags[s->rank - 3]) ==
+                   dnnl_success
+               ? 0
+               : -1;
+}
+
+int nn_cpu_layout(const cpu_ctx *c, int t)
+{
+    const cpu_backend *cb = c->cb;
+    return !c->plain && t >= 0 && cb->lay_g == c->g && t < cb->lay_nt && cb->lay[t];
+}
+
+int nn_cpu_md_tensor(const cpu_ctx *c, int t, dnnl_memory_desc_t *md)
+{
+    if (t < 0 || t >= c->g->ntensors) return -1;
+    const nn_tensor *x = &c->g->tensors[t];
+    dnnl_data_type_t dt = x->dtype == FFU_DTYPE_F32 ? dnnl_f32 : dnnl_data_type_undef;
+    if (dt == dnnl_data_type_undef) return -1;
+    return nn_cpu_layout(c, t) ? nn_cpu_md_cl(md, &x->shape) : nn_cpu_md_plain(md, &x->shape, dt);
+}
+
+int nn_cpu_md_prelu(dnnl_memory_desc_t *md, int rank, int64_t channels)
+{
+    int64_t dims[DNNL_MAX_NDIMS];
+    if (rank < 1 || rank > DNNL_MAX_NDIMS) return -1;
+    for (int i = 0; i < rank; i++) dims[i] = 1;
+    if (rank >= 2) dims[1] = channels;
+    return nn_cpu_md_dims(md, rank, dims, dnnl_f32);
+}
+
+int nn_cpu_is_const(const nn_tensor *t) { return t && (t->flags & NN_T_CONST) && t->data; }
+
+const nn_tensor *nn_cpu_f32_in(const cpu_ctx *c, int i)
+{
+    const nn_tensor *t = nn_in(c->g, c->n, i);
+    if (!t || t->dtype != FFU_DTYPE_F32 || !nn_shape_known(&t->shape)) return NULL;
+    if (nn_shape_numel(&t->shape) <= 0) return NULL;
+    return t;
+}
+
+dnnl_primitive_attr_t nn_cpu_attr(cpu_ctx *c, int allow_bf16)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    if (dnnl_primitive_attr_create(&attr) != dnnl_success) return NULL;
+    dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+    /* bf16: oneDNN 2.6 accepts fpmath_mode bf16 but its CPU kernels ignore it (f32
+     * kernels are still chosen), so nothing is gained and nothing is risked yet; the
+     * switch stays off until the per-node accuracy check of docs/NN_CPU.md lands. */
+    (void)allow_bf16;
+    return attr;
+}
+
+/* The oneDNN eltwise form of an activation (not PReLU); 0 when there is none. */
+static int act_alg(const nn_act *act, dnnl_alg_kind_t *alg, float *alpha, float *beta)
+{
+    *alpha = 0, *beta = 0;
+    switch (act->kind) {
+    case NN_ACT_RELU: *alg = dnnl_eltwise_relu; return 1;
+    case NN_ACT_RELU6: *alg = dnnl_eltwise_clip, *beta = 6; return 1;
+    case NN_ACT_CLIP:
+        /* ref: min(max(x, lo), hi) gives hi everywhere when lo > hi; oneDNN's clip
+         * would not, so only ordered bounds are claimed. */
+        if (!(act->alpha <= act->beta)) return 0;
+        *alg = dnnl_eltwise_clip, *alpha = act->alpha, *beta = act->beta;
+        return 1;
+    case NN_ACT_LEAKY_RELU: *alg = dnnl_eltwise_relu, *alpha = act->alpha; return 1;
+    case NN_ACT_SIGMOID: *alg = dnnl_eltwise_logistic; return 1;
+    case NN_ACT_TANH: *alg = dnnl_eltwise_tanh; return 1;
+    case NN_ACT_HARD_SWISH: *alg = dnnl_eltwise_hardswish; return 1;
+    case NN_ACT_ELU: *alg = dnnl_eltwise_elu, *alpha = act->alpha; return 1;
+    default: return 0;
+    }
+}
+
+/* The constant PReLU slopes of the node's activation, or NULL when they are not
+ * usable (numel must be 1 or the channel count). */
+static const nn_tensor *act_slopes(const cpu_ctx *c, int64_t channels)
+{
+    const nn_act *act = &c->n->act;
+    if (act->slope < 0 || act->slope >= c->g->ntensors) return NULL;
+    const nn_tensor *s = &c->g->tensors[act->slope];
+    int64_t k = nn_shape_numel(&s->shape);
+    if (!nn_cpu_is_const(s) || s->dtype != FFU_DTYPE_F32 || (k != 1 && k != channels))
+        return NULL;
+    return s;
+}
+
+static const char *pd_impl(const_dnnl_primitive_desc_t pd)
+{
+    const char *name = NULL;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name);
+    return name ? name : "";
+}
+
+ffu_status nn_cpu_pd_with_act(cpu_ctx *c, const void *desc, int allow_bf16, int with_sum,
+                              dnnl_primitive_desc_t *pd, int *split)
+{
+    const nn_act *act = &c->n->act;
+    dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
+    float alpha, beta;
+    *pd = NULL;
+    *split = 0;
+    if (act->kind != NN_ACT_NONE && act->kind != NN_ACT_PRELU && !act_alg(act, &alg, &alpha, &beta))
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t fused = NULL, plain = NULL;
+    /* with the activation (and sum) as post-ops */
+    if (alg != dnnl_alg_kind_undef || with_sum) {
+        dnnl_primitive_attr_t attr = nn_cpu_attr(c, allow_bf16);
+        dnnl_post_ops_t po = NULL;
+        int ok = attr && dnnl_post_ops_create(&po) == dnnl_success;
+        if (ok && with_sum) ok = dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success;
+        if (ok && alg != dnnl_alg_kind_undef)
+            ok = dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, beta) == dnnl_success;
+        if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+        if (ok && dnnl_primitive_desc_create(&fused, desc, attr, c->cb->eng, NULL) != dnnl_success)
+            fused = NULL;
+        if (po) dnnl_post_ops_destroy(po);
+        if (attr) dnnl_primitive_attr_destroy(attr);
+        if (fused && (strncmp(pd_impl(fused), "ref", 3) != 0 || with_sum)) {
+            *pd = fused;
+            return FFU_OK;
+        }
+        if (with_sum && !fused) return CPU_UNSUPPORTED;
+    }
+    /* without post-ops: the activation becomes a second, in-place step. oneDNN 2.6
+     * has JIT kernels for PReLU as a primitive but not as a convolution post-op. */
+    dnnl_primitive_attr_t attr = nn_cpu_attr(c, allow_bf16);
+    if (!attr) {
+        if (fused) dnnl_primitive_desc_destroy(fused);
+        return FFU_ERR_NOMEM;
+    }
+    if (dnnl_primitive_desc_create(&plain, desc, attr, c->cb->eng, NULL) != dnnl_success)
+        plain = NULL;
+    dnnl_primitive_attr_destroy(attr);
+    if (fused && (!plain || strncmp(pd_impl(plain), "ref", 3) == 0)) {
+        if (plain) dnnl_primitive_desc_destroy(plain);
+        *pd = fused;
+        return FFU_OK;
+    }
+    if (fused) dnnl_primitive_desc_destroy(fused);
+    if (!plain) return CPU_UNSUPPORTED;
+    *pd = plain;
+    *split = act->kind != NN_ACT_NONE;
+    return FFU_OK;
+}
+
+ffu_status nn_cpu_act_step(cpu_ctx *c, const dnnl_memory_desc_t *md, int64_t channels,
+                           cpu_bind bind, size_t off)
+{
+    const nn_act *act = &c->n->act;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_memory_desc_t wmd;
+    const nn_tensor *slopes = NULL;
+    dnnl_status_t ds;
+    if (act->kind == NN_ACT_PRELU) {
+        slopes = act_slopes(c, channels);
+        if (!slopes || md->ndims < 2 ||
+            nn_cpu_md_prelu(&wmd, md->ndims, nn_shape_numel(&slopes->shape) == 1 ? 1 : channels) < 0)
+            return CPU_UNSUPPORTED;
+        dnnl_prelu_desc_t desc;
+        ds = dnnl_prelu_forward_desc_init(&desc, dnnl_forward_inference, md, &wmd);
+        dnnl_primitive_attr_t attr = nn_cpu_attr(c, 0);
+        if (ds == dnnl_success && attr)
+            ds = dnnl_primitive_desc_create(&pd, &desc, attr, c->cb->eng, NULL);
+        if (attr) dnnl_primitive_attr_destroy(attr);
+    } else {
+        dnnl_alg_kind_t alg;
+        float alpha, beta;
+        if (!act_alg(act, &alg, &alpha, &beta)) return CPU_UNSUPPORTED;
+        dnnl_eltwise_desc_t desc;
+        ds = dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference, alg, md, alpha, beta);
+        dnnl_primitive_attr_t attr = nn_cpu_attr(c, 0);
+        if (ds == dnnl_success && attr)
+            ds = dnnl_primitive_desc_create(&pd, &desc, attr, c->cb->eng, NULL);
+        if (attr) dnnl_primitive_attr_destroy(attr);
+    }
+    if (ds != dnnl_success || !pd) return CPU_UNSUPPORTED;
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_step(c, pd, &st);
+    if (!s) return st;
+    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC, md, bind, 0, off, NULL)) < 0 ||
+        (st = nn_cpu_step_arg(c, s, DNNL_ARG_DST, md, bind, 0, off, NULL)) < 0)
+        return st;
+    if (slopes)
+        st = nn_cpu_step_arg(c, s, DNNL_ARG_WEIGHTS, &wmd, CPU_BIND_FIXED, 0, 0, slopes->data);
+    return st;
+}
+
+/* ---- steps ------------------------------------------------------------------------------- */
+
+static size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+size_t nn_cpu_scratch(cpu_ctx *c, size_t bytes)
+{
+    size_t off = align_up(c->scratch_off, 64);
+    c->scratch_off = off + align_up(bytes, 64);
+    return off;
+}
+
+void nn_cpu_note_impl(cpu_ctx *c, const_dnnl_primitive_desc_t pd)
+{
+    const char *name = NULL;
+    if (!c->p) return;
+    if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) == dnnl_success &&
+        name)
+        snprintf(c->p->impl, sizeof c->p->impl, "%s", name);
+}
+
+/* The scratchpad of a step goes after the node's staging buffers; the offset is
+ * fixed once every step is known (finish_node). */
+#define SCRATCHPAD_PENDING ((size_t)-1)
+
+cpu_step *nn_cpu_add_step(cpu_ctx *c, dnnl_primitive_desc_t pd, ffu_status *st)
+{
+    *st = FFU_OK;
+    if (!c->p) {
+        dnnl_primitive_desc_destroy(pd);
+        return NULL;
+    }
+    if (c->p->nsteps >= CPU_MAX_STEPS) {
+        dnnl_primitive_desc_destroy(pd);
+        *st = ffu_error_set(FFU_ERR_INTERNAL, "cpu backend: too many steps for one node");
+        return NULL;
+    }
+    cpu_step *s = &c->p->steps[c->p->nsteps];
+    memset(s, 0, sizeof *s);
+    if (dnnl_primitive_create(&s->prim, pd) != dnnl_success) {
+        dnnl_primitive_desc_destroy(pd);
+        *st = ffu_error_set(FFU_ERR_NOMEM, "cpu backend: oneDNN could not create a primitive");
+        return NULL;
+    }
+    c->p->nsteps++;
+    const dnnl_memory_desc_t *sp = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    size_t spb = sp ? dnnl_memory_desc_get_size(sp) : 0;
+    if (spb) {
+        *st = nn_cpu_step_arg(c, s, DNNL_ARG_SCRATCHPAD, sp, CPU_BIND_SCRATCH, 0,
+                              SCRATCHPAD_PENDING, NULL);
+        if (*st < 0) {
+            dnnl_primitive_desc_destroy(pd);
+            return NULL;
+        }
+    }
+    dnnl_primitive_desc_destroy(pd);
+    return s;
+}
+
+ffu_status nn_cpu_step_arg(cpu_ctx *c, cpu_step *s, int arg, const dnnl_memory_desc_t *md,
+                           cpu_bind bind, int index, size_t offset, void *fixed)
+{
+    if (!s) return FFU_OK;
+    if (s->nargs >= CPU_MAX_ARGS)
+        return ffu_error_set(FFU_ERR_INTERNAL, "cpu backend: too many primitive arguments");
+    cpu_arg *a = &s->a[s->nargs];
+    memset(a, 0, sizeof *a);
+    if (!md) { /* what the primitive expects for this argument */
+        const_dnnl_primitive_desc_t pd = NULL;
+        if (dnnl_primitive_get_primitive_desc(s->prim, &pd) != dnnl_success ||
+            !(md = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, arg)) ||
+            md->ndims == 0)
+            return ffu_error_set(FFU_ERR_INTERNAL, "cpu backend: no descriptor for arg %d", arg);
+    }
+    if (dnnl_memory_create(&a->mem, md, c->cb->eng, bind == CPU_BIND_FIXED ? fixed : NULL) !=
+        dnnl_success)
+        return ffu_error_set(FFU_ERR_NOMEM, "cpu backend: oneDNN could not create a memory");
+    a->arg = arg;
+    a->bind = bind;
+    a->index = index;
+    a->offset = offset;
+    s->ex[s->nargs].arg = arg;
+    s->ex[s->nargs].memory = a->mem;
+    s->nargs++;
+    return FFU_OK;
+}
+
+void *nn_cpu_own(cpu_ctx *c, size_t bytes)
+{
+    if (!c->p || c->p->nowned >= CPU_MAX_OWNED) return NULL;
+    void *q = NULL;
+    if (posix_memalign(&q, 64, bytes ? align_up(bytes, 64) : 64) != 0) return NULL;
+    c->p->owned[c->p->nowned++] = q;
+    return q;
+}
+
+void *nn_cpu_reorder_owned(cpu_ctx *c, const dnnl_memory_desc_t *from, const void *src,
+                           const dnnl_memory_desc_t *to, ffu_status *st)
+{
+    *st = FFU_OK;
+    size_t bytes = dnnl_memory_desc_get_size(to);
+    void *dst = nn_cpu_own(c, bytes);
+    if (!dst) {
+        *st = ffu_error_set(FFU_ERR_NOMEM, "cpu backend: out of memory for weights");
+        return NULL;
+    }
+    memset(dst, 0, bytes); /* padded blocked layouts expect zeros in the padding */
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t prim = NULL;
+    dnnl_memory_t ms = NULL, md = NULL;
+    int ok = dnnl_reorder_primitive_desc_create(&pd, from, c->cb->eng, to, c->cb->eng, NULL) ==
+                 dnnl_success &&
+             dnnl_primitive_create(&prim, pd) == dnnl_success &&
+             dnnl_memory_create(&ms, from, c->cb->eng, (void *)src) == dnnl_success &&
+             dnnl_memory_create(&md, to, c->cb->eng, dst) == dnnl_success;
+    if (ok) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, ms}, {DNNL_ARG_TO, md}};
+        ok = dnnl_primitive_execute(prim, c->cb->stream, 2, args) == dnnl_success &&
+             dnnl_stream_wait(c->cb->stream) == dnnl_success;
+    }
+    if (pd) dnnl_primitive_desc_destroy(pd);
+    if (prim) dnnl_primitive_destroy(prim);
+    if (ms) dnnl_memory_destroy(ms);
+    if (md) dnnl_memory_destroy(md);
+    if (!ok) {
+        *st = ffu_error_set(FFU_ERR_INTERNAL, "cpu backend: weight reorder failed");
+        return NULL;
+    }
+    return dst;
+}
+
+ffu_status nn_cpu_reorder_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_bind fb,
+                               size_t foff, const dnnl_memory_desc_t *to, cpu_bind tb,
+                               size_t toff)
+{
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_attr_t attr = nn_cpu_attr(c, 0);
+    if (!attr) return FFU_ERR_NOMEM;
+    dnnl_status_t ds =
+        dnnl_reorder_primitive_desc_create(&pd, from, c->cb->eng, to, c->cb->eng, attr);
+    dnnl_primitive_attr_destroy(attr);
+    if (ds != dnnl_success) return CPU_UNSUPPORTED;
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_step(c, pd, &st);
+    if (!s) return st;
+    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_FROM, from, fb, 0, foff, NULL)) < 0) return st;
+    return nn_cpu_step_arg(c, s, DNNL_ARG_TO, to, tb, 0, toff, NULL);
+}
+
+static void node_free(cpu_node *p)
+{
+    if (!p) return;
+    for (int i = 0; i < p->nsteps; i++) {
+        cpu_step *s = &p->steps[i];
+        for (int j = 0; j < s->nargs; j++) dnnl_memory_destroy(s->a[j].mem);
+        if (s->prim) dnnl_primitive_destroy(s->prim);
+    }
+    for (int i = 0; i < p->nowned; i++) free(p->owned[i]);
+    free(p);
+}
+
+/* Places every step's scratchpad after the staging buffers (they run one after the
+ * other, so they share one region) and sets the node's scratch size. */
+static void finish_node(cpu_ctx *c)
+{
+    cpu_node *p = c->p;
+    size_t base = align_up(c->scratch_off, 64), most = 0;
+    for (int i = 0; i < p->nsteps; i++)
+        for (int j = 0; j < p->steps[i].nargs; j++) {
+            cpu_arg *a = &p->steps[i].a[j];
+            if (a->bind == CPU_BIND_SCRATCH && a->offset == SCRATCHPAD_PENDING) {
+                const dnnl_memory_desc_t *md = NULL;
+                dnnl_memory_get_memory_desc(a->mem, &md);
+                size_t b = md ? dnnl_memory_desc_get_size(md) : 0;
+                if (b > most) most = b;
+                a->offset = base;
+            }
+        }
+    /* + 64: the session's scratch pointer is aligned here, not by the caller */
+    p->scratch_bytes = (base + most) ? base + most + 64 : 0;
+}
+
+/* ---- the vtable ---------------------------------------------------------------------------- */
+
+static cpu_build_fn builder(nn_op op)
+{
+    switch (op) {
+    case NN_OP_CONV: return nn_cpu_build_conv;
+    case NN_OP_CONV_TRANSPOSE: return nn_cpu_build_conv_transpose;
+    case NN_OP_GEMM: return nn_cpu_build_gemm;
+    case NN_OP_MATMUL: return nn_cpu_build_matmul;
+    case NN_OP_MAX_POOL:
+    case NN_OP_AVERAGE_POOL: return nn_cpu_build_pool;
+    case NN_OP_GLOBAL_AVERAGE_POOL:
+    case NN_OP_GLOBAL_MAX_POOL: return nn_cpu_build_global_pool;
+    case NN_OP_RELU:
+    case NN_OP_LEAKY_RELU:
+    case NN_OP_CLIP:
+    case NN_OP_SIGMOID:
+    case NN_OP_TANH:
+    case NN_OP_ELU:
+    case NN_OP_SELU:
+    case NN_OP_HARD_SWISH:
+    case NN_OP_SOFTPLUS:
+    case NN_OP_SQRT:
+    case NN_OP_EXP:
+    case NN_OP_LOG:
+    case NN_OP_NEG:
+    case NN_OP_ABS:
+    case NN_OP_RECIPROCAL:
+    case NN_OP_ROUND:
+    case NN_OP_SQUARE:
+    case NN_OP_RELU6: return nn_cpu_build_eltwise;
+    case NN_OP_ADD:
+    case NN_OP_SUB:
+    case NN_OP_MUL:
+    case NN_OP_DIV:
+    case NN_OP_MAX:
+    case NN_OP_MIN:
+    case NN_OP_SUM: return nn_cpu_build_binary;
+    case NN_OP_CONCAT: return nn_cpu_build_concat;
+    case NN_OP_SOFTMAX:
+    case NN_OP_LOG_SOFTMAX: return nn_cpu_build_softmax;
+    case NN_OP_RESIZE: return nn_cpu_build_resize;
+    case NN_OP_BATCH_NORM: return nn_cpu_build_batch_norm;
+    case NN_OP_PRELU: return nn_cpu_build_prelu;
+    case NN_OP_LRN: return nn_cpu_build_lrn;
+    case NN_OP_REDUCE_MEAN:
+    case NN_OP_REDUCE_SUM:
+    case NN_OP_REDUCE_MAX:
+    case NN_OP_REDUCE_MIN:
+    case NN_OP_REDUCE_PROD:
+    case NN_OP_REDUCE_L1:
+    case NN_OP_REDUCE_L2:
+    case NN_OP_REDUCE_SUM_SQUARE: return nn_cpu_build_reduce;
+    default: return NULL;
+    }
+}
+
+static cpu_build_fn builder(nn_op op);
+
+/* ---- activation layouts ------------------------------------------------------------------ */
+
+/* Ops whose builders take channels-last activations. */
+static int cl_op(nn_op op)
+{
+    switch (op) {
+    case NN_OP_CONV: case NN_OP_CONV_TRANSPOSE: case NN_OP_MAX_POOL: case NN_OP_AVERAGE_POOL:
+    case NN_OP_GLOBAL_AVERAGE_POOL: case NN_OP_GLOBAL_MAX_POOL: case NN_OP_RELU:
+    case NN_OP_LEAKY_RELU: case NN_OP_CLIP: case NN_OP_SIGMOID: case NN_OP_TANH: case NN_OP_ELU:
+    case NN_OP_SELU: case NN_OP_HARD_SWISH: case NN_OP_SOFTPLUS: case NN_OP_SQRT: case NN_OP_EXP:
+    case NN_OP_LOG: case NN_OP_NEG: case NN_OP_ABS: case NN_OP_RECIPROCAL: case NN_OP_ROUND:
+    case NN_OP_SQUARE: case NN_OP_RELU6: case NN_OP_ADD: case NN_OP_SUB: case NN_OP_MUL:
+    case NN_OP_DIV: case NN_OP_MAX: case NN_OP_MIN: case NN_OP_SUM: case NN_OP_CONCAT:
+    case NN_OP_RESIZE: case NN_OP_BATCH_NORM: case NN_OP_PRELU: case NN_OP_LRN:
+        return 1;
+    default: return 0;
+    }
+}
+
+/* Ops whose output must share the layout of their same-rank inputs (the rest convert:
+ * convolutions reorder at their boundaries, oneDNN's concat takes mixed inputs). */
+static int tied_op(nn_op op)
+{
+    return cl_op(op) && op != NN_OP_CONV && op != NN_OP_CONV_TRANSPOSE && op != NN_OP_CONCAT &&
+           op != NN_OP_GLOBAL_AVERAGE_POOL && op != NN_OP_GLOBAL_MAX_POOL;
+}
+
+/* A tensor whose spatial dims are all 1 has the same bytes in both layouts. */
+static int layout_free(const nn_tensor *t)
+{
+    for (int i = 2; i < t->shape.rank; i++)
+        if (t->shape.d[i] != 1) return 0;
+    return 1;
+}
+
+/* Chooses which activations are stored channels-last: those that only nodes of this
+ * backend write and read (graph inputs and outputs, and anything ref or a view reads,
+ * stay NCHW as the IR says). oneDNN 2.6 runs f32 convolutions 5-30x faster on NHWC
+ * than on NCHW on AVX-512 (brgemm kernels vs im2col + GEMM), and NHWC takes exactly
+ * the bytes NCHW takes, so the memory plan does not change. A node whose builder
+ * rejects the chosen layouts is taken out of the set and the choice is redone. */
+static ffu_status layout_plan(cpu_backend *cb, const nn_graph *g, int me)
+{
+    int nt = g->ntensors, nn = g->nnodes;
+    unsigned char *lay = calloc((size_t)(nt ? nt : 1), 1), *bad = malloc((size_t)(nt ? nt : 1));
+    unsigned char *cap = malloc((size_t)(nn ? nn : 1));
+    if (!lay || !bad || !cap) {
+        free(lay), free(bad), free(cap);
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < nn; i++) cap[i] = g->nodes[i].backend == me && cl_op(g->nodes[i].op);
+    free(cb->lay);
+    cb->lay = lay;
+    cb->lay_g = g;
+    cb->lay_nt = nt;
+    for (int round = 0; round <= nn; round++) {
+        memset(bad, 0, (size_t)(nt ? nt : 1));
+        for (int i = 0; i < nn; i++)
+            for (int j = 0; j < g->nodes[i].ninputs; j++) {
+                int t = g->nodes[i].inputs[j];
+                if (t >= 0 && !cap[i]) bad[t] = 1;
+            }
+        for (int t = 0; t < nt; t++) {
+            const nn_tensor *x = &g->tensors[t];
+            lay[t] = !bad[t] && x->dtype == FFU_DTYPE_F32 && x->shape.rank >= 3 &&
+                     x->shape.rank <= 5 && nn_shape_known(&x->shape) &&
+                     !(x->flags & (NN_T_INPUT | NN_T_OUTPUT | NN_T_CONST)) && x->producer >= 0 &&
+                     x->producer < nn && cap[x->producer];
+        }
+        for (int changed = 1; changed;) {
+            changed = 0;
+            for (int i = 0; i < nn; i++) {
+                const nn_node *n = &g->nodes[i];
+                int o = n->noutputs > 0 ? n->outputs[0] : -1;
+                if (!cap[i] || !tied_op(n->op) || o < 0) continue;
+                int r = g->tensors[o].shape.rank, any1 = 0, any0 = 0;
+                if (!layout_free(&g->tensors[o])) any1 = lay[o], any0 = !lay[o];
+                for (int j = 0; j < n->ninputs; j++) {
+                    int t = n->inputs[j];
+                    if (t < 0 || (g->tensors[t].flags & NN_T_CONST) ||
+                        g->tensors[t].shape.rank != r || layout_free(&g->tensors[t]))
+                        continue;
+                    any1 |= lay[t], any0 |= !lay[t];
+                }
+                if (!(any1 && any0)) continue;
+                if (!layout_free(&g->tensors[o])) lay[o] = 0;
+                for (int j = 0; j < n->ninputs; j++)
+                    if (n->inputs[j] >= 0 && g->tensors[n->inputs[j]].shape.rank == r &&
+                        !layout_free(&g->tensors[n->inputs[j]]))
+                        lay[n->inputs[j]] = 0;
+                changed = 1;
+            }
+        }
+        int dropped = 0;
+        for (int i = 0; i < nn; i++) {
+            const nn_node *n = &g->nodes[i];
+            int uses = 0;
+            for (int j = 0; j < n->ninputs; j++) uses |= n->inputs[j] >= 0 && lay[n->inputs[j]];
+            for (int j = 0; j < n->noutputs; j++) uses |= n->outputs[j] >= 0 && lay[n->outputs[j]];
+            if (!uses || !cap[i]) continue;
+            cpu_ctx c = {.cb = cb, .g = g, .n = n, .p = NULL};
+            cpu_build_fn fn = builder(n->op);
+            if (!fn || fn(&c) != FFU_OK) cap[i] = 0, dropped = 1;
+            if (getenv("CPU_LAYOUT_DEBUG") && !cap[i]) fprintf(stderr, "layout: dropped %s %s\n", nn_op_name(n->op), n->name);
+        }
+        if (!dropped) break;
+    }
+    free(bad);
+    free(cap);
+    return FFU_OK;
+}
+
+/* Every output must be shaped and non-empty (oneDNN has no use for empty tensors). */
+static int outputs_ok(const nn_graph *g, const nn_node *n)
+{
+    for (int i = 0; i < n->noutputs; i++) {
+        const nn_tensor *t = nn_out(g, n, i);
+        if (!t) continue;
+        if (!nn_shape_known(&t->shape) || nn_shape_numel(&t->shape) <= 0) return 0;
+    }
+    return n->noutputs > 0 && nn_out(g, n, 0) != NULL;
+}
+
+static int cpu_supports(nn_backend *b, const nn_graph *g, const nn_node *n)
+{
+    cpu_build_fn fn = builder(n->op);
+    if (!fn || !outputs_ok(g, n)) return 0;
+    cpu_ctx c = {.cb = (cpu_backend *)b, .g = g, .n = n, .p = NULL, .plain = 1};
+    return fn(&c) == FFU_OK;
+}
+
+static void cpu_release(nn_backend *b, nn_node *n)
+{
+    cpu_backend *cb = (cpu_backend *)b;
+    if (!n->priv) return;
+    node_free(n->priv);
+    n->priv = NULL;
+    cb->lay_g = NULL; /* a released plan's layouts must not outlive it */
+}
+
+static ffu_status cpu_prepare(nn_backend *b, nn_graph *g, nn_node *n)
+{
+    cpu_backend *cb = (cpu_backend *)b;
+    cpu_release(b, n);
+    cpu_build_fn fn = builder(n->op);
+    if (!fn || !outputs_ok(g, n))
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "the cpu backend does not run this node");
+    if (cb->lay_g != g || cb->lay_nt != g->ntensors) {
+        ffu_status lst = layout_plan(cb, g, n->backend);
+        if (lst < 0) return lst;
+    }
+    cpu_node *p = calloc(1, sizeof *p);
+    if (!p) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    p->copy_in = -1;
+    cpu_ctx c = {.cb = cb, .g = g, .n = n, .p = p};
+    int old = threads_enter(cb); /* kernels pick their blocking for this thread count */
+    ffu_status st = fn(&c);
+    threads_leave(cb, old);
+    if (st == FFU_OK && p->nsteps == 0)
+        st = nn_node_error(n, FFU_ERR_INTERNAL, "the cpu backend built no primitive");
+    if (st < 0) {
+        node_free(p);
+        if (st == FFU_ERR_UNSUPPORTED)
+            return nn_node_error(n, st, "the cpu backend cannot run this node exactly");
+        return st;
+    }
+    finish_node(&c);
+    n->priv = p;
+    return FFU_OK;
+}
+
+static size_t cpu_scratch_bytes(nn_backend *b, const nn_graph *g, const nn_node *n)
+{
+    (void)b, (void)g;
+    const cpu_node *p = n->priv;
+    return p ? p->scratch_bytes : 0;
+}
+
+static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
+                          void *const *out, void *scratch)
+{
+    cpu_backend *cb = (cpu_backend *)b;
+    cpu_node *p = n->priv;
+    (void)g;
+    if (!p) return nn_node_error(n, FFU_ERR_INVALID, "run before prepare on the cpu backend");
+    char *sc = scratch ? (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : NULL;
+    if (p->scratch_bytes && !scratch)
+        return nn_node_error(n, FFU_ERR_INVALID, "the cpu backend needs scratch memory");
+    if (p->copy_in >= 0 && in[p->copy_in] != out[0])
+        memcpy(out[0], in[p->copy_in], p->copy_bytes);
+    int old = threads_enter(cb);
+    ffu_status st = FFU_OK;
+    for (int i = 0; i < p->nsteps && st == FFU_OK; i++) {
+        cpu_step *s = &p->steps[i];
+        for (int j = 0; j < s->nargs; j++) {
+            cpu_arg *a = &s->a[j];
+            void *ptr;
+            switch (a->bind) {
+            case CPU_BIND_IN: ptr = in[a->index]; break;
+            case CPU_BIND_OUT: ptr = out[a->index]; break;
+            case CPU_BIND_SCRATCH: ptr = sc + a->offset; break;
+            default: continue;
+            }
+            dnnl_memory_set_data_handle(a->mem, ptr);
+        }
+        if (dnnl_primitive_execute(s->prim, cb->stream, s->nargs, s->ex) != dnnl_success)
+            st = nn_node_error(n, FFU_ERR_INTERNAL, "oneDNN primitive failed");
+    }
+    if (dnnl_stream_wait(cb->stream) != dnnl_success && st == FFU_OK)
+        st = nn_node_error(n, FFU_ERR_INTERNAL, "oneDNN stream failed");
+    threads_leave(cb, old);
+    return st;
+}
+
+static void cpu_destroy(nn_backend *b)
+{
+    cpu_backend *cb = (cpu_backend *)b;
+    if (!cb) return;
+    free(cb->lay);
+    if (cb->stream) dnnl_stream_destroy(cb->stream);
+    if (cb->eng) dnnl_engine_destroy(cb->eng);
+    free(cb);
+}
+
+static const nn_backend_ops cpu_ops = {
+    .name = "cpu",
+    .supports = cpu_supports,
+    .prepare = cpu_prepare,
+    .scratch_bytes = cpu_scratch_bytes,
+    .run = cpu_run,
+    .release = cpu_release,
+    .destroy = cpu_destroy,
+};
+
+ffu_status nn_backend_cpu_create(nn_backend **out, int threads, int bf16)
+{
+    *out = NULL;
+    cpu_backend *cb = calloc(1, sizeof *cb);
+    if (!cb) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    cb->base.ops = &cpu_ops;
+    cb->base.threads = threads > 0 ? threads : ffu_cpu_count();
+    if (cb->base.threads < 1) cb->base.threads = 1;
+    /* bf16 is only worth asking for where the CPU has native bf16 dot products */
+    cb->base.bf16 = bf16 && (ffu_cpu_features() & FFU_CPU_AVX512BF16) ? 1 : 0;
+    if (dnnl_engine_create(&cb->eng, dnnl_cpu, 0) != dnnl_success ||
+        dnnl_stream_create(&cb->stream, cb->eng, dnnl_stream_default_flags) != dnnl_success) {
+        cpu_destroy(&cb->base);
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "oneDNN: no CPU engine");
+    }
+    *out = &cb->base;
+    return FFU_OK;
+}
+
+#else /* !FFU_HAVE_DNNL */
+
+ffu_status nn_backend_cpu_create(nn_backend **out, int threads, int bf16)
+{
+    (void)threads, (void)bf16;
+    *out = NULL;
+    return ffu_error_set(FFU_ERR_UNSUPPORTED, "the cpu backend was built without oneDNN");
+}
+
+#endif

@@ -1,0 +1,346 @@
+/* The cpu backend's dense ops on oneDNN: Conv and ConvTranspose (convolution /
+ * deconvolution primitives, grouped and depthwise, dilated, strided, asymmetric pads)
+ * and Gemm / MatMul (matmul primitive with transposes through strides and batch
+ * broadcasting), each with bias and the node's fused activation as post-ops.
+ *
+ * Constant weights are reordered once at prepare into the layout the primitive picked
+ * (format "any"), so a run touches only activations. The window geometry comes from
+ * nn_window_init, the function the reference kernels use, so both backends agree on
+ * pads, auto_pad and output sizes by construction. */
+#include <string.h>
+
+#include "../backend.h"
+
+#if FFU_HAVE_DNNL
+
+#include "../ops/ops_internal.h"
+#include "cpu_internal.h"
+
+/* ---- Conv / ConvTranspose ------------------------------------------------------------------ */
+
+static ffu_status build_conv_common(cpu_ctx *c, int transpose)
+{
+    const nn_graph *g = c->g;
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *w = nn_cpu_f32_in(c, 1);
+    const nn_tensor *b = nn_in(g, n, 2), *y = nn_out(g, n, 0);
+    if (!x || !w || !nn_cpu_is_const(w) || y->dtype != FFU_DTYPE_F32 || n->ninputs > 3)
+        return CPU_UNSUPPORTED;
+    int rank = x->shape.rank, nd = rank - 2;
+    if (rank < 3 || rank > 5 || w->shape.rank != rank || y->shape.rank != rank)
+        return CPU_UNSUPPORTED;
+    int64_t G = nn_attr_int(n, "group", 1);
+    int64_t N = x->shape.d[0], C = x->shape.d[1], M = y->shape.d[1];
+    if (G < 1 || C % G || M % G || y->shape.d[0] != N) return CPU_UNSUPPORTED;
+    /* ONNX weights: Conv [M, C/G, k..], ConvTranspose [C, M/G, k..] */
+    if (!transpose && (w->shape.d[0] != M || w->shape.d[1] * G != C)) return CPU_UNSUPPORTED;
+    if (transpose && (w->shape.d[0] != C || w->shape.d[1] * G != M)) return CPU_UNSUPPORTED;
+    if (b && (b->dtype != FFU_DTYPE_F32 || !nn_cpu_is_const(b) || nn_shape_numel(&b->shape) != M))
+        return CPU_UNSUPPORTED;
+
+    nn_window win;
+    if (nn_window_init(n, transpose ? NN_WINDOW_CONV_TRANSPOSE : NN_WINDOW_CONV, nd,
+                       x->shape.d + 2, w->shape.d + 2, &win) < 0)
+        return CPU_UNSUPPORTED;
+    dnnl_dims_t strides, dil, pl, pr;
+    for (int i = 0; i < nd; i++) {
+        int s = 3 - nd + i;
+        int64_t eff = (win.k[s] - 1) * win.dil[s] + 1;
+        if (win.out[s] != y->shape.d[2 + i]) return CPU_UNSUPPORTED;
+        strides[i] = win.stride[s];
+        dil[i] = win.dil[s] - 1;
+        pl[i] = win.pad0[s];
+        if (!transpose) {
+            /* oneDNN: out = (in + pl + pr - eff) / stride + 1 with floor division */
+            pr[i] = win.pad1[s];
+            if ((win.in[s] + pl[i] + pr[i] - eff) / strides[i] + 1 != win.out[s])
+                return CPU_UNSUPPORTED;
+        } else {
+            /* oneDNN: out = (in - 1) * stride + eff - pl - pr; output_padding and
+             * output_shape both show up as a smaller right pad */
+            pr[i] = (win.in[s] - 1) * strides[i] + eff - pl[i] - win.out[s];
+            if (pr[i] < 0) return CPU_UNSUPPORTED;
+        }
+    }
+
+    dnnl_memory_desc_t wei_any, wei_user, bias_md;
+    int64_t wd[DNNL_MAX_NDIMS];
+    int wr = 0;
+    if (G > 1) wd[wr++] = G;
+    wd[wr++] = M / G;
+    wd[wr++] = C / G;
+    for (int i = 0; i < nd; i++) wd[wr++] = w->shape.d[2 + i];
+    if (dnnl_memory_desc_init_by_tag(&wei_any, wr, wd, dnnl_f32, dnnl_format_tag_any) !=
+        dnnl_success)
+        return CPU_UNSUPPORTED;
+    /* the user weights as they sit in the ONNX tensor */
+    static const dnnl_format_tag_t conv_tags[2][3] = {
+        {dnnl_oiw, dnnl_oihw, dnnl_oidhw}, {dnnl_goiw, dnnl_goihw, dnnl_goidhw}};
+    static const dnnl_format_tag_t deconv_tags[2][3] = {
+        {dnnl_bac, dnnl_iohw, dnnl_iodhw}, {dnnl_acbd, dnnl_giohw, dnnl_giodhw}};
+    dnnl_format_tag_t utag = (transpose ? deconv_tags : conv_tags)[G > 1][nd - 1];
+    if (dnnl_memory_desc_init_by_tag(&wei_user, wr, wd, dnnl_f32, utag) != dnnl_success)
+        return CPU_UNSUPPORTED;
+    int64_t bd = M;
+    if (b && nn_cpu_md_dims(&bias_md, 1, &bd, dnnl_f32) < 0) return CPU_UNSUPPORTED;
+
+    /* The primitive computes channels-last (oneDNN's fast f32 kernels); where the
+     * tensors are NCHW, reorder steps convert at the node's boundary. Plain compute is
+     * the fallback when no channels-last kernel exists (it then gets the reorders). */
+    dnnl_memory_desc_t src_t, dst_t, src_md, dst_md;
+    int xl = nn_cpu_layout(c, n->inputs[0]), yl = nn_cpu_layout(c, n->outputs[0]);
+    if (nn_cpu_md_tensor(c, n->inputs[0], &src_t) < 0 ||
+        nn_cpu_md_tensor(c, n->outputs[0], &dst_t) < 0)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = NULL, ref_pd = NULL;
+    dnnl_memory_desc_t ref_src, ref_dst;
+    int split = 0, ref_split = 0, cl = 1;
+    ffu_status st = CPU_UNSUPPORTED;
+    for (; cl >= 0 && !pd; cl--) {
+        if (cl ? nn_cpu_md_cl(&src_md, &x->shape) < 0 || nn_cpu_md_cl(&dst_md, &y->shape) < 0
+               : nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) < 0 ||
+                     nn_cpu_md_plain(&dst_md, &y->shape, dnnl_f32) < 0)
+            continue;
+        dnnl_convolution_desc_t desc;
+        dnnl_status_t ds =
+            transpose
+                ? dnnl_dilated_deconvolution_forward_desc_init(
+                      &desc, dnnl_forward_inference, dnnl_deconvolution_direct, &src_md,
+                      &wei_any, b ? &bias_md : NULL, &dst_md, strides, dil, pl, pr)
+                : dnnl_dilated_convolution_forward_desc_init(
+                      &desc, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &wei_any,
+                      b ? &bias_md : NULL, &dst_md, strides, dil, pl, pr);
+        if (ds != dnnl_success) continue;
+        if ((st = nn_cpu_pd_with_act(c, &desc, 1, 0, &pd, &split)) == FFU_ERR_NOMEM) break;
+        const char *impl = NULL;
+        if (pd) dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+        if (pd && cl && impl && strncmp(impl, "ref", 3) == 0) {
+            /* only the reference kernel in channels-last: see whether plain has better */
+            ref_pd = pd, ref_src = src_md, ref_dst = dst_md, ref_split = split;
+            pd = NULL;
+        }
+    }
+    cl++; /* the loop stepped past the layout it settled on */
+    if (!pd && ref_pd) {
+        pd = ref_pd, src_md = ref_src, dst_md = ref_dst, split = ref_split, cl = 1;
+    } else if (ref_pd) {
+        dnnl_primitive_desc_destroy(ref_pd);
+    }
+    if (!pd) return st == FFU_ERR_NOMEM ? st : CPU_UNSUPPORTED;
+    nn_cpu_note_impl(c, pd);
+    dnnl_memory_desc_t wei_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    int stage_in = xl != cl, stage_out = yl != cl;
+    size_t in_off = stage_in ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md)) : 0;
+    size_t out_off = stage_out ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&dst_md)) : 0;
+    if (stage_in && (st = nn_cpu_reorder_step(c, &src_t, CPU_BIND_IN, 0, &src_md,
+                                              CPU_BIND_SCRATCH, in_off)) < 0) {
+        dnnl_primitive_desc_destroy(pd);
+        return st;
+    }
+    cpu_bind ob = stage_out ? CPU_BIND_SCRATCH : CPU_BIND_OUT;
+    cpu_step *s = nn_cpu_add_step(c, pd, &st);
+    if (s) {
+        void *wdata = nn_cpu_reorder_owned(c, &wei_user, w->data, &wei_md, &st);
+        if (!wdata) return st;
+        if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC, &src_md,
+                                  stage_in ? CPU_BIND_SCRATCH : CPU_BIND_IN, 0, in_off, NULL)) < 0 ||
+            (st = nn_cpu_step_arg(c, s, DNNL_ARG_WEIGHTS, &wei_md, CPU_BIND_FIXED, 0, 0, wdata)) <
+                0 ||
+            (b && (st = nn_cpu_step_arg(c, s, DNNL_ARG_BIAS, &bias_md, CPU_BIND_FIXED, 0, 0,
+                                        b->data)) < 0) ||
+            (st = nn_cpu_step_arg(c, s, DNNL_ARG_DST, &dst_md, ob, 0, out_off, NULL)) < 0)
+            return st;
+    } else if (st < 0) {
+        return st;
+    }
+    if (split && (st = nn_cpu_act_step(c, &dst_md, M, ob, out_off)) < 0) return st;
+    if (stage_out)
+        return nn_cpu_reorder_step(c, &dst_md, CPU_BIND_SCRATCH, out_off, &dst_t, CPU_BIND_OUT, 0);
+    return FFU_OK;
+}
+
+ffu_status nn_cpu_build_conv(cpu_ctx *c) { return build_conv_common(c, 0); }
+ffu_status nn_cpu_build_conv_transpose(cpu_ctx *c) { return build_conv_common(c, 1); }
+
+/* ---- Gemm / MatMul ----------------------------------------------------------------------- */
+
+typedef struct mm_spec {
+    int rank;                                            /* of every descriptor */
+    int64_t a[DNNL_MAX_NDIMS], as[DNNL_MAX_NDIMS];       /* src dims and strides */
+    int64_t b[DNNL_MAX_NDIMS], bs[DNNL_MAX_NDIMS];       /* weights dims and strides */
+    int64_t d[DNNL_MAX_NDIMS];                           /* dst dims (plain) */
+    const nn_tensor *bias;                               /* Gemm C or NULL */
+    int64_t cd[DNNL_MAX_NDIMS];                          /* bias dims */
+    float alpha, beta;
+    int64_t channels;                                    /* of the fused activation */
+    int act_rank;
+} mm_spec;
+
+static int md_strided(dnnl_memory_desc_t *md, int rank, const int64_t *d, const int64_t *s)
+{
+    dnnl_dims_t dd, ss;
+    for (int i = 0; i < rank; i++) dd[i] = d[i], ss[i] = s[i];
+    return dnnl_memory_desc_init_by_strides(md, rank, dd, dnnl_f32, ss) == dnnl_success ? 0 : -1;
+}
+
+/* Builds the matmul primitive: src = input 0, weights = input 1 (reordered once when
+ * constant, scaled by alpha), bias = input 2 (scaled by beta; constant unless beta is
+ * 1), dst = output 0. */
+static ffu_status build_mm(cpu_ctx *c, const mm_spec *m)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *wt = nn_in(c->g, n, 1);
+    int r = m->rank, wconst = nn_cpu_is_const(wt);
+    if (!wconst && m->alpha != 1.0f) return CPU_UNSUPPORTED;
+    if (m->bias && !nn_cpu_is_const(m->bias) && m->beta != 1.0f) return CPU_UNSUPPORTED;
+    dnnl_memory_desc_t src_md, wei_user, wei_md, dst_md, bias_md;
+    if (md_strided(&src_md, r, m->a, m->as) < 0 || md_strided(&wei_user, r, m->b, m->bs) < 0 ||
+        nn_cpu_md_dims(&dst_md, r, m->d, dnnl_f32) < 0)
+        return CPU_UNSUPPORTED;
+    wei_md = wei_user;
+    if (wconst) {
+        dnnl_dims_t bd;
+        for (int i = 0; i < r; i++) bd[i] = m->b[i];
+        if (dnnl_memory_desc_init_by_tag(&wei_md, r, bd, dnnl_f32, dnnl_format_tag_any) !=
+            dnnl_success)
+            return CPU_UNSUPPORTED;
+    }
+    if (m->bias && nn_cpu_md_dims(&bias_md, r, m->cd, dnnl_f32) < 0) return CPU_UNSUPPORTED;
+    dnnl_matmul_desc_t desc;
+    if (dnnl_matmul_desc_init(&desc, &src_md, &wei_md, m->bias ? &bias_md : NULL, &dst_md) !=
+        dnnl_success)
+        return CPU_UNSUPPORTED;
+    if (c->n->act.kind == NN_ACT_PRELU && m->act_rank != r) return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd = NULL;
+    int split;
+    ffu_status st = nn_cpu_pd_with_act(c, &desc, 1, 0, &pd, &split);
+    if (st < 0) return st;
+    nn_cpu_note_impl(c, pd);
+    if (wconst) wei_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    cpu_step *s = nn_cpu_add_step(c, pd, &st);
+    if (!s) return st < 0 ? st : split ? nn_cpu_act_step(c, &dst_md, m->channels, CPU_BIND_OUT, 0) : FFU_OK;
+
+    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC, &src_md, CPU_BIND_IN, 0, 0, NULL)) < 0)
+        return st;
+    if (wconst) {
+        const void *wsrc = wt->data;
+        if (m->alpha != 1.0f) { /* fold alpha into a scaled copy of the weights */
+            size_t cnt = wt->nbytes / sizeof(float);
+            float *scaled = nn_cpu_own(c, wt->nbytes);
+            if (!scaled) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+            for (size_t i = 0; i < cnt; i++) scaled[i] = m->alpha * ((const float *)wt->data)[i];
+            wsrc = scaled;
+        }
+        void *wdata = nn_cpu_reorder_owned(c, &wei_user, wsrc, &wei_md, &st);
+        if (!wdata) return st;
+        st = nn_cpu_step_arg(c, s, DNNL_ARG_WEIGHTS, &wei_md, CPU_BIND_FIXED, 0, 0, wdata);
+    } else {
+        st = nn_cpu_step_arg(c, s, DNNL_ARG_WEIGHTS, &wei_md, CPU_BIND_IN, 1, 0, NULL);
+    }
+    if (st < 0) return st;
+    if (m->bias) {
+        if (nn_cpu_is_const(m->bias)) {
+            const void *bsrc = m->bias->data;
+            if (m->beta != 1.0f) {
+                size_t cnt = m->bias->nbytes / sizeof(float);
+                float *scaled = nn_cpu_own(c, m->bias->nbytes);
+                if (!scaled) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+                for (size_t i = 0; i < cnt; i++)
+                    scaled[i] = m->beta * ((const float *)m->bias->data)[i];
+                bsrc = scaled;
+            }
+            st = nn_cpu_step_arg(c, s, DNNL_ARG_BIAS, &bias_md, CPU_BIND_FIXED, 0, 0,
+                                 (void *)bsrc);
+        } else {
+            st = nn_cpu_step_arg(c, s, DNNL_ARG_BIAS, &bias_md, CPU_BIND_IN, 2, 0, NULL);
+        }
+        if (st < 0) return st;
+    }
+    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_DST, &dst_md, CPU_BIND_OUT, 0, 0, NULL)) < 0)
+        return st;
+    return split ? nn_cpu_act_step(c, &dst_md, m->channels, CPU_BIND_OUT, 0) : FFU_OK;
+}
+
+ffu_status nn_cpu_build_gemm(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *a = nn_cpu_f32_in(c, 0), *b = nn_cpu_f32_in(c, 1);
+    const nn_tensor *cc = nn_in(c->g, n, 2), *y = nn_out(c->g, n, 0);
+    if (!a || !b || a->shape.rank != 2 || b->shape.rank != 2 || y->dtype != FFU_DTYPE_F32 ||
+        y->shape.rank != 2 || n->ninputs > 3)
+        return CPU_UNSUPPORTED;
+    int ta = nn_attr_int(n, "transA", 0) != 0, tb = nn_attr_int(n, "transB", 0) != 0;
+    mm_spec m = {.rank = 2, .alpha = nn_attr_float(n, "alpha", 1), .beta = nn_attr_float(n, "beta", 1)};
+    int64_t M = ta ? a->shape.d[1] : a->shape.d[0], K = ta ? a->shape.d[0] : a->shape.d[1];
+    int64_t N = tb ? b->shape.d[0] : b->shape.d[1], K2 = tb ? b->shape.d[1] : b->shape.d[0];
+    if (K != K2 || y->shape.d[0] != M || y->shape.d[1] != N) return CPU_UNSUPPORTED;
+    m.a[0] = M, m.a[1] = K;
+    m.as[0] = ta ? 1 : K, m.as[1] = ta ? M : 1;
+    m.b[0] = K, m.b[1] = N;
+    m.bs[0] = tb ? 1 : N, m.bs[1] = tb ? K : 1;
+    m.d[0] = M, m.d[1] = N;
+    if (cc && m.beta != 0.0f) {
+        if (cc->dtype != FFU_DTYPE_F32 || !nn_shape_known(&cc->shape) || cc->shape.rank > 2)
+            return CPU_UNSUPPORTED;
+        /* right-aligned numpy broadcast of C onto [M, N] */
+        m.cd[0] = cc->shape.rank == 2 ? cc->shape.d[0] : 1;
+        m.cd[1] = cc->shape.rank >= 1 ? cc->shape.d[cc->shape.rank - 1] : 1;
+        if ((m.cd[0] != 1 && m.cd[0] != M) || (m.cd[1] != 1 && m.cd[1] != N))
+            return CPU_UNSUPPORTED;
+        m.bias = cc;
+    }
+    m.channels = N;
+    m.act_rank = 2;
+    return build_mm(c, &m);
+}
+
+ffu_status nn_cpu_build_matmul(cpu_ctx *c)
+{
+    const nn_tensor *a = nn_cpu_f32_in(c, 0), *b = nn_cpu_f32_in(c, 1);
+    const nn_tensor *y = nn_out(c->g, c->n, 0);
+    if (!a || !b || y->dtype != FFU_DTYPE_F32 || c->n->ninputs != 2) return CPU_UNSUPPORTED;
+    int ra = a->shape.rank, rb = b->shape.rank;
+    if (ra < 1 || rb < 1) return CPU_UNSUPPORTED;
+    /* 1-D operands get a unit M or N dimension, as numpy does */
+    int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS];
+    int ra2 = ra == 1 ? 2 : ra, rb2 = rb == 1 ? 2 : rb;
+    if (ra2 > DNNL_MAX_NDIMS || rb2 > DNNL_MAX_NDIMS) return CPU_UNSUPPORTED;
+    if (ra == 1) ad[0] = 1, ad[1] = a->shape.d[0];
+    else memcpy(ad, a->shape.d, sizeof(int64_t) * (size_t)ra);
+    if (rb == 1) bd[0] = b->shape.d[0], bd[1] = 1;
+    else memcpy(bd, b->shape.d, sizeof(int64_t) * (size_t)rb);
+    mm_spec m = {.alpha = 1, .beta = 1};
+    int r = ra2 > rb2 ? ra2 : rb2;
+    m.rank = r;
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - ra2), ib = i - (r - rb2);
+        m.a[i] = ia >= 0 ? ad[ia] : 1;
+        m.b[i] = ib >= 0 ? bd[ib] : 1;
+    }
+    int64_t M = m.a[r - 2], K = m.a[r - 1], N = m.b[r - 1];
+    if (m.b[r - 2] != K) return CPU_UNSUPPORTED;
+    int64_t numel = M * N;
+    for (int i = 0; i < r - 2; i++) {
+        if (m.a[i] != m.b[i] && m.a[i] != 1 && m.b[i] != 1) return CPU_UNSUPPORTED;
+        m.d[i] = m.a[i] > m.b[i] ? m.a[i] : m.b[i];
+        numel *= m.d[i];
+    }
+    m.d[r - 2] = M, m.d[r - 1] = N;
+    if (numel != nn_shape_numel(&y->shape)) return CPU_UNSUPPORTED;
+    int64_t sa = 1, sb = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        m.as[i] = sa, m.bs[i] = sb;
+        sa *= m.a[i], sb *= m.b[i];
+    }
+    /* the activation's channel axis is output axis 1 (see nn_apply_node_act) */
+    m.act_rank = y->shape.rank;
+    m.channels = y->shape.rank >= 2 ? y->shape.d[1] : 1;
+    if (c->n->act.kind == NN_ACT_PRELU && (ra == 1 || rb == 1)) {
+        const nn_tensor *s = c->n->act.slope >= 0 ? &c->g->tensors[c->n->act.slope] : NULL;
+        if (!s || nn_shape_numel(&s->shape) != 1) return CPU_UNSUPPORTED;
+        m.act_rank = r;
+    }
+    return build_mm(c, &m);
+}
+
+#endif

@@ -1,0 +1,157 @@
+/* Private to the oneDNN `cpu` backend (src/nn/cpu/): what a prepared node holds and
+ * the helpers the op builders share.
+ *
+ * A node is prepared into a short list of steps, each one oneDNN primitive with its
+ * argument list. An argument's memory object is bound at run time to a node input,
+ * a node output, a region of the session's scratch area, or memory the node owns
+ * (weights reordered once at prepare). Running a node is then: point each memory
+ * object at its buffer, execute the steps in order. Nothing is allocated at run time.
+ *
+ * The same builder code answers supports() ("dry" mode: build and check the primitive
+ * descriptor, create nothing) and prepare() (create primitives, reorder weights), so
+ * the two can never disagree. */
+#ifndef FFU_NN_CPU_INTERNAL_H
+#define FFU_NN_CPU_INTERNAL_H
+
+#include <oneapi/dnnl/dnnl.h>
+
+#include "../backend.h"
+
+#define CPU_MAX_ARGS 16
+#define CPU_MAX_STEPS 6
+#define CPU_MAX_OWNED 4
+
+/* Where a primitive argument's data lives at run time. */
+typedef enum cpu_bind {
+    CPU_BIND_FIXED = 0, /* set once at prepare (owned or constant data) */
+    CPU_BIND_IN,        /* node input `index` */
+    CPU_BIND_OUT,       /* node output `index` */
+    CPU_BIND_SCRATCH,   /* scratch + offset */
+} cpu_bind;
+
+typedef struct cpu_arg {
+    int arg;            /* DNNL_ARG_* */
+    dnnl_memory_t mem;  /* owned by the step */
+    cpu_bind bind;
+    int index;
+    size_t offset;
+} cpu_arg;
+
+typedef struct cpu_step {
+    dnnl_primitive_t prim;
+    int nargs;
+    cpu_arg a[CPU_MAX_ARGS];
+    dnnl_exec_arg_t ex[CPU_MAX_ARGS];
+} cpu_step;
+
+/* node->priv of a node the cpu backend prepared. */
+typedef struct cpu_node {
+    int nsteps;
+    cpu_step steps[CPU_MAX_STEPS];
+    size_t scratch_bytes; /* what the steps' scratchpads and staging buffers need */
+    void *owned[CPU_MAX_OWNED];
+    int nowned;
+    /* Before the steps: copy input copy_in (bytes copy_bytes) into output 0 (the
+     * residual of a sum post-op), -1 for none. */
+    int copy_in;
+    size_t copy_bytes;
+    char impl[48]; /* implementation name of the main primitive (for describe/debug) */
+} cpu_node;
+
+typedef struct cpu_backend {
+    nn_backend base;
+    dnnl_engine_t eng;
+    dnnl_stream_t stream;
+    /* Activation layouts of the graph being prepared (see layout_plan in
+     * cpu_backend.c): lay[t] = 1 when tensor t is stored channels-last (NHWC) because
+     * only this backend's nodes write and read it. Valid while lay_g is that graph. */
+    const nn_graph *lay_g;
+    int lay_nt;
+    unsigned char *lay;
+} cpu_backend;
+
+/* The context of one build: dry (p == NULL) checks only. */
+typedef struct cpu_ctx {
+    cpu_backend *cb;
+    const nn_graph *g;
+    const nn_node *n;
+    cpu_node *p;
+    size_t scratch_off; /* next free byte of the node's own staging area (after dnnl's) */
+    int plain;          /* 1: every activation is plain (supports() and layout checks) */
+} cpu_ctx;
+
+/* One builder per op: FFU_OK when the node can run exactly (and, unless dry, has been
+ * prepared into ctx->p); FFU_ERR_UNSUPPORTED when it cannot. */
+typedef ffu_status (*cpu_build_fn)(cpu_ctx *c);
+
+ffu_status nn_cpu_build_conv(cpu_ctx *c);
+ffu_status nn_cpu_build_conv_transpose(cpu_ctx *c);
+ffu_status nn_cpu_build_gemm(cpu_ctx *c);
+ffu_status nn_cpu_build_matmul(cpu_ctx *c);
+ffu_status nn_cpu_build_pool(cpu_ctx *c);
+ffu_status nn_cpu_build_global_pool(cpu_ctx *c);
+ffu_status nn_cpu_build_eltwise(cpu_ctx *c);
+ffu_status nn_cpu_build_binary(cpu_ctx *c);
+ffu_status nn_cpu_build_concat(cpu_ctx *c);
+ffu_status nn_cpu_build_softmax(cpu_ctx *c);
+ffu_status nn_cpu_build_resize(cpu_ctx *c);
+ffu_status nn_cpu_build_batch_norm(cpu_ctx *c);
+ffu_status nn_cpu_build_prelu(cpu_ctx *c);
+ffu_status nn_cpu_build_lrn(cpu_ctx *c);
+ffu_status nn_cpu_build_reduce(cpu_ctx *c);
+
+/* ---- helpers (cpu_backend.c) ---------------------------------------------------------- */
+
+#define CPU_UNSUPPORTED FFU_ERR_UNSUPPORTED
+
+/* 1 when tensor t is stored channels-last (N, spatial..., C) in this plan. */
+int nn_cpu_layout(const cpu_ctx *c, int t);
+/* Descriptor of tensor t as it is stored (plain or channels-last). */
+int nn_cpu_md_tensor(const cpu_ctx *c, int t, dnnl_memory_desc_t *md);
+/* Channels-last descriptor of an f32 tensor of rank 3..5. */
+int nn_cpu_md_cl(dnnl_memory_desc_t *md, const nn_shape *s);
+/* A reorder from one binding to another as a new step. */
+ffu_status nn_cpu_reorder_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_bind fb,
+                               size_t foff, const dnnl_memory_desc_t *to, cpu_bind tb,
+                               size_t toff);
+/* Plain (dense, row-major) descriptor of a tensor's shape; rank 0 becomes {1}. */
+int nn_cpu_md_plain(dnnl_memory_desc_t *md, const nn_shape *s, dnnl_data_type_t dt);
+/* The same for explicit dims. */
+int nn_cpu_md_dims(dnnl_memory_desc_t *md, int rank, const int64_t *dims, dnnl_data_type_t dt);
+/* The descriptor of PReLU post-op slopes: rank dims, all 1 but axis 1 (channels). */
+int nn_cpu_md_prelu(dnnl_memory_desc_t *md, int rank, int64_t channels);
+/* A primitive attribute with the user scratchpad mode (and bf16 fpmath when allowed). */
+dnnl_primitive_attr_t nn_cpu_attr(cpu_ctx *c, int allow_bf16);
+/* Creates the primitive descriptor of desc for the node, with its fused activation
+ * (and a residual sum when with_sum) as post-ops where oneDNN has a JIT kernel for
+ * that; otherwise without the activation and *split = 1: the caller then adds
+ * nn_cpu_act_step after its main step. CPU_UNSUPPORTED when neither works. */
+ffu_status nn_cpu_pd_with_act(cpu_ctx *c, const void *desc, int allow_bf16, int with_sum,
+                              dnnl_primitive_desc_t *pd, int *split);
+/* Adds the node's activation as an in-place step on the data bound as (bind, off):
+ * output 0 or a scratch staging buffer, laid out as md. */
+ffu_status nn_cpu_act_step(cpu_ctx *c, const dnnl_memory_desc_t *md, int64_t channels,
+                           cpu_bind bind, size_t off);
+/* Creates the primitive of pd as a new step (takes ownership of pd in every case; in
+ * dry mode only destroys it). Returns the step or NULL (dry or failure: *st says). */
+cpu_step *nn_cpu_add_step(cpu_ctx *c, dnnl_primitive_desc_t pd, ffu_status *st);
+/* Adds an argument to a step with the descriptor md (NULL: the one the primitive
+ * expects for arg), bound as given. */
+ffu_status nn_cpu_step_arg(cpu_ctx *c, cpu_step *s, int arg, const dnnl_memory_desc_t *md,
+                           cpu_bind bind, int index, size_t offset, void *fixed);
+/* Reserves staging bytes in the scratch area; returns the offset. */
+size_t nn_cpu_scratch(cpu_ctx *c, size_t bytes);
+/* Converts data at src (descriptor from) into a new owned buffer laid out as `to`
+ * (a one-off reorder at prepare). Returns the buffer or NULL. */
+void *nn_cpu_reorder_owned(cpu_ctx *c, const dnnl_memory_desc_t *from, const void *src,
+                           const dnnl_memory_desc_t *to, ffu_status *st);
+/* An owned aligned copy of bytes (NULL on failure). */
+void *nn_cpu_own(cpu_ctx *c, size_t bytes);
+/* Records the implementation name of pd in the node (for describe). */
+void nn_cpu_note_impl(cpu_ctx *c, const_dnnl_primitive_desc_t pd);
+
+/* Input i if present and f32 with a known shape, else NULL. */
+const nn_tensor *nn_cpu_f32_in(const cpu_ctx *c, int i);
+int nn_cpu_is_const(const nn_tensor *t);
+
+#endif

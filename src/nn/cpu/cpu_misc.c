@@ -1,0 +1,573 @@
+/* The cpu backend's other oneDNN ops: pooling (Max/Average/Global), standalone
+ * activations (eltwise), broadcasting binary arithmetic, Concat, Softmax/LogSoftmax,
+ * Resize (only the nearest/linear cases whose coordinates oneDNN computes exactly as
+ * ONNX does), BatchNormalization, PRelu, LRN and the Reduce family.
+ *
+ * Every builder claims a node only when oneDNN computes what the ONNX definition (and
+ * so the ref kernel) computes; anything else answers CPU_UNSUPPORTED and runs on ref. */
+#include <math.h>
+#include <string.h>
+
+#include "../backend.h"
+
+#if FFU_HAVE_DNNL
+
+#include "../ops/ops_internal.h"
+#include "cpu_internal.h"
+
+/* Creates pd from desc with the attribute, or CPU_UNSUPPORTED. */
+static ffu_status make_pd(cpu_ctx *c, const void *desc, dnnl_primitive_attr_t attr,
+                          dnnl_primitive_desc_t *pd)
+{
+    dnnl_status_t ds = dnnl_primitive_desc_create(pd, desc, attr, c->cb->eng, NULL);
+    dnnl_primitive_attr_destroy(attr);
+    if (ds != dnnl_success) return CPU_UNSUPPORTED;
+    nn_cpu_note_impl(c, *pd);
+    return FFU_OK;
+}
+
+/* The one-step "src -> dst" pattern most ops share. */
+static ffu_status simple_step(cpu_ctx *c, dnnl_primitive_desc_t pd, const dnnl_memory_desc_t *src,
+                              const dnnl_memory_desc_t *dst, cpu_step **out)
+{
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_step(c, pd, &st);
+    if (out) *out = s;
+    if (!s) return st;
+    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC, src, CPU_BIND_IN, 0, 0, NULL)) < 0) return st;
+    return nn_cpu_step_arg(c, s, DNNL_ARG_DST, dst, CPU_BIND_OUT, 0, 0, NULL);
+}
+
+static const nn_tensor *f32_out(const cpu_ctx *c)
+{
+    const nn_tensor *y = nn_out(c->g, c->n, 0);
+    return y && y->dtype == FFU_DTYPE_F32 ? y : NULL;
+}
+
+/* ---- pooling ------------------------------------------------------------------------------ */
+
+ffu_status nn_cpu_build_pool(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y || n->ninputs != 1 || nn_out(c->g, n, 1)) return CPU_UNSUPPORTED;
+    int rank = x->shape.rank, nd = rank - 2, avg = n->op == NN_OP_AVERAGE_POOL;
+    if (rank < 3 || rank > 5 || y->shape.rank != rank) return CPU_UNSUPPORTED;
+    nn_window win;
+    if (nn_window_init(n, NN_WINDOW_POOL, nd, x->shape.d + 2, NULL, &win) < 0)
+        return CPU_UNSUPPORTED;
+    int include = avg && nn_attr_int(n, "count_include_pad", 0) != 0;
+    dnnl_dims_t strides, kernel, dil, pl, pr;
+    for (int i = 0; i < nd; i++) {
+        int s = 3 - nd + i;
+        int64_t eff = (win.k[s] - 1) * win.dil[s] + 1;
+        if (win.out[s] != y->shape.d[2 + i]) return CPU_UNSUPPORTED;
+        strides[i] = win.stride[s], kernel[i] = win.k[s], dil[i] = win.dil[s] - 1;
+        pl[i] = win.pad0[s];
+        pr[i] = win.pad1[s];
+        if ((win.in[s] + pl[i] + pr[i] - eff) / strides[i] + 1 != win.out[s]) {
+            /* ceil_mode: extend the right pad so the last window fits. Those cells are
+             * never counted as padding by ONNX, so include-padding averages differ. */
+            pr[i] = (win.out[s] - 1) * strides[i] + eff - win.in[s] - pl[i];
+            if (include || pr[i] < win.pad1[s]) return CPU_UNSUPPORTED;
+        }
+        /* every window must see real data (ONNX drops windows inside the padding) */
+        if ((win.out[s] - 1) * strides[i] - pl[i] >= win.in[s]) return CPU_UNSUPPORTED;
+        if (pl[i] >= eff || pr[i] >= eff) return CPU_UNSUPPORTED;
+    }
+    dnnl_memory_desc_t src_md, dst_md;
+    if (nn_cpu_md_tensor(c, c->n->inputs[0], &src_md) < 0 ||
+        nn_cpu_md_tensor(c, c->n->outputs[0], &dst_md) < 0)
+        return CPU_UNSUPPORTED;
+    dnnl_alg_kind_t alg = !avg      ? dnnl_pooling_max
+                          : include ? dnnl_pooling_avg_include_padding
+                                    : dnnl_pooling_avg_exclude_padding;
+    dnnl_pooling_v2_desc_t desc;
+    if (dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &dst_md,
+                                          strides, kernel, dil, pl, pr) != dnnl_success)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd;
+    ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
+    if (st < 0) return st;
+    return simple_step(c, pd, &src_md, &dst_md, NULL);
+}
+
+ffu_status nn_cpu_build_global_pool(cpu_ctx *c)
+{
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y) return CPU_UNSUPPORTED;
+    int rank = x->shape.rank, nd = rank - 2;
+    if (rank < 3 || rank > 5 || y->shape.rank != rank) return CPU_UNSUPPORTED;
+    dnnl_dims_t strides, kernel, dil, pl, pr;
+    for (int i = 0; i < nd; i++) {
+        if (y->shape.d[2 + i] != 1) return CPU_UNSUPPORTED;
+        strides[i] = 1, kernel[i] = x->shape.d[2 + i], dil[i] = 0, pl[i] = pr[i] = 0;
+    }
+    dnnl_memory_desc_t src_md, dst_md;
+    if (nn_cpu_md_tensor(c, c->n->inputs[0], &src_md) < 0 ||
+        nn_cpu_md_tensor(c, c->n->outputs[0], &dst_md) < 0)
+        return CPU_UNSUPPORTED;
+    dnnl_pooling_v2_desc_t desc;
+    dnnl_alg_kind_t alg =
+        c->n->op == NN_OP_GLOBAL_MAX_POOL ? dnnl_pooling_max : dnnl_pooling_avg_exclude_padding;
+    if (dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &src_md, &dst_md,
+                                          strides, kernel, dil, pl, pr) != dnnl_success)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd;
+    ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
+    if (st < 0) return st;
+    return simple_step(c, pd, &src_md, &dst_md, NULL);
+}
+
+/* ---- eltwise ---------------------------------------------------------------------------- */
+
+/* A scalar f32 constant input (Clip's min / max); 1 when present and read. */
+static int const_scalar(const cpu_ctx *c, int i, float *v, int *bad)
+{
+    const nn_tensor *t = nn_in(c->g, c->n, i);
+    if (!t) return 0;
+    if (t->dtype != FFU_DTYPE_F32 || !nn_cpu_is_const(t) || nn_shape_numel(&t->shape) != 1) {
+        *bad = 1;
+        return 0;
+    }
+    *v = *(const float *)t->data;
+    return 1;
+}
+
+ffu_status nn_cpu_build_eltwise(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y || !nn_shape_equal(&x->shape, &y->shape)) return CPU_UNSUPPORTED;
+    if (n->op != NN_OP_CLIP && n->ninputs != 1) return CPU_UNSUPPORTED;
+    dnnl_alg_kind_t alg;
+    float alpha = 0, beta = 0, post_scale = 0;
+    switch (n->op) {
+    case NN_OP_RELU: alg = dnnl_eltwise_relu; break;
+    case NN_OP_LEAKY_RELU: alg = dnnl_eltwise_relu, alpha = nn_attr_float(n, "alpha", 0.01f); break;
+    case NN_OP_CLIP: {
+        int bad = 0;
+        alpha = -INFINITY, beta = INFINITY;
+        const_scalar(c, 1, &alpha, &bad);
+        const_scalar(c, 2, &beta, &bad);
+        if (bad || n->ninputs > 3 || !(alpha <= beta)) return CPU_UNSUPPORTED;
+        alg = dnnl_eltwise_clip;
+        break;
+    }
+    case NN_OP_RELU6: alg = dnnl_eltwise_clip, alpha = 0, beta = 6; break;
+    case NN_OP_SIGMOID: alg = dnnl_eltwise_logistic; break;
+    case NN_OP_TANH: alg = dnnl_eltwise_tanh; break;
+    case NN_OP_ELU: alg = dnnl_eltwise_elu, alpha = nn_attr_float(n, "alpha", 1.0f); break;
+    case NN_OP_SELU:
+        alg = dnnl_eltwise_elu;
+        alpha = nn_attr_float(n, "alpha", 1.67326319217681884765625f);
+        post_scale = nn_attr_float(n, "gamma", 1.05070102214813232421875f);
+        break;
+    case NN_OP_HARD_SWISH: alg = dnnl_eltwise_hardswish; break;
+    case NN_OP_SOFTPLUS: alg = dnnl_eltwise_soft_relu; break;
+    case NN_OP_SQRT: alg = dnnl_eltwise_sqrt; break;
+    case NN_OP_EXP: alg = dnnl_eltwise_exp; break;
+    case NN_OP_LOG: alg = dnnl_eltwise_log; break;
+    case NN_OP_NEG: alg = dnnl_eltwise_linear, alpha = -1, beta = 0; break;
+    case NN_OP_ABS: alg = dnnl_eltwise_abs; break;
+    case NN_OP_RECIPROCAL: alg = dnnl_eltwise_pow, alpha = 1, beta = -1; break;
+    case NN_OP_ROUND: alg = dnnl_eltwise_round; break;
+    case NN_OP_SQUARE: alg = dnnl_eltwise_square; break;
+    default: return CPU_UNSUPPORTED;
+    }
+    dnnl_memory_desc_t md;
+    if (nn_cpu_md_tensor(c, c->n->inputs[0], &md) < 0) return CPU_UNSUPPORTED;
+    dnnl_eltwise_desc_t desc;
+    if (dnnl_eltwise_forward_desc_init(&desc, dnnl_forward_inference, alg, &md, alpha, beta) !=
+        dnnl_success)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_attr_t attr = nn_cpu_attr(c, 0);
+    if (!attr) return FFU_ERR_NOMEM;
+    if (post_scale != 0) { /* Selu = gamma * Elu(alpha) */
+        dnnl_post_ops_t po;
+        int ok = dnnl_post_ops_create(&po) == dnnl_success;
+        ok = ok && dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, post_scale, 0) ==
+                       dnnl_success &&
+             dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+        if (po) dnnl_post_ops_destroy(po);
+        if (!ok) {
+            dnnl_primitive_attr_destroy(attr);
+            return CPU_UNSUPPORTED;
+        }
+    }
+    dnnl_primitive_desc_t pd;
+    ffu_status st = make_pd(c, &desc, attr, &pd);
+    if (st < 0) return st;
+    return simple_step(c, pd, &md, &md, NULL);
+}
+
+/* ---- binary ------------------------------------------------------------------------------ */
+
+ffu_status nn_cpu_build_binary(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *a = nn_cpu_f32_in(c, 0), *b = nn_cpu_f32_in(c, 1), *y = f32_out(c);
+    if (!a || !b || !y || n->ninputs != 2) return CPU_UNSUPPORTED;
+    int r = y->shape.rank;
+    if (r < 1 || r > DNNL_MAX_NDIMS || a->shape.rank > r || b->shape.rank > r)
+        return CPU_UNSUPPORTED;
+    dnnl_alg_kind_t alg;
+    int commutative = 1;
+    switch (n->op) {
+    case NN_OP_ADD:
+    case NN_OP_SUM: alg = dnnl_binary_add; break;
+    case NN_OP_MUL: alg = dnnl_binary_mul; break;
+    case NN_OP_MAX: alg = dnnl_binary_max; break;
+    case NN_OP_MIN: alg = dnnl_binary_min; break;
+    case NN_OP_SUB: alg = dnnl_binary_sub, commutative = 0; break;
+    case NN_OP_DIV: alg = dnnl_binary_div, commutative = 0; break;
+    default: return CPU_UNSUPPORTED;
+    }
+    /* right-align both shapes to the output rank */
+    int64_t ad[DNNL_MAX_NDIMS], bd[DNNL_MAX_NDIMS];
+    int a_full = 1, b_full = 1;
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - a->shape.rank), ib = i - (r - b->shape.rank);
+        ad[i] = ia >= 0 ? a->shape.d[ia] : 1;
+        bd[i] = ib >= 0 ? b->shape.d[ib] : 1;
+        if (ad[i] != y->shape.d[i]) a_full = 0;
+        if (bd[i] != y->shape.d[i]) b_full = 0;
+        if ((ad[i] != 1 && ad[i] != y->shape.d[i]) || (bd[i] != 1 && bd[i] != y->shape.d[i]))
+            return CPU_UNSUPPORTED;
+    }
+    /* oneDNN broadcasts src1 only: the full-shaped operand must be src0 */
+    int swap = 0;
+    if (!a_full) {
+        if (!b_full || !commutative) return CPU_UNSUPPORTED;
+        swap = 1;
+    }
+    /* operands of the output's rank are described as stored (maybe channels-last);
+     * lower-rank ones are plain with leading unit dims */
+    dnnl_memory_desc_t md_a, md_b, s0, s1, dst;
+    if ((a->shape.rank == r ? nn_cpu_md_tensor(c, n->inputs[0], &md_a)
+                            : nn_cpu_md_dims(&md_a, r, ad, dnnl_f32)) < 0 ||
+        (b->shape.rank == r ? nn_cpu_md_tensor(c, n->inputs[1], &md_b)
+                            : nn_cpu_md_dims(&md_b, r, bd, dnnl_f32)) < 0 ||
+        nn_cpu_md_tensor(c, n->outputs[0], &dst) < 0)
+        return CPU_UNSUPPORTED;
+    s0 = swap ? md_b : md_a;
+    s1 = swap ? md_a : md_b;
+    dnnl_binary_desc_t desc;
+    if (dnnl_binary_desc_init(&desc, alg, &s0, &s1, &dst) != dnnl_success) return CPU_UNSUPPORTED;
+    int64_t ch = r >= 2 ? y->shape.d[1] : 1;
+    dnnl_primitive_desc_t pd;
+    int split;
+    ffu_status st = nn_cpu_pd_with_act(c, &desc, 0, 0, &pd, &split);
+    if (st < 0) return st;
+    nn_cpu_note_impl(c, pd);
+    cpu_step *s = nn_cpu_add_step(c, pd, &st);
+    if (!s) return st < 0 ? st : split ? nn_cpu_act_step(c, &dst, ch, CPU_BIND_OUT, 0) : FFU_OK;
+    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC_0, &s0, CPU_BIND_IN, swap, 0, NULL)) < 0 ||
+        (st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC_1, &s1, CPU_BIND_IN, !swap, 0, NULL)) < 0 ||
+        (st = nn_cpu_step_arg(c, s, DNNL_ARG_DST, &dst, CPU_BIND_OUT, 0, 0, NULL)) < 0)
+        return st;
+    return split ? nn_cpu_act_step(c, &dst, ch, CPU_BIND_OUT, 0) : FFU_OK;
+}
+
+/* ---- Concat ------------------------------------------------------------------------------ */
+
+ffu_status nn_cpu_build_concat(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *y = f32_out(c);
+    if (!y || n->ninputs < 1) return CPU_UNSUPPORTED;
+    int r = y->shape.rank;
+    int64_t axis = nn_attr_int(n, "axis", 0);
+    if (axis < 0) axis += r;
+    if (r < 1 || axis < 0 || axis >= r) return CPU_UNSUPPORTED;
+    dnnl_memory_desc_t src[CPU_MAX_ARGS], dst;
+    int idx[CPU_MAX_ARGS], k = 0;
+    for (int i = 0; i < n->ninputs; i++) {
+        const nn_tensor *t = nn_in(c->g, n, i);
+        if (!t || t->dtype != FFU_DTYPE_F32 || t->shape.rank != r || !nn_shape_known(&t->shape))
+            return CPU_UNSUPPORTED;
+        if (nn_shape_numel(&t->shape) == 0) continue; /* empty inputs add nothing */
+        if (k >= CPU_MAX_ARGS - 2) return CPU_UNSUPPORTED;
+        if (nn_cpu_md_tensor(c, n->inputs[i], &src[k]) < 0) return CPU_UNSUPPORTED;
+        idx[k++] = i;
+    }
+    if (k == 0 || nn_cpu_md_tensor(c, n->outputs[0], &dst) < 0) return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd;
+    dnnl_primitive_attr_t attr = nn_cpu_attr(c, 0);
+    if (!attr) return FFU_ERR_NOMEM;
+    dnnl_status_t ds =
+        dnnl_concat_primitive_desc_create(&pd, &dst, k, (int)axis, src, attr, c->cb->eng);
+    dnnl_primitive_attr_destroy(attr);
+    if (ds != dnnl_success) return CPU_UNSUPPORTED;
+    nn_cpu_note_impl(c, pd);
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_step(c, pd, &st);
+    if (!s) return st;
+    for (int i = 0; i < k; i++)
+        if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_MULTIPLE_SRC + i, &src[i], CPU_BIND_IN, idx[i],
+                                  0, NULL)) < 0)
+            return st;
+    return nn_cpu_step_arg(c, s, DNNL_ARG_DST, &dst, CPU_BIND_OUT, 0, 0, NULL);
+}
+
+/* ---- Softmax / LogSoftmax ---------------------------------------------------------------- */
+
+ffu_status nn_cpu_build_softmax(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y || !nn_shape_equal(&x->shape, &y->shape) || x->shape.rank < 1)
+        return CPU_UNSUPPORTED;
+    int r = x->shape.rank, coerce = nn_attr_int(n, "_coerce_2d", 0) != 0;
+    int64_t axis = nn_attr_int(n, "axis", coerce ? 1 : -1);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r) return CPU_UNSUPPORTED;
+    dnnl_memory_desc_t md;
+    if (coerce) { /* opset < 13: flatten to [outer, inner] at axis, softmax over inner */
+        int64_t d2[2] = {1, 1};
+        for (int i = 0; i < r; i++) d2[i < axis ? 0 : 1] *= x->shape.d[i];
+        if (nn_cpu_md_dims(&md, 2, d2, dnnl_f32) < 0) return CPU_UNSUPPORTED;
+        axis = 1;
+    } else if (nn_cpu_md_plain(&md, &x->shape, dnnl_f32) < 0) {
+        return CPU_UNSUPPORTED;
+    }
+    dnnl_softmax_v2_desc_t desc;
+    dnnl_alg_kind_t alg = n->op == NN_OP_LOG_SOFTMAX ? dnnl_softmax_log : dnnl_softmax_accurate;
+    if (dnnl_softmax_v2_forward_desc_init(&desc, dnnl_forward_inference, alg, &md, &md,
+                                          (int)axis) != dnnl_success)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd;
+    ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
+    if (st < 0) return st;
+    return simple_step(c, pd, &md, &md, NULL);
+}
+
+/* ---- Resize -------------------------------------------------------------------------------- */
+
+/* oneDNN resampling maps output o to input (o + 0.5) * in / out - 0.5 (ONNX
+ * half_pixel with scale out/in); nearest rounds that, linear clamps at the borders as
+ * ONNX does. Claimed: linear with half_pixel (pytorch_half_pixel when out > 1) and a
+ * scale equal to out/in; nearest for integer upscales with asymmetric + floor or
+ * half_pixel + round_prefer_floor/ceil, where the source index is o / k for both. */
+ffu_status nn_cpu_build_resize(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y || y->shape.rank != x->shape.rank || n->ninputs > 4) return CPU_UNSUPPORTED;
+    int r = x->shape.rank, nd = r - 2;
+    if (r < 3 || r > 5) return CPU_UNSUPPORTED;
+    if (y->shape.d[0] != x->shape.d[0] || y->shape.d[1] != x->shape.d[1]) return CPU_UNSUPPORTED;
+    const char *mode = nn_attr_string(n, "mode", "nearest");
+    const char *ctm = nn_attr_string(n, "coordinate_transformation_mode", "half_pixel");
+    const char *nm = nn_attr_string(n, "nearest_mode", "round_prefer_floor");
+    if (nn_attr_int(n, "antialias", 0) != 0) return CPU_UNSUPPORTED;
+    const nn_tensor *sc = nn_in(c->g, n, 2);
+    const float *scales = NULL;
+    if (sc && nn_shape_numel(&sc->shape) > 0) {
+        if (sc->dtype != FFU_DTYPE_F32 || !nn_cpu_is_const(sc) || nn_shape_numel(&sc->shape) != r)
+            return CPU_UNSUPPORTED;
+        scales = sc->data;
+    }
+    /* keep_aspect_ratio_policy and axes (opset 18) change how sizes map to scales */
+    if (nn_node_attr(n, "axes") || strcmp(nn_attr_string(n, "keep_aspect_ratio_policy",
+                                                         "stretch"), "stretch") != 0)
+        return CPU_UNSUPPORTED;
+    int linear = strcmp(mode, "linear") == 0, nearest = strcmp(mode, "nearest") == 0;
+    if (!linear && !nearest) return CPU_UNSUPPORTED;
+    for (int i = 2; i < r; i++) {
+        int64_t in = x->shape.d[i], out = y->shape.d[i];
+        float s = scales ? scales[i] : (float)out / (float)in;
+        if (linear) {
+            int hp = strcmp(ctm, "half_pixel") == 0 ||
+                     (strcmp(ctm, "pytorch_half_pixel") == 0 && out > 1);
+            if (!hp || s != (float)out / (float)in) return CPU_UNSUPPORTED;
+        } else {
+            if (out % in != 0 || s != (float)(out / in)) return CPU_UNSUPPORTED;
+            int ok = (strcmp(ctm, "asymmetric") == 0 && strcmp(nm, "floor") == 0) ||
+                     ((strcmp(ctm, "half_pixel") == 0 || strcmp(ctm, "pytorch_half_pixel") == 0) &&
+                      (strcmp(nm, "round_prefer_floor") == 0 ||
+                       strcmp(nm, "round_prefer_ceil") == 0));
+            if (!ok && out != in) return CPU_UNSUPPORTED;
+        }
+    }
+    (void)nd;
+    dnnl_memory_desc_t src_md, dst_md;
+    if (nn_cpu_md_tensor(c, c->n->inputs[0], &src_md) < 0 ||
+        nn_cpu_md_tensor(c, c->n->outputs[0], &dst_md) < 0)
+        return CPU_UNSUPPORTED;
+    dnnl_resampling_desc_t desc;
+    if (dnnl_resampling_forward_desc_init(&desc, dnnl_forward_inference,
+                                          linear ? dnnl_resampling_linear : dnnl_resampling_nearest,
+                                          NULL, &src_md, &dst_md) != dnnl_success)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd;
+    ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
+    if (st < 0) return st;
+    return simple_step(c, pd, &src_md, &dst_md, NULL);
+}
+
+/* ---- BatchNormalization ---------------------------------------------------------------------- */
+
+ffu_status nn_cpu_build_batch_norm(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y || n->ninputs != 5 || !nn_shape_equal(&x->shape, &y->shape)) return CPU_UNSUPPORTED;
+    if (n->noutputs > 1 && nn_out(c->g, n, 1)) return CPU_UNSUPPORTED;
+    int r = x->shape.rank;
+    if (r < 2 || r > 5) return CPU_UNSUPPORTED;
+    int64_t C = x->shape.d[1];
+    const nn_tensor *p[4];
+    for (int i = 0; i < 4; i++) {
+        p[i] = nn_in(c->g, n, i + 1);
+        if (!p[i] || p[i]->dtype != FFU_DTYPE_F32 || !nn_cpu_is_const(p[i]) ||
+            nn_shape_numel(&p[i]->shape) != C)
+            return CPU_UNSUPPORTED;
+    }
+    unsigned flags = dnnl_use_global_stats | dnnl_use_scale | dnnl_use_shift;
+    if (n->act.kind == NN_ACT_RELU) flags |= dnnl_fuse_norm_relu;
+    else if (n->act.kind != NN_ACT_NONE) return CPU_UNSUPPORTED;
+    dnnl_memory_desc_t md, cmd;
+    if (nn_cpu_md_tensor(c, c->n->inputs[0], &md) < 0 || nn_cpu_md_dims(&cmd, 1, &C, dnnl_f32) < 0)
+        return CPU_UNSUPPORTED;
+    dnnl_batch_normalization_desc_t desc;
+    if (dnnl_batch_normalization_forward_desc_init(&desc, dnnl_forward_inference, &md,
+                                                   nn_attr_float(n, "epsilon", 1e-5f),
+                                                   flags) != dnnl_success)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd;
+    ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
+    if (st < 0) return st;
+    cpu_step *s;
+    if ((st = simple_step(c, pd, &md, &md, &s)) < 0 || !s) return st;
+    static const int args[4] = {DNNL_ARG_SCALE, DNNL_ARG_SHIFT, DNNL_ARG_MEAN, DNNL_ARG_VARIANCE};
+    for (int i = 0; i < 4; i++)
+        if ((st = nn_cpu_step_arg(c, s, args[i], &cmd, CPU_BIND_FIXED, 0, 0, p[i]->data)) < 0)
+            return st;
+    return FFU_OK;
+}
+
+/* ---- PRelu -------------------------------------------------------------------------------- */
+
+ffu_status nn_cpu_build_prelu(cpu_ctx *c)
+{
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *sl = nn_cpu_f32_in(c, 1), *y = f32_out(c);
+    if (!x || !sl || !y || !nn_shape_equal(&x->shape, &y->shape)) return CPU_UNSUPPORTED;
+    int r = x->shape.rank;
+    if (r < 1 || sl->shape.rank > r) return CPU_UNSUPPORTED;
+    int64_t wd[DNNL_MAX_NDIMS];
+    for (int i = 0; i < r; i++) {
+        int j = i - (r - sl->shape.rank);
+        wd[i] = j >= 0 ? sl->shape.d[j] : 1;
+        if (wd[i] != 1 && wd[i] != x->shape.d[i]) return CPU_UNSUPPORTED;
+    }
+    dnnl_memory_desc_t md, wmd;
+    if (nn_cpu_md_tensor(c, c->n->inputs[0], &md) < 0 || nn_cpu_md_dims(&wmd, r, wd, dnnl_f32) < 0)
+        return CPU_UNSUPPORTED;
+    dnnl_prelu_desc_t desc;
+    if (dnnl_prelu_forward_desc_init(&desc, dnnl_forward_inference, &md, &wmd) != dnnl_success)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd;
+    ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
+    if (st < 0) return st;
+    cpu_step *s;
+    if ((st = simple_step(c, pd, &md, &md, &s)) < 0 || !s) return st;
+    if (nn_cpu_is_const(sl))
+        return nn_cpu_step_arg(c, s, DNNL_ARG_WEIGHTS, &wmd, CPU_BIND_FIXED, 0, 0, sl->data);
+    return nn_cpu_step_arg(c, s, DNNL_ARG_WEIGHTS, &wmd, CPU_BIND_IN, 1, 0, NULL);
+}
+
+/* ---- LRN ------------------------------------------------------------------------------------ */
+
+ffu_status nn_cpu_build_lrn(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y || !nn_shape_equal(&x->shape, &y->shape) || x->shape.rank < 3)
+        return CPU_UNSUPPORTED;
+    int64_t size = nn_attr_int(n, "size", 0);
+    /* ONNX's window is [c - (size-1)/2, c + ceil((size-1)/2)]: symmetric only when odd */
+    if (size < 1 || size % 2 == 0) return CPU_UNSUPPORTED;
+    dnnl_memory_desc_t md;
+    if (nn_cpu_md_tensor(c, c->n->inputs[0], &md) < 0) return CPU_UNSUPPORTED;
+    dnnl_lrn_desc_t desc;
+    if (dnnl_lrn_forward_desc_init(&desc, dnnl_forward_inference, dnnl_lrn_across_channels, &md,
+                                   size, nn_attr_float(n, "alpha", 1e-4f),
+                                   nn_attr_float(n, "beta", 0.75f),
+                                   nn_attr_float(n, "bias", 1.0f)) != dnnl_success)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd;
+    ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
+    if (st < 0) return st;
+    return simple_step(c, pd, &md, &md, NULL);
+}
+
+/* ---- Reduce --------------------------------------------------------------------------------- */
+
+ffu_status nn_cpu_build_reduce(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y || n->ninputs > 2) return CPU_UNSUPPORTED;
+    int r = x->shape.rank;
+    if (r < 1 || r > DNNL_MAX_NDIMS) return CPU_UNSUPPORTED;
+    int reduce[DNNL_MAX_NDIMS] = {0}, naxes = 0;
+    const nn_tensor *ax = nn_in(c->g, n, 1);
+    if (ax && nn_shape_numel(&ax->shape) > 0) {
+        if (ax->dtype != FFU_DTYPE_I64 || !nn_cpu_is_const(ax)) return CPU_UNSUPPORTED;
+        const int64_t *a = ax->data;
+        naxes = (int)nn_shape_numel(&ax->shape);
+        for (int i = 0; i < naxes; i++) {
+            int64_t v = a[i] < 0 ? a[i] + r : a[i];
+            if (v < 0 || v >= r) return CPU_UNSUPPORTED;
+            reduce[v] = 1;
+        }
+    } else {
+        int cnt;
+        const int64_t *a = nn_attr_ints(n, "axes", &cnt);
+        if (a && cnt > 0) { /* tolerate the attribute form too */
+            for (int i = 0; i < cnt; i++) {
+                int64_t v = a[i] < 0 ? a[i] + r : a[i];
+                if (v < 0 || v >= r) return CPU_UNSUPPORTED;
+                reduce[v] = 1;
+            }
+            naxes = cnt;
+        } else {
+            if (nn_attr_int(n, "noop_with_empty_axes", 0)) return CPU_UNSUPPORTED;
+            for (int i = 0; i < r; i++) reduce[i] = 1;
+            naxes = r;
+        }
+    }
+    int64_t dd[DNNL_MAX_NDIMS], numel = 1;
+    for (int i = 0; i < r; i++) {
+        dd[i] = reduce[i] ? 1 : x->shape.d[i];
+        numel *= dd[i];
+    }
+    if (numel != nn_shape_numel(&y->shape)) return CPU_UNSUPPORTED;
+    dnnl_alg_kind_t alg;
+    float p = 0;
+    switch (n->op) {
+    case NN_OP_REDUCE_MEAN: alg = dnnl_reduction_mean; break;
+    case NN_OP_REDUCE_SUM: alg = dnnl_reduction_sum; break;
+    case NN_OP_REDUCE_MAX: alg = dnnl_reduction_max; break;
+    case NN_OP_REDUCE_MIN: alg = dnnl_reduction_min; break;
+    case NN_OP_REDUCE_PROD: alg = dnnl_reduction_mul; break;
+    case NN_OP_REDUCE_L1: alg = dnnl_reduction_norm_lp_sum, p = 1; break;
+    case NN_OP_REDUCE_L2: alg = dnnl_reduction_norm_lp_sum, p = 2; break;
+    case NN_OP_REDUCE_SUM_SQUARE: alg = dnnl_reduction_norm_lp_power_p_sum, p = 2; break;
+    default: return CPU_UNSUPPORTED;
+    }
+    dnnl_memory_desc_t src_md, dst_md;
+    if (nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) < 0 ||
+        nn_cpu_md_dims(&dst_md, r, dd, dnnl_f32) < 0)
+        return CPU_UNSUPPORTED;
+    dnnl_reduction_desc_t desc;
+    if (dnnl_reduction_desc_init(&desc, alg, &src_md, &dst_md, p, 0.0f) != dnnl_success)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd;
+    ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
+    if (st < 0) return st;
+    return simple_step(c, pd, &src_md, &dst_md, NULL);
+}
+
+#endif

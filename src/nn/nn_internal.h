@@ -1,0 +1,100 @@
+/* Private structures of the engine's runtime: what a model and a session hold, and the
+ * calls that tie the loaders, the passes (passes.c), the memory planner (plan.c) and
+ * the sessions (session.c) together. Nothing here is public API. */
+#ifndef FFU_NN_INTERNAL_H
+#define FFU_NN_INTERNAL_H
+
+#include "backend.h"
+
+/* Largest model file we read (ONNX's protobuf limit is 2 GiB). */
+#define NN_MAX_MODEL_BYTES ((size_t)2 << 30)
+/* Largest TF.js weights total (all shards together). */
+#define NN_MAX_WEIGHTS_BYTES ((size_t)2 << 30)
+/* Largest tensor constant folding may create (bigger results stay run-time nodes). */
+#define NN_MAX_FOLD_BYTES ((size_t)64 << 20)
+
+struct ffu_nn_model {
+    nn_graph *g;          /* optimised, topologically sorted; immutable after load */
+    int *inputs, ninputs; /* tensor indices of the non-constant graph inputs */
+    void *blob;           /* the file bytes (constants may borrow from them) */
+    void *wblob;          /* TF.js weights */
+    int64_t flops;        /* at declared shapes (dynamic dims = 1); -1 if unknown */
+    size_t param_bytes;   /* constant data the nodes read */
+    int64_t params;       /* elements of float constants */
+};
+
+/* ---- model.c ----------------------------------------------------------------------- */
+
+/* A model around a hand-built graph (tests, tools): runs the load passes. Takes
+ * ownership of g, also on error. */
+ffu_status nn_model_from_graph(nn_graph *g, ffu_nn_model **out);
+
+/* ---- passes.c ---------------------------------------------------------------------- */
+
+/* The load pipeline on a freshly loaded graph: toposort -> nn_rewrite_patterns ->
+ * nn_rewrite_transposes -> fold constants -> nn_fuse -> Identity removal -> dead-node
+ * removal. The other engineers' passes run only when they are linked in. */
+ffu_status nn_passes_run(nn_graph *g);
+/* Retypes f16/bf16 constants and activations to f32, keeping declared f16 inputs and
+ * outputs through Cast nodes at the edges (promote.c). */
+ffu_status nn_promote_f16(nn_graph *g);
+
+/* FFU_ERR_UNSUPPORTED naming the first op (and node) without a definition. */
+ffu_status nn_check_ops(const nn_graph *g);
+
+/* If every input of node i is constant (and it has a ref kernel), runs shape
+ * inference and the ref kernel now and turns its outputs into constants whose data
+ * lives in `arena`. *folded = 1 when it did; the node itself stays (dead-node removal
+ * drops it). Results over NN_MAX_FOLD_BYTES are left alone. */
+ffu_status nn_fold_node(nn_graph *g, int i, ffu_arena *arena, int *folded);
+
+/* Drops Identity nodes (rewiring consumers), then nodes no graph output depends on. */
+ffu_status nn_remove_identity(nn_graph *g);
+ffu_status nn_remove_dead(nn_graph *g);
+/* Removes the nodes whose keep[i] is 0, preserving order and fixing producers. */
+void nn_graph_compact(nn_graph *g, const unsigned char *keep);
+
+/* Floating-point operations of one node at its current (known) shapes; 0 for data
+ * movement, -1 when shapes are unknown. Multiply-adds count as 2. */
+int64_t nn_node_flops(const nn_graph *g, const nn_node *n);
+
+/* ---- session.c --------------------------------------------------------------------- */
+
+/* Clones src, gives its non-constant inputs the shapes in in_shapes (in the order of
+ * the graph's input list, constant inputs skipped), infers every shape in order,
+ * folds nodes whose inputs are all constant (data in fold_arena) and drops folded and
+ * dead nodes. Every remaining tensor has a known shape. *nfolded counts folded nodes.
+ * values (may be NULL): per input, NULL or data that makes the input a constant for
+ * this plan ("bound" inputs: shapes that depend on an input's value). When a shape
+ * stays unknown because it depends on non-constant data, *data_dependent is set
+ * (with FFU_ERR_UNSUPPORTED naming the node). */
+ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
+                               void *const *values, int nin, ffu_arena *fold_arena,
+                               nn_graph **out, int *nfolded, int *data_dependent);
+
+/* ---- plan.c ------------------------------------------------------------------------- */
+
+typedef struct nn_plan_stats {
+    size_t arena_bytes;   /* size of the activation arena (every offset + size fits) */
+    size_t io_bytes;      /* of which dedicated to graph inputs and outputs */
+    size_t naive_bytes;   /* sum of all activation sizes (what no reuse would need) */
+    int ntensors;         /* activations planned */
+    int nviews;           /* view nodes that alias their input (not run) */
+    int ninplace;         /* elementwise nodes writing over their input */
+} nn_plan_stats;
+
+/* Plans the activation memory of a specialised graph (every shape known, nodes in
+ * execution order): sets tensor->offset (bytes into one 64-byte aligned arena) and
+ * tensor->alias (root tensor whose memory a view or in-place output shares, -1
+ * otherwise; the alias carries the root's offset). Constants keep offset -1.
+ * Graph inputs and outputs get dedicated regions; other blocks are reused best-fit
+ * once their last reader ran. `allow_alias` 0 disables views and in-place (tests). */
+ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats);
+
+/* 1 if node i of a planned graph needs no run: a view whose output aliases input 0. */
+int nn_plan_node_is_view(const nn_graph *g, const nn_node *n);
+
+/* Bytes a tensor occupies (numel * element size), 0 if the shape is unknown. */
+size_t nn_tensor_bytes(const nn_tensor *t);
+
+#endif

@@ -1,0 +1,853 @@
+/* The ONNX loader's upper half: ModelProto -> nn_graph.
+ *
+ * Three passes over the GraphProto: (1) every named value becomes a tensor --
+ * initializers and Constant nodes as constants, graph inputs, node outputs -- so nodes
+ * may refer to values defined later in the file (ONNX allows any order); (2) every
+ * other node becomes a graph node, rewritten into the canonical op form of ops.def
+ * (the newest opset: attributes that later opsets turned into inputs become constant
+ * inputs, Upsample becomes Resize, ...); (3) graph outputs are marked and the nodes are
+ * sorted topologically. docs/NN_ONNX.md lists the rewrites. */
+#include <float.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_internal.h"
+
+/* ---- a name -> pointer map over strings owned by the parsed message ---------------------- */
+
+typedef struct smap {
+    const char **keys;
+    const void **vals;
+    size_t cap; /* power of two */
+} smap;
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static int smap_init(smap *m, size_t n)
+{
+    m->cap = 16;
+    while (m->cap < 2 * n + 1) m->cap *= 2;
+    m->keys = calloc(m->cap, sizeof *m->keys);
+    m->vals = calloc(m->cap, sizeof *m->vals);
+    return m->keys && m->vals ? 0 : -1;
+}
+
+static void smap_free(smap *m)
+{
+    free(m->keys);
+    free(m->vals);
+}
+
+/* Keeps the first value for a key (insertions never exceed the size given to init). */
+static void smap_put(smap *m, const char *k, const void *v)
+{
+    size_t mask = m->cap - 1, h = hash_str(k) & mask;
+    for (; m->keys[h]; h = (h + 1) & mask)
+        if (strcmp(m->keys[h], k) == 0) return;
+    m->keys[h] = k;
+    m->vals[h] = v;
+}
+
+static const void *smap_get(const smap *m, const char *k)
+{
+    size_t mask = m->cap - 1, h = hash_str(k) & mask;
+    for (; m->keys[h]; h = (h + 1) & mask)
+        if (strcmp(m->keys[h], k) == 0) return m->vals[h];
+    return NULL;
+}
+
+/* ---- loader state ------------------------------------------------------------------------ */
+
+typedef struct loader {
+    nn_graph *g;
+    const Onnx__GraphProto *gp;
+    int opset;
+    smap vinfo; /* name -> ValueInfoProto (graph inputs, outputs, value_info): type hints */
+    smap used;  /* names read by some node or listed as graph outputs (value: non-NULL) */
+} loader;
+
+#define S onnx_str
+
+static const Onnx__AttributeProto *find_attr(const Onnx__NodeProto *np, const char *name)
+{
+    for (size_t i = 0; i < np->n_attribute; i++)
+        if (np->attribute[i] && strcmp(S(np->attribute[i]->name), name) == 0)
+            return np->attribute[i];
+    return NULL;
+}
+
+static ffu_status node_err(const Onnx__NodeProto *np, ffu_status s, const char *fmt, ...)
+    FFU_PRINTF(3, 4);
+static ffu_status node_err(const Onnx__NodeProto *np, ffu_status s, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return ffu_error_set(s, "ONNX node '%s' (%s): %s", S(np->name), S(np->op_type), msg);
+}
+
+/* Type of a ValueInfoProto: dtype (UNDEFINED when absent) and shape (rank -1 when
+ * absent; dim_param and unknown dims -1). Non-tensor types are unsupported. */
+static ffu_status value_type(const Onnx__ValueInfoProto *vi, const char *what, ffu_dtype *dt,
+                             nn_shape *shape)
+{
+    *dt = FFU_DTYPE_UNDEFINED;
+    shape->rank = -1;
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return FFU_OK;
+    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s '%s' is not a tensor (sequence, map, "
+                             "optional and sparse values are not supported)", what, S(vi->name));
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    if (tt->has_elem_type && tt->elem_type != 0) {
+        *dt = nn_onnx_dtype(tt->elem_type);
+        if (*dt == FFU_DTYPE_UNDEFINED)
+            return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s '%s': ONNX data type %d is not supported",
+                                 what, S(vi->name), tt->elem_type);
+    }
+    if (!tt->shape) return FFU_OK;
+    if (tt->shape->n_dim > FFU_NN_MAX_RANK)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s '%s': rank %zu is above the limit of %d", what,
+                             S(vi->name), tt->shape->n_dim, FFU_NN_MAX_RANK);
+    shape->rank = (int)tt->shape->n_dim;
+    for (int i = 0; i < shape->rank; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        shape->d[i] = -1;
+        if (d && d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            if (d->dim_value < 0)
+                return ffu_error_set(FFU_ERR_FORMAT, "%s '%s': negative dimension %lld", what,
+                                     S(vi->name), (long long)d->dim_value);
+            shape->d[i] = d->dim_value;
+        }
+    }
+    return FFU_OK;
+}
+
+/* Element type of tensor t: its own, else the file's value_info (hint), else UNDEFINED. */
+static ffu_dtype dtype_hint(const loader *L, int t, nn_shape *shape)
+{
+    const nn_tensor *x = &L->g->tensors[t];
+    if (shape) *shape = x->shape;
+    if (x->dtype != FFU_DTYPE_UNDEFINED) return x->dtype;
+    const Onnx__ValueInfoProto *vi = smap_get(&L->vinfo, x->name);
+    ffu_dtype dt = FFU_DTYPE_UNDEFINED;
+    nn_shape s;
+    if (vi && value_type(vi, "value", &dt, &s) == FFU_OK && shape) *shape = s;
+    ffu_error_clear();
+    return dt;
+}
+
+/* ---- constants made by the rewrites -------------------------------------------------------- */
+
+static int add_const(loader *L, const Onnx__NodeProto *np, const char *what, ffu_dtype dt,
+                     const nn_shape *shape, const void *data, size_t nbytes)
+{
+    char base[200], buf[256];
+    snprintf(base, sizeof base, "%s/%s", np->name && *np->name ? np->name : S(np->op_type), what);
+    return nn_graph_add_const(L->g, onnx_unique_name(L->g, base, buf, sizeof buf), dt, shape,
+                              data, nbytes, NN_COPY);
+}
+
+static int add_i64s(loader *L, const Onnx__NodeProto *np, const char *what, const int64_t *v,
+                    size_t n)
+{
+    nn_shape s = {.rank = 1, .d = {(int64_t)n}};
+    return add_const(L, np, what, FFU_DTYPE_I64, &s, v, n * sizeof(int64_t));
+}
+
+static int add_f32s(loader *L, const Onnx__NodeProto *np, const char *what, const float *v,
+                    size_t n)
+{
+    nn_shape s = {.rank = 1, .d = {(int64_t)n}};
+    return add_const(L, np, what, FFU_DTYPE_F32, &s, v, n * sizeof(float));
+}
+
+/* A scalar of the element type of tensor `like` (f32 when that is not known yet):
+ * Clip's min/max and Pad's value must match the data's type. */
+static int add_scalar_like(loader *L, const Onnx__NodeProto *np, const char *what, float v,
+                           int like)
+{
+    ffu_dtype dt = dtype_hint(L, like, NULL);
+    if (dt == FFU_DTYPE_UNDEFINED) dt = FFU_DTYPE_F32;
+    uint64_t buf = 0;
+    if (nn_convert(&v, FFU_DTYPE_F32, &buf, dt, 1) < 0) return FFU_ERR_UNSUPPORTED;
+    nn_shape s = {.rank = 0};
+    return add_const(L, np, what, dt, &s, &buf, ffu_dtype_size(dt));
+}
+
+/* ---- pass 1: Constant nodes --------------------------------------------------------------- */
+
+static int add_constant_node(loader *L, const Onnx__NodeProto *np)
+{
+    if (np->n_output != 1 || !*np->output[0])
+        return node_err(np, FFU_ERR_FORMAT, "a Constant needs exactly one named output");
+    const char *out = np->output[0];
+    char what[300];
+    snprintf(what, sizeof what, "Constant '%s'", out);
+    if (np->n_attribute != 1 || !np->attribute[0])
+        return node_err(np, FFU_ERR_FORMAT, "a Constant needs exactly one value attribute");
+    const Onnx__AttributeProto *a = np->attribute[0];
+    const char *n = S(a->name);
+    if (strcmp(n, "value") == 0) {
+        if (!a->t) return node_err(np, FFU_ERR_FORMAT, "'value' holds no tensor");
+        return onnx_tensor_add(L->g, a->t, out, what);
+    }
+    nn_shape scalar = {.rank = 0}, list = {.rank = 1, .d = {0}};
+    if (strcmp(n, "value_float") == 0)
+        return nn_graph_add_const(L->g, out, FFU_DTYPE_F32, &scalar, &a->f, sizeof(float), NN_COPY);
+    if (strcmp(n, "value_int") == 0)
+        return nn_graph_add_const(L->g, out, FFU_DTYPE_I64, &scalar, &a->i, sizeof(int64_t),
+                                  NN_COPY);
+    if (strcmp(n, "value_floats") == 0) {
+        list.d[0] = (int64_t)a->n_floats;
+        return nn_graph_add_const(L->g, out, FFU_DTYPE_F32, &list, a->n_floats ? (void *)a->floats : "",
+                                  a->n_floats * sizeof(float), NN_COPY);
+    }
+    if (strcmp(n, "value_ints") == 0) {
+        list.d[0] = (int64_t)a->n_ints;
+        return nn_graph_add_const(L->g, out, FFU_DTYPE_I64, &list, a->n_ints ? (void *)a->ints : "",
+                                  a->n_ints * sizeof(int64_t), NN_COPY);
+    }
+    return node_err(np, FFU_ERR_UNSUPPORTED, "a Constant with attribute '%s' is not supported", n);
+}
+
+/* ---- pass 2: attributes --------------------------------------------------------------------- */
+
+static const char *attr_type_name(int t)
+{
+    static const char *const names[] = {"undefined", "float",  "int",    "string", "tensor",
+                                        "graph",     "floats", "ints",   "strings", "tensors",
+                                        "graphs",    "sparse tensor", "sparse tensors",
+                                        "type proto", "type protos"};
+    return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "unknown";
+}
+
+/* Copies one attribute onto node `node` (TENSOR attributes become constant tensors). */
+static ffu_status copy_attr(loader *L, const Onnx__NodeProto *np, int node,
+                            const Onnx__AttributeProto *a)
+{
+    nn_graph *g = L->g;
+    const char *name = a->name;
+    int type = a->has_type ? (int)a->type : 0;
+    if (type == 0) { /* IR version 1 files may leave the type out: infer it */
+        type = a->has_f   ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
+             : a->has_i   ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT
+             : a->has_s   ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING
+             : a->t       ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR
+             : a->n_floats ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS
+             : a->n_ints  ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS
+             : a->n_strings ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS
+                          : 0;
+        if (!type) return node_err(np, FFU_ERR_FORMAT, "attribute '%s' has no value", name);
+    }
+    switch (type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: return nn_node_set_float(g, node, name, a->f);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: return nn_node_set_int(g, node, name, a->i);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: {
+        char *s = ffu_arena_strndup(g->arena, a->s.len ? (const char *)a->s.data : "", a->s.len);
+        if (!s) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        return nn_node_set_string(g, node, name, s);
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+        if (a->n_floats > ONNX_MAX_ITEMS) break;
+        return nn_node_set_floats(g, node, name, a->floats, (int)a->n_floats);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+        if (a->n_ints > ONNX_MAX_ITEMS) break;
+        return nn_node_set_ints(g, node, name, a->ints, (int)a->n_ints);
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: {
+        if (a->n_strings > ONNX_MAX_ITEMS) break;
+        const char **v = ffu_arena_alloc(g->arena, sizeof(char *) * (a->n_strings + 1));
+        if (!v) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < a->n_strings; i++) {
+            const ProtobufCBinaryData *b = &a->strings[i];
+            v[i] = ffu_arena_strndup(g->arena, b->len ? (const char *)b->data : "", b->len);
+            if (!v[i]) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        }
+        return nn_node_set_strings(g, node, name, v, (int)a->n_strings);
+    }
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
+        if (!a->t) return node_err(np, FFU_ERR_FORMAT, "tensor attribute '%s' holds no tensor", name);
+        char base[200], buf[256], what[300];
+        snprintf(base, sizeof base, "%s/%s", np->name && *np->name ? np->name : S(np->op_type), name);
+        onnx_unique_name(g, base, buf, sizeof buf);
+        snprintf(what, sizeof what, "attribute '%s' of node '%s'", name, S(np->name));
+        int t = onnx_tensor_add(g, a->t, buf, what);
+        if (t < 0) return t;
+        return nn_node_set_tensor(g, node, name, t);
+    }
+    default:
+        return node_err(np, FFU_ERR_UNSUPPORTED, "attribute '%s' of type %s is not supported", name,
+                        attr_type_name(type));
+    }
+    return node_err(np, FFU_ERR_TOO_LARGE, "attribute '%s' is too long", name);
+}
+
+/* ---- pass 2: canonical forms ---------------------------------------------------------------- */
+
+/* A node on its way into the graph: op, inputs (grown by the rewrites), attributes the
+ * rewrites consumed (not copied) and attributes they set. */
+#define MAX_SKIP 4
+typedef struct pending {
+    nn_op op;
+    int *in;
+    int nin, cap_in;
+    const char *skip[MAX_SKIP];
+    int nskip;
+} pending;
+
+static void skip_attr(pending *p, const char *name)
+{
+    if (p->nskip < MAX_SKIP) p->skip[p->nskip++] = name;
+}
+
+/* Sets input slot i (growing the list with omitted inputs as needed). */
+static void set_input(pending *p, int i, int t)
+{
+    while (p->nin <= i) p->in[p->nin++] = -1;
+    p->in[i] = t;
+}
+
+static int is_reduce(nn_op op)
+{
+    switch (op) {
+    case NN_OP_REDUCE_MEAN: case NN_OP_REDUCE_SUM: case NN_OP_REDUCE_MAX: case NN_OP_REDUCE_MIN:
+    case NN_OP_REDUCE_PROD: case NN_OP_REDUCE_L1: case NN_OP_REDUCE_L2:
+    case NN_OP_REDUCE_SUM_SQUARE: return 1;
+    default: return 0;
+    }
+}
+
+/* "ints" attribute `name` as a constant i64 input at slot; returns 1 if it was there,
+ * 0 if absent, < 0 on error. */
+static int ints_to_input(loader *L, const Onnx__NodeProto *np, pending *p, const char *name,
+                         int slot)
+{
+    const Onnx__AttributeProto *a = find_attr(np, name);
+    skip_attr(p, name);
+    if (!a) return 0;
+    if (a->n_ints > ONNX_MAX_ITEMS) return node_err(np, FFU_ERR_TOO_LARGE, "'%s' is too long", name);
+    int t = add_i64s(L, np, name, a->ints, a->n_ints);
+    if (t < 0) return t;
+    set_input(p, slot, t);
+    return 1;
+}
+
+/* Input slot holding a constant with no elements -> omitted (Resize's roi/scales). */
+static void drop_empty_const(loader *L, pending *p, int slot)
+{
+    if (slot < p->nin && p->in[slot] >= 0) {
+        const nn_tensor *t = &L->g->tensors[p->in[slot]];
+        if ((t->flags & NN_T_CONST) && t->nbytes == 0) p->in[slot] = -1;
+    }
+}
+
+/* Split with num_outputs (opset 18): the sizes when the split dimension is known now;
+ * otherwise the attribute stays for the kernel. Returns < 0 on error. */
+static int split_num_outputs(loader *L, const Onnx__NodeProto *np, pending *p, int nout)
+{
+    const Onnx__AttributeProto *a = find_attr(np, "num_outputs");
+    if (!a || (p->nin > 1 && p->in[1] >= 0)) return 0;
+    if (a->i != nout)
+        return node_err(np, FFU_ERR_FORMAT, "num_outputs %lld but %d outputs", (long long)a->i,
+                        nout);
+    nn_shape s;
+    if (p->nin < 1 || p->in[0] < 0) return 0;
+    dtype_hint(L, p->in[0], &s);
+    const Onnx__AttributeProto *ax = find_attr(np, "axis");
+    int64_t axis = ax ? ax->i : 0;
+    if (s.rank <= 0 || axis < -s.rank || axis >= s.rank) return 0;
+    if (axis < 0) axis += s.rank;
+    int64_t dim = s.d[axis], chunk = (dim + nout - 1) / nout;
+    if (dim < 0 || dim - chunk * (nout - 1) < 0) return 0;
+    int64_t sizes[64];
+    if (nout > 64) return 0;
+    for (int i = 0; i < nout; i++) sizes[i] = i < nout - 1 ? chunk : dim - chunk * (nout - 1);
+    int t = add_i64s(L, np, "split", sizes, (size_t)nout);
+    if (t < 0) return t;
+    set_input(p, 1, t);
+    skip_attr(p, "num_outputs");
+    return 0;
+}
+
+/* Rewrites p (op, inputs, consumed attributes) into the canonical form for this
+ * model's opset. Attributes it sets itself are applied after the copy (see below). */
+static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p, int nout)
+{
+    int opset = L->opset;
+    int r = 0;
+    const Onnx__AttributeProto *a;
+    switch (p->op) {
+    case NN_OP_CLIP:
+        if (opset < 11) {
+            skip_attr(p, "min");
+            skip_attr(p, "max");
+            if ((a = find_attr(np, "min"))) {
+                if ((r = add_scalar_like(L, np, "min", a->f, p->in[0])) < 0) return r;
+                set_input(p, 1, r);
+            }
+            if ((a = find_attr(np, "max"))) {
+                if ((r = add_scalar_like(L, np, "max", a->f, p->in[0])) < 0) return r;
+                set_input(p, 2, r);
+            }
+        }
+        break;
+    case NN_OP_SLICE:
+        if (opset < 10) {
+            if (!find_attr(np, "starts") || !find_attr(np, "ends"))
+                return node_err(np, FFU_ERR_FORMAT, "Slice needs 'starts' and 'ends'");
+            if ((r = ints_to_input(L, np, p, "starts", 1)) < 0 ||
+                (r = ints_to_input(L, np, p, "ends", 2)) < 0 ||
+                (r = ints_to_input(L, np, p, "axes", 3)) < 0)
+                return r;
+        }
+        break;
+    case NN_OP_PAD:
+        if (opset < 11) {
+            if (!find_attr(np, "pads")) return node_err(np, FFU_ERR_FORMAT, "Pad needs 'pads'");
+            if ((r = ints_to_input(L, np, p, "pads", 1)) < 0) return r;
+            skip_attr(p, "value");
+            if ((a = find_attr(np, "value")) && a->f != 0) {
+                if ((r = add_scalar_like(L, np, "value", a->f, p->in[0])) < 0) return r;
+                set_input(p, 2, r);
+            }
+        }
+        break;
+    case NN_OP_SQUEEZE:
+    case NN_OP_UNSQUEEZE:
+        if (opset < 13 && (r = ints_to_input(L, np, p, "axes", 1)) < 0) return r;
+        break;
+    case NN_OP_SPLIT:
+        if (opset < 13 && (r = ints_to_input(L, np, p, "split", 1)) < 0) return r;
+        if (opset >= 18 && (r = split_num_outputs(L, np, p, nout)) < 0) return r;
+        break;
+    case NN_OP_UPSAMPLE:
+        /* Upsample = Resize with asymmetric coordinates; nearest picks floor (the ONNX
+         * version converter's mapping). Opset 7/8 carry scales as an attribute. */
+        p->op = NN_OP_RESIZE;
+        skip_attr(p, "mode");
+        if (opset < 9) {
+            skip_attr(p, "scales");
+            if (!(a = find_attr(np, "scales")))
+                return node_err(np, FFU_ERR_FORMAT, "Upsample needs 'scales'");
+            if ((r = add_f32s(L, np, "scales", a->floats, a->n_floats)) < 0) return r;
+            p->nin = 1;
+            set_input(p, 2, r);
+        } else {
+            if (p->nin < 2 || p->in[1] < 0)
+                return node_err(np, FFU_ERR_FORMAT, "Upsample needs scales");
+            int scales = p->in[1];
+            p->nin = 1;
+            set_input(p, 2, scales);
+        }
+        break;
+    case NN_OP_RESIZE:
+        if (opset < 11) {
+            if (p->nin != 2) return node_err(np, FFU_ERR_FORMAT, "Resize-10 needs 2 inputs");
+            int scales = p->in[1];
+            p->nin = 1;
+            set_input(p, 2, scales);
+            skip_attr(p, "mode");
+        }
+        drop_empty_const(L, p, 1);
+        drop_empty_const(L, p, 2);
+        drop_empty_const(L, p, 3);
+        while (p->nin > 1 && p->in[p->nin - 1] < 0) p->nin--;
+        break;
+    case NN_OP_SOFTMAX:
+    case NN_OP_LOG_SOFTMAX:
+        if (opset < 13) skip_attr(p, "axis");
+        break;
+    case NN_OP_CAST:
+        skip_attr(p, "to");
+        if (!(a = find_attr(np, "to"))) return node_err(np, FFU_ERR_FORMAT, "Cast needs 'to'");
+        if (nn_onnx_dtype((int)a->i) == FFU_DTYPE_UNDEFINED || a->i != (int)a->i)
+            return node_err(np, FFU_ERR_UNSUPPORTED, "Cast to ONNX data type %lld is not supported",
+                            (long long)a->i);
+        break;
+    case NN_OP_BATCH_NORM:
+        if ((a = find_attr(np, "training_mode")) && a->i)
+            return node_err(np, FFU_ERR_UNSUPPORTED, "training mode is not supported");
+        if ((a = find_attr(np, "spatial")) && a->i == 0)
+            return node_err(np, FFU_ERR_UNSUPPORTED, "spatial=0 is not supported");
+        skip_attr(p, "spatial");
+        skip_attr(p, "training_mode");
+        break;
+    default:
+        if (is_reduce(p->op) && opset < (p->op == NN_OP_REDUCE_SUM ? 13 : 18) &&
+            (r = ints_to_input(L, np, p, "axes", 1)) < 0)
+            return r;
+        break;
+    }
+    return FFU_OK;
+}
+
+/* Attributes the canonical form sets after the file's own were copied. */
+static ffu_status canonical_attrs(loader *L, const Onnx__NodeProto *np, int node, nn_op file_op)
+{
+    nn_graph *g = L->g;
+    nn_node *n = &g->nodes[node];
+    const Onnx__AttributeProto *a;
+    ffu_status st = FFU_OK;
+    switch (file_op) {
+    case NN_OP_UPSAMPLE:
+    case NN_OP_RESIZE: {
+        if (file_op == NN_OP_RESIZE && L->opset >= 11) break;
+        char mode[32] = "nearest";
+        if ((a = find_attr(np, "mode")) && a->has_s && a->s.len)
+            snprintf(mode, sizeof mode, "%.*s", (int)(a->s.len < 31 ? a->s.len : 31),
+                     (const char *)a->s.data);
+        if (strcmp(mode, "bilinear") == 0) snprintf(mode, sizeof mode, "linear");
+        if ((st = nn_node_set_string(g, node, "mode", mode)) < 0 ||
+            (st = nn_node_set_string(g, node, "coordinate_transformation_mode", "asymmetric")) < 0)
+            return st;
+        if (strcmp(mode, "nearest") == 0) st = nn_node_set_string(g, node, "nearest_mode", "floor");
+        break;
+    }
+    case NN_OP_SOFTMAX:
+    case NN_OP_LOG_SOFTMAX:
+        if (L->opset < 13) {
+            a = find_attr(np, "axis");
+            if ((st = nn_node_set_int(g, node, "axis", a ? a->i : 1)) < 0) return st;
+            st = nn_node_set_int(g, node, "_coerce_2d", 1);
+        }
+        break;
+    case NN_OP_CAST:
+        st = nn_node_set_int(g, node, "to", nn_onnx_dtype((int)find_attr(np, "to")->i));
+        break;
+    case NN_OP_CONSTANT_OF_SHAPE: {
+        const nn_attr *v = nn_node_attr(n, "value");
+        if (!v) { /* default: one f32 zero, so kernels always find the value */
+            nn_shape s = {.rank = 1, .d = {1}};
+            float zero = 0;
+            int t = add_const(L, np, "value", FFU_DTYPE_F32, &s, &zero, sizeof zero);
+            if (t < 0) return t;
+            st = nn_node_set_tensor(g, node, "value", t);
+        } else if (v->type != NN_ATTR_TENSOR || nn_shape_numel(&g->tensors[v->tensor].shape) != 1) {
+            st = node_err(np, FFU_ERR_FORMAT, "'value' must be a one-element tensor");
+        }
+        break;
+    }
+    default: break;
+    }
+    return st;
+}
+
+/* Outputs of a node that the canonical form drops (Dropout's mask, BatchNormalization's
+ * training statistics): index of the first one, or n_output when none is dropped. */
+static size_t kept_outputs(nn_op op, const Onnx__NodeProto *np)
+{
+    if ((op == NN_OP_IDENTITY || op == NN_OP_BATCH_NORM) && np->n_output > 1) return 1;
+    return np->n_output;
+}
+
+static nn_op file_op(const Onnx__NodeProto *np)
+{
+    const char *t = S(np->op_type);
+    /* ops.def names that are not ONNX operators must not be accepted from a file */
+    if (!strcmp(t, "Rsqrt") || !strcmp(t, "Square") || !strcmp(t, "Relu6")) return NN_OP_NONE;
+    if (!strcmp(t, "Dropout")) return NN_OP_IDENTITY;
+    return nn_op_from_name(t);
+}
+
+static ffu_status add_node(loader *L, const Onnx__NodeProto *np, int *scratch_out)
+{
+    nn_graph *g = L->g;
+    nn_op op = file_op(np);
+    int is_dropout = strcmp(S(np->op_type), "Dropout") == 0;
+    pending p = {.op = op, .cap_in = (int)np->n_input + 8};
+    p.in = malloc(sizeof(int) * (size_t)p.cap_in);
+    if (!p.in) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    ffu_status st = FFU_OK;
+    for (size_t i = 0; i < np->n_input; i++) {
+        const char *name = np->input[i];
+        int t = -1;
+        if (*name && (t = nn_graph_find(g, name)) < 0) {
+            st = node_err(np, FFU_ERR_FORMAT, "input '%s' is not defined", name);
+            goto out;
+        }
+        p.in[p.nin++] = t;
+    }
+    if (is_dropout) p.nin = p.nin ? 1 : 0; /* ratio, training_mode: not at inference */
+    if (p.nin < 1 || p.in[0] < 0) { /* no op of ops.def works without its first input */
+        st = node_err(np, FFU_ERR_FORMAT, "first input missing");
+        goto out;
+    }
+
+    /* outputs: trailing unnamed ones dropped, unnamed ones in between anonymous */
+    size_t nout = kept_outputs(op, np);
+    while (nout > 0 && !*np->output[nout - 1]) nout--;
+    if (nout == 0) {
+        st = node_err(np, FFU_ERR_FORMAT, "no outputs");
+        goto out;
+    }
+    for (size_t j = 0; j < nout; j++) {
+        int t = *np->output[j] ? nn_graph_find(g, np->output[j]) : -1;
+        if (t < 0) {
+            char base[200], buf[256];
+            snprintf(base, sizeof base, "%s/unused%zu", np->name && *np->name ? np->name : "_", j);
+            t = nn_graph_add_tensor(g, onnx_unique_name(g, base, buf, sizeof buf),
+                                    FFU_DTYPE_UNDEFINED, NULL);
+            if (t < 0) {
+                st = t;
+                goto out;
+            }
+        }
+        scratch_out[j] = t;
+    }
+
+    if ((st = canonicalize(L, np, &p, (int)nout)) < 0) goto out;
+    int node = nn_graph_add_node(g, p.op, S(np->name), p.in, p.nin, scratch_out, (int)nout);
+    if (node < 0) {
+        st = node;
+        goto out;
+    }
+    if (!is_dropout) /* Dropout's ratio and seed have no meaning for Identity */
+        for (size_t i = 0; i < np->n_attribute; i++) {
+            const Onnx__AttributeProto *a = np->attribute[i];
+            if (!a || !a->name || !*a->name) {
+                st = node_err(np, FFU_ERR_FORMAT, "attribute without a name");
+                goto out;
+            }
+            int skip = 0;
+            for (int k = 0; k < p.nskip; k++) skip |= strcmp(p.skip[k], a->name) == 0;
+            if (!skip && (st = copy_attr(L, np, node, a)) < 0) goto out;
+        }
+    st = canonical_attrs(L, np, node, op == NN_OP_IDENTITY ? NN_OP_NONE : op);
+out:
+    free(p.in);
+    return st;
+}
+
+/* ---- the model ------------------------------------------------------------------------------- */
+
+static ffu_status check_node(const Onnx__NodeProto *np)
+{
+    const char *dom = S(np->domain);
+    if (!np->op_type || !*np->op_type)
+        return ffu_error_set(FFU_ERR_FORMAT, "ONNX node '%s' has no op_type", S(np->name));
+    if (*dom && strcmp(dom, "ai.onnx") != 0)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "unsupported op '%s' of domain '%s' (node '%s')",
+                             np->op_type, dom, S(np->name));
+    if (file_op(np) == NN_OP_NONE)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "unsupported op '%s' (node '%s')", np->op_type,
+                             S(np->name));
+    if (np->n_input > ONNX_MAX_ITEMS || np->n_output > ONNX_MAX_ITEMS ||
+        np->n_attribute > ONNX_MAX_ITEMS)
+        return node_err(np, FFU_ERR_TOO_LARGE, "too many inputs, outputs or attributes");
+    return FFU_OK;
+}
+
+/* Domains and op names first: "unsupported op" is the most useful thing to say about a
+ * model that is also wrong in other ways (a conformance runner counts it as such). */
+static ffu_status check_nodes(const Onnx__GraphProto *gp)
+{
+    if (gp->n_node > ONNX_MAX_ITEMS)
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "ONNX graph: more than %d nodes", ONNX_MAX_ITEMS);
+    for (size_t i = 0; i < gp->n_node; i++) {
+        ffu_status st = check_node(gp->node[i]);
+        if (st < 0) return st;
+    }
+    return FFU_OK;
+}
+
+/* Pass 1 for one node's outputs. */
+static ffu_status add_outputs(loader *L, const Onnx__NodeProto *np)
+{
+    nn_op op = file_op(np);
+    if (op == NN_OP_CONSTANT) {
+        int r = add_constant_node(L, np);
+        return r < 0 ? r : FFU_OK;
+    }
+    size_t keep = kept_outputs(op, np);
+    for (size_t j = 0; j < np->n_output; j++) {
+        const char *name = np->output[j];
+        if (!*name) continue;
+        if (j >= keep) {
+            if (smap_get(&L->used, name))
+                return node_err(np, FFU_ERR_UNSUPPORTED, "output %zu ('%s') is only computed in "
+                                "training and is not supported", j, name);
+            continue;
+        }
+        int r = nn_graph_add_tensor(L->g, name, FFU_DTYPE_UNDEFINED, NULL);
+        if (r < 0) return node_err(np, r, "output '%s' is defined twice", name);
+    }
+    return FFU_OK;
+}
+
+static ffu_status build(loader *L, const Onnx__ModelProto *m)
+{
+    const Onnx__GraphProto *gp = L->gp;
+    nn_graph *g = L->g;
+    ffu_status st = FFU_OK;
+    char what[300];
+
+    if (gp->n_node > ONNX_MAX_ITEMS || gp->n_initializer > ONNX_MAX_ITEMS ||
+        gp->n_input > ONNX_MAX_ITEMS || gp->n_output > ONNX_MAX_ITEMS ||
+        gp->n_value_info > ONNX_MAX_ITEMS)
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "ONNX graph: more than %d nodes or values",
+                             ONNX_MAX_ITEMS);
+    if (gp->n_sparse_initializer)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "ONNX graph: sparse initializers are not supported");
+
+    /* name maps */
+    size_t nvi = gp->n_input + gp->n_output + gp->n_value_info, nused = gp->n_output;
+    for (size_t i = 0; i < gp->n_node; i++) nused += gp->node[i]->n_input;
+    if (nused > (size_t)4 * ONNX_MAX_ITEMS)
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "ONNX graph: more than %d node inputs",
+                             4 * ONNX_MAX_ITEMS);
+    if (smap_init(&L->vinfo, nvi) < 0 || smap_init(&L->used, nused) < 0)
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    const Onnx__ValueInfoProto *const *lists[3] = {(const Onnx__ValueInfoProto *const *)gp->input,
+                                                   (const Onnx__ValueInfoProto *const *)gp->output,
+                                                   (const Onnx__ValueInfoProto *const *)gp->value_info};
+    size_t counts[3] = {gp->n_input, gp->n_output, gp->n_value_info};
+    for (int l = 0; l < 3; l++)
+        for (size_t i = 0; i < counts[l]; i++)
+            if (lists[l][i] && lists[l][i]->name && *lists[l][i]->name)
+                smap_put(&L->vinfo, lists[l][i]->name, lists[l][i]);
+    for (size_t i = 0; i < gp->n_node; i++)
+        for (size_t j = 0; j < gp->node[i]->n_input; j++)
+            if (*gp->node[i]->input[j]) smap_put(&L->used, gp->node[i]->input[j], L);
+    for (size_t i = 0; i < gp->n_output; i++)
+        if (gp->output[i]->name && *gp->output[i]->name) smap_put(&L->used, gp->output[i]->name, L);
+
+    /* pass 1: initializers, graph inputs, node outputs */
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *t = gp->initializer[i];
+        if (!t->name || !*t->name)
+            return ffu_error_set(FFU_ERR_FORMAT, "ONNX initializer #%zu has no name", i);
+        snprintf(what, sizeof what, "ONNX initializer '%s'", t->name);
+        int r = onnx_tensor_add(g, t, t->name, what);
+        if (r < 0) return r;
+    }
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        if (!vi->name || !*vi->name)
+            return ffu_error_set(FFU_ERR_FORMAT, "ONNX graph input #%zu has no name", i);
+        int t = nn_graph_find(g, vi->name);
+        if (t >= 0) {
+            if (!(g->tensors[t].flags & NN_T_CONST))
+                return ffu_error_set(FFU_ERR_FORMAT, "ONNX graph input '%s' is listed twice",
+                                     vi->name);
+            continue; /* an initializer listed as input (IR < 4 style): a constant */
+        }
+        ffu_dtype dt;
+        nn_shape shape;
+        if ((st = value_type(vi, "ONNX graph input", &dt, &shape)) < 0) return st;
+        if (dt == FFU_DTYPE_UNDEFINED)
+            return ffu_error_set(FFU_ERR_FORMAT, "ONNX graph input '%s' has no element type",
+                                 vi->name);
+        if ((t = nn_graph_add_tensor(g, vi->name, dt, shape.rank >= 0 ? &shape : NULL)) < 0)
+            return t;
+        if ((st = nn_graph_mark_input(g, t)) < 0) return st;
+    }
+    for (size_t i = 0; i < gp->n_node; i++)
+        if ((st = add_outputs(L, gp->node[i])) < 0) return st;
+
+    /* pass 2: nodes */
+    size_t maxout = 1;
+    for (size_t i = 0; i < gp->n_node; i++)
+        if (gp->node[i]->n_output > maxout) maxout = gp->node[i]->n_output;
+    int *outs = malloc(sizeof(int) * maxout);
+    if (!outs) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < gp->n_node && st >= 0; i++)
+        if (file_op(gp->node[i]) != NN_OP_CONSTANT) st = add_node(L, gp->node[i], outs);
+    free(outs);
+    if (st < 0) return st;
+
+    /* pass 3: outputs, order */
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const Onnx__ValueInfoProto *vi = gp->output[i];
+        int t = nn_graph_find(g, S(vi->name));
+        if (t < 0)
+            return ffu_error_set(FFU_ERR_FORMAT, "ONNX graph output '%s' is never produced",
+                                 S(vi->name));
+        if (g->tensors[t].flags & NN_T_OUTPUT)
+            return ffu_error_set(FFU_ERR_FORMAT, "ONNX graph output '%s' is listed twice", vi->name);
+        ffu_dtype dt;
+        nn_shape shape;
+        if ((st = value_type(vi, "ONNX graph output", &dt, &shape)) < 0) return st;
+        nn_tensor *x = &g->tensors[t];
+        if (x->producer >= 0) { /* declared type; shape inference has the last word */
+            x->dtype = dt;
+            x->shape = shape;
+        }
+        if ((st = nn_graph_mark_output(g, t)) < 0) return st;
+    }
+    if ((st = nn_graph_toposort(g)) < 0) return st;
+
+    g->format = "onnx";
+    g->opset = L->opset;
+    const char *pn = S(m->producer_name), *pv = S(m->producer_version);
+    size_t len = strlen(pn) + strlen(pv) + 2;
+    char *prod = ffu_arena_alloc(g->arena, len);
+    if (!prod) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    snprintf(prod, len, "%s%s%s", pn, *pn && *pv ? " " : "", pv);
+    g->producer = prod;
+    return FFU_OK;
+}
+
+ffu_status nn_onnx_load(const void *data, size_t size, nn_graph **out)
+{
+    if (!out) return ffu_error_set(FFU_ERR_INVALID, "nn_onnx_load: out is NULL");
+    *out = NULL;
+    if (!data || size == 0) return ffu_error_set(FFU_ERR_FORMAT, "ONNX model: empty file");
+    if (size > NN_ONNX_MAX_FILE)
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "ONNX model of %zu bytes is above the limit of "
+                             "%zu (external data is not supported)", size, NN_ONNX_MAX_FILE);
+    onnx_alloc a;
+    onnx_alloc_init(&a, ONNX_ALLOC_CAP);
+    ProtobufCMessage *msg;
+    ffu_status st = onnx_unpack(&onnx__model_proto__descriptor, data, size, &a, "ONNX model", &msg);
+    if (st < 0) return st;
+    const Onnx__ModelProto *m = (const Onnx__ModelProto *)msg;
+
+    loader L = {.opset = -1};
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const char *dom = S(m->opset_import[i]->domain);
+        if (!*dom || strcmp(dom, "ai.onnx") == 0) {
+            L.opset = (int)m->opset_import[i]->version;
+            if (m->opset_import[i]->version != (int)m->opset_import[i]->version) L.opset = INT_MAX;
+        }
+    }
+    if (!m->graph) {
+        st = ffu_error_set(FFU_ERR_FORMAT, "ONNX model has no graph (not an ONNX model?)");
+    } else if ((st = check_nodes(m->graph)) < 0) {
+        /* the op or domain named is the useful reason */
+    } else if (L.opset < 0) {
+        st = ffu_error_set(FFU_ERR_UNSUPPORTED, "ONNX model declares no ai.onnx opset");
+    } else if (L.opset < NN_ONNX_MIN_OPSET || L.opset > NN_ONNX_MAX_OPSET) {
+        st = ffu_error_set(FFU_ERR_UNSUPPORTED, "ONNX opset %d is not supported (%d to %d are)",
+                           L.opset, NN_ONNX_MIN_OPSET, NN_ONNX_MAX_OPSET);
+    } else {
+        L.gp = m->graph;
+        if ((st = nn_graph_create(&L.g)) == FFU_OK) st = build(&L, m);
+    }
+    smap_free(&L.vinfo);
+    smap_free(&L.used);
+    protobuf_c_message_free_unpacked(msg, &a.pa);
+    if (st < 0) {
+        nn_graph_destroy(L.g);
+        return st;
+    }
+    *out = L.g;
+    return FFU_OK;
+}
+
+ffu_status nn_graph_check_ops(const nn_graph *g)
+{
+    for (int i = 0; i < g->nnodes; i++)
+        if (!nn_op_get(g->nodes[i].op))
+            return ffu_error_set(FFU_ERR_UNSUPPORTED, "unsupported op '%s' (node '%s')",
+                                 nn_op_name(g->nodes[i].op), g->nodes[i].name);
+    return FFU_OK;
+}

@@ -1,0 +1,245 @@
+/* The memory planner: every activation of a specialised graph gets a byte offset in
+ * one arena, decided once per input shape so that running the graph allocates
+ * nothing. The approach is ggml-alloc's: walk the nodes in execution order, give each
+ * output the best-fitting free block, and return a block to the free list after its
+ * last reader ran. On top of that:
+ *   - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) alias their input: no
+ *     copy, no node run, and the input's lifetime grows to cover the view's readers;
+ *   - elementwise ops write over an input that dies at that node (same dtype and size,
+ *     not a graph input, output or constant);
+ *   - graph inputs and outputs get dedicated regions, so the caller may fill inputs
+ *     before any run and outputs survive until the next run. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_internal.h"
+
+#define ALIGN 64
+
+static size_t align_up(size_t v) { return (v + ALIGN - 1) & ~(size_t)(ALIGN - 1); }
+
+size_t nn_tensor_bytes(const nn_tensor *t)
+{
+    int64_t n = nn_shape_numel(&t->shape);
+    if (n < 0) return 0;
+    return (size_t)n * ffu_dtype_size(t->dtype);
+}
+
+/* ---- the free list ------------------------------------------------------------------ */
+
+typedef struct block {
+    size_t off, size;
+} block;
+
+typedef struct freelist {
+    block *b;
+    int n, cap;
+    size_t end; /* high-water mark: the arena size so far */
+} freelist;
+
+static size_t fl_alloc(freelist *fl, size_t size)
+{
+    int best = -1;
+    for (int i = 0; i < fl->n; i++)
+        if (fl->b[i].size >= size && (best < 0 || fl->b[i].size < fl->b[best].size)) best = i;
+    if (best >= 0) {
+        size_t off = fl->b[best].off;
+        fl->b[best].off += size;
+        fl->b[best].size -= size;
+        if (!fl->b[best].size) {
+            memmove(&fl->b[best], &fl->b[best + 1], sizeof(block) * (size_t)(fl->n - best - 1));
+            fl->n--;
+        }
+        return off;
+    }
+    /* nothing fits: grow the arena, starting inside a free block at its end if any */
+    if (fl->n && fl->b[fl->n - 1].off + fl->b[fl->n - 1].size == fl->end) {
+        size_t off = fl->b[fl->n - 1].off;
+        fl->n--;
+        fl->end = off + size;
+        return off;
+    }
+    size_t off = fl->end;
+    fl->end += size;
+    return off;
+}
+
+/* Returns a block; keeps the list sorted by offset and merges neighbours. */
+static int fl_free(freelist *fl, size_t off, size_t size)
+{
+    int i = 0;
+    while (i < fl->n && fl->b[i].off < off) i++;
+    int merge_prev = i > 0 && fl->b[i - 1].off + fl->b[i - 1].size == off;
+    int merge_next = i < fl->n && off + size == fl->b[i].off;
+    if (merge_prev && merge_next) {
+        fl->b[i - 1].size += size + fl->b[i].size;
+        memmove(&fl->b[i], &fl->b[i + 1], sizeof(block) * (size_t)(fl->n - i - 1));
+        fl->n--;
+    } else if (merge_prev) {
+        fl->b[i - 1].size += size;
+    } else if (merge_next) {
+        fl->b[i].off = off;
+        fl->b[i].size += size;
+    } else {
+        if (fl->n == fl->cap) {
+            int nc = fl->cap ? fl->cap * 2 : 64;
+            block *nb = realloc(fl->b, sizeof(block) * (size_t)nc);
+            if (!nb) return -1;
+            fl->b = nb;
+            fl->cap = nc;
+        }
+        memmove(&fl->b[i + 1], &fl->b[i], sizeof(block) * (size_t)(fl->n - i));
+        fl->b[i].off = off;
+        fl->b[i].size = size;
+        fl->n++;
+    }
+    return 0;
+}
+
+/* ---- planning ------------------------------------------------------------------------ */
+
+static int op_flags(nn_op op)
+{
+    const nn_op_def *d = nn_op_get(op);
+    return d ? d->flags : 0;
+}
+
+int nn_plan_node_is_view(const nn_graph *g, const nn_node *n)
+{
+    if (!(op_flags(n->op) & NN_OPF_VIEW) || n->ninputs < 1 || n->inputs[0] < 0) return 0;
+    const nn_tensor *o = nn_out(g, n, 0);
+    if (!o || o->alias < 0) return 0;
+    const nn_tensor *in = &g->tensors[n->inputs[0]];
+    int root = in->alias >= 0 ? in->alias : n->inputs[0];
+    return o->alias == root;
+}
+
+static int needs_memory(const nn_tensor *t)
+{
+    return !(t->flags & NN_T_CONST) && (t->producer >= 0 || (t->flags & NN_T_INPUT));
+}
+
+ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
+{
+    memset(stats, 0, sizeof *stats);
+    int nt = g->ntensors, nn = g->nnodes;
+    int *last = malloc(sizeof(int) * (size_t)(nt ? nt : 1));
+    unsigned char *done = calloc((size_t)(nt ? nt : 1), 1);
+    freelist fl = {0};
+    ffu_status st = FFU_OK;
+    if (!last || !done) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory planning %d tensors", nt);
+        goto out;
+    }
+    for (int t = 0; t < nt; t++) {
+        nn_tensor *x = &g->tensors[t];
+        x->offset = -1;
+        x->alias = -1;
+        last[t] = x->producer;
+        if (needs_memory(x)) {
+            if (!nn_shape_known(&x->shape)) {
+                st = ffu_error_set(FFU_ERR_INTERNAL, "tensor '%s' has no known shape to plan",
+                                   x->name);
+                goto out;
+            }
+            x->nbytes = nn_tensor_bytes(x);
+        }
+    }
+    for (int i = 0; i < nn; i++) {
+        const nn_node *n = &g->nodes[i];
+        for (int j = 0; j < n->ninputs; j++)
+            if (n->inputs[j] >= 0 && last[n->inputs[j]] < i) last[n->inputs[j]] = i;
+    }
+
+    /* views and in-place: decide aliases in execution order; a root's lifetime grows
+     * to cover its aliases' readers */
+    for (int i = 0; allow_alias && i < nn; i++) {
+        const nn_node *n = &g->nodes[i];
+        int fl_op = op_flags(n->op);
+        int o = n->outputs[0];
+        nn_tensor *out = &g->tensors[o];
+        if (out->flags & (NN_T_OUTPUT | NN_T_INPUT | NN_T_CONST) || !needs_memory(out)) continue;
+        if (fl_op & NN_OPF_VIEW) {
+            int in = n->ninputs > 0 ? n->inputs[0] : -1;
+            if (in < 0 || !needs_memory(&g->tensors[in])) continue;
+            if (nn_tensor_bytes(&g->tensors[in]) != out->nbytes) continue;
+            int root = g->tensors[in].alias >= 0 ? g->tensors[in].alias : in;
+            out->alias = root;
+            if (last[o] > last[root]) last[root] = last[o];
+            stats->nviews++;
+        } else if (fl_op & NN_OPF_ELEMENTWISE) {
+            for (int j = 0; j < n->ninputs; j++) {
+                int in = n->inputs[j];
+                if (in < 0) continue;
+                const nn_tensor *x = &g->tensors[in];
+                int root = x->alias >= 0 ? x->alias : in;
+                const nn_tensor *r = &g->tensors[root];
+                if (!needs_memory(x) || (r->flags & (NN_T_INPUT | NN_T_OUTPUT))) continue;
+                if (x->dtype != out->dtype || x->nbytes != out->nbytes) continue;
+                if (last[root] != i) continue; /* someone reads it later */
+                out->alias = root;
+                last[root] = last[o] > i ? last[o] : i;
+                stats->ninplace++;
+                break;
+            }
+        }
+    }
+
+    /* dedicated regions first: inputs, then outputs (a tensor that is both gets one) */
+    for (int pass = 0; pass < 2; pass++) {
+        int cnt = pass ? g->noutputs : g->ninputs;
+        const int *list = pass ? g->outputs : g->inputs;
+        for (int k = 0; k < cnt; k++) {
+            nn_tensor *x = &g->tensors[list[k]];
+            if (!needs_memory(x) || x->offset >= 0) continue;
+            x->offset = (int64_t)fl.end;
+            fl.end += align_up(x->nbytes ? x->nbytes : 1);
+            done[list[k]] = 1;
+            stats->ntensors++;
+            stats->naive_bytes += x->nbytes;
+        }
+    }
+    stats->io_bytes = fl.end;
+
+    for (int i = 0; i < nn; i++) {
+        const nn_node *n = &g->nodes[i];
+        for (int j = 0; j < n->noutputs; j++) {
+            int o = n->outputs[j];
+            nn_tensor *x = &g->tensors[o];
+            if (!needs_memory(x) || x->offset >= 0 || x->alias >= 0) continue;
+            x->offset = (int64_t)fl_alloc(&fl, align_up(x->nbytes ? x->nbytes : 1));
+            stats->ntensors++;
+            stats->naive_bytes += x->nbytes;
+        }
+        for (int j = 0; j < n->noutputs; j++) {
+            nn_tensor *x = &g->tensors[n->outputs[j]];
+            if (x->alias >= 0) {
+                x->offset = g->tensors[x->alias].offset;
+                stats->naive_bytes += x->nbytes;
+            }
+        }
+        /* blocks whose root's last reader is this node go back to the free list */
+        for (int pass = 0; pass < 2; pass++) {
+            int cnt = pass ? n->noutputs : n->ninputs;
+            const int *list = pass ? n->outputs : n->inputs;
+            for (int j = 0; j < cnt; j++) {
+                int t = list[j];
+                if (t < 0) continue;
+                int root = g->tensors[t].alias >= 0 ? g->tensors[t].alias : t;
+                nn_tensor *r = &g->tensors[root];
+                if (done[root] || !needs_memory(r) || r->offset < 0 || last[root] > i) continue;
+                done[root] = 1;
+                if (fl_free(&fl, (size_t)r->offset, align_up(r->nbytes ? r->nbytes : 1)) < 0) {
+                    st = ffu_error_set(FFU_ERR_NOMEM, "out of memory planning");
+                    goto out;
+                }
+            }
+        }
+    }
+    stats->arena_bytes = fl.end;
+out:
+    free(last);
+    free(done);
+    free(fl.b);
+    return st;
+}

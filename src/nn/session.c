@@ -1,0 +1,563 @@
+/* Sessions: a model planned for concrete input shapes on a backend, then run many
+ * times. Planning (once per set of input shapes) clones the model graph, fixes the
+ * input shapes (a dynamic first dimension becomes the batch), infers every shape in
+ * order, folds nodes whose inputs are all constant by running their reference kernel
+ * (Shape -> Gather -> Concat -> Reshape chains vanish here), drops what became dead,
+ * gives each node to the first backend that supports it (cpu, then ref), lets the
+ * backends prepare, and plans one activation arena (plan.c). Running is a loop over
+ * precomputed pointers: it allocates nothing. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn_internal.h"
+
+#if __has_include("cpu/cpu_backend.h")
+#include "cpu/cpu_backend.h"
+#define HAVE_CPU_BACKEND 1
+#elif __has_include("cpu/dnnl_backend.c") || __has_include("cpu/cpu_backend.c") || \
+    __has_include("cpu/backend_cpu.c")
+#define HAVE_CPU_BACKEND 1
+#endif
+
+#define MAX_BACKENDS 2
+
+struct ffu_nn_session {
+    const ffu_nn_model *m;
+    char backend[16];        /* what was asked for */
+    int threads, batch, bf16;
+    nn_backend *be[MAX_BACKENDS];
+    int nbe;
+    const char *note;        /* why the session runs on less than it was asked */
+    nn_shape *shapes;        /* requested shape of each model input */
+    int dirty;               /* the plan is out of date */
+    /* the plan */
+    nn_graph *g;
+    ffu_arena *fold;         /* data of constants folded at plan time */
+    int nfolded;
+    nn_plan_stats stats;
+    size_t scratch_bytes;
+    unsigned char *arena;
+    void *scratch;
+    void **io;               /* per node: input pointers, then output pointers */
+    int *io_off;             /* node i's pointers start at io + io_off[i] */
+    unsigned char *skip;     /* views that alias their input: nothing to run */
+    int64_t runs;
+    /* Bound inputs: when shapes depend on an input's value (a Reshape shape or Resize
+     * sizes fed as a graph input), small inputs are bound: the caller fills staging
+     * buffers, and a run re-plans whenever a bound input's value changed, with the
+     * values as constants. Unbound inputs are then copied into the arena per run. */
+    int bound_mode;
+    void **staging;          /* per input, caller-visible buffer in bound mode */
+    void **bound;            /* per input, value the plan was made with (NULL: unbound) */
+    int values_planned;      /* the plan matches the values in bound[] */
+};
+
+/* ---- specialisation: shapes, folding ------------------------------------------------ */
+
+ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
+                               void *const *values, int nin, ffu_arena *fold_arena,
+                               nn_graph **out, int *nfolded, int *data_dependent)
+{
+    *out = NULL;
+    *nfolded = 0;
+    *data_dependent = 0;
+    nn_graph *g;
+    ffu_status st = nn_graph_clone(src, &g);
+    if (st < 0) return st;
+    int k = 0;
+    for (int j = 0; j < g->ninputs; j++) {
+        nn_tensor *t = &g->tensors[g->inputs[j]];
+        if (t->flags & NN_T_CONST) continue;
+        if (k >= nin) {
+            st = ffu_error_set(FFU_ERR_INTERNAL, "more graph inputs than shapes");
+            goto fail;
+        }
+        t->shape = in_shapes[k];
+        if (values && values[k]) {
+            t->flags |= NN_T_CONST;
+            t->data = values[k];
+            t->nbytes = nn_tensor_bytes(t);
+        }
+        k++;
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        const nn_op_def *d = nn_op_get(n->op);
+        if (!d || !d->infer) {
+            st = ffu_error_set(FFU_ERR_UNSUPPORTED, "unsupported op '%s' (node '%s')",
+                               nn_op_name(n->op), n->name);
+            goto fail;
+        }
+        int folded = 0;
+        if ((st = nn_fold_node(g, i, fold_arena, &folded)) < 0) goto fail;
+        if (folded) {
+            (*nfolded)++;
+            continue;
+        }
+        if ((st = d->infer(g, n)) < 0) goto fail;
+        for (int j = 0; j < n->noutputs; j++) {
+            const nn_tensor *o = nn_out(g, n, j);
+            if (o && (!nn_shape_known(&o->shape) || !ffu_dtype_size(o->dtype))) {
+                char buf[96];
+                *data_dependent = 1;
+                st = nn_node_error(n, FFU_ERR_UNSUPPORTED,
+                                   "output '%s' has shape %s and type %s after shape "
+                                   "inference (it depends on data that is not constant)",
+                                   o->name, nn_shape_str(&o->shape, buf, sizeof buf),
+                                   ffu_dtype_name(o->dtype));
+                goto fail;
+            }
+        }
+    }
+    if ((st = nn_remove_dead(g)) < 0) goto fail;
+    *out = g;
+    return FFU_OK;
+fail:
+    nn_graph_destroy(g);
+    return st;
+}
+
+/* ---- sessions ------------------------------------------------------------------------ */
+
+void ffu_nn_session_opts_default(ffu_nn_session_opts *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->backend = "cpu";
+}
+
+static void reset_bound(ffu_nn_session *s)
+{
+    for (int i = 0; s->staging && i < s->m->ninputs; i++) free(s->staging[i]);
+    for (int i = 0; s->bound && i < s->m->ninputs; i++) free(s->bound[i]);
+    free(s->staging);
+    free(s->bound);
+    s->staging = s->bound = NULL;
+    s->bound_mode = 0;
+    s->values_planned = 0;
+}
+
+static void release_plan(ffu_nn_session *s)
+{
+    if (s->g)
+        for (int i = 0; i < s->g->nnodes; i++) {
+            nn_node *n = &s->g->nodes[i];
+            if (n->backend >= 0 && n->backend < s->nbe && s->be[n->backend]->ops->release)
+                s->be[n->backend]->ops->release(s->be[n->backend], n);
+        }
+    nn_graph_destroy(s->g);
+    s->g = NULL;
+    ffu_arena_destroy(s->fold);
+    s->fold = NULL;
+    free(s->arena);
+    free(s->scratch);
+    free(s->io);
+    free(s->io_off);
+    free(s->skip);
+    s->arena = NULL, s->scratch = NULL, s->io = NULL, s->io_off = NULL, s->skip = NULL;
+    memset(&s->stats, 0, sizeof s->stats);
+    s->scratch_bytes = 0;
+    s->nfolded = 0;
+    s->dirty = 1;
+}
+
+static ffu_status create_backends(ffu_nn_session *s)
+{
+    ffu_status st;
+    if (strcmp(s->backend, "cpu") == 0) {
+#ifdef HAVE_CPU_BACKEND
+        st = nn_backend_cpu_create(&s->be[s->nbe], s->threads, s->bf16);
+        if (st == FFU_OK) {
+            s->nbe++;
+        } else if (st == FFU_ERR_UNSUPPORTED) {
+            s->note = "the cpu (oneDNN) backend is not available in this build; every node runs on ref";
+            ffu_error_clear();
+        } else {
+            return st;
+        }
+#else
+        s->note = "the cpu (oneDNN) backend is not built in; every node runs on ref";
+#endif
+    } else if (strcmp(s->backend, "ref") != 0) {
+        if (strcmp(s->backend, "cuda") == 0)
+            return ffu_error_set(FFU_ERR_UNSUPPORTED, "backend 'cuda' is not built in yet");
+        return ffu_error_set(FFU_ERR_INVALID, "unknown backend '%s' (use ref or cpu)", s->backend);
+    }
+    if ((st = nn_backend_ref_create(&s->be[s->nbe])) < 0) return st;
+    s->nbe++;
+    return FFU_OK;
+}
+
+ffu_status ffu_nn_session_create(const ffu_nn_model *m, const ffu_nn_session_opts *o,
+                                 ffu_nn_session **out)
+{
+    if (!out) return ffu_error_set(FFU_ERR_INVALID, "ffu_nn_session_create: out is NULL");
+    *out = NULL;
+    if (!m) return ffu_error_set(FFU_ERR_INVALID, "ffu_nn_session_create: model is NULL");
+    ffu_nn_session_opts def;
+    if (!o) {
+        ffu_nn_session_opts_default(&def);
+        o = &def;
+    }
+    const char *bn = o->backend ? o->backend : "cpu";
+    if (strlen(bn) >= sizeof((ffu_nn_session *)0)->backend)
+        return ffu_error_set(FFU_ERR_INVALID, "unknown backend '%s' (use ref or cpu)", bn);
+    if (o->batch < 0 || o->threads < 0)
+        return ffu_error_set(FFU_ERR_INVALID, "batch and threads must not be negative");
+    ffu_nn_session *s = calloc(1, sizeof *s);
+    if (!s) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    s->m = m;
+    strcpy(s->backend, bn);
+    s->threads = o->threads ? o->threads : ffu_cpu_count();
+    s->batch = o->batch ? o->batch : 1;
+    s->bf16 = o->bf16;
+    s->dirty = 1;
+    ffu_status st;
+    s->shapes = calloc((size_t)(m->ninputs ? m->ninputs : 1), sizeof(nn_shape));
+    if (!s->shapes) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (int i = 0; i < m->ninputs; i++) {
+        nn_shape sh = m->g->tensors[m->inputs[i]].shape;
+        if (sh.rank > 0 && sh.d[0] < 0) sh.d[0] = s->batch;
+        s->shapes[i] = sh;
+    }
+    if ((st = create_backends(s)) < 0) goto fail;
+    *out = s;
+    return FFU_OK;
+fail:
+    ffu_nn_session_destroy(s);
+    return st;
+}
+
+void ffu_nn_session_destroy(ffu_nn_session *s)
+{
+    if (!s) return;
+    release_plan(s);
+    reset_bound(s);
+    for (int i = 0; i < s->nbe; i++)
+        if (s->be[i] && s->be[i]->ops->destroy) s->be[i]->ops->destroy(s->be[i]);
+    free(s->shapes);
+    free(s);
+}
+
+ffu_status ffu_nn_session_set_input_shape(ffu_nn_session *s, int i, int rank,
+                                          const int64_t *dims)
+{
+    if (!s) return ffu_error_set(FFU_ERR_INVALID, "session is NULL");
+    if (i < 0 || i >= s->m->ninputs)
+        return ffu_error_set(FFU_ERR_INVALID, "input %d does not exist (the model has %d)", i,
+                             s->m->ninputs);
+    const nn_tensor *t = &s->m->g->tensors[s->m->inputs[i]];
+    if (rank < 0 || rank > FFU_NN_MAX_RANK || (rank && !dims))
+        return ffu_error_set(FFU_ERR_INVALID, "input '%s': rank %d is out of range 0..%d",
+                             t->name, rank, FFU_NN_MAX_RANK);
+    if (t->shape.rank >= 0 && rank != t->shape.rank)
+        return ffu_error_set(FFU_ERR_INVALID, "input '%s' has rank %d, not %d", t->name,
+                             t->shape.rank, rank);
+    nn_shape sh = {.rank = rank};
+    for (int k = 0; k < rank; k++) {
+        if (dims[k] < 0 || dims[k] > ((int64_t)1 << 31))
+            return ffu_error_set(FFU_ERR_INVALID, "input '%s': dim %d = %lld is out of range",
+                                 t->name, k, (long long)dims[k]);
+        if (t->shape.rank >= 0 && t->shape.d[k] >= 0 && t->shape.d[k] != dims[k])
+            return ffu_error_set(FFU_ERR_INVALID, "input '%s': dim %d is fixed at %lld, not %lld",
+                                 t->name, k, (long long)t->shape.d[k], (long long)dims[k]);
+        sh.d[k] = dims[k];
+    }
+    if (nn_shape_equal(&sh, &s->shapes[i])) return FFU_OK;
+    s->shapes[i] = sh;
+    release_plan(s);
+    reset_bound(s);
+    return FFU_OK;
+}
+
+/* Inputs whose value may decide shapes: integer tensors up to 4096 elements, and
+ * 1-D or scalar float tensors up to 16 (Resize scales). */
+static int bindable(const nn_tensor *t, const nn_shape *sh)
+{
+    int64_t n = nn_shape_numel(sh);
+    if (n < 0) return 0;
+    int is_float = t->dtype == FFU_DTYPE_F32 || t->dtype == FFU_DTYPE_F64 ||
+                   t->dtype == FFU_DTYPE_F16 || t->dtype == FFU_DTYPE_BF16;
+    return is_float ? sh->rank <= 1 && n <= 16 : n <= 4096;
+}
+
+static ffu_status enter_bound_mode(ffu_nn_session *s)
+{
+    const ffu_nn_model *m = s->m;
+    int nb = 0;
+    for (int i = 0; i < m->ninputs; i++) nb += bindable(&m->g->tensors[m->inputs[i]], &s->shapes[i]);
+    if (!nb) return FFU_OK; /* nothing to bind: the error stands */
+    s->staging = calloc((size_t)m->ninputs, sizeof(void *));
+    s->bound = calloc((size_t)m->ninputs, sizeof(void *));
+    if (!s->staging || !s->bound) goto nomem;
+    for (int i = 0; i < m->ninputs; i++) {
+        const nn_tensor *t = &m->g->tensors[m->inputs[i]];
+        int64_t n = nn_shape_numel(&s->shapes[i]);
+        size_t bytes = (size_t)n * ffu_dtype_size(t->dtype);
+        if (!(s->staging[i] = calloc(1, bytes ? bytes : 1))) goto nomem;
+        if (bindable(t, &s->shapes[i]) && !(s->bound[i] = calloc(1, bytes ? bytes : 1)))
+            goto nomem;
+    }
+    s->bound_mode = 1;
+    s->values_planned = 0;
+    return FFU_OK;
+nomem:
+    reset_bound(s);
+    return ffu_error_set(FFU_ERR_NOMEM, "out of memory for bound inputs");
+}
+
+static ffu_status plan(ffu_nn_session *s)
+{
+    release_plan(s);
+    const ffu_nn_model *m = s->m;
+    for (int i = 0; i < m->ninputs; i++) {
+        const nn_shape *sh = &s->shapes[i];
+        const char *name = m->g->tensors[m->inputs[i]].name;
+        if (sh->rank < 0)
+            return ffu_error_set(FFU_ERR_INVALID,
+                                 "input '%s' has no declared shape; call "
+                                 "ffu_nn_session_set_input_shape", name);
+        for (int k = 0; k < sh->rank; k++)
+            if (sh->d[k] < 0)
+                return ffu_error_set(FFU_ERR_INVALID,
+                                     "input '%s' needs a fixed shape: dim %d is dynamic; call "
+                                     "ffu_nn_session_set_input_shape", name, k);
+    }
+    ffu_status st = ffu_arena_create(&s->fold, 0);
+    if (st < 0) return st;
+    int dd;
+    st = nn_graph_specialize(m->g, s->shapes, s->bound_mode ? s->bound : NULL, m->ninputs,
+                             s->fold, &s->g, &s->nfolded, &dd);
+    if (st < 0 && dd && !s->bound_mode) {
+        /* shapes depend on input values: bind the small inputs and plan at run time */
+        ffu_status b = enter_bound_mode(s);
+        release_plan(s);
+        if (b < 0) return b;
+        if (s->bound_mode) {
+            ffu_error_clear();
+            return FFU_OK;
+        }
+    }
+    if (st < 0) goto fail;
+    nn_graph *g = s->g;
+    size_t nio = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        n->backend = -1;
+        for (int b = 0; b < s->nbe && n->backend < 0; b++)
+            if (s->be[b]->ops->supports(s->be[b], g, n)) n->backend = b;
+        if (n->backend < 0) {
+            st = nn_node_error(n, FFU_ERR_UNSUPPORTED, "no backend runs this node");
+            goto fail;
+        }
+        nio += (size_t)n->ninputs + (size_t)n->noutputs;
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        nn_backend *b = s->be[n->backend];
+        if (b->ops->prepare && (st = b->ops->prepare(b, g, n)) < 0) goto fail;
+        size_t sb = b->ops->scratch_bytes ? b->ops->scratch_bytes(b, g, n) : 0;
+        if (sb > s->scratch_bytes) s->scratch_bytes = sb;
+    }
+    if ((st = nn_plan_memory(g, 1, &s->stats)) < 0) goto fail;
+    size_t ab = (s->stats.arena_bytes + 63) & ~(size_t)63;
+    s->arena = aligned_alloc(64, ab ? ab : 64);
+    s->scratch = s->scratch_bytes ? aligned_alloc(64, (s->scratch_bytes + 63) & ~(size_t)63) : NULL;
+    s->io = malloc(sizeof(void *) * (nio ? nio : 1));
+    s->io_off = malloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+    s->skip = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
+    if (!s->arena || (s->scratch_bytes && !s->scratch) || !s->io || !s->io_off || !s->skip) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory for a %zu-byte activation arena", ab);
+        goto fail;
+    }
+    /* zeroed so that a run over unfilled inputs is at least deterministic */
+    memset(s->arena, 0, ab ? ab : 64);
+    size_t at = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        const nn_node *n = &g->nodes[i];
+        s->io_off[i] = (int)at;
+        for (int pass = 0; pass < 2; pass++) {
+            int cnt = pass ? n->noutputs : n->ninputs;
+            const int *list = pass ? n->outputs : n->inputs;
+            for (int j = 0; j < cnt; j++) {
+                const nn_tensor *t = list[j] >= 0 ? &g->tensors[list[j]] : NULL;
+                void *p = NULL;
+                if (t && (t->flags & NN_T_CONST)) p = t->data;
+                else if (t && t->offset >= 0) p = s->arena + t->offset;
+                s->io[at++] = p;
+            }
+        }
+        s->skip[i] = (unsigned char)nn_plan_node_is_view(g, n);
+    }
+    s->dirty = 0;
+    s->runs = 0;
+    s->values_planned = s->bound_mode;
+    return FFU_OK;
+fail:
+    release_plan(s);
+    return st;
+}
+
+static ffu_status ensure_plan(ffu_nn_session *s)
+{
+    return s->dirty ? plan(s) : FFU_OK;
+}
+
+static void fill_tensor(const ffu_nn_session *s, int t, ffu_nn_tensor *out)
+{
+    const nn_tensor *x = &s->g->tensors[t];
+    out->name = x->name;
+    out->dtype = x->dtype;
+    out->rank = x->shape.rank;
+    for (int k = 0; k < x->shape.rank; k++) out->dims[k] = x->shape.d[k];
+    if (x->flags & NN_T_CONST) out->data = x->data;
+    else out->data = x->offset >= 0 ? s->arena + x->offset : NULL;
+    out->nbytes = nn_tensor_bytes(x);
+}
+
+/* The input as the caller sees it in bound mode: its staging buffer. */
+static void staging_tensor(const ffu_nn_session *s, int i, ffu_nn_tensor *out)
+{
+    const nn_tensor *x = &s->m->g->tensors[s->m->inputs[i]];
+    const nn_shape *sh = &s->shapes[i];
+    out->name = x->name;
+    out->dtype = x->dtype;
+    out->rank = sh->rank;
+    for (int k = 0; k < sh->rank; k++) out->dims[k] = sh->d[k];
+    out->data = s->staging[i];
+    out->nbytes = (size_t)nn_shape_numel(sh) * ffu_dtype_size(x->dtype);
+}
+
+ffu_status ffu_nn_session_input(ffu_nn_session *s, int i, ffu_nn_tensor *t)
+{
+    if (t) memset(t, 0, sizeof *t);
+    if (!s || !t) return ffu_error_set(FFU_ERR_INVALID, "session or tensor is NULL");
+    if (i < 0 || i >= s->m->ninputs)
+        return ffu_error_set(FFU_ERR_INVALID, "input %d does not exist (the model has %d)", i,
+                             s->m->ninputs);
+    if (!s->bound_mode) {
+        ffu_status st = ensure_plan(s);
+        if (st < 0) return st;
+    }
+    if (s->bound_mode) staging_tensor(s, i, t);
+    else fill_tensor(s, s->m->inputs[i], t);
+    return FFU_OK;
+}
+
+/* Bound mode, before a run: re-plan if a bound value changed, then copy the unbound
+ * inputs from their staging buffers into the arena. */
+static ffu_status sync_bound(ffu_nn_session *s)
+{
+    const ffu_nn_model *m = s->m;
+    int changed = !s->values_planned || s->dirty;
+    for (int i = 0; i < m->ninputs && !changed; i++) {
+        if (!s->bound[i]) continue;
+        ffu_nn_tensor t;
+        staging_tensor(s, i, &t);
+        changed = memcmp(s->bound[i], s->staging[i], t.nbytes) != 0;
+    }
+    if (changed) {
+        for (int i = 0; i < m->ninputs; i++) {
+            ffu_nn_tensor t;
+            staging_tensor(s, i, &t);
+            if (s->bound[i]) memcpy(s->bound[i], s->staging[i], t.nbytes);
+        }
+        ffu_status st = plan(s);
+        if (st < 0) return st;
+    }
+    for (int i = 0; i < m->ninputs; i++) {
+        if (s->bound[i]) continue;
+        ffu_nn_tensor a, b;
+        staging_tensor(s, i, &a);
+        fill_tensor(s, m->inputs[i], &b);
+        if (b.data && a.nbytes == b.nbytes) memcpy(b.data, a.data, a.nbytes);
+    }
+    return FFU_OK;
+}
+
+ffu_status ffu_nn_session_run(ffu_nn_session *s)
+{
+    if (!s) return ffu_error_set(FFU_ERR_INVALID, "session is NULL");
+    ffu_status st = s->bound_mode ? FFU_OK : ensure_plan(s);
+    if (st < 0) return st;
+    if (s->bound_mode && (st = sync_bound(s)) < 0) return st;
+    const nn_graph *g = s->g;
+    for (int i = 0; i < g->nnodes; i++) {
+        if (s->skip[i]) continue;
+        const nn_node *n = &g->nodes[i];
+        nn_backend *b = s->be[n->backend];
+        void *const *in = s->io + s->io_off[i];
+        if ((st = b->ops->run(b, g, n, in, in + n->ninputs, s->scratch)) < 0) return st;
+    }
+    s->runs++;
+    return FFU_OK;
+}
+
+ffu_status ffu_nn_session_output(const ffu_nn_session *s, int i, ffu_nn_tensor *t)
+{
+    if (t) memset(t, 0, sizeof *t);
+    if (!s || !t) return ffu_error_set(FFU_ERR_INVALID, "session or tensor is NULL");
+    if (i < 0 || i >= s->m->g->noutputs)
+        return ffu_error_set(FFU_ERR_INVALID, "output %d does not exist (the model has %d)", i,
+                             s->m->g->noutputs);
+    if (s->dirty || !s->g)
+        return ffu_error_set(FFU_ERR_INVALID, "the session has not run with its current shapes");
+    fill_tensor(s, s->m->g->outputs[i], t);
+    return FFU_OK;
+}
+
+size_t ffu_nn_session_peak_bytes(const ffu_nn_session *s)
+{
+    if (!s || s->dirty) return 0;
+    return s->stats.arena_bytes + s->scratch_bytes;
+}
+
+ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
+{
+    if (!s || !w) return ffu_error_set(FFU_ERR_INVALID, "session or writer is NULL");
+    ffu_jw_begin_object(w);
+    ffu_jw_key(w, "backend"), ffu_jw_string(w, s->backend);
+    ffu_jw_key(w, "backends"), ffu_jw_begin_array(w);
+    for (int b = 0; b < s->nbe; b++) ffu_jw_string(w, s->be[b]->ops->name);
+    ffu_jw_end_array(w);
+    if (s->note) ffu_jw_key(w, "note"), ffu_jw_string(w, s->note);
+    ffu_jw_key(w, "threads"), ffu_jw_int(w, s->threads);
+    ffu_jw_key(w, "planned"), ffu_jw_bool(w, !s->dirty);
+    if (!s->dirty) {
+        const nn_graph *g = s->g;
+        ffu_jw_key(w, "peak_bytes"), ffu_jw_int(w, (int64_t)ffu_nn_session_peak_bytes(s));
+        ffu_jw_key(w, "arena_bytes"), ffu_jw_int(w, (int64_t)s->stats.arena_bytes);
+        ffu_jw_key(w, "io_bytes"), ffu_jw_int(w, (int64_t)s->stats.io_bytes);
+        ffu_jw_key(w, "scratch_bytes"), ffu_jw_int(w, (int64_t)s->scratch_bytes);
+        ffu_jw_key(w, "unshared_bytes"), ffu_jw_int(w, (int64_t)s->stats.naive_bytes);
+        ffu_jw_key(w, "folded_nodes"), ffu_jw_int(w, s->nfolded);
+        ffu_jw_key(w, "view_nodes"), ffu_jw_int(w, s->stats.nviews);
+        ffu_jw_key(w, "inplace_nodes"), ffu_jw_int(w, s->stats.ninplace);
+        ffu_jw_key(w, "nodes_per_backend"), ffu_jw_begin_object(w);
+        for (int b = 0; b < s->nbe; b++) {
+            int cnt = 0;
+            for (int i = 0; i < g->nnodes; i++) cnt += g->nodes[i].backend == b && !s->skip[i];
+            ffu_jw_key(w, s->be[b]->ops->name), ffu_jw_int(w, cnt);
+        }
+        ffu_jw_end_object(w);
+        ffu_jw_key(w, "nodes"), ffu_jw_begin_array(w);
+        for (int i = 0; i < g->nnodes; i++) {
+            const nn_node *n = &g->nodes[i];
+            char buf[96];
+            const nn_tensor *o = nn_out(g, n, 0);
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "name"), ffu_jw_string(w, n->name);
+            ffu_jw_key(w, "op"), ffu_jw_string(w, nn_op_name(n->op));
+            ffu_jw_key(w, "backend"),
+                ffu_jw_string(w, s->skip[i] ? "view" : s->be[n->backend]->ops->name);
+            if (o) ffu_jw_key(w, "shape"), ffu_jw_string(w, nn_shape_str(&o->shape, buf, sizeof buf));
+            ffu_jw_end_object(w);
+        }
+        ffu_jw_end_array(w);
+    }
+    ffu_jw_end_object(w);
+    return ffu_jw_status(w);
+}

@@ -1,0 +1,513 @@
+/* Builds small ONNX models in memory with protobuf-c's generated structs and packs
+ * them to bytes: the seed corpus generator (make_onnx_corpus.c) and the loader's unit
+ * test (tests/unit/test_nn_onnx.c) share it. Header only; every allocation is owned by
+ * the ob_model and freed by ob_free. Capacities are fixed (tiny test graphs). */
+#ifndef FFU_TESTS_ONNX_BUILDER_H
+#define FFU_TESTS_ONNX_BUILDER_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/onnx.pb-c.h"
+
+#define OB_MAX_ITEMS 64 /* nodes, initializers, inputs, outputs, node inputs, attributes */
+
+typedef struct ob_model {
+    Onnx__ModelProto m;
+    Onnx__GraphProto g;
+    Onnx__OperatorSetIdProto opset;
+    Onnx__OperatorSetIdProto *opsets[2];
+    void **owned;
+    size_t nowned, capowned;
+} ob_model;
+
+static inline void *ob_alloc(ob_model *b, size_t size)
+{
+    if (b->nowned == b->capowned) {
+        b->capowned = b->capowned ? b->capowned * 2 : 64;
+        b->owned = realloc(b->owned, b->capowned * sizeof(void *));
+        if (!b->owned) abort();
+    }
+    void *p = calloc(1, size ? size : 1);
+    if (!p) abort();
+    return b->owned[b->nowned++] = p;
+}
+
+/* A copy of n bytes owned by b (n may be 0 and src NULL then). */
+static inline void *ob_dup(ob_model *b, const void *src, size_t n)
+{
+    void *p = ob_alloc(b, n);
+    if (n) memcpy(p, src, n);
+    return p;
+}
+
+static inline char *ob_str(ob_model *b, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(ob_alloc(b, n), s, n);
+}
+
+/* A model with one default-domain opset and an empty graph named "g". */
+static inline ob_model *ob_new(int opset)
+{
+    ob_model *b = calloc(1, sizeof *b);
+    if (!b) abort();
+    onnx__model_proto__init(&b->m);
+    onnx__graph_proto__init(&b->g);
+    onnx__operator_set_id_proto__init(&b->opset);
+    b->m.has_ir_version = 1;
+    b->m.ir_version = 7;
+    b->m.producer_name = ob_str(b, "facefuse-tests");
+    b->m.producer_version = ob_str(b, "1");
+    b->opset.domain = ob_str(b, "");
+    b->opset.has_version = 1;
+    b->opset.version = opset;
+    b->opsets[0] = &b->opset;
+    b->m.n_opset_import = 1;
+    b->m.opset_import = b->opsets;
+    b->m.graph = &b->g;
+    b->g.name = ob_str(b, "g");
+    b->g.node = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    b->g.initializer = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    b->g.input = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    b->g.output = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    b->g.value_info = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    return b;
+}
+
+static inline void ob_free(ob_model *b)
+{
+    if (!b) return;
+    for (size_t i = 0; i < b->nowned; i++) free(b->owned[i]);
+    free(b->owned);
+    free(b);
+}
+
+/* Splits "a,,b" into {"a", "", "b"}; "" gives no item. */
+static inline size_t ob_split(ob_model *b, const char *list, char ***out)
+{
+    *out = ob_alloc(b, OB_MAX_ITEMS * sizeof(char *));
+    if (!*list) return 0;
+    size_t n = 0;
+    for (const char *p = list;; p++) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char *s = ob_alloc(b, len + 1);
+        memcpy(s, p, len);
+        if (n < OB_MAX_ITEMS) (*out)[n++] = s;
+        if (!e) break;
+        p = e;
+    }
+    return n;
+}
+
+/* Adds a node: inputs and outputs are comma-separated names ("" entries = omitted). */
+static inline Onnx__NodeProto *ob_node(ob_model *b, const char *op, const char *name,
+                                       const char *inputs, const char *outputs)
+{
+    Onnx__NodeProto *n = ob_alloc(b, sizeof *n);
+    onnx__node_proto__init(n);
+    n->op_type = ob_str(b, op);
+    n->name = ob_str(b, name);
+    n->n_input = ob_split(b, inputs, &n->input);
+    n->n_output = ob_split(b, outputs, &n->output);
+    n->attribute = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    if (b->g.n_node < OB_MAX_ITEMS) b->g.node[b->g.n_node++] = n;
+    return n;
+}
+
+static inline Onnx__AttributeProto *ob_attr(ob_model *b, Onnx__NodeProto *n, const char *name,
+                                            Onnx__AttributeProto__AttributeType type)
+{
+    Onnx__AttributeProto *a = ob_alloc(b, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = ob_str(b, name);
+    a->has_type = 1;
+    a->type = type;
+    if (n->n_attribute < OB_MAX_ITEMS) n->attribute[n->n_attribute++] = a;
+    return a;
+}
+
+static inline void ob_attr_int(ob_model *b, Onnx__NodeProto *n, const char *name, int64_t v)
+{
+    Onnx__AttributeProto *a = ob_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    a->has_i = 1;
+    a->i = v;
+}
+
+static inline void ob_attr_float(ob_model *b, Onnx__NodeProto *n, const char *name, float v)
+{
+    Onnx__AttributeProto *a = ob_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+    a->has_f = 1;
+    a->f = v;
+}
+
+static inline void ob_attr_string(ob_model *b, Onnx__NodeProto *n, const char *name,
+                                  const char *v)
+{
+    Onnx__AttributeProto *a = ob_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = 1;
+    a->s.len = strlen(v);
+    a->s.data = (uint8_t *)ob_str(b, v);
+}
+
+static inline void ob_attr_ints(ob_model *b, Onnx__NodeProto *n, const char *name,
+                                const int64_t *v, size_t count)
+{
+    Onnx__AttributeProto *a = ob_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->n_ints = count;
+    a->ints = ob_dup(b, v, count * sizeof *v);
+}
+
+static inline void ob_attr_floats(ob_model *b, Onnx__NodeProto *n, const char *name,
+                                  const float *v, size_t count)
+{
+    Onnx__AttributeProto *a = ob_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    a->n_floats = count;
+    a->floats = ob_dup(b, v, count * sizeof *v);
+}
+
+/* A tensor with raw (little-endian) data of `nbytes`; dims as given. */
+static inline Onnx__TensorProto *ob_tensor_raw(ob_model *b, const char *name, int onnx_type,
+                                               const int64_t *dims, size_t rank,
+                                               const void *data, size_t nbytes)
+{
+    Onnx__TensorProto *t = ob_alloc(b, sizeof *t);
+    onnx__tensor_proto__init(t);
+    t->name = ob_str(b, name);
+    t->has_data_type = 1;
+    t->data_type = onnx_type;
+    t->n_dims = rank;
+    t->dims = ob_dup(b, dims, rank * sizeof *dims);
+    t->has_raw_data = 1;
+    t->raw_data.len = nbytes;
+    t->raw_data.data = ob_dup(b, data, nbytes);
+    return t;
+}
+
+static inline Onnx__TensorProto *ob_tensor_attr(ob_model *b, Onnx__NodeProto *n, const char *name,
+                                                Onnx__TensorProto *t)
+{
+    Onnx__AttributeProto *a = ob_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR);
+    a->t = t;
+    return t;
+}
+
+static inline void ob_initializer(ob_model *b, Onnx__TensorProto *t)
+{
+    if (b->g.n_initializer < OB_MAX_ITEMS) b->g.initializer[b->g.n_initializer++] = t;
+}
+
+/* A tensor value: rank < 0 gives no shape; dims of -1 become dim_param "N". */
+static inline Onnx__ValueInfoProto *ob_value(ob_model *b, const char *name, int elem_type,
+                                             const int64_t *dims, int rank)
+{
+    Onnx__ValueInfoProto *v = ob_alloc(b, sizeof *v);
+    onnx__value_info_proto__init(v);
+    v->name = ob_str(b, name);
+    Onnx__TypeProto *tp = ob_alloc(b, sizeof *tp);
+    onnx__type_proto__init(tp);
+    Onnx__TypeProto__Tensor *tt = ob_alloc(b, sizeof *tt);
+    onnx__type_proto__tensor__init(tt);
+    tt->has_elem_type = elem_type != 0;
+    tt->elem_type = elem_type;
+    if (rank >= 0) {
+        Onnx__TensorShapeProto *sp = ob_alloc(b, sizeof *sp);
+        onnx__tensor_shape_proto__init(sp);
+        sp->n_dim = (size_t)rank;
+        sp->dim = ob_alloc(b, (size_t)rank * sizeof(void *));
+        for (int i = 0; i < rank; i++) {
+            Onnx__TensorShapeProto__Dimension *d = ob_alloc(b, sizeof *d);
+            onnx__tensor_shape_proto__dimension__init(d);
+            if (dims[i] >= 0) {
+                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+                d->dim_value = dims[i];
+            } else {
+                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+                d->dim_param = ob_str(b, "N");
+            }
+            sp->dim[i] = d;
+        }
+        tt->shape = sp;
+    }
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    v->type = tp;
+    return v;
+}
+
+static inline void ob_input(ob_model *b, const char *name, int elem_type, const int64_t *dims,
+                            int rank)
+{
+    if (b->g.n_input < OB_MAX_ITEMS)
+        b->g.input[b->g.n_input++] = ob_value(b, name, elem_type, dims, rank);
+}
+
+static inline void ob_output(ob_model *b, const char *name, int elem_type, const int64_t *dims,
+                             int rank)
+{
+    if (b->g.n_output < OB_MAX_ITEMS)
+        b->g.output[b->g.n_output++] = ob_value(b, name, elem_type, dims, rank);
+}
+
+static inline void ob_value_info(ob_model *b, const char *name, int elem_type,
+                                 const int64_t *dims, int rank)
+{
+    if (b->g.n_value_info < OB_MAX_ITEMS)
+        b->g.value_info[b->g.n_value_info++] = ob_value(b, name, elem_type, dims, rank);
+}
+
+/* The serialized model (malloc'd; caller frees). */
+static inline uint8_t *ob_pack(const ob_model *b, size_t *size)
+{
+    *size = onnx__model_proto__get_packed_size(&b->m);
+    uint8_t *buf = malloc(*size ? *size : 1);
+    if (!buf) abort();
+    onnx__model_proto__pack(&b->m, buf);
+    return buf;
+}
+
+static inline uint8_t *ob_pack_tensor(const Onnx__TensorProto *t, size_t *size)
+{
+    *size = onnx__tensor_proto__get_packed_size(t);
+    uint8_t *buf = malloc(*size ? *size : 1);
+    if (!buf) abort();
+    onnx__tensor_proto__pack(t, buf);
+    return buf;
+}
+
+/* ---- the seed models (written by make_onnx_corpus, checked by test_nn_onnx) ---------------- */
+
+enum { OB_F32 = 1, OB_U8 = 2, OB_I8 = 3, OB_I32 = 6, OB_I64 = 7, OB_BOOL = 9, OB_F16 = 10,
+       OB_F64 = 11, OB_U32 = 12, OB_U64 = 13, OB_BF16 = 16 };
+
+static inline Onnx__TensorProto *ob_const_f32(ob_model *b, const char *name, const int64_t *dims,
+                                              size_t rank, const float *v, size_t n)
+{
+    return ob_tensor_raw(b, name, OB_F32, dims, rank, v, n * sizeof *v);
+}
+
+static inline Onnx__TensorProto *ob_const_i64(ob_model *b, const char *name, const int64_t *v,
+                                              size_t n)
+{
+    int64_t d = (int64_t)n;
+    return ob_tensor_raw(b, name, OB_I64, &d, 1, v, n * sizeof *v);
+}
+
+/* Conv + Relu + MaxPool + Gemm-free head at opset 13: the plain modern case. */
+static inline ob_model *ob_seed_conv(void)
+{
+    ob_model *b = ob_new(13);
+    int64_t xd[] = {1, 3, 8, 8}, wd[] = {4, 3, 3, 3}, bd[] = {4}, yd[] = {1, 4, 4, 4};
+    float w[108], bias[4] = {0.5f, -0.5f, 0.25f, 0};
+    for (int i = 0; i < 108; i++) w[i] = (float)((i * 7) % 11 - 5) / 8;
+    ob_input(b, "x", OB_F32, xd, 4);
+    ob_initializer(b, ob_const_f32(b, "w", wd, 4, w, 108));
+    ob_initializer(b, ob_const_f32(b, "b", bd, 1, bias, 4));
+    Onnx__NodeProto *n = ob_node(b, "Conv", "conv", "x,w,b", "c");
+    int64_t k3[] = {3, 3}, p1[] = {1, 1, 1, 1}, k2[] = {2, 2};
+    ob_attr_ints(b, n, "kernel_shape", k3, 2);
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_node(b, "Relu", "relu", "c", "r");
+    n = ob_node(b, "MaxPool", "pool", "r", "y");
+    ob_attr_ints(b, n, "kernel_shape", k2, 2);
+    ob_attr_ints(b, n, "strides", k2, 2);
+    ob_output(b, "y", OB_F32, yd, 4);
+    return b;
+}
+
+/* Opset 9: attribute forms that later opsets turned into inputs, Upsample, Dropout,
+ * BatchNormalization with unused training outputs, Softmax before opset 13; nodes in
+ * reverse order; an initializer also listed as graph input (IR 3 style). */
+static inline ob_model *ob_seed_opset9(void)
+{
+    ob_model *b = ob_new(9);
+    int64_t xd[] = {1, 2, 4, 4}, cd[] = {2};
+    float one[2] = {1, 1}, zero[2] = {0, 0}, sc[4] = {1, 1, 2, 2};
+    int64_t sd[] = {4};
+    ob_input(b, "x", OB_F32, xd, 4);
+    ob_input(b, "scale", OB_F32, cd, 1);
+    ob_initializer(b, ob_const_f32(b, "scale", cd, 1, one, 2));
+    ob_initializer(b, ob_const_f32(b, "bias", cd, 1, zero, 2));
+    ob_initializer(b, ob_const_f32(b, "mean", cd, 1, zero, 2));
+    ob_initializer(b, ob_const_f32(b, "var", cd, 1, one, 2));
+    ob_initializer(b, ob_const_f32(b, "scales", sd, 1, sc, 4));
+    Onnx__NodeProto *n;
+    int64_t ax0[] = {0}, ax1[] = {1}, pads[] = {0, 0, 1, 1, 0, 0, 1, 1};
+    int64_t st[] = {0}, en[] = {5}, sp[] = {1, 1}, yd[] = {1, 1, 10, 10};
+    /* listed last-first: the loader must sort */
+    n = ob_node(b, "Softmax", "soft", "u", "y");
+    ob_attr_int(b, n, "axis", 1);
+    n = ob_node(b, "Unsqueeze", "unsq", "sq", "u");
+    ob_attr_ints(b, n, "axes", ax0, 1);
+    n = ob_node(b, "Squeeze", "sq", "red", "sq");
+    ob_attr_ints(b, n, "axes", ax0, 1);
+    n = ob_node(b, "ReduceMean", "red", "cat", "red");
+    ob_attr_ints(b, n, "axes", ax1, 1);
+    ob_attr_int(b, n, "keepdims", 1);
+    n = ob_node(b, "Concat", "cat", "s0,s1", "cat");
+    ob_attr_int(b, n, "axis", 1);
+    n = ob_node(b, "Split", "split", "sl", "s0,s1");
+    ob_attr_int(b, n, "axis", 1);
+    ob_attr_ints(b, n, "split", sp, 2);
+    n = ob_node(b, "Slice", "slice", "clip", "sl");
+    ob_attr_ints(b, n, "starts", st, 1);
+    ob_attr_ints(b, n, "ends", en, 1);
+    ob_attr_ints(b, n, "axes", ax1, 1);
+    n = ob_node(b, "Clip", "clip", "pad", "clip");
+    ob_attr_float(b, n, "min", -1);
+    ob_attr_float(b, n, "max", 6);
+    n = ob_node(b, "Pad", "pad", "up", "pad");
+    ob_attr_ints(b, n, "pads", pads, 8);
+    ob_attr_float(b, n, "value", 0.5f);
+    ob_attr_string(b, n, "mode", "constant");
+    n = ob_node(b, "Upsample", "up", "drop,scales", "up");
+    ob_attr_string(b, n, "mode", "nearest");
+    n = ob_node(b, "Dropout", "drop", "bn", "drop,mask");
+    ob_attr_float(b, n, "ratio", 0.25f);
+    n = ob_node(b, "BatchNormalization", "bn", "x,scale,bias,mean,var", "bn,rm,rv,sm,sv");
+    ob_attr_float(b, n, "epsilon", 1e-5f);
+    ob_output(b, "y", OB_F32, yd, 4);
+    return b;
+}
+
+/* Opset 7 Upsample (scales attribute, bilinear spelling), Softmax without axis. */
+static inline ob_model *ob_seed_opset7(void)
+{
+    ob_model *b = ob_new(7);
+    int64_t xd[] = {1, 1, 2, 2}, yd[] = {1, 1, 4, 6};
+    float sc[4] = {1, 1, 2, 3};
+    ob_input(b, "x", OB_F32, xd, 4);
+    Onnx__NodeProto *n = ob_node(b, "Upsample", "up", "x", "u");
+    ob_attr_floats(b, n, "scales", sc, 4);
+    ob_attr_string(b, n, "mode", "bilinear");
+    ob_node(b, "LogSoftmax", "ls", "u", "y");
+    ob_output(b, "y", OB_F32, yd, 4);
+    return b;
+}
+
+/* Opset 10 Resize (2 inputs) and Slice with inputs. */
+static inline ob_model *ob_seed_resize10(void)
+{
+    ob_model *b = ob_new(10);
+    int64_t xd[] = {1, 1, 4, 4}, sd[] = {4};
+    float sc[4] = {1, 1, 0.5f, 0.5f};
+    int64_t st[] = {0}, en[] = {1}, ax[] = {3}, yd[] = {1, 1, 2, 1};
+    ob_input(b, "x", OB_F32, xd, 4);
+    ob_initializer(b, ob_const_f32(b, "scales", sd, 1, sc, 4));
+    ob_initializer(b, ob_const_i64(b, "st", st, 1));
+    ob_initializer(b, ob_const_i64(b, "en", en, 1));
+    ob_initializer(b, ob_const_i64(b, "ax", ax, 1));
+    Onnx__NodeProto *n = ob_node(b, "Resize", "rs", "x,scales", "r");
+    ob_attr_string(b, n, "mode", "nearest");
+    ob_node(b, "Slice", "sl", "r,st,en,ax", "y");
+    ob_output(b, "y", OB_F32, yd, 4);
+    return b;
+}
+
+/* Constant forms, ConstantOfShape, Cast, shape arithmetic (opset 12). */
+static inline ob_model *ob_seed_constants(void)
+{
+    ob_model *b = ob_new(12);
+    int64_t xd[] = {-1, 3}, two = 2, one = 1, rd[] = {-1, 1};
+    float half = 0.5f;
+    ob_input(b, "x", OB_F32, xd, 2);
+    Onnx__NodeProto *n = ob_node(b, "Constant", "c0", "", "k");
+    ob_tensor_attr(b, n, "value", ob_tensor_raw(b, "", OB_F32, NULL, 0, &half, 4));
+    n = ob_node(b, "Constant", "c1", "", "idx");
+    ob_attr_int(b, n, "value_int", 1);
+    n = ob_node(b, "Constant", "c2", "", "shp");
+    int64_t shp[] = {-1, 1};
+    ob_attr_ints(b, n, "value_ints", shp, 2);
+    n = ob_node(b, "Constant", "c3", "", "fl");
+    ob_attr_float(b, n, "value_float", 2.0f);
+    ob_node(b, "Mul", "mul", "x,k", "m");
+    ob_node(b, "Add", "add", "m,fl", "a");
+    ob_node(b, "Shape", "shape", "a", "s");
+    ob_node(b, "Gather", "gather", "s,idx", "g");
+    n = ob_node(b, "Cast", "cast", "g", "gf");
+    ob_attr_int(b, n, "to", OB_F32);
+    ob_node(b, "Reshape", "reshape", "a,shp", "r");
+    n = ob_node(b, "ConstantOfShape", "cos", "s", "z");
+    ob_tensor_attr(b, n, "value", ob_tensor_raw(b, "", OB_I64, &one, 1, &two, 8));
+    ob_output(b, "r", OB_F32, rd, 2);
+    ob_output(b, "gf", OB_F32, NULL, 0);
+    ob_output(b, "z", OB_I64, xd, 2);
+    return b;
+}
+
+/* Initializers stored in the typed fields rather than raw_data, one per field. */
+static inline ob_model *ob_seed_typed(void)
+{
+    ob_model *b = ob_new(13);
+    static float f[3] = {1.5f, -2, 3};
+    static int32_t h[2] = {0x3c00, 0xc000}; /* f16 1, -2 */
+    static int32_t bo[3] = {0, 1, 7};
+    static int64_t l[2] = {-5, 1LL << 40};
+    static double d[2] = {0.25, -1e300};
+    static uint64_t u[2] = {7, 0xffffffffu};
+    struct { const char *name; int type; int64_t n; } spec[] = {
+        {"tf", OB_F32, 3}, {"th", OB_F16, 2}, {"tb", OB_BOOL, 3}, {"tl", OB_I64, 2},
+        {"td", OB_F64, 2}, {"tu", OB_U32, 2}, {"ti8", OB_I8, 3}, {"tu64", OB_U64, 2},
+    };
+    for (size_t i = 0; i < sizeof spec / sizeof spec[0]; i++) {
+        Onnx__TensorProto *t = ob_alloc(b, sizeof *t);
+        onnx__tensor_proto__init(t);
+        t->name = ob_str(b, spec[i].name);
+        t->has_data_type = 1;
+        t->data_type = spec[i].type;
+        t->n_dims = 1;
+        t->dims = ob_alloc(b, sizeof(int64_t));
+        t->dims[0] = spec[i].n;
+        switch (spec[i].type) {
+        case OB_F32: t->n_float_data = 3, t->float_data = f; break;
+        case OB_F16: t->n_int32_data = 2, t->int32_data = h; break;
+        case OB_BOOL: case OB_I8: t->n_int32_data = 3, t->int32_data = bo; break;
+        case OB_I64: t->n_int64_data = 2, t->int64_data = l; break;
+        case OB_F64: t->n_double_data = 2, t->double_data = d; break;
+        default: t->n_uint64_data = 2, t->uint64_data = u; break;
+        }
+        ob_initializer(b, t);
+    }
+    int64_t xd[] = {3};
+    ob_input(b, "x", OB_F32, xd, 1);
+    ob_node(b, "Add", "add", "x,tf", "y");
+    ob_output(b, "y", OB_F32, xd, 1);
+    return b;
+}
+
+/* Opset 18: Split with num_outputs (split dim known from the input), ReduceMax with an
+ * axes input, Pad with axes, Resize with an empty roi and scales. */
+static inline ob_model *ob_seed_opset18(void)
+{
+    ob_model *b = ob_new(18);
+    int64_t xd[] = {1, 7, 4}, ax[] = {2}, sz[] = {1, 1, 8}, ad[] = {1, 2, 4};
+    ob_input(b, "x", OB_F32, xd, 3);
+    ob_initializer(b, ob_const_i64(b, "ax", ax, 1));
+    ob_initializer(b, ob_const_i64(b, "sizes", sz, 3));
+    ob_initializer(b, ob_tensor_raw(b, "empty", OB_F32, (int64_t[]){0}, 1, "", 0));
+    Onnx__NodeProto *n = ob_node(b, "Split", "split", "x", "a,b2,c,d");
+    ob_attr_int(b, n, "axis", 1);
+    ob_attr_int(b, n, "num_outputs", 4);
+    n = ob_node(b, "ReduceMax", "rmax", "d,ax", "m");
+    ob_attr_int(b, n, "keepdims", 1);
+    n = ob_node(b, "Resize", "rs", "m,empty,empty,sizes", "y");
+    ob_attr_string(b, n, "mode", "linear");
+    ob_output(b, "y", OB_F32, sz, 3);
+    ob_output(b, "a", OB_F32, ad, 3);
+    return b;
+}
+
+typedef ob_model *(*ob_seed_fn)(void);
+static const struct {
+    const char *file;
+    ob_seed_fn fn;
+} ob_seeds[] = {
+    {"conv.onnx", ob_seed_conv},           {"opset9_upgrades.onnx", ob_seed_opset9},
+    {"opset7_upsample.onnx", ob_seed_opset7}, {"resize10.onnx", ob_seed_resize10},
+    {"constants.onnx", ob_seed_constants}, {"typed_fields.onnx", ob_seed_typed},
+    {"opset18.onnx", ob_seed_opset18},
+};
+
+#endif

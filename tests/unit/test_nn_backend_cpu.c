@@ -1,0 +1,727 @@
+/* The op table: every op in ops.def, ref vs the oneDNN cpu backend, on one-node graphs
+ * with odd shapes (13, 17, 127, groups, dilations, strides, asymmetric pads,
+ * broadcasting) and data from a fixed seed, in the style of ggml's test-backend-ops.
+ *
+ * For each case: ref runs the node with nn_op_get(op)->run, the cpu backend with
+ * supports / prepare / run; outputs are compared by normalised mean squared error
+ * against a per-case threshold, NaN/Inf must be in the same places, and sentinel bytes
+ * around every output buffer must survive. Prints one row per case:
+ *     op  shape  cpu: ok|FAIL|not supported  nmse
+ * Only FAIL fails the test; an op the cpu backend does not claim is "not supported".
+ * The other tests check the backend's contract (scratch, release, threads). */
+#include "nn/backend.h"
+#include "test.h"
+
+/* the case table lists only the fields a case needs */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define MAXIN 6
+#define SENTINEL 0xCD
+#define GUARD 64
+
+/* ir.h declares op definitions weak, and a weak reference does not pull an object out
+ * of a static archive: reference the ops the table runs strongly (as the op tests do)
+ * so their ref kernels are linked in. */
+#define TABLE_OPS(X) X(shape)                                                                       \
+    X(conv) X(conv_transpose) X(gemm) X(matmul) X(max_pool) X(average_pool)                  \
+    X(global_average_pool) X(global_max_pool) X(relu) X(leaky_relu) X(clip) X(sigmoid)      \
+    X(tanh) X(elu) X(selu) X(hard_sigmoid) X(hard_swish) X(softplus) X(sqrt) X(exp) X(log)  \
+    X(neg) X(abs) X(reciprocal) X(erf) X(floor) X(ceil) X(round) X(sign) X(sin) X(cos)      \
+    X(rsqrt) X(square) X(relu6) X(add) X(sub) X(mul) X(div) X(max) X(min) X(sum) X(mean)    \
+    X(pow) X(prelu) X(batch_norm) X(instance_norm) X(layer_norm) X(lrn) X(softmax)          \
+    X(log_softmax) X(reduce_mean) X(reduce_sum) X(reduce_max) X(reduce_min) X(reduce_prod)  \
+    X(reduce_l1) X(reduce_l2) X(reduce_sum_square) X(concat) X(resize)
+#define LINK_OP(sfx) extern const nn_op_def link_##sfx##_ __asm__("nn_op_def_" #sfx);
+#define LINK_REF(sfx) &link_##sfx##_,
+TABLE_OPS(LINK_OP)
+__attribute__((used)) static const nn_op_def *const linked_ops_[] = {TABLE_OPS(LINK_REF)};
+
+typedef struct tcase {
+    nn_op op;
+    const char *label;
+    int nin;
+    nn_shape in[MAXIN];
+    int cnst[MAXIN];          /* 1: a constant input (weights) */
+    const void *data[MAXIN];  /* explicit data for this input (constant), or NULL */
+    ffu_dtype dt[MAXIN];      /* 0 = f32 */
+    int absent[MAXIN];        /* omitted optional input */
+    const char *attrs;        /* "name=v,v;name=v" */
+    nn_act_kind act;
+    float act_a, act_b;
+    int act_slope;            /* PReLU: 1 = per channel, 2 = one slope */
+    int dist;                 /* 0: [-1,1)  1: (0.1,2]  2: |x| in [0.5,1.5] */
+    double tol;               /* NMSE threshold, 0 = default */
+} tcase;
+
+#define S1(x0) {.rank = 1, .d = {x0}}
+#define S2(x0, x1) {.rank = 2, .d = {x0, x1}}
+#define S3(x0, x1, x2) {.rank = 3, .d = {x0, x1, x2}}
+#define S4(x0, x1, x2, x3) {.rank = 4, .d = {x0, x1, x2, x3}}
+
+static const float clip_lo[1] = {-0.5f}, clip_hi[1] = {0.25f};
+static const float sc_up2[4] = {1, 1, 2, 2}, sc_up3[4] = {1, 1, 3, 3}, sc_one[4] = {1, 1, 1, 1};
+static const int64_t sz_down[4] = {1, 3, 7, 9};
+static const int64_t ax_23[2] = {2, 3}, ax_1[1] = {1}, ax_m1[1] = {-1};
+
+#define X4 S4(1, 3, 13, 17)
+#define F32 FFU_DTYPE_F32
+
+static const tcase cases[] = {
+    /* ---- Conv ---- */
+    {NN_OP_CONV, "1x3x13x17 k3 p1 +b", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1"},
+    {NN_OP_CONV, "1x3x13x17 k3 s2 p0110", 2, {X4, S4(4, 3, 3, 3)}, {0, 1}, .attrs = "strides=2,2;pads=0,1,1,0"},
+    {NN_OP_CONV, "1x6x13x17 g3 d2", 3, {S4(1, 6, 13, 17), S4(6, 2, 3, 3), S1(6)}, {0, 1, 1}, .attrs = "group=3;dilations=2,2;pads=2,1,2,1"},
+    {NN_OP_CONV, "1x16x13x17 dw s2", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "group=16;strides=2,2;pads=1,1,1,1"},
+    {NN_OP_CONV, "1x32x13x17 1x1", 3, {S4(1, 32, 13, 17), S4(24, 32, 1, 1), S1(24)}, {0, 1, 1}},
+    {NN_OP_CONV, "1x8x13x17 k5 SAME_UPPER s2", 2, {S4(1, 8, 13, 17), S4(8, 8, 5, 5)}, {0, 1}, .attrs = "auto_pad=SAME_UPPER;strides=2,2"},
+    {NN_OP_CONV, "1x8x13x17 k4 SAME_LOWER", 2, {S4(1, 8, 13, 17), S4(8, 8, 4, 4)}, {0, 1}, .attrs = "auto_pad=SAME_LOWER"},
+    {NN_OP_CONV, "2x3x13x17 k2 s3 VALID", 2, {S4(2, 3, 13, 17), S4(5, 3, 2, 2)}, {0, 1}, .attrs = "auto_pad=VALID;strides=3,3"},
+    {NN_OP_CONV, "1x4x127 conv1d", 3, {S3(1, 4, 127), S3(6, 4, 3), S1(6)}, {0, 1, 1}, .attrs = "pads=1,0;strides=2"},
+    {NN_OP_CONV, "+relu", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "+relu6", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_RELU6},
+    {NN_OP_CONV, "+clip(-.3,.4)", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    {NN_OP_CONV, "+leaky(.1)", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
+    {NN_OP_CONV, "+prelu[C]", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "+prelu[1]", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 2},
+    {NN_OP_CONV, "+sigmoid", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_SIGMOID},
+    {NN_OP_CONV, "+tanh", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_TANH},
+    {NN_OP_CONV, "+hardswish", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_HARD_SWISH},
+    {NN_OP_CONV, "+elu(.7)", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_ELU, .act_a = 0.7f},
+    {NN_OP_CONV, "dw +prelu[C]", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    /* ---- ConvTranspose ---- */
+    {NN_OP_CONV_TRANSPOSE, "1x4x7x9 s2 p1 op1", 3, {S4(1, 4, 7, 9), S4(4, 6, 3, 3), S1(6)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,1,1;output_padding=1,1"},
+    {NN_OP_CONV_TRANSPOSE, "1x4x7x9 g2 d2", 2, {S4(1, 4, 7, 9), S4(4, 3, 3, 3)}, {0, 1}, .attrs = "group=2;dilations=2,2;pads=0,1,2,0"},
+    {NN_OP_CONV_TRANSPOSE, "2x8x5x6 k4 s2 +relu", 3, {S4(2, 8, 5, 6), S4(8, 5, 4, 4), S1(5)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV_TRANSPOSE, "1x4x7x9 output_shape", 2, {S4(1, 4, 7, 9), S4(4, 3, 3, 3)}, {0, 1}, .attrs = "strides=2,2;output_shape=15,19"},
+    /* ---- Gemm / MatMul ---- */
+    {NN_OP_GEMM, "13x127 * 127x31 + C[31]", 3, {S2(13, 127), S2(127, 31), S1(31)}, {0, 1, 1}},
+    {NN_OP_GEMM, "tA tB a.5 b2 C[13x1]", 3, {S2(127, 13), S2(31, 127), S2(13, 1)}, {0, 1, 1}, .attrs = "transA=1;transB=1;alpha=0.5;beta=2.0"},
+    {NN_OP_GEMM, "C runtime [13x31]", 3, {S2(13, 127), S2(127, 31), S2(13, 31)}, {0, 1, 0}},
+    {NN_OP_GEMM, "B runtime tB", 2, {S2(13, 127), S2(31, 127)}, {0, 0}, .attrs = "transB=1"},
+    {NN_OP_GEMM, "+relu", 3, {S2(13, 127), S2(127, 31), S1(31)}, {0, 1, 1}, .act = NN_ACT_RELU},
+    {NN_OP_GEMM, "+prelu[N]", 3, {S2(13, 127), S2(127, 31), S1(31)}, {0, 1, 1}, .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_MATMUL, "13x127 * 127x31", 2, {S2(13, 127), S2(127, 31)}, {0, 1}},
+    {NN_OP_MATMUL, "2x3x13x17 * 17x11", 2, {S4(2, 3, 13, 17), S2(17, 11)}, {0, 1}},
+    {NN_OP_MATMUL, "3x13x17 * 3x17x11 rt", 2, {S3(3, 13, 17), S3(3, 17, 11)}, {0, 0}},
+    {NN_OP_MATMUL, "1x13x17 * 3x17x11 bcast", 2, {S3(1, 13, 17), S3(3, 17, 11)}, {0, 0}},
+    {NN_OP_MATMUL, "17 * 17x11", 2, {S1(17), S2(17, 11)}, {0, 1}},
+    {NN_OP_MATMUL, "13x17 * 17", 2, {S2(13, 17), S1(17)}, {0, 0}},
+    {NN_OP_MATMUL, "+sigmoid", 2, {S2(13, 127), S2(127, 31)}, {0, 1}, .act = NN_ACT_SIGMOID},
+    {NN_OP_MATMUL, "3x13x17 +prelu[13]", 2, {S3(3, 13, 17), S2(17, 11)}, {0, 1}, .act = NN_ACT_PRELU, .act_slope = 1},
+    /* ---- pooling ---- */
+    {NN_OP_MAX_POOL, "k3 s2 p1", 1, {X4}, .attrs = "kernel_shape=3,3;strides=2,2;pads=1,1,1,1"},
+    {NN_OP_MAX_POOL, "k2 s2 13x17", 1, {X4}, .attrs = "kernel_shape=2,2;strides=2,2"},
+    {NN_OP_MAX_POOL, "k3 s2 ceil", 1, {X4}, .attrs = "kernel_shape=3,3;strides=2,2;ceil_mode=1"},
+    {NN_OP_MAX_POOL, "k3 d2 p0110", 1, {X4}, .attrs = "kernel_shape=3,3;dilations=2,2;pads=0,1,1,0"},
+    {NN_OP_MAX_POOL, "k3 SAME_UPPER s2", 1, {X4}, .attrs = "kernel_shape=3,3;strides=2,2;auto_pad=SAME_UPPER"},
+    {NN_OP_AVERAGE_POOL, "k3 s2 p1 excl", 1, {X4}, .attrs = "kernel_shape=3,3;strides=2,2;pads=1,1,1,1"},
+    {NN_OP_AVERAGE_POOL, "k3 s2 p1 incl", 1, {X4}, .attrs = "kernel_shape=3,3;strides=2,2;pads=1,1,1,1;count_include_pad=1"},
+    {NN_OP_AVERAGE_POOL, "k2 s2 ceil excl", 1, {X4}, .attrs = "kernel_shape=2,2;strides=2,2;ceil_mode=1"},
+    {NN_OP_AVERAGE_POOL, "k2 s2 ceil incl", 1, {X4}, .attrs = "kernel_shape=2,2;strides=2,2;ceil_mode=1;count_include_pad=1"},
+    {NN_OP_AVERAGE_POOL, "1x4x127 k5 s3", 1, {S3(1, 4, 127)}, .attrs = "kernel_shape=5;strides=3;pads=2,1"},
+    {NN_OP_GLOBAL_AVERAGE_POOL, "2x3x13x17", 1, {S4(2, 3, 13, 17)}},
+    {NN_OP_GLOBAL_MAX_POOL, "2x3x13x17", 1, {S4(2, 3, 13, 17)}},
+    /* ---- unary ---- */
+    {NN_OP_RELU, "1x3x13x17", 1, {X4}},
+    {NN_OP_LEAKY_RELU, "alpha .2", 1, {X4}, .attrs = "alpha=0.2"},
+    {NN_OP_CLIP, "[-.5,.25]", 3, {X4, S1(1), S1(1)}, {0, 1, 1}, {NULL, clip_lo, clip_hi}},
+    {NN_OP_CLIP, "min only", 2, {X4, S1(1)}, {0, 1}, {NULL, clip_lo}},
+    {NN_OP_CLIP, "no bounds", 1, {X4}},
+    {NN_OP_SIGMOID, "1x3x13x17", 1, {X4}},
+    {NN_OP_TANH, "1x3x13x17", 1, {X4}},
+    {NN_OP_ELU, "alpha 1", 1, {X4}},
+    {NN_OP_SELU, "default", 1, {X4}},
+    {NN_OP_HARD_SIGMOID, "default", 1, {X4}},
+    {NN_OP_HARD_SWISH, "x4 range", 1, {X4}},
+    {NN_OP_SOFTPLUS, "1x3x13x17", 1, {X4}},
+    {NN_OP_SQRT, "positive", 1, {X4}, .dist = 1},
+    {NN_OP_EXP, "1x3x13x17", 1, {X4}},
+    {NN_OP_LOG, "positive", 1, {X4}, .dist = 1},
+    {NN_OP_NEG, "1x3x13x17", 1, {X4}},
+    {NN_OP_ABS, "1x3x13x17", 1, {X4}},
+    {NN_OP_RECIPROCAL, "away from 0", 1, {X4}, .dist = 2},
+    {NN_OP_ERF, "1x3x13x17", 1, {X4}},
+    {NN_OP_FLOOR, "1x3x13x17", 1, {X4}},
+    {NN_OP_CEIL, "1x3x13x17", 1, {X4}},
+    {NN_OP_ROUND, "x4 range", 1, {X4}},
+    {NN_OP_SIGN, "1x3x13x17", 1, {X4}},
+    {NN_OP_SIN, "1x3x13x17", 1, {X4}},
+    {NN_OP_COS, "1x3x13x17", 1, {X4}},
+    {NN_OP_RSQRT, "positive", 1, {X4}, .dist = 1},
+    {NN_OP_SQUARE, "1x3x13x17", 1, {X4}},
+    {NN_OP_RELU6, "x8 range", 1, {X4}},
+    /* ---- binary ---- */
+    {NN_OP_ADD, "same shape", 2, {X4, X4}},
+    {NN_OP_ADD, "b [1,3,1,1]", 2, {X4, S4(1, 3, 1, 1)}},
+    {NN_OP_ADD, "a [3,1,1] (swap)", 2, {S3(3, 1, 1), X4}},
+    {NN_OP_ADD, "[13,1]+[1,17]", 2, {S2(13, 1), S2(1, 17)}},
+    {NN_OP_ADD, "+relu", 2, {X4, X4}, .act = NN_ACT_RELU},
+    {NN_OP_ADD, "+prelu[C]", 2, {X4, X4}, .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_SUB, "b [17]", 2, {X4, S1(17)}},
+    {NN_OP_SUB, "a [17] (no swap)", 2, {S1(17), X4}},
+    {NN_OP_MUL, "b scalar-like [1]", 2, {X4, S1(1)}},
+    {NN_OP_MUL, "const b [3,1,1]", 2, {X4, S3(3, 1, 1)}, {0, 1}},
+    {NN_OP_DIV, "b away from 0", 2, {X4, X4}, .dist = 2},
+    {NN_OP_MAX, "2 inputs", 2, {X4, S4(1, 3, 13, 1)}},
+    {NN_OP_MIN, "2 inputs", 2, {X4, X4}},
+    {NN_OP_SUM, "2 inputs", 2, {X4, X4}},
+    {NN_OP_SUM, "3 inputs", 3, {X4, X4, X4}},
+    {NN_OP_MEAN, "2 inputs", 2, {X4, X4}},
+    {NN_OP_POW, "positive base", 2, {X4, X4}, .dist = 1},
+    {NN_OP_PRELU, "slope [3,1,1]", 2, {X4, S3(3, 1, 1)}, {0, 1}},
+    {NN_OP_PRELU, "slope [17] runtime", 2, {X4, S1(17)}},
+    /* ---- normalisation ---- */
+    {NN_OP_BATCH_NORM, "1x5x13x17", 5, {S4(1, 5, 13, 17), S1(5), S1(5), S1(5), S1(5)}, {0, 1, 1, 1, 1}, .dist = 1},
+    {NN_OP_INSTANCE_NORM, "1x3x13x17", 3, {X4, S1(3), S1(3)}, {0, 1, 1}},
+    {NN_OP_LAYER_NORM, "3x13x17", 3, {S3(3, 13, 17), S1(17), S1(17)}, {0, 1, 1}},
+    {NN_OP_LRN, "size 3", 1, {S4(1, 7, 13, 17)}, .attrs = "size=3"},
+    {NN_OP_LRN, "size 5 a.01 b.5 k2", 1, {S4(1, 7, 13, 17)}, .attrs = "size=5;alpha=0.01;beta=0.5;bias=2.0"},
+    {NN_OP_LRN, "size 4", 1, {S4(1, 7, 13, 17)}, .attrs = "size=4"},
+    {NN_OP_SOFTMAX, "3x13x17 axis -1", 1, {S3(3, 13, 17)}},
+    {NN_OP_SOFTMAX, "3x13x17 axis 1", 1, {S3(3, 13, 17)}, .attrs = "axis=1"},
+    {NN_OP_SOFTMAX, "coerce_2d axis 1", 1, {S3(3, 13, 17)}, .attrs = "_coerce_2d=1;axis=1"},
+    {NN_OP_LOG_SOFTMAX, "3x13x17 axis -1", 1, {S3(3, 13, 17)}},
+    /* ---- reductions ---- */
+    {NN_OP_REDUCE_MEAN, "axes 2,3 keep", 2, {X4, S1(2)}, {0, 1}, {NULL, ax_23}, {0, FFU_DTYPE_I64}},
+    {NN_OP_REDUCE_SUM, "axis 1 nokeep", 2, {X4, S1(1)}, {0, 1}, {NULL, ax_1}, {0, FFU_DTYPE_I64}, .attrs = "keepdims=0"},
+    {NN_OP_REDUCE_MAX, "axis -1", 2, {X4, S1(1)}, {0, 1}, {NULL, ax_m1}, {0, FFU_DTYPE_I64}},
+    {NN_OP_REDUCE_MIN, "all", 1, {X4}},
+    {NN_OP_REDUCE_PROD, "axis 1", 2, {X4, S1(1)}, {0, 1}, {NULL, ax_1}, {0, FFU_DTYPE_I64}, .dist = 2},
+    {NN_OP_REDUCE_L1, "axes 2,3", 2, {X4, S1(2)}, {0, 1}, {NULL, ax_23}, {0, FFU_DTYPE_I64}},
+    {NN_OP_REDUCE_L2, "axis -1", 2, {X4, S1(1)}, {0, 1}, {NULL, ax_m1}, {0, FFU_DTYPE_I64}},
+    {NN_OP_REDUCE_SUM_SQUARE, "axis 1", 2, {X4, S1(1)}, {0, 1}, {NULL, ax_1}, {0, FFU_DTYPE_I64}},
+    /* ---- data movement ---- */
+    {NN_OP_CONCAT, "axis 1, 3 inputs", 3, {X4, S4(1, 5, 13, 17), S4(1, 1, 13, 17)}, .attrs = "axis=1"},
+    {NN_OP_CONCAT, "axis -1", 2, {X4, S4(1, 3, 13, 4)}, .attrs = "axis=-1"},
+    {NN_OP_RESIZE, "nearest x2 asym floor", 3, {X4, S1(0), S1(4)}, {0, 1, 1}, {NULL, NULL, sc_up2}, .absent = {0, 1, 0}, .attrs = "mode=nearest;coordinate_transformation_mode=asymmetric;nearest_mode=floor"},
+    {NN_OP_RESIZE, "nearest x3 half_pixel", 3, {X4, S1(0), S1(4)}, {0, 1, 1}, {NULL, NULL, sc_up3}, .absent = {0, 1, 0}},
+    {NN_OP_RESIZE, "nearest x2 asym round", 3, {X4, S1(0), S1(4)}, {0, 1, 1}, {NULL, NULL, sc_up2}, .absent = {0, 1, 0}, .attrs = "coordinate_transformation_mode=asymmetric"},
+    {NN_OP_RESIZE, "linear x2 half_pixel", 3, {X4, S1(0), S1(4)}, {0, 1, 1}, {NULL, NULL, sc_up2}, .absent = {0, 1, 0}, .attrs = "mode=linear"},
+    {NN_OP_RESIZE, "linear sizes 7x9", 4, {X4, S1(0), S1(0), S1(4)}, {0, 1, 1, 1}, {NULL, NULL, NULL, sz_down}, {0, 0, 0, FFU_DTYPE_I64}, .absent = {0, 1, 1, 0}, .attrs = "mode=linear"},
+    {NN_OP_RESIZE, "linear align_corners", 3, {X4, S1(0), S1(4)}, {0, 1, 1}, {NULL, NULL, sc_up2}, .absent = {0, 1, 0}, .attrs = "mode=linear;coordinate_transformation_mode=align_corners"},
+    {NN_OP_RESIZE, "nearest x1", 3, {X4, S1(0), S1(4)}, {0, 1, 1}, {NULL, NULL, sc_one}, .absent = {0, 1, 0}},
+};
+
+/* ---- graph building ------------------------------------------------------------------------ */
+
+static int is_list_attr(const char *name)
+{
+    static const char *const lists[] = {"strides", "pads", "dilations", "kernel_shape",
+                                        "output_padding", "output_shape", "axes", "perm"};
+    for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
+        if (strcmp(name, lists[i]) == 0) return 1;
+    return 0;
+}
+
+/* "name=v,v;name=v": strings when the value has letters, floats when it has a dot. */
+static int set_attrs(nn_graph *g, int node, const char *spec)
+{
+    char buf[512];
+    if (!spec) return 0;
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *it = strtok_r(buf, ";", &save); it; it = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(it, '=');
+        if (!eq) return -1;
+        *eq = 0;
+        const char *name = it, *val = eq + 1;
+        int letters = 0, dot = 0;
+        for (const char *p = val; *p; p++) {
+            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_') letters = 1;
+            if (*p == '.') dot = 1;
+        }
+        if (letters) {
+            if (nn_node_set_string(g, node, name, val) < 0) return -1;
+        } else if (dot) {
+            if (nn_node_set_float(g, node, name, strtof(val, NULL)) < 0) return -1;
+        } else if (is_list_attr(name)) {
+            int64_t v[16];
+            int n = 0;
+            for (const char *p = val; *p && n < 16;) {
+                char *end;
+                v[n++] = strtoll(p, &end, 10);
+                p = *end == ',' ? end + 1 : end;
+                if (end == p && *end != ',') break;
+            }
+            if (nn_node_set_ints(g, node, name, v, n) < 0) return -1;
+        } else if (nn_node_set_int(g, node, name, strtoll(val, NULL, 10)) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static float rnd(uint64_t *s, int dist)
+{
+    float u = test_rand_f(s);
+    switch (dist) {
+    case 1: return 0.1f + 1.9f * u;
+    case 2: {
+        float m = 0.5f + test_rand_f(s);
+        return u < 0.5f ? -m : m;
+    }
+    default: return 2.0f * u - 1.0f;
+    }
+}
+
+typedef struct built {
+    nn_graph *g;
+    int node;
+    void *in[MAXIN];     /* data of every input (constants point at graph data) */
+    void *own[MAXIN];    /* what we malloc'd */
+} built;
+
+static void built_free(built *b)
+{
+    for (int i = 0; i < MAXIN; i++) free(b->own[i]);
+    nn_graph_destroy(b->g);
+    memset(b, 0, sizeof *b);
+}
+
+/* Builds the one-node graph of a case and runs shape inference. 0 on success, -1 when
+ * ref cannot even build it (reported as "no ref"). */
+static int build_case(const tcase *tc, uint64_t *seed, built *b)
+{
+    memset(b, 0, sizeof *b);
+    if (nn_graph_create(&b->g) < 0) return -1;
+    nn_graph *g = b->g;
+    int ins[MAXIN];
+    for (int i = 0; i < tc->nin; i++) {
+        if (tc->absent[i]) {
+            ins[i] = -1;
+            continue;
+        }
+        ffu_dtype dt = tc->dt[i] ? tc->dt[i] : F32;
+        int64_t numel = nn_shape_numel(&tc->in[i]);
+        size_t bytes = (size_t)numel * ffu_dtype_size(dt);
+        void *data = malloc(bytes ? bytes : 1);
+        if (!data) return -1;
+        b->own[i] = data;
+        if (tc->data[i]) memcpy(data, tc->data[i], bytes);
+        else if (dt == F32)
+            for (int64_t k = 0; k < numel; k++) ((float *)data)[k] = rnd(seed, tc->dist);
+        /* batch-norm variance must be positive */
+        if (tc->op == NN_OP_BATCH_NORM && i == 4)
+            for (int64_t k = 0; k < numel; k++) ((float *)data)[k] = fabsf(((float *)data)[k]) + 0.1f;
+        char name[16];
+        snprintf(name, sizeof name, "in%d", i);
+        ins[i] = tc->cnst[i] ? nn_graph_add_const(g, name, dt, &tc->in[i], data, bytes, NN_BORROW)
+                             : nn_graph_add_tensor(g, name, dt, &tc->in[i]);
+        if (ins[i] < 0) return -1;
+        if (!tc->cnst[i]) nn_graph_mark_input(g, ins[i]);
+        b->in[i] = data;
+    }
+    int out = nn_graph_add_tensor(g, "out", FFU_DTYPE_UNDEFINED, NULL);
+    if (out < 0) return -1;
+    b->node = nn_graph_add_node(g, tc->op, "n", ins, tc->nin, &out, 1);
+    if (b->node < 0 || set_attrs(g, b->node, tc->attrs) < 0) return -1;
+    nn_graph_mark_output(g, out);
+    nn_node *n = &g->nodes[b->node];
+    n->act.kind = tc->act;
+    n->act.alpha = tc->act_a;
+    n->act.beta = tc->act_b;
+    const nn_op_def *def = nn_op_get(tc->op);
+    if (!def || !def->infer || !def->run) return -1;
+    if (def->infer(g, n) < 0) return -1;
+    if (tc->act == NN_ACT_PRELU) {
+        const nn_tensor *o = &g->tensors[out];
+        int64_t C = tc->act_slope == 1 && o->shape.rank >= 2 ? o->shape.d[1] : 1;
+        float sl[256];
+        for (int64_t k = 0; k < C && k < 256; k++) sl[k] = 0.05f + 0.3f * test_rand_f(seed);
+        nn_shape ss = {.rank = 1, .d = {C}};
+        int t = nn_graph_add_const(g, "slope", F32, &ss, sl, (size_t)C * 4, NN_COPY);
+        if (t < 0) return -1;
+        g->nodes[b->node].act.slope = t;
+    }
+    return 0;
+}
+
+/* ---- running and comparing ---------------------------------------------------------------- */
+
+typedef struct guarded {
+    unsigned char *base;
+    size_t bytes;
+} guarded;
+
+static void *guarded_alloc(guarded *gb, size_t bytes)
+{
+    gb->bytes = bytes;
+    gb->base = malloc(bytes + 2 * GUARD);
+    if (!gb->base) return NULL;
+    memset(gb->base, SENTINEL, bytes + 2 * GUARD);
+    return gb->base + GUARD;
+}
+
+static int guarded_intact(const guarded *gb)
+{
+    for (size_t i = 0; i < GUARD; i++)
+        if (gb->base[i] != SENTINEL || gb->base[GUARD + gb->bytes + i] != SENTINEL) return 0;
+    return 1;
+}
+
+/* NMSE of got vs want; -1 when NaN/Inf positions differ. */
+static double nmse(const float *want, const float *got, size_t n)
+{
+    double err = 0, ref = 0;
+    for (size_t i = 0; i < n; i++) {
+        int wn = isnan(want[i]), gn = isnan(got[i]);
+        int wi = isinf(want[i]), gi = isinf(got[i]);
+        if (wn != gn || wi != gi || (wi && (want[i] > 0) != (got[i] > 0))) return -1;
+        if (wn || wi) continue;
+        double d = (double)want[i] - (double)got[i];
+        err += d * d;
+        ref += (double)want[i] * want[i];
+    }
+    return ref > 0 ? err / ref : err;
+}
+
+enum { R_OK, R_FAIL, R_UNSUPPORTED, R_NOREF };
+
+/* Runs one case on ref and on b; *err gets the NMSE. */
+static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err, char *why,
+                    size_t whylen)
+{
+    built bt;
+    int res = R_NOREF;
+    guarded ref_out = {0}, cpu_out = {0};
+    void *scratch = NULL, *ref_scratch = NULL;
+    *err = 0;
+    why[0] = 0;
+    if (build_case(tc, seed, &bt) < 0) {
+        snprintf(why, whylen, "%s", ffu_error_message());
+        goto out;
+    }
+    nn_graph *g = bt.g;
+    nn_node *n = &g->nodes[bt.node];
+    const nn_tensor *o = nn_out(g, n, 0);
+    size_t numel = (size_t)nn_shape_numel(&o->shape), bytes = numel * ffu_dtype_size(o->dtype);
+    const nn_op_def *def = nn_op_get(tc->op);
+    void *ro = guarded_alloc(&ref_out, bytes), *co = guarded_alloc(&cpu_out, bytes);
+    size_t rsb = def->scratch_bytes ? def->scratch_bytes(g, n) : 0;
+    ref_scratch = malloc(rsb ? rsb : 1);
+    if (!ro || !co || !ref_scratch) {
+        snprintf(why, whylen, "out of memory");
+        goto out;
+    }
+    void *const *in = bt.in;
+    void *ref_outs[1] = {ro}, *cpu_outs[1] = {co};
+    if (def->run(g, n, in, ref_outs, ref_scratch) < 0) {
+        snprintf(why, whylen, "ref: %s", ffu_error_message());
+        goto out;
+    }
+    res = R_UNSUPPORTED;
+    if (!be || !be->ops->supports(be, g, n)) goto out;
+    res = R_FAIL;
+    if (be->ops->prepare(be, g, n) < 0) {
+        snprintf(why, whylen, "prepare: %s", ffu_error_message());
+        goto out;
+    }
+    size_t sb = be->ops->scratch_bytes(be, g, n);
+    scratch = sb ? malloc(sb) : NULL;
+    if (sb && !scratch) goto release;
+    if (be->ops->run(be, g, n, in, cpu_outs, scratch) < 0) {
+        snprintf(why, whylen, "run: %s", ffu_error_message());
+        goto release;
+    }
+    if (!guarded_intact(&cpu_out)) {
+        snprintf(why, whylen, "wrote outside its output");
+        goto release;
+    }
+    if (o->dtype != F32) {
+        *err = memcmp(ro, co, bytes) ? 1 : 0;
+    } else {
+        *err = nmse(ro, co, numel);
+    }
+    double tol = tc->tol > 0 ? tc->tol : 1e-9;
+    if (*err < 0) snprintf(why, whylen, "NaN/Inf in different places");
+    else if (*err > tol) snprintf(why, whylen, "nmse above %.0e", tol);
+    else res = R_OK;
+release:
+    be->ops->release(be, n);
+    if (n->priv) {
+        snprintf(why, whylen, "release left node->priv set");
+        res = R_FAIL;
+    }
+out:
+    free(scratch);
+    free(ref_scratch);
+    free(ref_out.base);
+    free(cpu_out.base);
+    if (bt.g) built_free(&bt);
+    return res;
+}
+
+static void test_op_table(void)
+{
+    nn_backend *be = NULL;
+    ffu_status st = nn_backend_cpu_create(&be, 2, 0);
+    if (st == FFU_ERR_UNSUPPORTED) TEST_SKIP("built without oneDNN");
+    CHECK(st == FFU_OK && be);
+    uint64_t seed = 0x5eed1234abcdULL;
+    int fails = 0, oks = 0, unsup = 0, noref = 0;
+    unsigned char covered[NN_OP_COUNT] = {0};
+    printf("%-22s %-28s %-22s %s\n", "op", "shape", "cpu", "nmse");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const tcase *tc = &cases[i];
+        double err;
+        char why[300];
+        covered[tc->op] = 1;
+        int r = run_case(be, tc, &seed, &err, why, sizeof why);
+        const char *res = r == R_OK ? "ok" : r == R_FAIL ? "FAIL" : r == R_UNSUPPORTED ? "not supported" : "no ref";
+        if (r == R_OK || r == R_FAIL)
+            printf("%-22s %-28s cpu: %-17s %.3g%s%s\n", nn_op_name(tc->op), tc->label, res, err,
+                   why[0] ? "  " : "", why);
+        else
+            printf("%-22s %-28s cpu: %-17s -%s%s\n", nn_op_name(tc->op), tc->label, res,
+                   why[0] ? "  " : "", why);
+        fails += r == R_FAIL, oks += r == R_OK, unsup += r == R_UNSUPPORTED, noref += r == R_NOREF;
+    }
+    /* the rest of ops.def: the backend claims none of them (data movement, integer and
+     * comparison ops run on ref) */
+    for (int op = 1; op < NN_OP_COUNT; op++)
+        if (!covered[op]) {
+            printf("%-22s %-28s cpu: %-17s -\n", nn_op_name((nn_op)op), "(any)", "not supported");
+            unsup++;
+        }
+    printf("op table: %d ok, %d FAIL, %d not supported, %d without ref kernel\n", oks, fails,
+           unsup, noref);
+    be->ops->destroy(be);
+    CHECK_EQ_INT(fails, 0);
+    CHECK(oks > 50); /* the backend must claim the bulk of the float ops */
+}
+
+/* ---- chains: channels-last activations between cpu nodes ---------------------------------- */
+
+/* A small network whose intermediates only cpu nodes touch (so they are stored NHWC),
+ * with one intermediate also read by a plain-only op (Softmax) and a graph output in
+ * the middle, run node by node as a session would: cpu where supported, ref
+ * elsewhere; compared against the same graph run entirely on ref. */
+static int chain_graph(nn_graph **out, uint64_t *seed, float **xdata, void **owned, int *nowned)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return -1;
+    *out = g;
+    nn_shape xs = S4(1, 8, 13, 17);
+    int x = nn_graph_add_tensor(g, "x", F32, &xs);
+    nn_graph_mark_input(g, x);
+    *xdata = malloc(8 * 13 * 17 * 4);
+    for (int i = 0; i < 8 * 13 * 17; i++) (*xdata)[i] = rnd(seed, 0);
+    int t = x, k = 0;
+    char name[32];
+#define NEWT() (snprintf(name, sizeof name, "t%d", k++), nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL))
+#define CONST(shape)                                                                       \
+    ({                                                                                     \
+        nn_shape cs_ = shape;                                                              \
+        int64_t ne_ = nn_shape_numel(&cs_);                                                \
+        float *d_ = malloc((size_t)ne_ * 4);                                               \
+        for (int64_t i_ = 0; i_ < ne_; i_++) d_[i_] = rnd(seed, 0) * 0.5f;                \
+        owned[(*nowned)++] = d_;                                                           \
+        snprintf(name, sizeof name, "c%d", k++);                                           \
+        nn_graph_add_const(g, name, F32, &cs_, d_, (size_t)ne_ * 4, NN_BORROW);            \
+    })
+    int64_t p1[4] = {1, 1, 1, 1}, s2[2] = {2, 2}, k2[2] = {2, 2};
+    /* conv 3x3 8->16 + relu */
+    int in3[3] = {t, CONST(S4(16, 8, 3, 3)), CONST(S1(16))}, o = NEWT();
+    int n = nn_graph_add_node(g, NN_OP_CONV, "c1", in3, 3, &o, 1);
+    nn_node_set_ints(g, n, "pads", p1, 4);
+    g->nodes[n].act.kind = NN_ACT_RELU;
+    t = o;
+    /* depthwise 3x3 s2 + prelu */
+    int in3b[3] = {t, CONST(S4(16, 1, 3, 3)), CONST(S1(16))};
+    o = NEWT();
+    n = nn_graph_add_node(g, NN_OP_CONV, "dw", in3b, 3, &o, 1);
+    nn_node_set_ints(g, n, "pads", p1, 4);
+    nn_node_set_ints(g, n, "strides", s2, 2);
+    nn_node_set_int(g, n, "group", 16);
+    g->nodes[n].act.kind = NN_ACT_PRELU;
+    g->nodes[n].act.slope = CONST(S3(16, 1, 1));
+    t = o;
+    /* max pool 2x2 ceil */
+    o = NEWT();
+    n = nn_graph_add_node(g, NN_OP_MAX_POOL, "mp", &t, 1, &o, 1);
+    nn_node_set_ints(g, n, "kernel_shape", k2, 2);
+    nn_node_set_ints(g, n, "strides", s2, 2);
+    nn_node_set_int(g, n, "ceil_mode", 1);
+    int pooled = o;
+    /* 1x1 conv and residual add (+relu6) */
+    int in3c[3] = {pooled, CONST(S4(16, 16, 1, 1)), CONST(S1(16))};
+    o = NEWT();
+    nn_graph_add_node(g, NN_OP_CONV, "pw", in3c, 3, &o, 1);
+    int add_in[2] = {o, pooled};
+    o = NEWT();
+    n = nn_graph_add_node(g, NN_OP_ADD, "add", add_in, 2, &o, 1);
+    g->nodes[n].act.kind = NN_ACT_RELU6;
+    int res = o;
+    /* a per-channel scale (broadcast operand) and a sigmoid branch, concatenated */
+    int mul_in[2] = {res, CONST(S4(1, 16, 1, 1))};
+    o = NEWT();
+    nn_graph_add_node(g, NN_OP_MUL, "mul", mul_in, 2, &o, 1);
+    int scaled = o;
+    o = NEWT();
+    nn_graph_add_node(g, NN_OP_SIGMOID, "sig", &res, 1, &o, 1);
+    int cat_in[2] = {scaled, o};
+    o = NEWT();
+    n = nn_graph_add_node(g, NN_OP_CONCAT, "cat", cat_in, 2, &o, 1);
+    nn_node_set_int(g, n, "axis", 1);
+    int cat = o;
+    /* a plain-only reader of the concat result, exported */
+    o = NEWT();
+    n = nn_graph_add_node(g, NN_OP_SOFTMAX, "sm", &cat, 1, &o, 1);
+    nn_node_set_int(g, n, "axis", 1);
+    nn_graph_mark_output(g, o);
+    /* global average pool of the residual as another output (NHWC in, tiny out) */
+    o = NEWT();
+    nn_graph_add_node(g, NN_OP_GLOBAL_AVERAGE_POOL, "gap", &scaled, 1, &o, 1);
+    nn_graph_mark_output(g, o);
+    /* final conv 3x3 32->5 to a graph output (NCHW) */
+    int in3d[3] = {cat, CONST(S4(5, 32, 3, 3)), CONST(S1(5))};
+    o = NEWT();
+    n = nn_graph_add_node(g, NN_OP_CONV, "head", in3d, 3, &o, 1);
+    nn_node_set_ints(g, n, "pads", p1, 4);
+    nn_graph_mark_output(g, o);
+#undef NEWT
+#undef CONST
+    for (int i = 0; i < g->nnodes; i++)
+        if (nn_op_get(g->nodes[i].op)->infer(g, &g->nodes[i]) < 0) return -1;
+    return 0;
+}
+
+/* Runs g node by node; be == NULL: all ref. bufs[t] receives every tensor's data. */
+static int run_graph(nn_graph *g, nn_backend *be, const float *x, void **bufs, int *ncpu)
+{
+    int me = 0, ok = 0;
+    *ncpu = 0;
+    for (int t = 0; t < g->ntensors; t++) {
+        nn_tensor *tt = &g->tensors[t];
+        if (tt->flags & NN_T_CONST) bufs[t] = tt->data;
+        else if (t == g->inputs[0]) bufs[t] = (void *)x;
+        else bufs[t] = calloc(1, (size_t)nn_shape_numel(&tt->shape) * 4 + 64);
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        n->backend = be && be->ops->supports(be, g, n) ? me : 1;
+        *ncpu += n->backend == me;
+    }
+    size_t sb = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        if (n->backend != me) continue;
+        if (be->ops->prepare(be, g, n) < 0) goto out;
+        size_t b = be->ops->scratch_bytes(be, g, n);
+        if (b > sb) sb = b;
+    }
+    void *scratch = malloc(sb + 4096);
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        void *in[8], *outs[4];
+        for (int j = 0; j < n->ninputs; j++) in[j] = n->inputs[j] >= 0 ? bufs[n->inputs[j]] : NULL;
+        for (int j = 0; j < n->noutputs; j++) outs[j] = bufs[n->outputs[j]];
+        ffu_status st = n->backend == me ? be->ops->run(be, g, n, in, outs, scratch)
+                                         : nn_op_get(n->op)->run(g, n, in, outs, scratch);
+        if (st < 0) {
+            free(scratch);
+            goto out;
+        }
+    }
+    free(scratch);
+    ok = 1;
+out:
+    for (int i = 0; i < g->nnodes; i++)
+        if (be && g->nodes[i].backend == me) be->ops->release(be, &g->nodes[i]);
+    return ok ? 0 : -1;
+}
+
+#if FFU_HAVE_DNNL
+#include "nn/cpu/cpu_internal.h"
+#endif
+
+static void test_channels_last_chain(void)
+{
+    nn_backend *be = NULL;
+    ffu_status st = nn_backend_cpu_create(&be, 2, 0);
+    if (st == FFU_ERR_UNSUPPORTED) TEST_SKIP("built without oneDNN");
+    CHECK(st == FFU_OK);
+    uint64_t seed = 4242;
+    nn_graph *g = NULL;
+    float *x = NULL;
+    void *owned[32];
+    int nowned = 0, ncpu = 0, dummy;
+    CHECK(chain_graph(&g, &seed, &x, owned, &nowned) == 0);
+    void **ref = calloc((size_t)g->ntensors, sizeof(void *));
+    void **cpu = calloc((size_t)g->ntensors, sizeof(void *));
+    CHECK(ref && cpu);
+    CHECK(run_graph(g, NULL, x, ref, &dummy) == 0);
+#if FFU_HAVE_DNNL
+    /* run once more with the layout map kept (prepare builds it; release clears it) */
+#endif
+    CHECK(run_graph(g, be, x, cpu, &ncpu) == 0);
+    CHECK(ncpu >= g->nnodes - 1); /* everything but nothing (Softmax is claimed too) */
+    int checked = 0;
+    for (int k = 0; k < g->noutputs; k++) {
+        int t = g->outputs[k];
+        size_t n = (size_t)nn_shape_numel(&g->tensors[t].shape);
+        double e = nmse(ref[t], cpu[t], n);
+        printf("chain output %-4s nmse %.3g\n", g->tensors[t].name, e);
+        CHECK(e >= 0 && e < 1e-10);
+        checked++;
+    }
+    CHECK_EQ_INT(checked, 3);
+#if FFU_HAVE_DNNL
+    /* the layout plan must have put the private intermediates in NHWC: prepare one
+     * node again and look at the map */
+    cpu_backend *cb = (cpu_backend *)be;
+    nn_node *n0 = &g->nodes[0];
+    CHECK(be->ops->prepare(be, g, n0) == FFU_OK);
+    int nhwc = 0;
+    for (int t = 0; t < g->ntensors; t++) nhwc += cb->lay_g == g && cb->lay[t];
+    printf("chain: %d tensors channels-last\n", nhwc);
+    CHECK(nhwc >= 5);
+    CHECK(!cb->lay[g->inputs[0]]);
+    for (int k = 0; k < g->noutputs; k++) CHECK(!cb->lay[g->outputs[k]]);
+    be->ops->release(be, n0);
+    CHECK(cb->lay_g == NULL);
+#endif
+    for (int t = 0; t < g->ntensors; t++)
+        if (!(g->tensors[t].flags & NN_T_CONST) && t != g->inputs[0]) free(ref[t]), free(cpu[t]);
+    free(ref), free(cpu), free(x);
+    for (int i = 0; i < nowned; i++) free(owned[i]);
+    nn_graph_destroy(g);
+    be->ops->destroy(be);
+}
+
+/* The backend contract: run before prepare fails cleanly, release(NULL priv) and
+ * destroy work, threads are restored. */
+static void test_contract(void)
+{
+    nn_backend *be = NULL;
+    ffu_status st = nn_backend_cpu_create(&be, 1, 0);
+    if (st == FFU_ERR_UNSUPPORTED) TEST_SKIP("built without oneDNN");
+    CHECK(st == FFU_OK && be && be->threads == 1);
+    nn_graph *g;
+    CHECK(nn_graph_create(&g) == FFU_OK);
+    nn_shape s = S2(3, 5);
+    int a = nn_graph_add_tensor(g, "a", F32, &s), y = nn_graph_add_tensor(g, "y", F32, &s);
+    int n = nn_graph_add_node(g, NN_OP_RELU, "r", &a, 1, &y, 1);
+    float in[15] = {0}, out[15];
+    void *ins[1] = {in}, *outs[1] = {out};
+    CHECK(be->ops->run(be, g, &g->nodes[n], ins, outs, NULL) < 0);
+    be->ops->release(be, &g->nodes[n]); /* nothing prepared: a no-op */
+    CHECK(be->ops->supports(be, g, &g->nodes[n]));
+    CHECK(be->ops->prepare(be, g, &g->nodes[n]) == FFU_OK);
+    size_t sb = be->ops->scratch_bytes(be, g, &g->nodes[n]);
+    void *scratch = sb ? malloc(sb) : NULL;
+    for (int i = 0; i < 15; i++) in[i] = (float)i - 7;
+    CHECK(be->ops->run(be, g, &g->nodes[n], ins, outs, scratch) == FFU_OK);
+    for (int i = 0; i < 15; i++) CHECK(out[i] == (in[i] > 0 ? in[i] : 0));
+    free(scratch);
+    be->ops->release(be, &g->nodes[n]);
+    CHECK(g->nodes[n].priv == NULL);
+    /* an op the backend never claims */
+    int t2 = nn_graph_add_tensor(g, "z", FFU_DTYPE_I64, NULL);
+    int n2 = nn_graph_add_node(g, NN_OP_SHAPE, "sh", &a, 1, &t2, 1);
+    CHECK(!be->ops->supports(be, g, &g->nodes[n2]));
+    nn_graph_destroy(g);
+    be->ops->destroy(be);
+}
+
+TEST_MAIN(test_op_table, test_channels_last_chain, test_contract)

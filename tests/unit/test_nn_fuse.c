@@ -1,0 +1,308 @@
+/* The fusion pass (src/nn/fuse.c): which patterns it fuses, which it must leave alone,
+ * and that a fused graph computes what the unfused one did (both run on the ref
+ * kernels, node by node, on the same data). */
+#include "nn/fuse.h"
+#include "nn/ir.h"
+#include "test.h"
+
+/* Strong references so the ref kernels are linked from the static library. */
+#define FUSE_OPS(X) X(conv) X(relu) X(clip) X(prelu) X(batch_norm) X(add) X(gemm) X(sigmoid) X(leaky_relu)
+#define LINK_OP(sfx) extern const nn_op_def link_##sfx##_ __asm__("nn_op_def_" #sfx);
+#define LINK_REF(sfx) &link_##sfx##_,
+FUSE_OPS(LINK_OP)
+__attribute__((used)) static const nn_op_def *const linked_ops_[] = {FUSE_OPS(LINK_REF)};
+
+#define C_ 4
+static float wconv[C_ * 3 * 3 * 3], bconv[C_], bn[4][C_], slope[C_], clip_lo = 0, clip_hi = 6;
+
+static void init_data(void)
+{
+    uint64_t s = 99;
+    for (size_t i = 0; i < sizeof wconv / sizeof wconv[0]; i++) wconv[i] = test_rand_f(&s) - 0.5f;
+    for (int c = 0; c < C_; c++) {
+        bconv[c] = test_rand_f(&s) - 0.5f;
+        bn[0][c] = 0.5f + test_rand_f(&s); /* scale */
+        bn[1][c] = test_rand_f(&s) - 0.5f; /* shift */
+        bn[2][c] = test_rand_f(&s) - 0.5f; /* mean */
+        bn[3][c] = 0.1f + test_rand_f(&s); /* var */
+        slope[c] = 0.1f * (float)(c + 1);
+    }
+}
+
+/* x [1,3,7,9] -> Conv(+bias) -> t1 ; returns the conv node, *t1 its output */
+static int add_conv(nn_graph *g, int x, int *t1)
+{
+    nn_shape ws = {.rank = 4, .d = {C_, 3, 3, 3}}, bs = {.rank = 1, .d = {C_}};
+    int w = nn_graph_add_const(g, "w", FFU_DTYPE_F32, &ws, wconv, sizeof wconv, NN_BORROW);
+    int b = nn_graph_add_const(g, "b", FFU_DTYPE_F32, &bs, bconv, sizeof bconv, NN_BORROW);
+    *t1 = nn_graph_add_tensor(g, "t1", FFU_DTYPE_UNDEFINED, NULL);
+    int in[3] = {x, w, b};
+    int n = nn_graph_add_node(g, NN_OP_CONV, "conv", in, 3, t1, 1);
+    int64_t pads[4] = {1, 1, 1, 1};
+    nn_node_set_ints(g, n, "pads", pads, 4);
+    return n;
+}
+
+static nn_graph *new_graph(int *x)
+{
+    nn_graph *g;
+    *x = -1;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {1, 3, 7, 9}};
+    *x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, *x);
+    return g;
+}
+
+/* Runs a graph on the ref kernels (infer + run in order); returns output 0's data
+ * (malloc'd) or NULL. */
+static float *run_ref(nn_graph *g, const float *xdata, size_t *n_out)
+{
+    void **buf = calloc((size_t)g->ntensors, sizeof(void *));
+    float *res = NULL;
+    if (!buf) return NULL;
+    for (int t = 0; t < g->ntensors; t++)
+        if (g->tensors[t].flags & NN_T_CONST) buf[t] = g->tensors[t].data;
+    buf[g->inputs[0]] = (void *)xdata;
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        const nn_op_def *d = nn_op_get(n->op);
+        if (!d || d->infer(g, n) < 0) goto out;
+        void *in[8] = {0}, *out[4] = {0};
+        for (int j = 0; j < n->ninputs; j++) in[j] = n->inputs[j] >= 0 ? buf[n->inputs[j]] : NULL;
+        for (int j = 0; j < n->noutputs; j++) {
+            nn_tensor *o = &g->tensors[n->outputs[j]];
+            buf[n->outputs[j]] = malloc((size_t)nn_shape_numel(&o->shape) * 4);
+            out[j] = buf[n->outputs[j]];
+        }
+        size_t sb = d->scratch_bytes ? d->scratch_bytes(g, n) : 0;
+        void *scratch = malloc(sb ? sb : 1);
+        ffu_status st = d->run(g, n, in, out, scratch);
+        free(scratch);
+        if (st < 0) goto out;
+    }
+    const nn_tensor *o = &g->tensors[g->outputs[0]];
+    *n_out = (size_t)nn_shape_numel(&o->shape);
+    res = malloc(*n_out * 4);
+    if (res) memcpy(res, buf[g->outputs[0]], *n_out * 4);
+out:
+    for (int t = 0; t < g->ntensors; t++)
+        if (!(g->tensors[t].flags & NN_T_CONST) && t != g->inputs[0]) free(buf[t]);
+    free(buf);
+    return res;
+}
+
+static int count_op(const nn_graph *g, nn_op op)
+{
+    int k = 0;
+    for (int i = 0; i < g->nnodes; i++) k += g->nodes[i].op == op;
+    return k;
+}
+
+/* Builds the same graph twice with `build`, fuses one, runs both on ref; the results
+ * must agree to rounding. */
+typedef nn_graph *(*build_fn)(void);
+
+static double fused_vs_plain(build_fn build, nn_graph **fused_out)
+{
+    nn_graph *a = build(), *b = build();
+    float xdata[3 * 7 * 9];
+    uint64_t s = 7;
+    for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s) - 1.0f;
+    double worst = -1;
+    if (!a || !b || nn_fuse(b) < 0 || nn_graph_toposort(b) < 0) goto out;
+    size_t na = 0, nb = 0;
+    float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
+    if (ra && rb && na == nb) {
+        worst = 0;
+        for (size_t i = 0; i < na; i++) {
+            double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
+            if (d > worst) worst = d;
+        }
+    }
+    free(ra), free(rb);
+out:
+    nn_graph_destroy(a);
+    *fused_out = b;
+    return worst;
+}
+
+/* conv -> BN -> Clip(0,6) */
+static nn_graph *g_conv_bn_relu6(void)
+{
+    int x = -1, t1 = -1;
+    nn_graph *g = new_graph(&x);
+    add_conv(g, x, &t1);
+    nn_shape cs = {.rank = 1, .d = {C_}}, sc = {.rank = 0};
+    int p[5] = {t1};
+    const char *names[4] = {"scale", "shift", "mean", "var"};
+    for (int i = 0; i < 4; i++)
+        p[i + 1] = nn_graph_add_const(g, names[i], FFU_DTYPE_F32, &cs, bn[i], sizeof bn[i], NN_BORROW);
+    int t2 = nn_graph_add_tensor(g, "t2", FFU_DTYPE_UNDEFINED, NULL);
+    nn_graph_add_node(g, NN_OP_BATCH_NORM, "bn", p, 5, &t2, 1);
+    int lo = nn_graph_add_const(g, "lo", FFU_DTYPE_F32, &sc, &clip_lo, 4, NN_BORROW);
+    int hi = nn_graph_add_const(g, "hi", FFU_DTYPE_F32, &sc, &clip_hi, 4, NN_BORROW);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    int ci[3] = {t2, lo, hi};
+    nn_graph_add_node(g, NN_OP_CLIP, "clip", ci, 3, &y, 1);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+static void test_conv_bn_clip(void)
+{
+    init_data();
+    nn_graph *g;
+    double err = fused_vs_plain(g_conv_bn_relu6, &g);
+    CHECK(g);
+    CHECK_EQ_INT(g->nnodes, 1);
+    CHECK_EQ_INT(g->nodes[0].op, NN_OP_CONV);
+    CHECK_EQ_INT(g->nodes[0].act.kind, NN_ACT_RELU6);
+    CHECK_EQ_INT(g->nodes[0].ninputs, 3);
+    CHECK_STR(g->tensors[g->nodes[0].outputs[0]].name, "y");
+    CHECK(err >= 0 && err < 1e-5);
+    nn_graph_destroy(g);
+}
+
+/* conv -> PRelu(slope [C,1,1]) */
+static nn_graph *g_conv_prelu(void)
+{
+    int x = -1, t1 = -1;
+    nn_graph *g = new_graph(&x);
+    add_conv(g, x, &t1);
+    nn_shape ss = {.rank = 3, .d = {C_, 1, 1}};
+    int sl = nn_graph_add_const(g, "slope", FFU_DTYPE_F32, &ss, slope, sizeof slope, NN_BORROW);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    int in[2] = {t1, sl};
+    nn_graph_add_node(g, NN_OP_PRELU, "prelu", in, 2, &y, 1);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+static void test_conv_prelu(void)
+{
+    init_data();
+    nn_graph *g;
+    double err = fused_vs_plain(g_conv_prelu, &g);
+    CHECK(g);
+    CHECK_EQ_INT(g->nnodes, 1);
+    CHECK_EQ_INT(g->nodes[0].act.kind, NN_ACT_PRELU);
+    CHECK_STR(g->tensors[g->nodes[0].act.slope].name, "slope");
+    CHECK(err >= 0 && err < 1e-6);
+    nn_graph_destroy(g);
+}
+
+/* conv -> PRelu with slopes on the wrong axis ([1,1,9]: per column): not fusable */
+static float slope9[9] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 0.9f};
+static nn_graph *g_conv_prelu_cols(void)
+{
+    int x = -1, t1 = -1;
+    nn_graph *g = new_graph(&x);
+    add_conv(g, x, &t1);
+    nn_shape ss = {.rank = 3, .d = {1, 1, 9}};
+    int sl = nn_graph_add_const(g, "slope", FFU_DTYPE_F32, &ss, slope9, sizeof slope9, NN_BORROW);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    int in[2] = {t1, sl};
+    nn_graph_add_node(g, NN_OP_PRELU, "prelu", in, 2, &y, 1);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+static void test_prelu_wrong_axis_not_fused(void)
+{
+    init_data();
+    nn_graph *g;
+    double err = fused_vs_plain(g_conv_prelu_cols, &g);
+    CHECK(g);
+    CHECK_EQ_INT(g->nnodes, 2);
+    CHECK_EQ_INT(count_op(g, NN_OP_PRELU), 1);
+    CHECK_EQ_INT(g->nodes[0].act.kind, NN_ACT_NONE);
+    CHECK(err == 0);
+    nn_graph_destroy(g);
+}
+
+/* conv output read twice (Relu and Add) or a graph output: nothing fuses */
+static nn_graph *g_conv_two_readers(void)
+{
+    int x = -1, t1 = -1;
+    nn_graph *g = new_graph(&x);
+    add_conv(g, x, &t1);
+    int r = nn_graph_add_tensor(g, "r", FFU_DTYPE_UNDEFINED, NULL);
+    nn_graph_add_node(g, NN_OP_RELU, "relu", &t1, 1, &r, 1);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    int in[2] = {r, t1};
+    nn_graph_add_node(g, NN_OP_ADD, "add", in, 2, &y, 1);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+static nn_graph *g_conv_output_relu(void)
+{
+    int x = -1, t1 = -1;
+    nn_graph *g = new_graph(&x);
+    add_conv(g, x, &t1);
+    nn_graph_mark_output(g, t1); /* the conv result itself is wanted */
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    nn_graph_add_node(g, NN_OP_RELU, "relu", &t1, 1, &y, 1);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+static void test_not_fused_when_shared(void)
+{
+    init_data();
+    nn_graph *g;
+    double err = fused_vs_plain(g_conv_two_readers, &g);
+    CHECK(g);
+    CHECK_EQ_INT(g->nnodes, 3);
+    CHECK_EQ_INT(g->nodes[0].act.kind, NN_ACT_NONE);
+    CHECK(err == 0);
+    nn_graph_destroy(g);
+    g = g_conv_output_relu();
+    CHECK(g && nn_fuse(g) == FFU_OK);
+    CHECK_EQ_INT(g->nnodes, 2);
+    CHECK_EQ_INT(g->nodes[0].act.kind, NN_ACT_NONE);
+    nn_graph_destroy(g);
+}
+
+/* conv -> Add(residual x-like tensor) -> Relu: the Relu fuses into the Add */
+static nn_graph *g_add_relu(void)
+{
+    int x = -1, t1 = -1;
+    nn_graph *g = new_graph(&x);
+    add_conv(g, x, &t1);
+    int s = nn_graph_add_tensor(g, "s", FFU_DTYPE_UNDEFINED, NULL);
+    int in[2] = {t1, t1};
+    nn_graph_add_node(g, NN_OP_ADD, "add", in, 2, &s, 1);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    nn_graph_add_node(g, NN_OP_LEAKY_RELU, "lrelu", &s, 1, &y, 1);
+    nn_node_set_float(g, 2, "alpha", 0.2f);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+static void test_add_act(void)
+{
+    init_data();
+    nn_graph *g;
+    double err = fused_vs_plain(g_add_relu, &g);
+    CHECK(g);
+    CHECK_EQ_INT(g->nnodes, 2);
+    CHECK_EQ_INT(g->nodes[1].op, NN_OP_ADD);
+    CHECK_EQ_INT(g->nodes[1].act.kind, NN_ACT_LEAKY_RELU);
+    CHECK_NEAR(g->nodes[1].act.alpha, 0.2, 1e-7);
+    CHECK(err >= 0 && err < 1e-6);
+    nn_graph_destroy(g);
+}
+
+static void test_empty_and_null(void)
+{
+    CHECK(nn_fuse(NULL) == FFU_OK);
+    nn_graph *g;
+    CHECK(nn_graph_create(&g) == FFU_OK);
+    CHECK(nn_fuse(g) == FFU_OK);
+    nn_graph_destroy(g);
+}
+
+TEST_MAIN(test_conv_bn_clip, test_conv_prelu, test_prelu_wrong_axis_not_fused,
+          test_not_fused_when_shared, test_add_act, test_empty_and_null)

@@ -1,0 +1,471 @@
+/* Tests of the graph rewrites (src/nn/rewrite.c) on small graphs built by hand: the
+ * transpose clean-up (NHWC chains around NCHW convs, residual adds, Pad / Concat /
+ * Softmax / reductions with remapped axes, graph outputs keeping their names) and each
+ * arithmetic pattern (both PReLU spellings, ReLU6 chains, per-channel affine and
+ * BatchNormalization folding into Conv, Pad folding, redundant PReLU), plus patterns
+ * that must NOT fire. Every rewritten graph is run with the reference kernels against
+ * the original on random data. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/ir.h"
+#include "nn/rewrite.h"
+#include "test.h"
+#include "test_nn_run.h"
+
+static uint64_t seed = 42;
+
+static int tensor(nn_graph *g, const char *name)
+{
+    return nn_graph_add_tensor(g, name, FFU_DTYPE_F32, NULL);
+}
+
+static int input(nn_graph *g, const char *name, nn_shape s)
+{
+    int t = nn_graph_add_tensor(g, name, FFU_DTYPE_F32, &s);
+    nn_graph_mark_input(g, t);
+    return t;
+}
+
+/* A random f32 constant (values in [lo, hi)). */
+static int rconst(nn_graph *g, const char *name, nn_shape s, float lo, float hi)
+{
+    int64_t n = nn_shape_numel(&s);
+    float *v = malloc((size_t)n * 4 + 4);
+    for (int64_t i = 0; i < n; i++) v[i] = lo + (hi - lo) * test_rand_f(&seed);
+    int t = nn_graph_add_const(g, name, FFU_DTYPE_F32, &s, v, (size_t)n * 4, NN_COPY);
+    free(v);
+    return t;
+}
+
+static int fconst(nn_graph *g, const char *name, float v)
+{
+    nn_shape s = {.rank = 0};
+    return nn_graph_add_const(g, name, FFU_DTYPE_F32, &s, &v, 4, NN_COPY);
+}
+
+static int iconst(nn_graph *g, const char *name, const int64_t *v, int n)
+{
+    nn_shape s = {.rank = 1, .d = {n}};
+    return nn_graph_add_const(g, name, FFU_DTYPE_I64, &s, v, (size_t)n * 8, NN_COPY);
+}
+
+/* Adds node op(in...) -> new tensor `out`; returns the tensor. */
+static int node(nn_graph *g, nn_op op, const char *out, const int *in, int nin)
+{
+    int t = tensor(g, out);
+    nn_graph_add_node(g, op, out, in, nin, &t, 1);
+    return t;
+}
+
+static int node1(nn_graph *g, nn_op op, const char *out, int a) { return node(g, op, out, &a, 1); }
+
+static int node2(nn_graph *g, nn_op op, const char *out, int a, int b)
+{
+    int in[2] = {a, b};
+    return node(g, op, out, in, 2);
+}
+
+static int transpose(nn_graph *g, const char *out, int x, const int64_t *perm)
+{
+    int t = node1(g, NN_OP_TRANSPOSE, out, x);
+    nn_node_set_ints(g, g->nnodes - 1, "perm", perm, 4);
+    return t;
+}
+
+static const int64_t TO_NCHW[4] = {0, 3, 1, 2}, TO_NHWC[4] = {0, 2, 3, 1};
+
+/* Conv with a random weight [co, ci, k, k] and bias, pads k/2. */
+static int conv(nn_graph *g, const char *out, int x, int ci, int co, int k)
+{
+    char wn[64], bn[64];
+    snprintf(wn, sizeof wn, "%s.w", out);
+    snprintf(bn, sizeof bn, "%s.b", out);
+    int in[3] = {x, rconst(g, wn, (nn_shape){.rank = 4, .d = {co, ci, k, k}}, -0.5f, 0.5f),
+                 rconst(g, bn, (nn_shape){.rank = 1, .d = {co}}, -0.2f, 0.2f)};
+    int t = node(g, NN_OP_CONV, out, in, 3);
+    int64_t pads[4] = {k / 2, k / 2, k / 2, k / 2}, ks[2] = {k, k};
+    nn_node_set_ints(g, g->nnodes - 1, "pads", pads, 4);
+    nn_node_set_ints(g, g->nnodes - 1, "kernel_shape", ks, 2);
+    return t;
+}
+
+/* Runs `before` and `after` on the same random input; max |diff| over all outputs,
+ * or -1 when the reference kernels are not all there (numeric part skipped). */
+static double compare(nn_graph *before, nn_graph *after, nn_shape in)
+{
+    int64_t n = nn_shape_numel(&in);
+    float *x = malloc((size_t)n * 4);
+    for (int64_t i = 0; i < n; i++) x[i] = test_rand_f(&seed) * 4 - 2;
+    const float *ins[1] = {x};
+    nn_shape shapes[1] = {in};
+    test_nn_run r0, r1;
+    nn_graph *b = NULL, *a = NULL;
+    nn_graph_clone(before, &b);
+    nn_graph_clone(after, &a);
+    double worst = -1;
+    ffu_status s0 = test_nn_run_graph(b, shapes, ins, &r0);
+    ffu_status s1 = s0 == FFU_OK ? test_nn_run_graph(a, shapes, ins, &r1) : s0;
+    if (s0 == FFU_OK && s1 == FFU_OK && a->noutputs == b->noutputs) {
+        worst = 0;
+        for (int k = 0; k < b->noutputs; k++) {
+            const nn_tensor *tb = &b->tensors[b->outputs[k]], *ta = &a->tensors[a->outputs[k]];
+            if (!nn_shape_equal(&tb->shape, &ta->shape)) return 1e30;
+            const float *pb = test_nn_output(b, &r0, k), *pa = test_nn_output(a, &r1, k);
+            for (int64_t i = 0; i < nn_shape_numel(&tb->shape); i++)
+                worst = fmax(worst, fabs((double)pb[i] - pa[i]));
+        }
+    } else if (s0 != FFU_ERR_UNSUPPORTED && s1 != FFU_ERR_UNSUPPORTED) {
+        fprintf(stderr, "run failed: %s\n", ffu_error_message());
+        worst = 1e30;
+    } else {
+        printf("  (numeric check skipped: no ref kernel for %s)\n",
+               test_nn_missing_op(b) ? test_nn_missing_op(b) : test_nn_missing_op(a));
+    }
+    test_nn_run_free(&r0);
+    if (s0 == FFU_OK) test_nn_run_free(&r1);
+    nn_graph_destroy(a);
+    nn_graph_destroy(b);
+    free(x);
+    return worst;
+}
+
+static int count(const nn_graph *g, nn_op op) { return test_nn_count_op(g, op); }
+
+/* ---- transposes ---------------------------------------------------------------------------- */
+
+/* NHWC in -> T -> Conv -> T -> +bias[C] -> Relu -> T -> Conv -> T -> + residual -> Sigmoid */
+static void test_transposes_chain(void)
+{
+    nn_graph *g;
+    CHECK_EQ_INT(nn_graph_create(&g), FFU_OK);
+    nn_shape in = {.rank = 4, .d = {1, 5, 6, 3}};
+    int x = input(g, "x", in);
+    int c1 = conv(g, "c1", transpose(g, "t1", x, TO_NCHW), 3, 4, 3);
+    int y1 = transpose(g, "y1", c1, TO_NHWC);
+    int a = node2(g, NN_OP_ADD, "a", y1, rconst(g, "bias", (nn_shape){.rank = 1, .d = {4}}, -1, 1));
+    int r = node1(g, NN_OP_RELU, "r", a);
+    int c2 = conv(g, "c2", transpose(g, "t2", r, TO_NCHW), 4, 4, 1);
+    int y2 = transpose(g, "y2", c2, TO_NHWC);
+    int s = node2(g, NN_OP_ADD, "s", y2, r);
+    int out = node1(g, NN_OP_SIGMOID, "out", s);
+    nn_graph_mark_output(g, out);
+    nn_graph *orig;
+    CHECK_EQ_INT(nn_graph_clone(g, &orig), FFU_OK);
+    CHECK_EQ_INT(count(g, NN_OP_TRANSPOSE), 4);
+    CHECK_EQ_INT(nn_rewrite_transposes(g), FFU_OK);
+    CHECK_EQ_INT(count(g, NN_OP_TRANSPOSE), 2);
+    CHECK_EQ_INT(g->nnodes, 8); /* T Conv Add Relu Conv Add Sigmoid T */
+    CHECK_STR(g->tensors[g->outputs[0]].name, "out");
+    CHECK_EQ_INT(g->nodes[g->tensors[g->outputs[0]].producer].op, NN_OP_TRANSPOSE);
+    /* the bias was permuted to broadcast over NCHW */
+    for (int i = 0; i < g->nnodes; i++)
+        if (g->nodes[i].op == NN_OP_ADD && g->tensors[g->nodes[i].inputs[1]].flags & NN_T_CONST) {
+            const nn_shape *bs = &g->tensors[g->nodes[i].inputs[1]].shape;
+            CHECK(bs->rank == 4 && bs->d[1] == 4 && bs->d[2] == 1 && bs->d[3] == 1);
+        }
+    /* idempotent */
+    CHECK_EQ_INT(nn_rewrite_transposes(g), FFU_OK);
+    CHECK_EQ_INT(g->nnodes, 8);
+    double d = compare(orig, g, in);
+    CHECK(d < 1e-6);
+    nn_graph_destroy(orig);
+    nn_graph_destroy(g);
+}
+
+/* Pad, Concat, Softmax and a keepdims ReduceMean are pushed with their axes remapped;
+ * a final transpose back to NCHW cancels, leaving an Identity that keeps the name. */
+static void test_transposes_axes(void)
+{
+    nn_graph *g;
+    CHECK_EQ_INT(nn_graph_create(&g), FFU_OK);
+    nn_shape in = {.rank = 4, .d = {1, 3, 4, 5}}; /* NCHW input */
+    int x = input(g, "x", in);
+    int h = transpose(g, "h", x, TO_NHWC); /* NHWC view */
+    int64_t pads[8] = {0, 1, 0, 0, 0, 0, 2, 1}; /* H before 1, W after 2, C after 1 */
+    int p = node2(g, NN_OP_PAD, "p", h, iconst(g, "pads", pads, 8));
+    int sm = node1(g, NN_OP_SOFTMAX, "sm", p); /* axis -1: channels */
+    int64_t ax[2] = {1, 2};
+    int m = node2(g, NN_OP_REDUCE_MEAN, "m", sm, iconst(g, "axes", ax, 2)); /* keepdims 1 */
+    int e = node2(g, NN_OP_MUL, "e", sm, m);
+    int cat_in[2] = {e, p};
+    int cat = node(g, NN_OP_CONCAT, "cat", cat_in, 2);
+    nn_node_set_int(g, g->nnodes - 1, "axis", 3);
+    int back = transpose(g, "back", cat, TO_NCHW);
+    nn_graph_mark_output(g, back);
+    nn_graph *orig;
+    CHECK_EQ_INT(nn_graph_clone(g, &orig), FFU_OK);
+    CHECK_EQ_INT(nn_rewrite_transposes(g), FFU_OK);
+    CHECK_EQ_INT(count(g, NN_OP_TRANSPOSE), 0);
+    CHECK_EQ_INT(count(g, NN_OP_IDENTITY), 1);
+    CHECK_STR(g->tensors[g->outputs[0]].name, "back");
+    for (int i = 0; i < g->nnodes; i++) {
+        const nn_node *n = &g->nodes[i];
+        if (n->op == NN_OP_CONCAT || n->op == NN_OP_SOFTMAX) CHECK_EQ_INT(nn_attr_int(n, "axis", -9), 1);
+        if (n->op == NN_OP_PAD) {
+            const int64_t *q = g->tensors[n->inputs[1]].data;
+            int64_t want[8] = {0, 0, 1, 0, 0, 1, 0, 2}; /* NCHW order */
+            for (int k = 0; k < 8; k++) CHECK_EQ_INT(q[k], want[k]);
+        }
+    }
+    double d = compare(orig, g, in);
+    CHECK(d < 1e-6);
+    nn_graph_destroy(orig);
+    nn_graph_destroy(g);
+}
+
+/* A transposed value read by a layout-sensitive op and also a graph output keeps one
+ * materialised transpose with its name; a non-constant NHWC operand blocks pushing. */
+static void test_transposes_blocked(void)
+{
+    nn_graph *g;
+    CHECK_EQ_INT(nn_graph_create(&g), FFU_OK);
+    nn_shape in = {.rank = 4, .d = {2, 3, 4, 5}};
+    int x = input(g, "x", in);
+    int h = transpose(g, "h", x, TO_NHWC);
+    int64_t shape[2] = {2, 60};
+    int flat = node2(g, NN_OP_RESHAPE, "flat", h, iconst(g, "shape", shape, 2));
+    int r = node1(g, NN_OP_RELU, "r", h);
+    int other = input(g, "z", (nn_shape){.rank = 4, .d = {2, 4, 5, 3}});
+    int s = node2(g, NN_OP_ADD, "s", r, other); /* z is NHWC, not constant: no push */
+    nn_graph_mark_output(g, flat);
+    nn_graph_mark_output(g, h);
+    nn_graph_mark_output(g, s);
+    CHECK_EQ_INT(nn_rewrite_transposes(g), FFU_OK);
+    CHECK_EQ_INT(count(g, NN_OP_TRANSPOSE), 2); /* h, and Relu's result for the Add */
+    CHECK_STR(g->tensors[g->outputs[1]].name, "h");
+    CHECK_EQ_INT(g->nodes[g->tensors[g->outputs[1]].producer].op, NN_OP_TRANSPOSE);
+    CHECK(g->nodes[g->tensors[flat].producer].inputs[0] == h);
+    CHECK_EQ_INT(g->nodes[g->tensors[s].producer].op, NN_OP_ADD);
+    CHECK(g->nodes[g->tensors[s].producer].inputs[1] == other);
+    nn_graph_destroy(g);
+}
+
+/* ---- patterns ------------------------------------------------------------------------------ */
+
+static const nn_shape IN4 = {.rank = 4, .d = {1, 3, 5, 6}};
+
+/* Conv(x) as the value the patterns apply to. */
+static nn_graph *conv_graph(int *y)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    int x = input(g, "x", IN4);
+    *y = conv(g, "y", x, 3, 4, 3);
+    return g;
+}
+
+static void finish(nn_graph *g, nn_graph **orig, int out)
+{
+    nn_graph_mark_output(g, out);
+    nn_graph_clone(g, orig);
+}
+
+static void test_prelu_mobilefacenet(void)
+{
+    int y;
+    nn_graph *g = conv_graph(&y), *orig;
+    CHECK(g != NULL);
+    int r = node1(g, NN_OP_RELU, "relu", y);
+    int ab = node1(g, NN_OP_ABS, "abs", y);
+    int sb = node2(g, NN_OP_SUB, "sub", y, ab);
+    int mu = node2(g, NN_OP_MUL, "mul", sb,
+                   rconst(g, "alpha", (nn_shape){.rank = 3, .d = {4, 1, 1}}, -0.3f, 0.3f));
+    int out = node2(g, NN_OP_ADD, "out", r, mu);
+    finish(g, &orig, out);
+    CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+    CHECK_EQ_INT(g->nnodes, 2);
+    CHECK_EQ_INT(g->nodes[1].op, NN_OP_PRELU);
+    CHECK_STR(g->tensors[g->nodes[1].outputs[0]].name, "out");
+    const float *slope = g->tensors[g->nodes[1].inputs[1]].data;
+    const float *alpha = g->tensors[nn_graph_find(g, "alpha")].data;
+    CHECK(slope[2] == 2 * alpha[2]);
+    double d = compare(orig, g, IN4);
+    CHECK(d < 1e-5);
+    nn_graph_destroy(orig);
+    nn_graph_destroy(g);
+}
+
+/* x + a*(x - |x|) (the depthwise blocks of MobileFaceNet_TF) and Max(0,x) + a*Min(0,x). */
+static void test_prelu_variants(void)
+{
+    for (int v = 0; v < 2; v++) {
+        int y;
+        nn_graph *g = conv_graph(&y), *orig;
+        CHECK(g != NULL);
+        int alpha = rconst(g, "alpha", (nn_shape){.rank = 4, .d = {1, 4, 1, 1}}, -0.3f, 0.3f);
+        int out;
+        if (v == 0) {
+            int sb = node2(g, NN_OP_SUB, "sub", y, node1(g, NN_OP_ABS, "abs", y));
+            out = node2(g, NN_OP_ADD, "out", node2(g, NN_OP_MUL, "mul", alpha, sb), y);
+        } else {
+            int mx = node2(g, NN_OP_MAX, "max", fconst(g, "zero", 0), y);
+            int mn = node2(g, NN_OP_MIN, "min", fconst(g, "zero2", 0), y);
+            out = node2(g, NN_OP_ADD, "out", mx, node2(g, NN_OP_MUL, "mul", alpha, mn));
+        }
+        finish(g, &orig, out);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        CHECK_EQ_INT(g->nnodes, 2);
+        CHECK_EQ_INT(g->nodes[1].op, NN_OP_PRELU);
+        CHECK(g->nodes[1].inputs[0] == y);
+        double d = compare(orig, g, IN4);
+        CHECK(d < 1e-5);
+        nn_graph_destroy(orig);
+        nn_graph_destroy(g);
+    }
+}
+
+/* Max(Min(Relu(x), 6), 0) (faceres) -> Clip(x, 0, 6); Min(Max(x, 0), 6) too. */
+static void test_relu6(void)
+{
+    for (int v = 0; v < 2; v++) {
+        int y;
+        nn_graph *g = conv_graph(&y), *orig;
+        CHECK(g != NULL);
+        int out;
+        if (v == 0) {
+            int mn = node2(g, NN_OP_MIN, "min", node1(g, NN_OP_RELU, "relu", y), fconst(g, "six", 6));
+            out = node2(g, NN_OP_MAX, "out", mn, fconst(g, "zero", 0));
+        } else {
+            int mx = node2(g, NN_OP_MAX, "max", y, fconst(g, "zero", 0));
+            out = node2(g, NN_OP_MIN, "out", fconst(g, "six", 6), mx);
+        }
+        finish(g, &orig, out);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        CHECK_EQ_INT(g->nnodes, 2);
+        const nn_node *c = &g->nodes[1];
+        CHECK_EQ_INT(c->op, NN_OP_CLIP);
+        CHECK(c->inputs[0] == y && c->ninputs == 3);
+        CHECK(*(const float *)g->tensors[c->inputs[1]].data == 0);
+        CHECK(*(const float *)g->tensors[c->inputs[2]].data == 6);
+        double d = compare(orig, g, IN4);
+        CHECK(d < 1e-6);
+        nn_graph_destroy(orig);
+        nn_graph_destroy(g);
+    }
+    /* a lone Max(x, 0) is a Relu; a lone Min(x, 6) stays */
+    int y;
+    nn_graph *g = conv_graph(&y);
+    CHECK(g != NULL);
+    int mx = node2(g, NN_OP_MAX, "max", y, fconst(g, "zero", 0));
+    int out = node2(g, NN_OP_MIN, "out", node1(g, NN_OP_SIGMOID, "sig", mx), fconst(g, "six", 6));
+    nn_graph_mark_output(g, out);
+    CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+    CHECK_EQ_INT(count(g, NN_OP_RELU), 1);
+    CHECK_EQ_INT(count(g, NN_OP_MIN), 1);
+    nn_graph_destroy(g);
+}
+
+/* Conv -> Mul(per-channel) -> Add(per-channel) and Conv -> BatchNormalization. */
+static void test_fold_affine(void)
+{
+    for (int v = 0; v < 3; v++) {
+        int y;
+        nn_graph *g = conv_graph(&y), *orig;
+        CHECK(g != NULL);
+        int out;
+        if (v == 0) {
+            int m = node2(g, NN_OP_MUL, "m", y,
+                          rconst(g, "scale", (nn_shape){.rank = 3, .d = {4, 1, 1}}, 0.5f, 2));
+            out = node2(g, NN_OP_ADD, "out",
+                        rconst(g, "shift", (nn_shape){.rank = 4, .d = {1, 4, 1, 1}}, -1, 1), m);
+        } else if (v == 1) {
+            int in[5] = {y, rconst(g, "s", (nn_shape){.rank = 1, .d = {4}}, 0.5f, 2),
+                         rconst(g, "b", (nn_shape){.rank = 1, .d = {4}}, -1, 1),
+                         rconst(g, "mean", (nn_shape){.rank = 1, .d = {4}}, -1, 1),
+                         rconst(g, "var", (nn_shape){.rank = 1, .d = {4}}, 0.1f, 3)};
+            out = node(g, NN_OP_BATCH_NORM, "out", in, 5);
+        } else { /* Sub and Div by per-channel constants, scalar Add */
+            int s = node2(g, NN_OP_SUB, "s", y,
+                          rconst(g, "c", (nn_shape){.rank = 3, .d = {4, 1, 1}}, -1, 1));
+            int d = node2(g, NN_OP_DIV, "d", s, fconst(g, "two", 2));
+            out = node2(g, NN_OP_ADD, "out", d, fconst(g, "one", 1));
+        }
+        finish(g, &orig, out);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        CHECK_EQ_INT(g->nnodes, 1);
+        CHECK_EQ_INT(g->nodes[0].op, NN_OP_CONV);
+        CHECK_STR(g->tensors[g->nodes[0].outputs[0]].name, "out");
+        double d = compare(orig, g, IN4);
+        CHECK(d < 1e-5);
+        nn_graph_destroy(orig);
+        nn_graph_destroy(g);
+    }
+}
+
+/* Things that must stay: a constant over W (not per channel), an intermediate that is
+ * also a graph output, a constant on the wrong side of Sub, a PReLU on a value that
+ * has other readers. */
+static void test_no_fold(void)
+{
+    int y;
+    nn_graph *g = conv_graph(&y);
+    CHECK(g != NULL);
+    int m = node2(g, NN_OP_MUL, "m", y, rconst(g, "w6", (nn_shape){.rank = 1, .d = {6}}, 1, 2));
+    nn_graph_mark_output(g, m);
+    CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+    CHECK_EQ_INT(g->nnodes, 2);
+    nn_graph_destroy(g);
+
+    g = conv_graph(&y);
+    int a = node2(g, NN_OP_ADD, "a", y, rconst(g, "c", (nn_shape){.rank = 3, .d = {4, 1, 1}}, 1, 2));
+    nn_graph_mark_output(g, a);
+    nn_graph_mark_output(g, y); /* y is read outside the pattern */
+    CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+    CHECK_EQ_INT(g->nnodes, 2);
+    nn_graph_destroy(g);
+
+    g = conv_graph(&y);
+    int s = node2(g, NN_OP_SUB, "s", rconst(g, "c", (nn_shape){.rank = 3, .d = {4, 1, 1}}, 1, 2), y);
+    nn_graph_mark_output(g, s);
+    CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+    CHECK_EQ_INT(g->nnodes, 2);
+    nn_graph_destroy(g);
+
+    g = conv_graph(&y);
+    int r = node1(g, NN_OP_RELU, "relu", y);
+    int sb = node2(g, NN_OP_SUB, "sub", y, node1(g, NN_OP_ABS, "abs", y));
+    int mu = node2(g, NN_OP_MUL, "mul", sb, rconst(g, "al", (nn_shape){.rank = 3, .d = {4, 1, 1}}, 0, 1));
+    int out = node2(g, NN_OP_ADD, "out", r, mu);
+    nn_graph_mark_output(g, out);
+    nn_graph_mark_output(g, r); /* the Relu has another reader */
+    CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+    CHECK_EQ_INT(count(g, NN_OP_PRELU), 0);
+    nn_graph_destroy(g);
+}
+
+/* Pad(zeros, spatial) -> Conv, also seen through the leading NHWC->NCHW transpose;
+ * PRelu after Relu disappears. */
+static void test_fold_pad_and_slope(void)
+{
+    nn_graph *g, *orig;
+    CHECK_EQ_INT(nn_graph_create(&g), FFU_OK);
+    nn_shape in = {.rank = 4, .d = {1, 7, 6, 3}};
+    int x = input(g, "x", in);
+    int64_t pads[8] = {0, 1, 2, 0, 0, 0, 1, 0}; /* NHWC: H (1,0) W (2,1) */
+    int p = node2(g, NN_OP_PAD, "p", x, iconst(g, "pads", pads, 8));
+    int t = transpose(g, "t", p, TO_NCHW);
+    int c = conv(g, "c", t, 3, 4, 3);
+    int r = node1(g, NN_OP_RELU, "r", c);
+    int pr = node2(g, NN_OP_PRELU, "pr", r, rconst(g, "sl", (nn_shape){.rank = 3, .d = {4, 1, 1}}, 0, 1));
+    int out = node1(g, NN_OP_SIGMOID, "out", pr);
+    finish(g, &orig, out);
+    CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+    CHECK_EQ_INT(count(g, NN_OP_PAD), 0);
+    CHECK_EQ_INT(count(g, NN_OP_PRELU), 0);
+    CHECK_EQ_INT(g->nnodes, 4); /* Transpose Conv Relu Sigmoid */
+    int ci = g->tensors[c].producer;
+    int n;
+    const int64_t *cp = nn_attr_ints(&g->nodes[ci], "pads", &n);
+    CHECK(n == 4 && cp[0] == 2 && cp[1] == 3 && cp[2] == 1 && cp[3] == 2);
+    double d = compare(orig, g, in);
+    CHECK(d < 1e-6);
+    nn_graph_destroy(orig);
+    nn_graph_destroy(g);
+}
+
+TEST_MAIN(test_transposes_chain, test_transposes_axes, test_transposes_blocked,
+          test_prelu_mobilefacenet, test_prelu_variants, test_relu6, test_fold_affine,
+          test_no_fold, test_fold_pad_and_slope)

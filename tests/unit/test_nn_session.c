@@ -1,0 +1,548 @@
+/* Sessions (src/nn/session.c) end to end: hand-built graphs run on the ref backend and
+ * give the right numbers; inputs are planned per shape (dynamic batch, explicit
+ * shapes, concrete errors); constant chains fold at plan time; and after the first run
+ * a session allocates nothing -- counted with a malloc wrapper in plain builds (the
+ * sanitizer builds own malloc, so there the test checks that the buffers and plan do
+ * not move). With ../shared/models present, real models run: MobileFaceNet gives a
+ * finite 128-d embedding and UltraFace's Shape -> Gather chains fold away. */
+#include <dlfcn.h>
+#include <stdatomic.h>
+
+#include "test.h"
+
+#include "nn/nn_internal.h"
+
+/* ---- malloc counting -------------------------------------------------------------------- */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNT_MALLOC 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COUNT_MALLOC 0
+#endif
+#endif
+#ifndef COUNT_MALLOC
+#define COUNT_MALLOC 1
+#endif
+
+static atomic_int counting;
+static atomic_long allocations;      /* every allocation while counting */
+static atomic_long own_allocations;  /* those made by facefuse code (this executable) */
+static void *_Atomic first_caller;   /* who allocated first while counting */
+
+#if COUNT_MALLOC
+/* glibc's own entry points; every allocation of this process goes through ours. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+extern void __libc_free(void *);
+/* the executable's code, which holds the statically linked library */
+extern char __executable_start[], etext[];
+
+#define note()                                                                           \
+    do {                                                                                 \
+        if (atomic_load_explicit(&counting, memory_order_relaxed)) {                     \
+            char *caller_ = __builtin_return_address(0);                                 \
+            if (atomic_fetch_add(&allocations, 1) == 0) atomic_store(&first_caller, caller_); \
+            if (caller_ >= __executable_start && caller_ < etext)                        \
+                atomic_fetch_add(&own_allocations, 1);                                   \
+        }                                                                                \
+    } while (0)
+void *malloc(size_t n)
+{
+    note();
+    return __libc_malloc(n);
+}
+void *calloc(size_t a, size_t b)
+{
+    note();
+    return __libc_calloc(a, b);
+}
+void *realloc(void *p, size_t n)
+{
+    note();
+    return __libc_realloc(p, n);
+}
+void *aligned_alloc(size_t al, size_t n)
+{
+    note();
+    return __libc_memalign(al, n);
+}
+void *memalign(size_t al, size_t n)
+{
+    note();
+    return __libc_memalign(al, n);
+}
+int posix_memalign(void **out, size_t al, size_t n)
+{
+    note();
+    void *p = __libc_memalign(al, n);
+    if (!p) return 12; /* ENOMEM */
+    *out = p;
+    return 0;
+}
+void free(void *p) { __libc_free(p); }
+#endif
+
+/* ---- helpers -------------------------------------------------------------------------- */
+
+static int tensor(nn_graph *g, const char *name, int rank, const int64_t *d)
+{
+    nn_shape s = {.rank = rank};
+    for (int i = 0; i < rank; i++) s.d[i] = d[i];
+    return nn_graph_add_tensor(g, name, FFU_DTYPE_F32, &s);
+}
+
+static int node(nn_graph *g, nn_op op, const int *in, int nin, int out)
+{
+    return nn_graph_add_node(g, op, "", in, nin, &out, 1);
+}
+
+/* y = relu(relu(x) + c) - chain of n Relu on the way, x: [?, 4] with a dynamic batch */
+static ffu_nn_model *chain_model(int n)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    int64_t d[2] = {-1, 4};
+    int x = tensor(g, "x", 2, d);
+    nn_graph_mark_input(g, x);
+    float cv[4] = {1, -2, 3, -4};
+    nn_shape cs = {.rank = 1, .d = {4}};
+    int c = nn_graph_add_const(g, "c", FFU_DTYPE_F32, &cs, cv, sizeof cv, NN_COPY);
+    int t = x;
+    for (int i = 0; i < n; i++) {
+        int o = tensor(g, "", -1, NULL);
+        g->tensors[o].shape.rank = -1;
+        node(g, NN_OP_RELU, &t, 1, o);
+        t = o;
+    }
+    int s = tensor(g, "", 0, NULL);
+    g->tensors[s].shape.rank = -1;
+    int in[2] = {t, c};
+    node(g, NN_OP_ADD, in, 2, s);
+    int y = tensor(g, "y", 0, NULL);
+    g->tensors[y].shape.rank = -1;
+    node(g, NN_OP_RELU, &s, 1, y);
+    nn_graph_mark_output(g, y);
+    ffu_nn_model *m;
+    return nn_model_from_graph(g, &m) == FFU_OK ? m : NULL;
+}
+
+static float ref_chain(float x, float c) { return fmaxf(fmaxf(x, 0) + c, 0); }
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+static void test_chain_runs(void)
+{
+    if (!nn_op_get(NN_OP_RELU) || !nn_op_get(NN_OP_ADD)) TEST_SKIP("Relu/Add not implemented");
+    ffu_nn_model *m = chain_model(5);
+    CHECK(m);
+    CHECK_EQ_INT(ffu_nn_model_num_inputs(m), 1);
+    CHECK_EQ_INT(ffu_nn_model_num_outputs(m), 1);
+    CHECK_EQ_INT(ffu_nn_model_find_input(m, "x"), 0);
+    CHECK_EQ_INT(ffu_nn_model_find_output(m, "y"), 0);
+    CHECK_EQ_INT(ffu_nn_model_find_input(m, "nope"), -1);
+    ffu_nn_tensor info;
+    CHECK(ffu_nn_model_input(m, 0, &info) == FFU_OK);
+    CHECK_EQ_INT(info.rank, 2);
+    CHECK_EQ_INT(info.dims[0], -1);
+
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    o.batch = 3;
+    ffu_nn_session *s;
+    CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+    ffu_nn_tensor in, out;
+    CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+    CHECK_EQ_INT(in.rank, 2);
+    CHECK_EQ_INT(in.dims[0], 3); /* the dynamic batch */
+    CHECK_EQ_INT(in.nbytes, 3 * 4 * sizeof(float));
+    float *x = in.data;
+    const float c[4] = {1, -2, 3, -4};
+    for (int i = 0; i < 12; i++) x[i] = (float)(i - 6) * 0.75f;
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+    CHECK_EQ_INT(out.rank, 2);
+    CHECK_EQ_INT(out.dims[0], 3);
+    CHECK_EQ_INT(out.dims[1], 4);
+    const float *y = out.data;
+    for (int i = 0; i < 12; i++) CHECK_NEAR(y[i], ref_chain(x[i], c[i % 4]), 1e-6);
+    /* the input was not overwritten by the in-place chain */
+    for (int i = 0; i < 12; i++) CHECK_NEAR(x[i], (float)(i - 6) * 0.75f, 0);
+    CHECK(ffu_nn_session_peak_bytes(s) > 0);
+    /* a chain of same-size ops fits in the dedicated in/out plus one working buffer */
+    CHECK(ffu_nn_session_peak_bytes(s) <= 3 * 64);
+
+    /* a new shape re-plans */
+    int64_t d[2] = {5, 4};
+    CHECK(ffu_nn_session_set_input_shape(s, 0, 2, d) == FFU_OK);
+    CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+    CHECK_EQ_INT(in.dims[0], 5);
+    x = in.data;
+    for (int i = 0; i < 20; i++) x[i] = (float)(i % 7) - 3;
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+    CHECK_EQ_INT(out.dims[0], 5);
+    y = out.data;
+    for (int i = 0; i < 20; i++) CHECK_NEAR(y[i], ref_chain(x[i], c[i % 4]), 1e-6);
+
+    /* bad shapes are refused with a reason */
+    int64_t bad[2] = {5, 3};
+    CHECK(ffu_nn_session_set_input_shape(s, 0, 2, bad) == FFU_ERR_INVALID);
+    CHECK(strstr(ffu_error_message(), "fixed at 4") != NULL);
+    CHECK(ffu_nn_session_set_input_shape(s, 0, 3, bad) == FFU_ERR_INVALID);
+    CHECK(ffu_nn_session_set_input_shape(s, 1, 2, d) == FFU_ERR_INVALID);
+
+    ffu_jw *w;
+    CHECK(ffu_jw_create(&w, 0) == FFU_OK);
+    CHECK(ffu_nn_session_describe(s, w) == FFU_OK);
+    const char *txt = ffu_jw_text(w, NULL);
+    CHECK(txt && strstr(txt, "\"backend\":\"ref\""));
+    CHECK(strstr(txt, "\"peak_bytes\""));
+    ffu_jw_reset(w);
+    CHECK(ffu_nn_model_describe(m, w) == FFU_OK);
+    txt = ffu_jw_text(w, NULL);
+    /* rewrites may merge the Relu chain and fuse the last one into the Add */
+    CHECK(txt && strstr(txt, "\"Relu\":") && strstr(txt, "\"Add\":1"));
+    CHECK(strstr(txt, "\"param_bytes\":16"));
+    ffu_jw_destroy(w);
+    ffu_nn_session_destroy(s);
+    ffu_nn_model_destroy(m);
+    ffu_nn_session_destroy(NULL);
+    ffu_nn_model_destroy(NULL);
+}
+
+/* After the first run, runs allocate nothing and the plan does not move. */
+static void test_no_allocation_after_first_run(void)
+{
+    if (!nn_op_get(NN_OP_RELU) || !nn_op_get(NN_OP_ADD)) TEST_SKIP("Relu/Add not implemented");
+    ffu_nn_model *m = chain_model(20);
+    CHECK(m);
+    const char *backends[2] = {"ref", "cpu"};
+    for (int b = 0; b < 2; b++) {
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = backends[b];
+        o.threads = 1;
+        o.batch = 64;
+        ffu_nn_session *s;
+        CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+        ffu_nn_tensor in, out, in2, out2;
+        CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+        for (size_t i = 0; i < in.nbytes / 4; i++) ((float *)in.data)[i] = (float)i - 100;
+        CHECK(ffu_nn_session_run(s) == FFU_OK);
+        CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+        size_t peak = ffu_nn_session_peak_bytes(s);
+        atomic_store(&allocations, 0);
+        atomic_store(&own_allocations, 0);
+        atomic_store(&counting, 1);
+        ffu_status st = FFU_OK;
+        for (int r = 0; r < 50 && st == FFU_OK; r++) st = ffu_nn_session_run(s);
+        atomic_store(&counting, 0);
+        CHECK(st == FFU_OK);
+        long all = atomic_load(&allocations), own = atomic_load(&own_allocations);
+        if (COUNT_MALLOC && all != 0) {
+            Dl_info di = {0};
+            void *caller = atomic_load(&first_caller);
+            dladdr(caller, &di);
+            fprintf(stderr,
+                    "backend %s: %ld allocations in 50 runs, %ld by facefuse code; the first "
+                    "from %p (%s in %s)\n",
+                    backends[b], all, own, caller, di.dli_sname ? di.dli_sname : "?",
+                    di.dli_fname ? di.dli_fname : "?");
+        }
+        /* our code never allocates per run; on ref nothing else runs, so nothing at all
+         * may allocate. oneDNN's dnnl_primitive_execute builds a C++ argument map per
+         * call (operator new inside libdnnl), which only that library can change. */
+        CHECK_EQ_INT(own, 0);
+        if (b == 0) CHECK_EQ_INT(all, 0);
+        CHECK(ffu_nn_session_input(s, 0, &in2) == FFU_OK);
+        CHECK(ffu_nn_session_output(s, 0, &out2) == FFU_OK);
+        CHECK(in2.data == in.data && out2.data == out.data);
+        CHECK_EQ_INT(ffu_nn_session_peak_bytes(s), peak);
+        const float *y = out.data;
+        const float c[4] = {1, -2, 3, -4};
+        for (int i = 0; i < 256; i++) CHECK_NEAR(y[i], ref_chain((float)i - 100, c[i % 4]), 1e-5);
+        ffu_nn_session_destroy(s);
+    }
+    ffu_nn_model_destroy(m);
+}
+
+/* Non-batch dynamic dims need set_input_shape; the error names input and dim. */
+static void test_dynamic_dims_need_shapes(void)
+{
+    if (!nn_op_get(NN_OP_RELU)) TEST_SKIP("Relu is not implemented yet");
+    nn_graph *g;
+    CHECK(nn_graph_create(&g) == FFU_OK);
+    int64_t d[3] = {-1, 3, -1};
+    int x = tensor(g, "pixels", 3, d);
+    nn_graph_mark_input(g, x);
+    int y = tensor(g, "y", 3, d);
+    node(g, NN_OP_RELU, &x, 1, y);
+    nn_graph_mark_output(g, y);
+    ffu_nn_model *m;
+    CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+    ffu_nn_session *s;
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+    CHECK(ffu_nn_session_run(s) == FFU_ERR_INVALID);
+    CHECK(strstr(ffu_error_message(), "input 'pixels' needs a fixed shape: dim 2 is dynamic"));
+    int64_t fix[3] = {2, 3, 7};
+    CHECK(ffu_nn_session_set_input_shape(s, 0, 3, fix) == FFU_OK);
+    ffu_nn_tensor in;
+    CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+    CHECK_EQ_INT(in.nbytes, 2 * 3 * 7 * 4);
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    ffu_nn_session_destroy(s);
+    /* unknown backends are refused */
+    o.backend = "tpu";
+    CHECK(ffu_nn_session_create(m, &o, &s) == FFU_ERR_INVALID);
+    CHECK(s == NULL);
+    ffu_nn_model_destroy(m);
+}
+
+/* Shape -> Gather -> Unsqueeze -> Concat -> Reshape resolves to a constant at plan
+ * time; only the data-moving Reshape (a view) and the Relu remain. */
+static void test_shape_chain_folds(void)
+{
+    nn_op need[] = {NN_OP_SHAPE, NN_OP_GATHER, NN_OP_UNSQUEEZE, NN_OP_CONCAT, NN_OP_RESHAPE,
+                    NN_OP_RELU};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (!nn_op_get(need[i])) TEST_SKIP("Shape/Gather/Unsqueeze/Concat/Reshape not all implemented");
+    nn_graph *g;
+    CHECK(nn_graph_create(&g) == FFU_OK);
+    int64_t d[4] = {-1, 2, 3, 5};
+    int x = tensor(g, "x", 4, d);
+    nn_graph_mark_input(g, x);
+    nn_shape i64v = {.rank = 1, .d = {-1}}, scal = {.rank = 0};
+    int shp = nn_graph_add_tensor(g, "shp", FFU_DTYPE_I64, &i64v);
+    nn_graph_add_node(g, NN_OP_SHAPE, "shape", &x, 1, &shp, 1);
+    int64_t zero = 0, minus1 = -1;
+    int idx0 = nn_graph_add_const(g, "zero", FFU_DTYPE_I64, &scal, &zero, 8, NN_COPY);
+    int gin[2] = {shp, idx0};
+    int batch = nn_graph_add_tensor(g, "batch", FFU_DTYPE_I64, NULL);
+    nn_graph_add_node(g, NN_OP_GATHER, "gather", gin, 2, &batch, 1);
+    nn_shape one = {.rank = 1, .d = {1}};
+    int axes = nn_graph_add_const(g, "axes", FFU_DTYPE_I64, &one, &zero, 8, NN_COPY);
+    int uin[2] = {batch, axes};
+    int b1 = nn_graph_add_tensor(g, "b1", FFU_DTYPE_I64, NULL);
+    nn_graph_add_node(g, NN_OP_UNSQUEEZE, "unsq", uin, 2, &b1, 1);
+    int m1 = nn_graph_add_const(g, "m1", FFU_DTYPE_I64, &one, &minus1, 8, NN_COPY);
+    int cin[2] = {b1, m1};
+    int newshape = nn_graph_add_tensor(g, "newshape", FFU_DTYPE_I64, NULL);
+    int cn = nn_graph_add_node(g, NN_OP_CONCAT, "concat", cin, 2, &newshape, 1);
+    nn_node_set_int(g, cn, "axis", 0);
+    int rin[2] = {x, newshape};
+    int flat = nn_graph_add_tensor(g, "flat", FFU_DTYPE_F32, NULL);
+    nn_graph_add_node(g, NN_OP_RESHAPE, "reshape", rin, 2, &flat, 1);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_F32, NULL);
+    nn_graph_add_node(g, NN_OP_RELU, "relu", &flat, 1, &y, 1);
+    nn_graph_mark_output(g, y);
+    ffu_nn_model *m;
+    CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+    ffu_nn_session *s;
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    o.batch = 2;
+    CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+    ffu_nn_tensor in, out;
+    CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+    for (int i = 0; i < 60; i++) ((float *)in.data)[i] = (float)(i - 30);
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+    CHECK_EQ_INT(out.rank, 2);
+    CHECK_EQ_INT(out.dims[0], 2);
+    CHECK_EQ_INT(out.dims[1], 30);
+    for (int i = 0; i < 60; i++) CHECK_NEAR(((float *)out.data)[i], fmaxf((float)(i - 30), 0), 0);
+    ffu_jw *w;
+    CHECK(ffu_jw_create(&w, 0) == FFU_OK);
+    CHECK(ffu_nn_session_describe(s, w) == FFU_OK);
+    const char *txt = ffu_jw_text(w, NULL);
+    CHECK(strstr(txt, "\"folded_nodes\":4"));
+    CHECK(!strstr(txt, "\"op\":\"Shape\"") && !strstr(txt, "\"op\":\"Gather\""));
+    ffu_jw_destroy(w);
+    ffu_nn_session_destroy(s);
+    ffu_nn_model_destroy(m);
+}
+
+/* Load passes: Identity nodes go, dead branches go, graph outputs stay. */
+static void test_load_passes(void)
+{
+    if (!nn_op_get(NN_OP_RELU) || !nn_op_get(NN_OP_IDENTITY)) TEST_SKIP("Relu/Identity missing");
+    nn_graph *g;
+    CHECK(nn_graph_create(&g) == FFU_OK);
+    int64_t d[1] = {8};
+    int x = tensor(g, "x", 1, d);
+    nn_graph_mark_input(g, x);
+    int a = tensor(g, "a", 1, d), b = tensor(g, "b", 1, d), dead = tensor(g, "dead", 1, d);
+    int y = tensor(g, "y", 1, d);
+    node(g, NN_OP_IDENTITY, &x, 1, a);
+    node(g, NN_OP_RELU, &a, 1, b);
+    node(g, NN_OP_RELU, &a, 1, dead);
+    node(g, NN_OP_IDENTITY, &b, 1, y);
+    nn_graph_mark_output(g, y);
+    ffu_nn_model *m;
+    CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+    CHECK_EQ_INT(m->g->nnodes, 1);
+    CHECK_EQ_INT(m->g->nodes[0].op, NN_OP_RELU);
+    CHECK_EQ_INT(m->g->nodes[0].inputs[0], x);
+    CHECK_EQ_INT(m->g->nodes[0].outputs[0], y);
+    ffu_nn_model_destroy(m);
+}
+
+
+/* A shape fed as a graph input (Reshape's shape): the session binds the small integer
+ * input, plans at run time with its value, and re-plans only when the value changes. */
+static void test_value_bound_inputs(void)
+{
+    if (!nn_op_get(NN_OP_RESHAPE) || !nn_op_get(NN_OP_RELU)) TEST_SKIP("Reshape/Relu missing");
+    nn_graph *g;
+    CHECK(nn_graph_create(&g) == FFU_OK);
+    int64_t d[2] = {3, 4};
+    int x = tensor(g, "x", 2, d);
+    nn_shape sv = {.rank = 1, .d = {2}};
+    int shp = nn_graph_add_tensor(g, "shape", FFU_DTYPE_I64, &sv);
+    nn_graph_mark_input(g, x);
+    nn_graph_mark_input(g, shp);
+    int r = nn_graph_add_tensor(g, "r", FFU_DTYPE_F32, NULL);
+    int in[2] = {x, shp};
+    nn_graph_add_node(g, NN_OP_RESHAPE, "reshape", in, 2, &r, 1);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_F32, NULL);
+    nn_graph_add_node(g, NN_OP_RELU, "relu", &r, 1, &y, 1);
+    nn_graph_mark_output(g, y);
+    ffu_nn_model *m;
+    CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    ffu_nn_session *s;
+    CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+    ffu_nn_tensor tx, ts, out;
+    CHECK(ffu_nn_session_input(s, 0, &tx) == FFU_OK);
+    CHECK(ffu_nn_session_input(s, 1, &ts) == FFU_OK);
+    CHECK_EQ_INT(ts.nbytes, 16);
+    for (int i = 0; i < 12; i++) ((float *)tx.data)[i] = (float)(i - 5);
+    ((int64_t *)ts.data)[0] = 2, ((int64_t *)ts.data)[1] = 6;
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+    CHECK_EQ_INT(out.rank, 2);
+    CHECK_EQ_INT(out.dims[0], 2);
+    CHECK_EQ_INT(out.dims[1], 6);
+    for (int i = 0; i < 12; i++) CHECK_NEAR(((float *)out.data)[i], fmaxf((float)(i - 5), 0), 0);
+    /* same value: no re-plan, no allocation */
+    atomic_store(&allocations, 0);
+    atomic_store(&counting, 1);
+    ffu_status st = ffu_nn_session_run(s);
+    atomic_store(&counting, 0);
+    CHECK(st == FFU_OK);
+    CHECK_EQ_INT(atomic_load(&allocations), 0);
+    /* new value: new output shape; x's data (staged) is still used */
+    ((int64_t *)ts.data)[0] = 4, ((int64_t *)ts.data)[1] = -1;
+    ((float *)tx.data)[11] = 100;
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+    CHECK_EQ_INT(out.dims[0], 4);
+    CHECK_EQ_INT(out.dims[1], 3);
+    CHECK_NEAR(((float *)out.data)[11], 100, 0);
+    /* an impossible value is an error, not a crash */
+    ((int64_t *)ts.data)[0] = 5, ((int64_t *)ts.data)[1] = 5;
+    CHECK(ffu_nn_session_run(s) < 0);
+    ffu_nn_session_destroy(s);
+    ffu_nn_model_destroy(m);
+}
+
+/* ---- real models ------------------------------------------------------------------------ */
+
+static void test_mobilefacenet(void)
+{
+    char path[1024];
+    if (!test_shared_path("models/mobilefacenet_insightface_pytorch.onnx", path, sizeof path))
+        TEST_SKIP("shared models absent");
+    ffu_nn_model *m;
+    ffu_status st = ffu_nn_model_load(path, &m);
+    if (st == FFU_ERR_UNSUPPORTED) TEST_SKIP("ONNX loader or an op is not there yet");
+    CHECK(st == FFU_OK);
+    const char *backends[2] = {"ref", "cpu"};
+    float emb[2][128];
+    for (int b = 0; b < 2; b++) {
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = backends[b];
+        ffu_nn_session *s;
+        CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+        ffu_nn_tensor in, out;
+        st = ffu_nn_session_input(s, 0, &in);
+        if (st < 0) fprintf(stderr, "%s\n", ffu_error_message());
+        CHECK(st == FFU_OK);
+        CHECK_EQ_INT(in.nbytes, 3 * 112 * 112 * 4);
+        uint64_t seed = 7;
+        for (size_t i = 0; i < in.nbytes / 4; i++) ((float *)in.data)[i] = test_rand_f(&seed) * 2 - 1;
+        CHECK(ffu_nn_session_run(s) == FFU_OK);
+        CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+        CHECK_EQ_INT(out.rank, 2);
+        CHECK_EQ_INT(out.dims[1], 128);
+        double n2 = 0;
+        for (int i = 0; i < 128; i++) {
+            float v = ((float *)out.data)[i];
+            CHECK(isfinite(v));
+            n2 += (double)v * v;
+            emb[b][i] = v;
+        }
+        CHECK(n2 > 1e-6); /* L2-normalisable */
+        ffu_nn_session_destroy(s);
+    }
+    /* the two backends agree: cosine of the embeddings */
+    double dot = 0, na = 0, nb = 0;
+    for (int i = 0; i < 128; i++)
+        dot += (double)emb[0][i] * emb[1][i], na += (double)emb[0][i] * emb[0][i],
+            nb += (double)emb[1][i] * emb[1][i];
+    CHECK(dot / sqrt(na * nb) > 0.9999);
+    ffu_nn_model_destroy(m);
+}
+
+static void test_ultraface_folds(void)
+{
+    char path[1024];
+    if (!test_shared_path("models/ultraface_version-RFB-320.onnx", path, sizeof path))
+        TEST_SKIP("shared models absent");
+    ffu_nn_model *m;
+    ffu_status st = ffu_nn_model_load(path, &m);
+    if (st == FFU_ERR_UNSUPPORTED) TEST_SKIP("ONNX loader or an op is not there yet");
+    CHECK(st == FFU_OK);
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    ffu_nn_session *s;
+    CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+    ffu_nn_tensor in, scores, boxes;
+    st = ffu_nn_session_input(s, 0, &in);
+    if (st < 0) fprintf(stderr, "%s\n", ffu_error_message());
+    CHECK(st == FFU_OK);
+    for (size_t i = 0; i < in.nbytes / 4; i++) ((float *)in.data)[i] = 0.1f;
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    CHECK(ffu_nn_session_output(s, 0, &scores) == FFU_OK);
+    CHECK(ffu_nn_session_output(s, 1, &boxes) == FFU_OK);
+    CHECK_EQ_INT(scores.dims[1], 4420);
+    CHECK_EQ_INT(boxes.dims[2], 4);
+    for (int i = 0; i < 4420; i++) {
+        float p0 = ((float *)scores.data)[2 * i], p1 = ((float *)scores.data)[2 * i + 1];
+        CHECK_NEAR(p0 + p1, 1.0, 1e-4); /* softmax over two classes */
+    }
+    ffu_jw *w;
+    CHECK(ffu_jw_create(&w, 0) == FFU_OK);
+    CHECK(ffu_nn_session_describe(s, w) == FFU_OK);
+    const char *txt = ffu_jw_text(w, NULL);
+    CHECK(!strstr(txt, "\"op\":\"Shape\"") && !strstr(txt, "\"op\":\"Gather\""));
+    CHECK(!strstr(txt, "\"folded_nodes\":0,"));
+    ffu_jw_destroy(w);
+    ffu_nn_session_destroy(s);
+    ffu_nn_model_destroy(m);
+}
+
+TEST_MAIN(test_chain_runs, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
+          test_shape_chain_folds, test_value_bound_inputs, test_load_passes, test_mobilefacenet, test_ultraface_folds)
