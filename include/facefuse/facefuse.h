@@ -1,5 +1,5 @@
 /* facefuse: the umbrella header. Include this, or only the module headers you use.
- * Module map (dependencies point one way): core <- image <- models <- (nn, face, ...). */
+ * Module map (dependencies point one way): core <- image <- models <- nn <- (face, ...). */
 #ifndef FACEFUSE_H
 #define FACEFUSE_H
 
@@ -10,5 +10,6 @@
 #include "core.h"
 #include "image.h"
 #include "models.h"
+#include "nn.h"
 
 #endif
