@@ -21,10 +21,7 @@
 #include "facefuse/image.h"
 #include "facefuse/nn.h"
 #include "nn/ir.h"
-#if __has_include("nn/onnx/onnx.h")
 #include "nn/onnx/onnx.h"
-#define HAVE_ONNX 1
-#endif
 
 static const char *const backend_names[] = {"cpu", "ref", "all", NULL};
 static const char *const norm_names[] = {"unit", "symmetric", "imagenet", "raw", NULL};
@@ -347,7 +344,6 @@ typedef struct loaded_tensor {
 static ffu_status read_pb(const char *path, loaded_tensor *lt)
 {
     memset(lt, 0, sizeof *lt);
-#ifdef HAVE_ONNX
     void *buf;
     size_t size;
     ffu_status st = read_whole(path, &buf, &size);
@@ -376,9 +372,6 @@ static ffu_status read_pb(const char *path, loaded_tensor *lt)
     }
     nn_graph_destroy(g);
     return st;
-#else
-    return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: the ONNX reader is not built in", path);
-#endif
 }
 
 /* Writes a TensorProto: dims (1), data_type (2), name (8), raw_data (9). */

@@ -1,11 +1,9 @@
-/* The fusion pass (see fuse.h): folds batch norms into the convolution before them and
- * moves activations into the node that produces their input, so that a backend runs
- * one kernel (a oneDNN convolution with post-ops) where the graph had two or three,
- * and the memory planner has one activation less to place.
+/* The fusion pass (see fuse.h): moves activations into the node that produces their
+ * input, so that a backend runs one kernel (a oneDNN convolution with post-ops) where
+ * the graph had two, and the memory planner has one activation less to place.
  *
- * BatchNormalization folding lives here because no other pass does it for ONNX graphs
- * (the TF.js rewrites turn Mul+Add chains into BatchNormalization, which this pass
- * then folds too). */
+ * Conv + BatchNormalization (and per-channel Mul/Add) folding is not here: the pattern
+ * rewrites (rewrite.c, nn_rewrite_patterns) do it earlier in nn_passes_run. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,55 +75,6 @@ static void absorb(fuse_ctx *f, nn_node *n, nn_node *r)
     n->outputs[0] = r->outputs[0];
     f->g->tensors[r->outputs[0]].producer = (int)(n - f->g->nodes);
     f->keep[ri] = 0;
-}
-
-/* ---- Conv + BatchNormalization -------------------------------------------------------------- */
-
-static ffu_status fold_bn(fuse_ctx *f, nn_node *conv)
-{
-    nn_graph *g = f->g;
-    nn_node *bn = sole_reader(f, conv);
-    if (!bn || bn->op != NN_OP_BATCH_NORM || bn->ninputs != 5 || bn->act.kind != NN_ACT_NONE)
-        return FFU_OK;
-    if (conv->act.kind != NN_ACT_NONE || conv->ninputs < 2 || conv->ninputs > 3) return FFU_OK;
-    const nn_tensor *w = nn_in(g, conv, 1), *b = nn_in(g, conv, 2);
-    if (!is_const_f32(w) || w->shape.rank < 3 || (b && !is_const_f32(b))) return FFU_OK;
-    int64_t M = w->shape.d[0], per = nn_shape_numel(&w->shape) / (M > 0 ? M : 1);
-    if (M <= 0 || (b && nn_shape_numel(&b->shape) != M)) return FFU_OK;
-    const float *p[4];
-    for (int i = 0; i < 4; i++) {
-        const nn_tensor *t = nn_in(g, bn, i + 1);
-        if (!is_const_f32(t) || nn_shape_numel(&t->shape) != M) return FFU_OK;
-        p[i] = t->data;
-    }
-    float eps = nn_attr_float(bn, "epsilon", 1e-5f);
-    float *nw = malloc((size_t)(M * per) * sizeof(float)), *nb = malloc((size_t)M * sizeof(float));
-    int *ins = ffu_arena_alloc(g->arena, 3 * sizeof(int));
-    if (!nw || !nb || !ins) {
-        free(nw), free(nb);
-        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    }
-    const float *ow = w->data, *ob = b ? b->data : NULL;
-    for (int64_t m = 0; m < M; m++) {
-        /* y = (conv(x) + b - mean) * scale / sqrt(var + eps) + shift */
-        float s = p[0][m] / sqrtf(p[3][m] + eps);
-        for (int64_t k = 0; k < per; k++) nw[m * per + k] = ow[m * per + k] * s;
-        nb[m] = ((ob ? ob[m] : 0.0f) - p[2][m]) * s + p[1][m];
-    }
-    /* add_const may move g->tensors: w and b are not used past this point */
-    nn_shape bs = {.rank = 1, .d = {M}}, ws = w->shape;
-    int tw = nn_graph_add_const(g, "", FFU_DTYPE_F32, &ws, nw, (size_t)(M * per) * 4, NN_COPY);
-    int tb = tw < 0 ? tw : nn_graph_add_const(g, "", FFU_DTYPE_F32, &bs, nb, (size_t)M * 4, NN_COPY);
-    free(nw), free(nb);
-    if (tw < 0) return tw;
-    if (tb < 0) return tb;
-    ins[0] = conv->inputs[0];
-    ins[1] = tw;
-    ins[2] = tb;
-    conv->inputs = ins;
-    conv->ninputs = 3;
-    absorb(f, conv, bn);
-    return FFU_OK;
 }
 
 /* ---- producer + activation -------------------------------------------------------------------- */
@@ -293,11 +242,7 @@ ffu_status nn_fuse(nn_graph *g)
         if (n->act.kind == NN_ACT_PRELU && n->act.slope >= 0 && n->act.slope < g->ntensors)
             f.nreaders[n->act.slope]++;
     }
-    /* Nodes are in execution order: fold batch norms first so that the activation
-     * after a Conv+BN pair is found on the folded Conv. */
-    for (int i = 0; i < g->nnodes && st >= 0; i++)
-        if (f.keep[i] && g->nodes[i].op == NN_OP_CONV) st = fold_bn(&f, &g->nodes[i]);
-    for (int i = 0; i < g->nnodes && st >= 0; i++)
+    for (int i = 0; i < g->nnodes; i++)
         if (f.keep[i]) fuse_act(&f, &g->nodes[i]);
     if (st >= 0) {
         int removed = 0;

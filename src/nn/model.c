@@ -12,14 +12,8 @@
 
 #include "nn_internal.h"
 
-#if __has_include("onnx/onnx.h")
 #include "onnx/onnx.h"
-#define HAVE_ONNX 1
-#endif
-#if __has_include("tfjs/tfjs.h")
 #include "tfjs/tfjs.h"
-#define HAVE_TFJS 1
-#endif
 
 /* ---- files ------------------------------------------------------------------------------ */
 
@@ -278,21 +272,12 @@ static ffu_status load_owned(void *data, size_t size, void *weights, size_t weig
     m->blob = data;
     m->wblob = weights;
     if (looks_like_json(data, size)) {
-#ifdef HAVE_TFJS
         st = nn_tfjs_load(data, size, weights, weights_size, &m->g);
-#else
-        (void)weights_size;
-        st = ffu_error_set(FFU_ERR_UNSUPPORTED, "the TF.js loader is not built in");
-#endif
     } else {
-#ifdef HAVE_ONNX
         st = nn_onnx_load(data, size, &m->g);
         /* the ONNX loader copies what it keeps */
         free(m->blob);
         m->blob = NULL;
-#else
-        st = ffu_error_set(FFU_ERR_UNSUPPORTED, "the ONNX loader is not built in");
-#endif
     }
     if (st < 0) goto fail;
     if ((st = finish(m)) < 0) goto fail;

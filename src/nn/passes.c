@@ -3,9 +3,7 @@
  *   load -> nn_promote_f16 -> nn_rewrite_patterns -> nn_rewrite_transposes -> fold constants -> nn_fuse
  *        -> Identity removal -> dead-node removal
  *
- * The pattern/transpose rewrites (rewrite.c) and the fusion pass (fuse.c) are other
- * files' work; they are called only when their header is present, so the build never
- * depends on them. Constant folding runs a node's reference kernel on constant inputs
+ * The pattern/transpose rewrites live in rewrite.c, the fusion pass in fuse.c. Constant folding runs a node's reference kernel on constant inputs
  * (the same call sessions use at plan time, when input shapes are known and whole
  * Shape -> Gather -> Concat -> Reshape chains become constants). Also here: op checks
  * and the FLOP count `nn info` reports. */
@@ -14,14 +12,8 @@
 
 #include "nn_internal.h"
 
-#if __has_include("rewrite.h")
-#include "rewrite.h"
-#define HAVE_REWRITE 1
-#endif
-#if __has_include("fuse.h")
 #include "fuse.h"
-#define HAVE_FUSE 1
-#endif
+#include "rewrite.h"
 
 ffu_status nn_check_ops(const nn_graph *g)
 {
@@ -218,19 +210,15 @@ ffu_status nn_passes_run(nn_graph *g)
     ffu_status st;
     if ((st = nn_graph_toposort(g)) < 0) return st;
     if ((st = nn_promote_f16(g)) < 0) return st;
-#ifdef HAVE_REWRITE
     if ((st = nn_rewrite_patterns(g)) < 0) return st;
     if ((st = nn_graph_toposort(g)) < 0) return st;
     if ((st = nn_rewrite_transposes(g)) < 0) return st;
     if ((st = nn_graph_toposort(g)) < 0) return st;
-#endif
     if ((st = nn_check_ops(g)) < 0) return st;
     if ((st = fold_all(g)) < 0) return st;
     if ((st = nn_remove_dead(g)) < 0) return st;
-#ifdef HAVE_FUSE
     if ((st = nn_fuse(g)) < 0) return st;
     if ((st = nn_graph_toposort(g)) < 0) return st;
-#endif
     if ((st = nn_remove_identity(g)) < 0) return st;
     if ((st = nn_remove_dead(g)) < 0) return st;
     return nn_graph_toposort(g);

@@ -472,7 +472,6 @@ static cpu_build_fn builder(nn_op op)
     case NN_OP_SOFTPLUS:
     case NN_OP_SQRT:
     case NN_OP_EXP:
-    case NN_OP_LOG:
     case NN_OP_NEG:
     case NN_OP_ABS:
     case NN_OP_RECIPROCAL:
@@ -517,7 +516,7 @@ static int cl_op(nn_op op)
     case NN_OP_GLOBAL_AVERAGE_POOL: case NN_OP_GLOBAL_MAX_POOL: case NN_OP_RELU:
     case NN_OP_LEAKY_RELU: case NN_OP_CLIP: case NN_OP_SIGMOID: case NN_OP_TANH: case NN_OP_ELU:
     case NN_OP_SELU: case NN_OP_HARD_SWISH: case NN_OP_SOFTPLUS: case NN_OP_SQRT: case NN_OP_EXP:
-    case NN_OP_LOG: case NN_OP_NEG: case NN_OP_ABS: case NN_OP_RECIPROCAL: case NN_OP_ROUND:
+    case NN_OP_NEG: case NN_OP_ABS: case NN_OP_RECIPROCAL: case NN_OP_ROUND:
     case NN_OP_SQUARE: case NN_OP_RELU6: case NN_OP_ADD: case NN_OP_SUB: case NN_OP_MUL:
     case NN_OP_DIV: case NN_OP_MAX: case NN_OP_MIN: case NN_OP_SUM: case NN_OP_CONCAT:
     case NN_OP_RESIZE: case NN_OP_BATCH_NORM: case NN_OP_PRELU: case NN_OP_LRN:
@@ -610,7 +609,6 @@ static ffu_status layout_plan(cpu_backend *cb, const nn_graph *g, int me)
             cpu_ctx c = {.cb = cb, .g = g, .n = n, .p = NULL};
             cpu_build_fn fn = builder(n->op);
             if (!fn || fn(&c) != FFU_OK) cap[i] = 0, dropped = 1;
-            if (getenv("CPU_LAYOUT_DEBUG") && !cap[i]) fprintf(stderr, "layout: dropped %s %s\n", nn_op_name(n->op), n->name);
         }
         if (!dropped) break;
     }
@@ -660,7 +658,6 @@ static ffu_status cpu_prepare(nn_backend *b, nn_graph *g, nn_node *n)
     }
     cpu_node *p = calloc(1, sizeof *p);
     if (!p) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    p->copy_in = -1;
     cpu_ctx c = {.cb = cb, .g = g, .n = n, .p = p};
     int old = threads_enter(cb); /* kernels pick their blocking for this thread count */
     ffu_status st = fn(&c);
@@ -695,8 +692,6 @@ static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, vo
     char *sc = scratch ? (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : NULL;
     if (p->scratch_bytes && !scratch)
         return nn_node_error(n, FFU_ERR_INVALID, "the cpu backend needs scratch memory");
-    if (p->copy_in >= 0 && in[p->copy_in] != out[0])
-        memcpy(out[0], in[p->copy_in], p->copy_bytes);
     int old = threads_enter(cb);
     ffu_status st = FFU_OK;
     for (int i = 0; i < p->nsteps && st == FFU_OK; i++) {

@@ -94,9 +94,33 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
         return CPU_UNSUPPORTED;
     dnnl_primitive_desc_t pd = NULL, ref_pd = NULL;
     dnnl_memory_desc_t ref_src, ref_dst;
-    int split = 0, ref_split = 0, cl = 1;
+    int split = 0, ref_split = 0, cl = 1, src_cl = -1;
     ffu_status st = CPU_UNSUPPORTED;
-    for (; cl >= 0 && !pd; cl--) {
+    /* A first layer (few input channels, NCHW image in) with 16 outputs going to a
+     * channels-last tensor: oneDNN's direct kernel reads NCHW and writes nChw16c,
+     * which for exactly 16 channels is the NHWC byte layout, so neither side needs a
+     * reorder (the 640x640 input reorder alone costs about as much as the conv). */
+    if (!transpose && !xl && yl && M == 16 && C <= 4 && G == 1 && rank == 4) {
+        dnnl_dims_t dd = {y->shape.d[0], 16, y->shape.d[2], y->shape.d[3]};
+        dnnl_convolution_desc_t desc;
+        if (nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) == 0 &&
+            dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, dnnl_f32, dnnl_nChw16c) == dnnl_success &&
+            dnnl_dilated_convolution_forward_desc_init(
+                &desc, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &wei_any,
+                b ? &bias_md : NULL, &dst_md, strides, dil, pl, pr) == dnnl_success &&
+            nn_cpu_pd_with_act(c, &desc, 1, 0, &pd, &split) == FFU_OK) {
+            const char *impl = NULL;
+            dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+            if (impl && strncmp(impl, "ref", 3) != 0 && strncmp(impl, "x64:gemm", 8) != 0) {
+                src_cl = 0;
+                cl = 2; /* the loop below is skipped and cl++ leaves 1 for the output */
+            } else {
+                dnnl_primitive_desc_destroy(pd);
+                pd = NULL;
+            }
+        }
+    }
+    for (; cl >= 0 && cl <= 1 && !pd; cl--) {
         if (cl ? nn_cpu_md_cl(&src_md, &x->shape) < 0 || nn_cpu_md_cl(&dst_md, &y->shape) < 0
                : nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) < 0 ||
                      nn_cpu_md_plain(&dst_md, &y->shape, dnnl_f32) < 0)
@@ -120,16 +144,18 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
             pd = NULL;
         }
     }
-    cl++; /* the loop stepped past the layout it settled on */
+    if (cl != 2) cl++; /* the loop stepped past the layout it settled on */
+    else cl = 1;
     if (!pd && ref_pd) {
         pd = ref_pd, src_md = ref_src, dst_md = ref_dst, split = ref_split, cl = 1;
     } else if (ref_pd) {
         dnnl_primitive_desc_destroy(ref_pd);
     }
     if (!pd) return st == FFU_ERR_NOMEM ? st : CPU_UNSUPPORTED;
+    if (src_cl < 0) src_cl = cl;
     nn_cpu_note_impl(c, pd);
     dnnl_memory_desc_t wei_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    int stage_in = xl != cl, stage_out = yl != cl;
+    int stage_in = xl != src_cl, stage_out = yl != cl;
     size_t in_off = stage_in ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md)) : 0;
     size_t out_off = stage_out ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&dst_md)) : 0;
     if (stage_in && (st = nn_cpu_reorder_step(c, &src_t, CPU_BIND_IN, 0, &src_md,

@@ -51,10 +51,6 @@ typedef struct cpu_node {
     size_t scratch_bytes; /* what the steps' scratchpads and staging buffers need */
     void *owned[CPU_MAX_OWNED];
     int nowned;
-    /* Before the steps: copy input copy_in (bytes copy_bytes) into output 0 (the
-     * residual of a sum post-op), -1 for none. */
-    int copy_in;
-    size_t copy_bytes;
     char impl[48]; /* implementation name of the main primitive (for describe/debug) */
 } cpu_node;
 

@@ -15,7 +15,7 @@
 /* Files larger than this are refused (FFU_ERR_TOO_LARGE) before parsing. */
 #define NN_ONNX_MAX_FILE ((size_t)2 << 30)
 /* Accepted default-domain opsets (ai.onnx); others give FFU_ERR_UNSUPPORTED. */
-#define NN_ONNX_MIN_OPSET 7
+#define NN_ONNX_MIN_OPSET 1
 #define NN_ONNX_MAX_OPSET 18
 
 /* Parses data[0..size) (borrowed; nothing points into it afterwards) into a new graph

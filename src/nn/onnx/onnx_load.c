@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "onnx_internal.h"
 
@@ -295,7 +296,7 @@ static ffu_status copy_attr(loader *L, const Onnx__NodeProto *np, int node,
 
 /* A node on its way into the graph: op, inputs (grown by the rewrites), attributes the
  * rewrites consumed (not copied) and attributes they set. */
-#define MAX_SKIP 4
+#define MAX_SKIP 8
 typedef struct pending {
     nn_op op;
     int *in;
@@ -378,6 +379,257 @@ static int split_num_outputs(loader *L, const Onnx__NodeProto *np, pending *p, i
     return 0;
 }
 
+/* ---- pass 2: opset 1-6 forms ------------------------------------------------------------------ */
+
+/* Before opset 7 these ops took `broadcast` (0: equal shapes) and `axis` attributes
+ * instead of numpy broadcasting. */
+static int has_legacy_broadcast(nn_op op)
+{
+    switch (op) {
+    case NN_OP_ADD: case NN_OP_SUB: case NN_OP_MUL: case NN_OP_DIV: case NN_OP_POW:
+    case NN_OP_EQUAL: case NN_OP_GREATER: case NN_OP_LESS: case NN_OP_AND: case NN_OP_OR:
+    case NN_OP_XOR: return 1;
+    default: return 0;
+    }
+}
+
+/* Rank of tensor t as far as the file tells at load time; -1 when unknown. */
+static int known_rank(const loader *L, int t)
+{
+    nn_shape s;
+    dtype_hint(L, t, &s);
+    return s.rank;
+}
+
+/* Adds an engine node op(ins) with one fresh output "<node>/<what>" (the upgrades
+ * below reshape operands this way). Returns the output tensor; *node gets the node. */
+static int add_aux(loader *L, const Onnx__NodeProto *np, nn_op op, const char *what,
+                   const int *ins, int nin, int *node)
+{
+    char base[200], buf[256];
+    snprintf(base, sizeof base, "%s/%s", np->name && *np->name ? np->name : S(np->op_type), what);
+    int t = nn_graph_add_tensor(L->g, onnx_unique_name(L->g, base, buf, sizeof buf),
+                                FFU_DTYPE_UNDEFINED, NULL);
+    if (t < 0) return t;
+    int k = nn_graph_add_node(L->g, op, L->g->tensors[t].name, ins, nin, &t, 1);
+    if (k < 0) return k;
+    if (node) *node = k;
+    return t;
+}
+
+/* Tensor b (rank rb) with k trailing dimensions of size 1: a new constant when b is
+ * one, else Unsqueeze(b, [rb .. rb+k-1]). */
+static int append_ones(loader *L, const Onnx__NodeProto *np, int b, int rb, int64_t k)
+{
+    if (k <= 0) return b;
+    if (rb + k > FFU_NN_MAX_RANK)
+        return node_err(np, FFU_ERR_UNSUPPORTED, "broadcasting needs rank %lld, above the limit "
+                        "of %d", (long long)(rb + k), FFU_NN_MAX_RANK);
+    const nn_tensor *x = &L->g->tensors[b];
+    if (x->flags & NN_T_CONST) {
+        nn_shape s = x->shape;
+        for (int64_t i = 0; i < k; i++) s.d[s.rank++] = 1;
+        ffu_dtype dt = x->dtype;
+        const void *data = x->data ? x->data : "";
+        size_t nbytes = x->nbytes;
+        return add_const(L, np, "legacy_broadcast", dt, &s, data, nbytes);
+    }
+    int64_t axes[FFU_NN_MAX_RANK];
+    for (int64_t i = 0; i < k; i++) axes[i] = rb + i;
+    int ins[2] = {b, add_i64s(L, np, "legacy_axes", axes, (size_t)k)};
+    if (ins[1] < 0) return ins[1];
+    return add_aux(L, np, NN_OP_UNSQUEEZE, "legacy_unsqueeze", ins, 2, NULL);
+}
+
+/* The same when a rank is not known at load time: b is reshaped to
+ * concat(shape(b), ones(rank(a) - axis - rank(b))) by shape ops that the session folds
+ * away once the input shapes are fixed. A negative axis counts from a's end. */
+static int append_ones_dynamic(loader *L, const Onnx__NodeProto *np, int a, int b, int64_t axis)
+{
+    int sa, ra, sb, rb, c, k, ones, ns, node, in[2];
+    if ((sa = add_aux(L, np, NN_OP_SHAPE, "legacy_shape", &a, 1, NULL)) < 0) return sa;
+    if ((ra = add_aux(L, np, NN_OP_SHAPE, "legacy_rank", &sa, 1, NULL)) < 0) return ra;
+    if ((sb = add_aux(L, np, NN_OP_SHAPE, "legacy_shape", &b, 1, NULL)) < 0) return sb;
+    if ((rb = add_aux(L, np, NN_OP_SHAPE, "legacy_rank", &sb, 1, NULL)) < 0) return rb;
+    int64_t v = axis < 0 ? -axis : axis, one = 1;
+    if ((c = add_i64s(L, np, "legacy_axis", &v, 1)) < 0) return c;
+    if (axis < 0) { /* rank(a) - (rank(a) + axis) - rank(b) */
+        in[0] = c, in[1] = rb;
+    } else {
+        in[0] = ra, in[1] = rb;
+        if ((in[0] = add_aux(L, np, NN_OP_SUB, "legacy_rank_diff", in, 2, NULL)) < 0) return in[0];
+        in[1] = c;
+    }
+    if ((k = add_aux(L, np, NN_OP_SUB, "legacy_ones", in, 2, NULL)) < 0) return k;
+    if ((ones = add_aux(L, np, NN_OP_CONSTANT_OF_SHAPE, "legacy_ones", &k, 1, &node)) < 0)
+        return ones;
+    int val = add_i64s(L, np, "legacy_one", &one, 1);
+    ffu_status st;
+    if (val < 0) return val;
+    if ((st = nn_node_set_tensor(L->g, node, "value", val)) < 0) return st;
+    in[0] = sb, in[1] = ones;
+    if ((ns = add_aux(L, np, NN_OP_CONCAT, "legacy_shape", in, 2, &node)) < 0) return ns;
+    if ((st = nn_node_set_int(L->g, node, "axis", 0)) < 0) return st;
+    in[0] = b, in[1] = ns;
+    return add_aux(L, np, NN_OP_RESHAPE, "legacy_reshape", in, 2, NULL);
+}
+
+/* Input `slot` of p, reshaped so that numpy broadcasting against tensor a lines its
+ * dimensions up with a's from `axis` on: the opset 1-6 rule "B's shape is a contiguous
+ * subset of A's starting at axis". Trailing ones are appended to B. */
+static ffu_status align_at_axis(loader *L, const Onnx__NodeProto *np, pending *p, int slot, int a,
+                                int64_t axis)
+{
+    int b = p->in[slot], ra = known_rank(L, a), rb = known_rank(L, b), t;
+    if (ra >= 0 && rb >= 0) {
+        int64_t ax = axis < 0 ? axis + ra : axis, k = ra - ax - rb;
+        if (ax < 0 || k < 0)
+            return node_err(np, FFU_ERR_FORMAT, "broadcast axis %lld does not fit ranks %d and %d",
+                            (long long)axis, ra, rb);
+        t = append_ones(L, np, b, rb, k);
+    } else {
+        t = append_ones_dynamic(L, np, a, b, axis);
+    }
+    if (t < 0) return t;
+    p->in[slot] = t;
+    return FFU_OK;
+}
+
+/* A one-element constant input as an integer; 0 if it is not one. */
+static int const_scalar_i64(const loader *L, int t, int64_t *v)
+{
+    if (t < 0) return 0;
+    const nn_tensor *x = &L->g->tensors[t];
+    if (!(x->flags & NN_T_CONST) || nn_shape_numel(&x->shape) != 1) return 0;
+    return nn_convert(x->data, x->dtype, v, FFU_DTYPE_I64, 1) == FFU_OK;
+}
+
+/* ONNX element type Cast converts to: an int from opset 6 on, the TensorProto.DataType
+ * name as a string before. -1 when absent or unknown. */
+static int64_t cast_target(const Onnx__NodeProto *np, int opset)
+{
+    static const char *const names[] = {"UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16",
+                                        "INT32", "INT64", "STRING", "BOOL", "FLOAT16", "DOUBLE",
+                                        "UINT32", "UINT64", "COMPLEX64", "COMPLEX128", "BFLOAT16"};
+    const Onnx__AttributeProto *a = find_attr(np, "to");
+    if (!a) return -1;
+    if (opset >= 6 || !a->has_s) return a->i;
+    for (size_t i = 1; i < sizeof names / sizeof names[0]; i++)
+        if (a->s.len == strlen(names[i]) && strncasecmp((const char *)a->s.data, names[i], a->s.len) == 0)
+            return (int64_t)i;
+    return -1;
+}
+
+/* The opset 1-6 forms of p that the canonical switch below does not know. */
+static ffu_status legacy_forms(loader *L, const Onnx__NodeProto *np, pending *p)
+{
+    int opset = L->opset, r;
+    const Onnx__AttributeProto *a, *b;
+    if (has_legacy_broadcast(p->op)) {
+        skip_attr(p, "broadcast");
+        skip_attr(p, "axis");
+        a = find_attr(np, "broadcast");
+        b = find_attr(np, "axis");
+        /* broadcast=0 means equal shapes and, without axis, B's shape is a suffix of A's
+         * (or B has one element): numpy broadcasting gives the same result */
+        if (!a || !a->i || !b) return FFU_OK;
+        if (p->nin < 2 || p->in[1] < 0) return node_err(np, FFU_ERR_FORMAT, "needs two inputs");
+        return align_at_axis(L, np, p, 1, p->in[0], b->i);
+    }
+    switch (p->op) {
+    case NN_OP_GEMM: /* C broadcasts to (M, N) from opset 7 on whatever this says */
+        skip_attr(p, "broadcast");
+        break;
+    case NN_OP_PRELU: {
+        /* before opset 7 a 1-D slope is per channel (axis 1), not numpy-aligned at the end */
+        if (p->nin < 2 || p->in[1] < 0) return node_err(np, FFU_ERR_FORMAT, "needs a slope");
+        nn_shape s;
+        dtype_hint(L, p->in[1], &s);
+        if (s.rank < 0)
+            return node_err(np, FFU_ERR_UNSUPPORTED, "PRelu before opset 7 applies a 1-D slope per "
+                            "channel; the slope's shape must be known at load time");
+        if (s.rank != 1 || s.d[0] == 1) break;
+        int rx = known_rank(L, p->in[0]);
+        if (rx >= 0 && rx < 2) break; /* channel axis = last axis: numpy agrees */
+        return align_at_axis(L, np, p, 1, p->in[0], 1);
+    }
+    case NN_OP_BATCH_NORM:
+        skip_attr(p, "is_test");
+        if (!(a = find_attr(np, "is_test")) || !a->i)
+            return node_err(np, FFU_ERR_UNSUPPORTED, "training mode (is_test=0 before opset 7: "
+                            "batch statistics) is not supported");
+        break;
+    case NN_OP_RESHAPE:
+        if (opset < 5) {
+            if (!find_attr(np, "shape")) return node_err(np, FFU_ERR_FORMAT, "Reshape needs 'shape'");
+            p->nin = 1;
+            if ((r = ints_to_input(L, np, p, "shape", 1)) < 0) return r;
+        }
+        break;
+    case NN_OP_UPSAMPLE:
+        skip_attr(p, "height_scale");
+        skip_attr(p, "width_scale");
+        if (!(a = find_attr(np, "height_scale")) || !(b = find_attr(np, "width_scale")))
+            return node_err(np, FFU_ERR_FORMAT, "Upsample needs 'height_scale' and 'width_scale'");
+        { /* the ONNX version converter's mapping: 4-D, scales (1, 1, h, w) */
+            float sc[4] = {1, 1, a->f, b->f};
+            if ((r = add_f32s(L, np, "scales", sc, 4)) < 0) return r;
+            p->nin = 1;
+            set_input(p, 2, r);
+        }
+        break;
+    case NN_OP_SPLIT:
+        if (opset < 2) {
+            if (!find_attr(np, "axis"))
+                return node_err(np, FFU_ERR_UNSUPPORTED, "Split before opset 2 without 'axis' "
+                                "(the opset defines no default) is not supported");
+            if (p->nin > 1 && p->in[1] >= 0) { /* lengths as a (float) input */
+                const nn_tensor *x = &L->g->tensors[p->in[1]];
+                int64_t n = nn_shape_numel(&x->shape), v[64];
+                double f[64];
+                if (!(x->flags & NN_T_CONST) || x->shape.rank != 1 || n > 64)
+                    return node_err(np, FFU_ERR_UNSUPPORTED, "a 'split' input that is not a "
+                                    "constant 1-D list of up to 64 lengths is not supported");
+                if (nn_convert(x->data, x->dtype, f, FFU_DTYPE_F64, (size_t)n) < 0)
+                    return node_err(np, FFU_ERR_UNSUPPORTED, "'split' of type %s",
+                                    ffu_dtype_name(x->dtype));
+                for (int64_t i = 0; i < n; i++) {
+                    if (f[i] < 0 || f[i] > 1e15 || f[i] != (double)(int64_t)f[i])
+                        return node_err(np, FFU_ERR_FORMAT, "split length %g", f[i]);
+                    v[i] = (int64_t)f[i];
+                }
+                if ((r = add_i64s(L, np, "split", v, (size_t)n)) < 0) return r;
+                p->in[1] = r;
+            }
+        }
+        break;
+    case NN_OP_TILE:
+        if (opset < 6) { /* Tile(input, tiles, axis): `tiles` copies along one axis */
+            int64_t tiles, axis;
+            if (p->nin != 3 || !const_scalar_i64(L, p->in[1], &tiles) ||
+                !const_scalar_i64(L, p->in[2], &axis))
+                return node_err(np, FFU_ERR_UNSUPPORTED, "Tile before opset 6 needs constant "
+                                "one-element 'tiles' and 'axis' inputs");
+            int rx = known_rank(L, p->in[0]);
+            if (rx < 0)
+                return node_err(np, FFU_ERR_UNSUPPORTED, "Tile before opset 6 needs the input's "
+                                "rank at load time");
+            if (axis < 0) axis += rx;
+            if (axis < 0 || axis >= rx || tiles < 0)
+                return node_err(np, FFU_ERR_FORMAT, "axis %lld or tiles %lld out of range",
+                                (long long)axis, (long long)tiles);
+            int64_t rep[FFU_NN_MAX_RANK];
+            for (int i = 0; i < rx; i++) rep[i] = i == axis ? tiles : 1;
+            if ((r = add_i64s(L, np, "repeats", rep, (size_t)rx)) < 0) return r;
+            p->nin = 1;
+            set_input(p, 1, r);
+        }
+        break;
+    default: break;
+    }
+    return FFU_OK;
+}
+
 /* Rewrites p (op, inputs, consumed attributes) into the canonical form for this
  * model's opset. Attributes it sets itself are applied after the copy (see below). */
 static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p, int nout)
@@ -385,6 +637,7 @@ static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p,
     int opset = L->opset;
     int r = 0;
     const Onnx__AttributeProto *a;
+    if (opset < 7 && (r = legacy_forms(L, np, p)) < 0) return r;
     switch (p->op) {
     case NN_OP_CLIP:
         if (opset < 11) {
@@ -412,8 +665,10 @@ static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p,
         break;
     case NN_OP_PAD:
         if (opset < 11) {
-            if (!find_attr(np, "pads")) return node_err(np, FFU_ERR_FORMAT, "Pad needs 'pads'");
-            if ((r = ints_to_input(L, np, p, "pads", 1)) < 0) return r;
+            const char *pads = opset < 2 ? "paddings" : "pads"; /* renamed in opset 2 */
+            if (!find_attr(np, pads))
+                return node_err(np, FFU_ERR_FORMAT, "Pad needs '%s'", pads);
+            if ((r = ints_to_input(L, np, p, pads, 1)) < 0) return r;
             skip_attr(p, "value");
             if ((a = find_attr(np, "value")) && a->f != 0) {
                 if ((r = add_scalar_like(L, np, "value", a->f, p->in[0])) < 0) return r;
@@ -434,7 +689,9 @@ static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p,
          * version converter's mapping). Opset 7/8 carry scales as an attribute. */
         p->op = NN_OP_RESIZE;
         skip_attr(p, "mode");
-        if (opset < 9) {
+        if (opset < 7) {
+            /* legacy_forms made scales from height_scale and width_scale */
+        } else if (opset < 9) {
             skip_attr(p, "scales");
             if (!(a = find_attr(np, "scales")))
                 return node_err(np, FFU_ERR_FORMAT, "Upsample needs 'scales'");
@@ -466,13 +723,18 @@ static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p,
     case NN_OP_LOG_SOFTMAX:
         if (opset < 13) skip_attr(p, "axis");
         break;
-    case NN_OP_CAST:
+    case NN_OP_CAST: {
         skip_attr(p, "to");
         if (!(a = find_attr(np, "to"))) return node_err(np, FFU_ERR_FORMAT, "Cast needs 'to'");
-        if (nn_onnx_dtype((int)a->i) == FFU_DTYPE_UNDEFINED || a->i != (int)a->i)
+        int64_t to = cast_target(np, opset);
+        if (to < 0 && opset < 6)
+            return node_err(np, FFU_ERR_UNSUPPORTED, "Cast to '%.*s' is not supported",
+                            (int)(a->s.len < 40 ? a->s.len : 40), a->s.len ? (const char *)a->s.data : "");
+        if (nn_onnx_dtype((int)to) == FFU_DTYPE_UNDEFINED || to != (int)to)
             return node_err(np, FFU_ERR_UNSUPPORTED, "Cast to ONNX data type %lld is not supported",
-                            (long long)a->i);
+                            (long long)to);
         break;
+    }
     case NN_OP_BATCH_NORM:
         if ((a = find_attr(np, "training_mode")) && a->i)
             return node_err(np, FFU_ERR_UNSUPPORTED, "training mode is not supported");
@@ -480,6 +742,7 @@ static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p,
             return node_err(np, FFU_ERR_UNSUPPORTED, "spatial=0 is not supported");
         skip_attr(p, "spatial");
         skip_attr(p, "training_mode");
+        skip_attr(p, "momentum"); /* running statistics: training only */
         break;
     default:
         if (is_reduce(p->op) && opset < (p->op == NN_OP_REDUCE_SUM ? 13 : 18) &&
@@ -521,7 +784,15 @@ static ffu_status canonical_attrs(loader *L, const Onnx__NodeProto *np, int node
         }
         break;
     case NN_OP_CAST:
-        st = nn_node_set_int(g, node, "to", nn_onnx_dtype((int)find_attr(np, "to")->i));
+        st = nn_node_set_int(g, node, "to", nn_onnx_dtype((int)cast_target(np, L->opset)));
+        break;
+    case NN_OP_CONCAT: /* axis was optional with default 1 before opset 4 */
+        if (L->opset < 4 && !find_attr(np, "axis")) st = nn_node_set_int(g, node, "axis", 1);
+        break;
+    case NN_OP_SELU: /* the opset 1-5 defaults were rounded */
+        if (L->opset < 6 && !find_attr(np, "alpha")) st = nn_node_set_float(g, node, "alpha", 1.6732f);
+        if (st >= 0 && L->opset < 6 && !find_attr(np, "gamma"))
+            st = nn_node_set_float(g, node, "gamma", 1.0507f);
         break;
     case NN_OP_CONSTANT_OF_SHAPE: {
         const nn_attr *v = nn_node_attr(n, "value");
@@ -558,6 +829,27 @@ static nn_op file_op(const Onnx__NodeProto *np)
     return nn_op_from_name(t);
 }
 
+/* Dropout is Identity at inference; training mode (a random mask) is refused. */
+static ffu_status dropout_check(const loader *L, const Onnx__NodeProto *np, const pending *p)
+{
+    const Onnx__AttributeProto *a;
+    if (L->opset < 7 && (!(a = find_attr(np, "is_test")) || !a->i))
+        return node_err(np, FFU_ERR_UNSUPPORTED, "training mode (is_test=0 before opset 7: a "
+                        "random mask) is not supported");
+    if (p->nin > 2 && p->in[2] >= 0) { /* training_mode, opset 12 on */
+        const nn_tensor *t = &L->g->tensors[p->in[2]];
+        uint8_t on = 1;
+        if (!(t->flags & NN_T_CONST) || nn_shape_numel(&t->shape) != 1 ||
+            nn_convert(t->data, t->dtype, &on, FFU_DTYPE_BOOL, 1) < 0)
+            return node_err(np, FFU_ERR_UNSUPPORTED, "a training_mode input that is not a constant "
+                            "is not supported (training mode draws a random mask)");
+        if (on)
+            return node_err(np, FFU_ERR_UNSUPPORTED, "training mode (training_mode=true: a random "
+                            "mask) is not supported");
+    }
+    return FFU_OK;
+}
+
 static ffu_status add_node(loader *L, const Onnx__NodeProto *np, int *scratch_out)
 {
     nn_graph *g = L->g;
@@ -576,7 +868,10 @@ static ffu_status add_node(loader *L, const Onnx__NodeProto *np, int *scratch_ou
         }
         p.in[p.nin++] = t;
     }
-    if (is_dropout) p.nin = p.nin ? 1 : 0; /* ratio, training_mode: not at inference */
+    if (is_dropout) {
+        if ((st = dropout_check(L, np, &p)) < 0) goto out;
+        p.nin = p.nin ? 1 : 0; /* ratio, training_mode: not at inference */
+    }
     if (p.nin < 1 || p.in[0] < 0) { /* no op of ops.def works without its first input */
         st = node_err(np, FFU_ERR_FORMAT, "first input missing");
         goto out;
@@ -617,7 +912,8 @@ static ffu_status add_node(loader *L, const Onnx__NodeProto *np, int *scratch_ou
                 st = node_err(np, FFU_ERR_FORMAT, "attribute without a name");
                 goto out;
             }
-            int skip = 0;
+            /* consumed_inputs (opset < 6) was an in-place hint of Caffe2's */
+            int skip = strcmp(a->name, "consumed_inputs") == 0;
             for (int k = 0; k < p.nskip; k++) skip |= strcmp(p.skip[k], a->name) == 0;
             if (!skip && (st = copy_attr(L, np, node, a)) < 0) goto out;
         }

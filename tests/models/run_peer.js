@@ -1,0 +1,152 @@
+// The peer side of the model golden tests (tests/models/test_models.c): runs one model
+// in ONNX Runtime (onnxruntime-node, CPU execution provider) or in TensorFlow.js
+// (@tensorflow/tfjs, pure-JS "cpu" backend) on input tensors the C test prepared with
+// the facefuse library, and writes every output so the C test can compare facefuse's
+// outputs with them by name. Nothing is fetched here: the packages come from the cache
+// tests/models/setup-peers filled (NODE_PATH points at its node_modules).
+//
+//   node run_peer.js ort|tfjs MODEL OUTDIR NAME=DTYPE:D0xD1x...:FILE [...]
+//
+// DTYPE is f32 or f16 (FILE holds raw little-endian elements of that type). MODEL is
+// an .onnx file (ort) or a TF.js model.json with its weight files beside it (tfjs).
+// Writes OUTDIR/outputs.tsv, one line per output in the peer's order:
+//   NAME <tab> DTYPE <tab> D0xD1x... <tab> FILE
+// where FILE (in OUTDIR) holds the output as raw little-endian f32 whatever the
+// model's type (f16 outputs are widened exactly). Exit status 0 on success, 2 for bad
+// usage, 1 for any peer error (message on stderr).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+
+function die(code, msg) {
+  process.stderr.write('run_peer: ' + msg + '\n');
+  process.exit(code);
+}
+
+// IEEE half <-> single, exact both ways for the values involved (f32 -> f16 rounds to
+// nearest even; only used if a caller hands f32 data to an f16 input, which the C test
+// never does, so inputs stay bit-identical between the two engines).
+function halfToFloat(h) {
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e === 0) return s * m * Math.pow(2, -24);
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * Math.pow(2, e - 15);
+}
+
+function parseInput(spec) {
+  const eq = spec.indexOf('=');
+  if (eq <= 0) die(2, `bad input spec '${spec}' (want NAME=DTYPE:DIMS:FILE)`);
+  const name = spec.slice(0, eq);
+  const rest = spec.slice(eq + 1).split(':');
+  if (rest.length < 3) die(2, `bad input spec '${spec}' (want NAME=DTYPE:DIMS:FILE)`);
+  const dtype = rest[0];
+  const dims = rest[1] === '' ? [] : rest[1].split('x').map(Number);
+  const file = rest.slice(2).join(':');
+  if (!['f32', 'f16'].includes(dtype)) die(2, `input '${name}': dtype '${dtype}' is not f32 or f16`);
+  if (dims.some((d) => !Number.isInteger(d) || d < 0)) die(2, `input '${name}': bad dims '${rest[1]}'`);
+  const buf = fs.readFileSync(file);
+  const n = dims.reduce((a, b) => a * b, 1);
+  const esize = dtype === 'f32' ? 4 : 2;
+  if (buf.length !== n * esize)
+    die(1, `input '${name}': ${file} has ${buf.length} bytes, ${dims.join('x')} ${dtype} needs ${n * esize}`);
+  const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.length);
+  const data = dtype === 'f32' ? new Float32Array(ab) : new Uint16Array(ab);
+  return { name, dtype, dims, data };
+}
+
+function writeOutputs(outdir, outs) {
+  fs.mkdirSync(outdir, { recursive: true });
+  const lines = [];
+  outs.forEach((o, k) => {
+    const file = `out${k}.f32`;
+    const f = new Float32Array(o.values.length);
+    if (o.values instanceof Uint16Array) for (let i = 0; i < f.length; i++) f[i] = halfToFloat(o.values[i]);
+    else for (let i = 0; i < f.length; i++) f[i] = Number(o.values[i]);
+    fs.writeFileSync(path.join(outdir, file), Buffer.from(f.buffer, f.byteOffset, f.byteLength));
+    lines.push(`${o.name}\t${o.dtype}\t${o.dims.join('x')}\t${file}`);
+  });
+  fs.writeFileSync(path.join(outdir, 'outputs.tsv'), lines.join('\n') + '\n');
+}
+
+async function runOrt(model, inputs) {
+  const ort = require('onnxruntime-node');
+  // One thread and the default optimisation level: the numbers a user of ORT gets.
+  const session = await ort.InferenceSession.create(model, {
+    executionProviders: ['cpu'],
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    logSeverityLevel: 3,
+  });
+  const feeds = {};
+  for (const x of inputs) feeds[x.name] = new ort.Tensor(x.dtype === 'f32' ? 'float32' : 'float16', x.data, x.dims);
+  const res = await session.run(feeds);
+  return session.outputNames.map((name) => {
+    const t = res[name];
+    if (t.type !== 'float32' && t.type !== 'float16') die(1, `output '${name}' is ${t.type}, not float`);
+    // float16 data are raw bits (Uint16Array) unless this node has Float16Array
+    return { name, dtype: t.type === 'float32' ? 'f32' : 'f16', dims: t.dims.map(Number), values: t.data };
+  });
+}
+
+// A TF.js IOHandler over model.json and the weight files next to it, so the graph model
+// loads from disk in node without tfjs-node and without any fetch.
+function tfjsHandler(jsonPath) {
+  const j = JSON.parse(fs.readFileSync(jsonPath, 'utf8'));
+  const dir = path.dirname(jsonPath);
+  const specs = [], bufs = [];
+  for (const group of j.weightsManifest || []) {
+    for (const p of group.paths) bufs.push(fs.readFileSync(path.join(dir, p)));
+    specs.push(...group.weights);
+  }
+  const all = Buffer.concat(bufs);
+  const weightData = all.buffer.slice(all.byteOffset, all.byteOffset + all.length);
+  return {
+    load: async () => ({
+      modelTopology: j.modelTopology,
+      format: j.format,
+      generatedBy: j.generatedBy,
+      convertedBy: j.convertedBy,
+      signature: j.signature,
+      userDefinedMetadata: j.userDefinedMetadata,
+      modelInitializer: j.modelInitializer,
+      weightSpecs: specs,
+      weightData,
+    }),
+  };
+}
+
+async function runTfjs(model, inputs) {
+  const tf = require('@tensorflow/tfjs');
+  await tf.setBackend('cpu');
+  await tf.ready();
+  const g = await tf.loadGraphModel(tfjsHandler(model));
+  const feeds = {};
+  for (const x of inputs) {
+    if (x.dtype !== 'f32') die(1, `TF.js input '${x.name}' must be f32`);
+    feeds[x.name] = tf.tensor(x.data, x.dims, 'float32');
+  }
+  // outputNodes are the names TF.js resolved from the signature (or the sinks); the
+  // node part before ':' is what facefuse names the output too (docs/NN_TFJS.md).
+  const names = g.outputNodes;
+  let res = g.execute(feeds, names);
+  if (!Array.isArray(res)) res = [res];
+  const outs = [];
+  for (let k = 0; k < names.length; k++) {
+    const t = res[k];
+    if (t.dtype !== 'float32') die(1, `TF.js output '${names[k]}' is ${t.dtype}, not float32`);
+    outs.push({ name: names[k], dtype: 'f32', dims: t.shape, values: t.dataSync() });
+  }
+  return outs;
+}
+
+async function main() {
+  const a = process.argv.slice(2);
+  if (a.length < 4 || !['ort', 'tfjs'].includes(a[0]))
+    die(2, 'usage: node run_peer.js ort|tfjs MODEL OUTDIR NAME=DTYPE:DIMS:FILE [...]');
+  const [peer, model, outdir] = a;
+  const inputs = a.slice(3).map(parseInput);
+  const outs = peer === 'ort' ? await runOrt(model, inputs) : await runTfjs(model, inputs);
+  writeOutputs(outdir, outs);
+}
+
+main().catch((e) => die(1, (e && e.stack) || String(e)));
