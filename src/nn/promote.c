@@ -47,7 +47,12 @@ ffu_status nn_promote_f16(nn_graph *g)
         if (flags & NN_T_CONST) {
             if ((st = convert_const(g, t)) < 0) return st;
         } else if (flags & NN_T_INPUT) {
-            /* consumers read an f32 copy made by a Cast right after the input */
+            /* consumers read an f32 copy made by a Cast right after the input; an input
+             * nobody reads stays as it is */
+            int used = 0;
+            for (int i = 0; i < nnodes && !used; i++)
+                for (int j = 0; j < g->nodes[i].ninputs; j++) used |= g->nodes[i].inputs[j] == t;
+            if (!used) continue;
             char name[300];
             snprintf(name, sizeof name, "%s/f32", g->tensors[t].name);
             nn_shape shape = g->tensors[t].shape;

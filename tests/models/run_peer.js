@@ -130,11 +130,15 @@ async function runTfjs(model, inputs) {
   const names = g.outputNodes;
   let res = g.execute(feeds, names);
   if (!Array.isArray(res)) res = [res];
+  // With a signature, TF.js names outputs by the signature's keys ("output_mesh"); the
+  // tensor each key stands for ("Identity_2:0") is the name facefuse gives the output.
+  const sig = g.signature && g.signature.outputs ? g.signature.outputs : {};
   const outs = [];
   for (let k = 0; k < names.length; k++) {
     const t = res[k];
     if (t.dtype !== 'float32') die(1, `TF.js output '${names[k]}' is ${t.dtype}, not float32`);
-    outs.push({ name: names[k], dtype: 'f32', dims: t.shape, values: t.dataSync() });
+    const name = sig[names[k]] && sig[names[k]].name ? sig[names[k]].name : names[k];
+    outs.push({ name, dtype: 'f32', dims: t.shape, values: t.dataSync() });
   }
   return outs;
 }

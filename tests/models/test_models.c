@@ -1,18 +1,21 @@
 /* Model-level golden test: every face model the product needs, run by facefuse on both
  * backends (ref and cpu) and by its peer on the same real input -- ONNX Runtime
  * (onnxruntime-node 1.30) for ONNX files, TensorFlow.js (@tensorflow/tfjs, pure-JS CPU
- * backend) for TF.js graph models. Each output is compared by name:
+ * backend) for TF.js graph models. Each output is compared by name, element by element:
  *
- *   max relative error = max_i |ffu_i - peer_i| / max(|peer_i|, floor),
- *   floor = FLOOR_FRAC * max_i |peer_i|   (per output tensor)
+ *   rel_i = |ffu_i - peer_i| / max(|peer_i|, floor),
+ *   floor = max(FLOOR_FRAC * max_j |peer_j|, FLOOR_ABS)   (per output tensor)
  *
- * and must be <= 1e-4 (a looser, stated bound for the f16 model). Why a floor: an
+ * and max_i rel_i must be <= 1e-4 (one f16 ulp for the f16 model). Why a floor: an
  * output element is a long sum whose rounding error scales with the magnitude of its
- * terms -- i.e. with the tensor's own scale -- not with the element itself, so an
- * element that happens to cancel to ~0 cannot be held to a relative bound of its own.
- * The floor says "relative to the element, but never finer than 1e-3 of the tensor's
- * largest value"; elements within three decades of the maximum are held to the
- * plain relative bound.
+ * terms -- the tensor's scale -- not with the element, so an element that cancels to
+ * ~0 cannot be held to a relative bound of its own. The floor's size is measured, not
+ * guessed: ONNX Runtime run twice on the same input (graph optimisations "all" vs
+ * "disabled") disagrees with itself by up to 1.3e-3 with a floor of 1e-3 x max, 2.2e-4
+ * with 1e-2 x max, and 3.6e-5 with the floor used here (docs/EVAL.md has the study).
+ * FLOOR_ABS covers sigmoid outputs whose values are all tiny (YuNet's objectness at a
+ * stride with no face, max 1.5e-3): ORT's logistic kernel has an absolute error of
+ * ~1.8e-7 whatever the value, so there 1e-4 relative means 1e-6 absolute at most.
  *
  * The input is a real photo (../shared/data/face_recognition_examples/examples/
  * obama.jpg; the astronaut in the model cache where shared data is absent): the whole
@@ -42,13 +45,13 @@
 #include "test.h"
 
 #define TOL_F32 1e-4
-/* The FaceLandmarker model is stored, fed and read in f16 (ORT computes it in f16
- * where it has f16 kernels; facefuse promotes it to f32 inside). Its outputs carry
- * f16's own rounding: half an ulp is 2^-11 = 4.9e-4 relative, and ORT rounds every
- * intermediate to f16 too; 1e-2 is about 20 f16 ulps, the accumulated rounding of a
- * network of this depth, and still far below anything that changes a landmark. */
-#define TOL_F16 1e-2
-#define FLOOR_FRAC 1e-3
+/* The FaceLandmarker model is stored, fed and read in f16; ORT's CPU provider has no
+ * f16 kernels for its ops and computes them in f32 between Casts, as facefuse does
+ * after promotion, so the outputs differ only where the f32 results round to
+ * neighbouring halves: at most one f16 ulp, 2^-10 relative (measured: identical). */
+#define TOL_F16 1e-3
+#define FLOOR_FRAC 0.1
+#define FLOOR_ABS 1e-2
 
 enum { SRC_SHARED, SRC_CACHE };
 enum { ROI_FULL, ROI_FACE, ROI_EYE };
@@ -137,13 +140,14 @@ typedef struct photo {
 /* The face and left-eye boxes were read off the photos by eye. */
 static const photo PHOTOS[] = {
     {"data/face_recognition_examples/examples/obama.jpg", 0, {320, 60, 340, 340}, {380, 150, 100, 100}},
-    {"astronaut.png", 1, {150, 40, 130, 130}, {175, 80, 50, 50}},
+    {"astronaut.png", 1, {165, 45, 130, 130}, {180, 80, 50, 50}},
 };
 
 static struct {
     int ready;   /* 1 ok, -1 skip */
     char why[1200];
     char node[512], peers[1024], script[1024], tmp[512];
+    int keep; /* FFU_GOLDEN_KEEP: tmp is the caller's, not removed */
     ffu_image img; /* RGB24 */
     const photo *ph;
     int rows, failed, models;
@@ -264,9 +268,19 @@ static void setup(void)
                  G.peers);
         return;
     }
-    const char *tmpdir = getenv("TMPDIR");
-    snprintf(G.tmp, sizeof G.tmp, "%s/ffu-golden-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(G.tmp)) {
+    const char *tmpdir = getenv("TMPDIR"), *keep = getenv("FFU_GOLDEN_KEEP");
+    if (keep && *keep) {
+        /* keep every model's input and peer outputs there, for debugging */
+        G.keep = 1;
+        snprintf(G.tmp, sizeof G.tmp, "%s", keep);
+        if (mkdir(G.tmp, 0700) < 0 && errno != EEXIST) {
+            snprintf(G.why, sizeof G.why, "FFU_GOLDEN_KEEP: %.300s: %s", keep, strerror(errno));
+            G.tmp[0] = 0;
+            return;
+        }
+    } else if (snprintf(G.tmp, sizeof G.tmp, "%s/ffu-golden-XXXXXX",
+                        tmpdir && *tmpdir ? tmpdir : "/tmp"),
+               !mkdtemp(G.tmp)) {
         snprintf(G.why, sizeof G.why, "cannot make a temp dir: %s", strerror(errno));
         G.tmp[0] = 0;
         return;
@@ -292,8 +306,8 @@ static void setup(void)
         snprintf(G.why, sizeof G.why, "no input photo (../shared data or the model cache)");
         return;
     }
-    printf("peers: %s; FLOOR = %g x max|peer|; tolerance %g (f16 model %g)\n", G.peers,
-           FLOOR_FRAC, TOL_F32, TOL_F16);
+    printf("peers: %s\nrel = |ffu - peer| / max(|peer|, %g x max|peer|, %g); max rel <= %g "
+           "(f16 model %g)\n", G.peers, FLOOR_FRAC, FLOOR_ABS, TOL_F32, TOL_F16);
     printf("%-44s %-28s %-4s %10s | %10s %10s | %10s %10s |\n", "model", "output", "peer",
            "max|peer|", "ref abs", "ref rel", "cpu abs", "cpu rel");
     G.ready = 1;
@@ -387,8 +401,7 @@ static void compare(const float *a, const float *b, size_t n, double tol, cmp_re
     double scale = 0;
     for (size_t i = 0; i < n; i++)
         if (fabs((double)b[i]) > scale) scale = fabs((double)b[i]);
-    double floor_ = FLOOR_FRAC * scale;
-    if (floor_ < 1e-30) floor_ = 1e-30;
+    double floor_ = fmax(FLOOR_FRAC * scale, FLOOR_ABS);
     r->max_abs = r->max_rel = 0;
     for (size_t i = 0; i < n; i++) {
         double x = a[i], y = b[i], d;
@@ -540,10 +553,13 @@ static void check_model(const model_spec *sp)
         in = xh;
         in_bytes = numel * sizeof(uint16_t);
     }
-    char in_path[700], out_dir[700], log[700], spec[1600], dstr[128];
-    snprintf(in_path, sizeof in_path, "%s/input.bin", G.tmp);
-    snprintf(out_dir, sizeof out_dir, "%s/out", G.tmp);
-    snprintf(log, sizeof log, "%s/peer.log", G.tmp);
+    /* files under TMP/MODEL/: input.bin, peer.log, out/ (the peer's outputs) */
+    char mdir[700], in_path[800], out_dir[800], log[800], spec[1600], dstr[128];
+    snprintf(mdir, sizeof mdir, "%s/%s", G.tmp, sp->file);
+    snprintf(in_path, sizeof in_path, "%s/input.bin", mdir);
+    snprintf(out_dir, sizeof out_dir, "%s/out", mdir);
+    snprintf(log, sizeof log, "%s/peer.log", mdir);
+    if (st == FFU_OK && mkdir(mdir, 0700) < 0 && errno != EEXIST) st = FFU_ERR_IO;
     if (st == FFU_OK && write_file(in_path, in, in_bytes) < 0) st = FFU_ERR_IO;
     if (st < 0) {
         snprintf(none[0].err, sizeof none[0].err, "input: %s", ffu_error_message());
@@ -618,6 +634,15 @@ static void check_model(const model_spec *sp)
                 free(f);
                 continue;
             }
+            if (G.keep) { /* facefuse's outputs beside the peer's, as f32 */
+                char fp[900];
+                snprintf(fp, sizeof fp, "%s/%s_%d.f32", mdir, backends[b], k);
+                write_file(fp, f, n * sizeof(float));
+                snprintf(fp, sizeof fp, "%s/facefuse.tsv", mdir);
+                FILE *idx = fopen(fp, k == 0 && b == 0 ? "w" : "a");
+                if (idx) fprintf(idx, "%s\t%s_%d.f32\t%s\n", oi.name, backends[b], k, p->name);
+                if (idx) fclose(idx);
+            }
             compare(f, p->data, n, tol, &r[b]);
             free(f);
         }
@@ -656,7 +681,7 @@ static void test_tfjs(void) { check_list(TFJS, sizeof TFJS / sizeof TFJS[0]); }
 /* Not a test: releases what setup() made (kept in the list so it runs last). */
 static void test_cleanup(void)
 {
-    if (G.tmp[0]) rm_tree(G.tmp);
+    if (G.tmp[0] && !G.keep) rm_tree(G.tmp);
     ffu_image_release(&G.img);
     if (G.ready < 0) TEST_SKIP(G.why);
     printf("%d outputs compared in %d models, %d over the tolerance\n", G.rows, G.models,

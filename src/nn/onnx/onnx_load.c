@@ -379,7 +379,7 @@ static int split_num_outputs(loader *L, const Onnx__NodeProto *np, pending *p, i
     return 0;
 }
 
-/* ---- pass 2: opset 1-6 forms ------------------------------------------------------------------ */
+/* ---- pass 2: opset 1-6 forms ------------------------------------------------------------- */
 
 /* Before opset 7 these ops took `broadcast` (0: equal shapes) and `axis` attributes
  * instead of numpy broadcasting. */
@@ -515,7 +515,8 @@ static int64_t cast_target(const Onnx__NodeProto *np, int opset)
     if (!a) return -1;
     if (opset >= 6 || !a->has_s) return a->i;
     for (size_t i = 1; i < sizeof names / sizeof names[0]; i++)
-        if (a->s.len == strlen(names[i]) && strncasecmp((const char *)a->s.data, names[i], a->s.len) == 0)
+        if (a->s.len == strlen(names[i]) &&
+            strncasecmp((const char *)a->s.data, names[i], a->s.len) == 0)
             return (int64_t)i;
     return -1;
 }
@@ -561,7 +562,8 @@ static ffu_status legacy_forms(loader *L, const Onnx__NodeProto *np, pending *p)
         break;
     case NN_OP_RESHAPE:
         if (opset < 5) {
-            if (!find_attr(np, "shape")) return node_err(np, FFU_ERR_FORMAT, "Reshape needs 'shape'");
+            if (!find_attr(np, "shape"))
+                return node_err(np, FFU_ERR_FORMAT, "Reshape needs 'shape'");
             p->nin = 1;
             if ((r = ints_to_input(L, np, p, "shape", 1)) < 0) return r;
         }
@@ -729,7 +731,8 @@ static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p,
         int64_t to = cast_target(np, opset);
         if (to < 0 && opset < 6)
             return node_err(np, FFU_ERR_UNSUPPORTED, "Cast to '%.*s' is not supported",
-                            (int)(a->s.len < 40 ? a->s.len : 40), a->s.len ? (const char *)a->s.data : "");
+                            (int)(a->s.len < 40 ? a->s.len : 40),
+                            a->s.len ? (const char *)a->s.data : "");
         if (nn_onnx_dtype((int)to) == FFU_DTYPE_UNDEFINED || to != (int)to)
             return node_err(np, FFU_ERR_UNSUPPORTED, "Cast to ONNX data type %lld is not supported",
                             (long long)to);
