@@ -23,9 +23,8 @@ function die(code, msg) {
   process.exit(code);
 }
 
-// IEEE half <-> single, exact both ways for the values involved (f32 -> f16 rounds to
-// nearest even; only used if a caller hands f32 data to an f16 input, which the C test
-// never does, so inputs stay bit-identical between the two engines).
+// IEEE half -> double, exact (f16 outputs are widened to f32 without rounding). f16
+// inputs arrive as half bits the C test made, so both engines see identical values.
 function halfToFloat(h) {
   const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, m = h & 0x3ff;
   if (e === 0) return s * m * Math.pow(2, -24);

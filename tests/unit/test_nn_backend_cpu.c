@@ -71,6 +71,14 @@ static const tcase cases[] = {
     {NN_OP_CONV, "+tanh", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_TANH},
     {NN_OP_CONV, "+hardswish", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_HARD_SWISH},
     {NN_OP_CONV, "+elu(.7)", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_ELU, .act_a = 0.7f},
+    /* depthwise shapes for the backend's own NHWC kernel: channel tails, strides,
+     * asymmetric pads, every activation it takes, rows and columns all in padding */
+    {NN_OP_CONV, "1x24x13x37 dw k3 p1 +relu", 3, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "group=24;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "2x40x13x37 dw s2 +relu6", 3, {S4(2, 40, 13, 37), S4(40, 1, 3, 3), S1(40)}, {0, 1, 1}, .attrs = "group=40;strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU6},
+    {NN_OP_CONV, "1x7x13x37 dw k5 p2013 leaky", 2, {S4(1, 7, 13, 37), S4(7, 1, 5, 5)}, {0, 1}, .attrs = "group=7;pads=2,0,1,3", .act = NN_ACT_LEAKY_RELU, .act_a = 0.2f},
+    {NN_OP_CONV, "1x64x9x20 dw k3 p0 s2x1 clip", 3, {S4(1, 64, 9, 20), S4(64, 1, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "group=64;strides=2,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    {NN_OP_CONV, "1x33x5x6 dw k3 p3 prelu[1]", 3, {S4(1, 33, 5, 6), S4(33, 1, 3, 3), S1(33)}, {0, 1, 1}, .attrs = "group=33;pads=3,3,3,3", .act = NN_ACT_PRELU, .act_slope = 2},
+    {NN_OP_CONV, "1x16x3x40 dw k1x7 SAME_UPPER", 3, {S4(1, 16, 3, 40), S4(16, 1, 1, 7), S1(16)}, {0, 1, 1}, .attrs = "group=16;auto_pad=SAME_UPPER"},
     {NN_OP_CONV, "dw +prelu[C]", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
     /* ---- ConvTranspose ---- */
     {NN_OP_CONV_TRANSPOSE, "1x4x7x9 s2 p1 op1", 3, {S4(1, 4, 7, 9), S4(4, 6, 3, 3), S1(6)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,1,1;output_padding=1,1"},

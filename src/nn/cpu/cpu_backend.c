@@ -26,10 +26,16 @@
 #endif
 #endif
 #ifndef CPU_HAVE_OMP_H
-/* The two OpenMP runtime calls we need (libgomp's C ABI), for compilers without omp.h. */
+/* The OpenMP runtime calls we need (libgomp's C ABI), for compilers without omp.h. */
 int omp_get_max_threads(void);
 void omp_set_num_threads(int n);
+int omp_get_thread_num(void);
+int omp_get_num_threads(void);
 #endif
+/* libgomp's entry point behind `#pragma omp parallel` (stable since GCC 4.9). Our own
+ * kernels run on the same worker threads as oneDNN's primitives this way, without
+ * compiling the library with -fopenmp. */
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
 
 /* ---- threads -------------------------------------------------------------------------- */
 
@@ -291,6 +297,21 @@ void nn_cpu_note_impl(cpu_ctx *c, const_dnnl_primitive_desc_t pd)
  * fixed once every step is known (finish_node). */
 #define SCRATCHPAD_PENDING ((size_t)-1)
 
+cpu_step *nn_cpu_add_kernel_step(cpu_ctx *c, cpu_kernel_fn fn, const void *kdata, ffu_status *st)
+{
+    *st = FFU_OK;
+    if (!c->p) return NULL;
+    if (c->p->nsteps >= CPU_MAX_STEPS) {
+        *st = ffu_error_set(FFU_ERR_INTERNAL, "cpu backend: too many steps for one node");
+        return NULL;
+    }
+    cpu_step *s = &c->p->steps[c->p->nsteps++];
+    memset(s, 0, sizeof *s);
+    s->kern = fn;
+    s->kdata = kdata;
+    return s;
+}
+
 cpu_step *nn_cpu_add_step(cpu_ctx *c, dnnl_primitive_desc_t pd, ffu_status *st)
 {
     *st = FFU_OK;
@@ -333,6 +354,15 @@ ffu_status nn_cpu_step_arg(cpu_ctx *c, cpu_step *s, int arg, const dnnl_memory_d
         return ffu_error_set(FFU_ERR_INTERNAL, "cpu backend: too many primitive arguments");
     cpu_arg *a = &s->a[s->nargs];
     memset(a, 0, sizeof *a);
+    if (s->kern) { /* a kernel step takes plain pointers */
+        a->arg = arg;
+        a->bind = bind;
+        a->index = index;
+        a->offset = offset;
+        a->fixed = fixed;
+        s->nargs++;
+        return FFU_OK;
+    }
     if (!md) { /* what the primitive expects for this argument */
         const_dnnl_primitive_desc_t pd = NULL;
         if (dnnl_primitive_get_primitive_desc(s->prim, &pd) != dnnl_success ||
@@ -397,9 +427,9 @@ void *nn_cpu_reorder_owned(cpu_ctx *c, const dnnl_memory_desc_t *from, const voi
     return dst;
 }
 
-ffu_status nn_cpu_reorder_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_bind fb,
+static ffu_status reorder_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_bind fb, int fi,
                                size_t foff, const dnnl_memory_desc_t *to, cpu_bind tb,
-                               size_t toff)
+                               size_t toff, int skip_same)
 {
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_attr_t attr = nn_cpu_attr(c, 0);
@@ -411,8 +441,23 @@ ffu_status nn_cpu_reorder_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_b
     ffu_status st;
     cpu_step *s = nn_cpu_add_step(c, pd, &st);
     if (!s) return st;
-    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_FROM, from, fb, 0, foff, NULL)) < 0) return st;
+    s->skip_same = skip_same;
+    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_FROM, from, fb, fi, foff, NULL)) < 0) return st;
     return nn_cpu_step_arg(c, s, DNNL_ARG_TO, to, tb, 0, toff, NULL);
+}
+
+ffu_status nn_cpu_reorder_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_bind fb,
+                               size_t foff, const dnnl_memory_desc_t *to, cpu_bind tb,
+                               size_t toff)
+{
+    return reorder_step(c, from, fb, 0, foff, to, tb, toff, 0);
+}
+
+ffu_status nn_cpu_copy_in_step(cpu_ctx *c, int index, const dnnl_memory_desc_t *from,
+                               const dnnl_memory_desc_t *to, cpu_bind tb, size_t toff,
+                               int skip_same)
+{
+    return reorder_step(c, from, CPU_BIND_IN, index, 0, to, tb, toff, skip_same);
 }
 
 static void node_free(cpu_node *p)
@@ -420,7 +465,8 @@ static void node_free(cpu_node *p)
     if (!p) return;
     for (int i = 0; i < p->nsteps; i++) {
         cpu_step *s = &p->steps[i];
-        for (int j = 0; j < s->nargs; j++) dnnl_memory_destroy(s->a[j].mem);
+        for (int j = 0; j < s->nargs; j++)
+            if (s->a[j].mem) dnnl_memory_destroy(s->a[j].mem);
         if (s->prim) dnnl_primitive_destroy(s->prim);
     }
     for (int i = 0; i < p->nowned; i++) free(p->owned[i]);
@@ -682,6 +728,39 @@ static size_t cpu_scratch_bytes(nn_backend *b, const nn_graph *g, const nn_node 
     return p ? p->scratch_bytes : 0;
 }
 
+/* Whether a copy step's source and destination are one buffer. */
+static int same_buffers(const cpu_step *s, void *const *ptr)
+{
+    void *from = NULL, *to = NULL;
+    for (int j = 0; j < s->nargs; j++) {
+        if (s->a[j].arg == DNNL_ARG_FROM) from = ptr[j];
+        if (s->a[j].arg == DNNL_ARG_TO) to = ptr[j];
+    }
+    return from && from == to;
+}
+
+typedef struct kern_job {
+    const cpu_step *s;
+    void *const *ptr;
+} kern_job;
+
+static void kern_thread(void *arg)
+{
+    const kern_job *j = arg;
+    j->s->kern(j->s->kdata, j->ptr, omp_get_thread_num(), omp_get_num_threads());
+}
+
+/* Runs a kernel step on the backend's threads (the calling thread is one of them). */
+static void run_kernel(const cpu_backend *cb, const cpu_step *s, void *const *ptr)
+{
+    if (cb->base.threads <= 1) {
+        s->kern(s->kdata, ptr, 0, 1);
+        return;
+    }
+    kern_job j = {s, ptr};
+    GOMP_parallel(kern_thread, &j, (unsigned)cb->base.threads, 0);
+}
+
 static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
                           void *const *out, void *scratch)
 {
@@ -696,16 +775,24 @@ static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, vo
     ffu_status st = FFU_OK;
     for (int i = 0; i < p->nsteps && st == FFU_OK; i++) {
         cpu_step *s = &p->steps[i];
+        void *ptr[CPU_MAX_ARGS];
         for (int j = 0; j < s->nargs; j++) {
             cpu_arg *a = &s->a[j];
-            void *ptr;
             switch (a->bind) {
-            case CPU_BIND_IN: ptr = in[a->index]; break;
-            case CPU_BIND_OUT: ptr = out[a->index]; break;
-            case CPU_BIND_SCRATCH: ptr = sc + a->offset; break;
-            default: continue;
+            case CPU_BIND_IN: ptr[j] = in[a->index]; break;
+            case CPU_BIND_OUT: ptr[j] = out[a->index]; break;
+            case CPU_BIND_SCRATCH: ptr[j] = sc + a->offset; break;
+            default: ptr[j] = a->fixed; continue;
             }
-            dnnl_memory_set_data_handle(a->mem, ptr);
+            if (a->mem) dnnl_memory_set_data_handle(a->mem, ptr[j]);
+        }
+        if (s->skip_same && same_buffers(s, ptr)) continue;
+        if (s->kern) {
+            /* oneDNN's queue must be drained before our kernel reads its results */
+            if (i > 0 && p->steps[i - 1].prim && dnnl_stream_wait(cb->stream) != dnnl_success)
+                st = nn_node_error(n, FFU_ERR_INTERNAL, "oneDNN stream failed");
+            run_kernel(cb, s, ptr);
+            continue;
         }
         if (dnnl_primitive_execute(s->prim, cb->stream, s->nargs, s->ex) != dnnl_success)
             st = nn_node_error(n, FFU_ERR_INTERNAL, "oneDNN primitive failed");

@@ -7,6 +7,8 @@
  * (format "any"), so a run touches only activations. The window geometry comes from
  * nn_window_init, the function the reference kernels use, so both backends agree on
  * pads, auto_pad and output sizes by construction. */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../backend.h"
@@ -16,6 +18,124 @@
 #include "../ops/ops_internal.h"
 #include "cpu_internal.h"
 
+/* ---- our depthwise kernel ------------------------------------------------------------------ */
+
+static void dw_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const nn_cpu_dw *d = kd;
+    int64_t rows = d->N * d->OH;
+    int64_t r0 = rows * ithr / nthr, r1 = rows * (ithr + 1) / nthr;
+    nn_cpu_dw_rows_avx512(d, ptr[0], d->res ? ptr[2] : NULL, ptr[1], r0, r1);
+}
+
+/* The activation of the node in our kernel's form; 0 when it has none for it. */
+static int dw_act(const cpu_ctx *c, int64_t C, nn_cpu_dw *d, const float **slopes, int64_t *nslopes)
+{
+    const nn_act *a = &c->n->act;
+    d->neg = d->clamp = 0;
+    d->lo = -INFINITY, d->hi = INFINITY;
+    *slopes = NULL, *nslopes = 0;
+    switch (a->kind) {
+    case NN_ACT_NONE: return 1;
+    case NN_ACT_RELU: d->clamp = 1, d->lo = 0; return 1;
+    case NN_ACT_RELU6: d->clamp = 1, d->lo = 0, d->hi = 6; return 1;
+    case NN_ACT_CLIP: d->clamp = 1, d->lo = a->alpha, d->hi = a->beta; return 1;
+    case NN_ACT_LEAKY_RELU: d->neg = 1; *nslopes = -1; return 1;
+    case NN_ACT_PRELU: {
+        if (a->slope < 0 || a->slope >= c->g->ntensors) return 0;
+        const nn_tensor *t = &c->g->tensors[a->slope];
+        int64_t k = nn_shape_numel(&t->shape);
+        if (!nn_cpu_is_const(t) || t->dtype != FFU_DTYPE_F32 || (k != 1 && k != C)) return 0;
+        d->neg = 1;
+        *slopes = t->data, *nslopes = k;
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
+/* Depthwise Conv (group = channels, one filter each, no dilation) on our AVX-512
+ * kernel, channels-last; NCHW tensors are staged through scratch like the oneDNN path.
+ * CPU_UNSUPPORTED sends the node to oneDNN. */
+static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tensor *w,
+                                  const nn_tensor *b, const nn_tensor *r, const nn_tensor *y,
+                                  const nn_window *win)
+{
+    const nn_node *n = c->n;
+    int64_t C = x->shape.d[1];
+    if (x->shape.rank != 4 || nn_attr_int(n, "group", 1) != C || y->shape.d[1] != C ||
+        w->shape.d[0] != C || w->shape.d[1] != 1 || win->dil[1] != 1 || win->dil[2] != 1 ||
+        win->k[1] * win->k[2] > 64 || !(ffu_cpu_features() & FFU_CPU_AVX512F))
+        return CPU_UNSUPPORTED;
+    nn_cpu_dw tmp;
+    const float *slopes;
+    int64_t nslopes;
+    if (!dw_act(c, C, &tmp, &slopes, &nslopes)) return CPU_UNSUPPORTED;
+    dnnl_memory_desc_t src_t, dst_t, src_md, dst_md, res_t;
+    int xl = nn_cpu_layout(c, n->inputs[0]), yl = nn_cpu_layout(c, n->outputs[0]);
+    int res_staged = r && !nn_cpu_layout(c, n->inputs[3]);
+    if (nn_cpu_md_tensor(c, n->inputs[0], &src_t) < 0 ||
+        nn_cpu_md_tensor(c, n->outputs[0], &dst_t) < 0 || nn_cpu_md_cl(&src_md, &x->shape) < 0 ||
+        nn_cpu_md_cl(&dst_md, &y->shape) < 0 ||
+        (r && nn_cpu_md_tensor(c, n->inputs[3], &res_t) < 0))
+        return CPU_UNSUPPORTED;
+    /* a plain residual is staged where the output is computed; that needs a staged
+     * output too (layout_plan gives both one layout, so this does not happen) */
+    if (res_staged && yl) return CPU_UNSUPPORTED;
+    if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
+
+    int64_t Cp = (C + 15) / 16 * 16, K = win->k[1] * win->k[2];
+    size_t head = (sizeof(nn_cpu_dw) + 63) / 64 * 64;
+    size_t bytes = head + sizeof(float) * (size_t)(Cp * (K + 2));
+    nn_cpu_dw *d = nn_cpu_own(c, bytes);
+    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    memset(d, 0, bytes);
+    *d = tmp;
+    d->N = x->shape.d[0], d->C = C, d->Cp = Cp;
+    d->IH = x->shape.d[2], d->IW = x->shape.d[3], d->OH = y->shape.d[2], d->OW = y->shape.d[3];
+    d->KH = (int)win->k[1], d->KW = (int)win->k[2];
+    d->SH = (int)win->stride[1], d->SW = (int)win->stride[2];
+    d->PT = (int)win->pad0[1], d->PL = (int)win->pad0[2];
+    d->w = (float *)((char *)d + head);
+    d->b = d->w + Cp * K;
+    d->ns = d->b + Cp;
+    d->res = r != NULL;
+    const float *wd = w->data;
+    for (int64_t ch = 0; ch < C; ch++) {
+        for (int64_t k = 0; k < K; k++) d->w[k * Cp + ch] = wd[ch * K + k];
+        d->b[ch] = b ? ((const float *)b->data)[ch] : 0.0f;
+        d->ns[ch] = nslopes < 0 ? n->act.alpha : slopes ? slopes[nslopes == 1 ? 0 : ch] : 1.0f;
+    }
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:dw_avx512");
+
+    /* staging: the kernel works channels-last */
+    ffu_status st;
+    size_t in_off = !xl ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md)) : 0;
+    size_t out_off = !yl ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&dst_md)) : 0;
+    if (!xl && (st = nn_cpu_reorder_step(c, &src_t, CPU_BIND_IN, 0, &src_md, CPU_BIND_SCRATCH,
+                                         in_off)) < 0)
+        return st;
+    if (res_staged) {
+        /* the residual goes where the output is computed (the kernel may read and
+         * write one buffer) */
+        if ((st = nn_cpu_copy_in_step(c, 3, &res_t, &dst_md, CPU_BIND_SCRATCH, out_off, 0)) < 0)
+            return st;
+    }
+    cpu_step *s = nn_cpu_add_kernel_step(c, dw_kernel, d, &st);
+    if (!s) return st;
+    cpu_bind ob = yl ? CPU_BIND_OUT : CPU_BIND_SCRATCH;
+    if ((st = nn_cpu_step_arg(c, s, 0, NULL, xl ? CPU_BIND_IN : CPU_BIND_SCRATCH, 0, in_off,
+                              NULL)) < 0 ||
+        (st = nn_cpu_step_arg(c, s, 1, NULL, ob, 0, out_off, NULL)) < 0)
+        return st;
+    if (r && (st = res_staged ? nn_cpu_step_arg(c, s, 2, NULL, CPU_BIND_SCRATCH, 0, out_off, NULL)
+                              : nn_cpu_step_arg(c, s, 2, NULL, CPU_BIND_IN, 3, 0, NULL)) < 0)
+        return st;
+    if (!yl)
+        return nn_cpu_reorder_step(c, &dst_md, CPU_BIND_SCRATCH, out_off, &dst_t, CPU_BIND_OUT, 0);
+    return FFU_OK;
+}
+
 /* ---- Conv / ConvTranspose ------------------------------------------------------------------ */
 
 static ffu_status build_conv_common(cpu_ctx *c, int transpose)
@@ -24,7 +144,13 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     const nn_node *n = c->n;
     const nn_tensor *x = nn_cpu_f32_in(c, 0), *w = nn_cpu_f32_in(c, 1);
     const nn_tensor *b = nn_in(g, n, 2), *y = nn_out(g, n, 0);
-    if (!x || !w || !nn_cpu_is_const(w) || y->dtype != FFU_DTYPE_F32 || n->ninputs > 3)
+    /* input 3: the residual a fused Add contributes (ir.h), added before the activation */
+    const nn_tensor *r = transpose ? NULL : nn_in(g, n, 3);
+    if (!x || !w || !nn_cpu_is_const(w) || y->dtype != FFU_DTYPE_F32 ||
+        n->ninputs > (transpose ? 3 : 4))
+        return CPU_UNSUPPORTED;
+    if (r && (r->dtype != FFU_DTYPE_F32 || !nn_shape_equal(&r->shape, &y->shape) ||
+              n->inputs[3] == n->inputs[0]))
         return CPU_UNSUPPORTED;
     int rank = x->shape.rank, nd = rank - 2;
     if (rank < 3 || rank > 5 || w->shape.rank != rank || y->shape.rank != rank)
@@ -61,6 +187,11 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
             pr[i] = (win.in[s] - 1) * strides[i] + eff - pl[i] - win.out[s];
             if (pr[i] < 0) return CPU_UNSUPPORTED;
         }
+    }
+
+    if (!transpose) {
+        ffu_status dws = build_dw_custom(c, x, w, b, r, y, &win);
+        if (dws != CPU_UNSUPPORTED) return dws;
     }
 
     dnnl_memory_desc_t wei_any, wei_user, bias_md;
@@ -100,7 +231,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
      * channels-last tensor: oneDNN's direct kernel reads NCHW and writes nChw16c,
      * which for exactly 16 channels is the NHWC byte layout, so neither side needs a
      * reorder (the 640x640 input reorder alone costs about as much as the conv). */
-    if (!transpose && !xl && yl && M == 16 && C <= 4 && G == 1 && rank == 4) {
+    if (!transpose && !r && !xl && yl && M == 16 && C <= 4 && G == 1 && rank == 4) {
         dnnl_dims_t dd = {y->shape.d[0], 16, y->shape.d[2], y->shape.d[3]};
         dnnl_convolution_desc_t desc;
         if (nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) == 0 &&
@@ -108,7 +239,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
             dnnl_dilated_convolution_forward_desc_init(
                 &desc, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &wei_any,
                 b ? &bias_md : NULL, &dst_md, strides, dil, pl, pr) == dnnl_success &&
-            nn_cpu_pd_with_act(c, &desc, 1, 0, &pd, &split) == FFU_OK) {
+            nn_cpu_pd_with_act(c, &desc, 1, r != NULL, &pd, &split) == FFU_OK) {
             const char *impl = NULL;
             dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
             if (impl && strncmp(impl, "ref", 3) != 0 && strncmp(impl, "x64:gemm", 8) != 0) {
@@ -135,7 +266,8 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
                       &desc, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &wei_any,
                       b ? &bias_md : NULL, &dst_md, strides, dil, pl, pr);
         if (ds != dnnl_success) continue;
-        if ((st = nn_cpu_pd_with_act(c, &desc, 1, 0, &pd, &split)) == FFU_ERR_NOMEM) break;
+        if ((st = nn_cpu_pd_with_act(c, &desc, 1, r != NULL, &pd, &split)) == FFU_ERR_NOMEM)
+            break;
         const char *impl = NULL;
         if (pd) dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
         if (pd && cl && impl && strncmp(impl, "ref", 3) == 0) {
@@ -164,6 +296,20 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
         return st;
     }
     cpu_bind ob = stage_out ? CPU_BIND_SCRATCH : CPU_BIND_OUT;
+    if (r) {
+        /* the sum post-op adds what dst holds: put the residual there first (nothing
+         * to do when the planner gave the output the residual's buffer) */
+        dnnl_memory_desc_t res_t;
+        int rl = nn_cpu_layout(c, n->inputs[3]);
+        if (nn_cpu_md_tensor(c, n->inputs[3], &res_t) < 0 || (!stage_out && rl != yl)) {
+            dnnl_primitive_desc_destroy(pd);
+            return CPU_UNSUPPORTED;
+        }
+        if ((st = nn_cpu_copy_in_step(c, 3, &res_t, &dst_md, ob, out_off, !stage_out)) < 0) {
+            dnnl_primitive_desc_destroy(pd);
+            return st;
+        }
+    }
     cpu_step *s = nn_cpu_add_step(c, pd, &st);
     if (s) {
         void *wdata = nn_cpu_reorder_owned(c, &wei_user, w->data, &wei_md, &st);

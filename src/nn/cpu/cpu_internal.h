@@ -35,10 +35,20 @@ typedef struct cpu_arg {
     cpu_bind bind;
     int index;
     size_t offset;
+    void *fixed;        /* CPU_BIND_FIXED data of a kernel step */
 } cpu_arg;
 
+/* A step that runs one of our own kernels instead of a oneDNN primitive: called on
+ * every thread of the backend with the step's arguments resolved to pointers (in the
+ * order they were added); ithr / nthr say which share of the work is this call's. */
+typedef void (*cpu_kernel_fn)(const void *kdata, void *const *ptr, int ithr, int nthr);
+
 typedef struct cpu_step {
-    dnnl_primitive_t prim;
+    dnnl_primitive_t prim; /* NULL for a kernel step */
+    cpu_kernel_fn kern;
+    const void *kdata;     /* the kernel's parameters (owned by the node) */
+    int skip_same;         /* a copy step that is skipped when source and destination are
+                              the same buffer (the planner put them in place) */
     int nargs;
     cpu_arg a[CPU_MAX_ARGS];
     dnnl_exec_arg_t ex[CPU_MAX_ARGS];
@@ -96,6 +106,30 @@ ffu_status nn_cpu_build_prelu(cpu_ctx *c);
 ffu_status nn_cpu_build_lrn(cpu_ctx *c);
 ffu_status nn_cpu_build_reduce(cpu_ctx *c);
 
+/* ---- our own kernels ------------------------------------------------------------------ */
+
+/* Depthwise 2-D convolution, NHWC f32 (cpu_dw_avx512.c). Weights are repacked as
+ * [KH][KW][Cp] and bias (zeros when absent) as [Cp], Cp = C rounded up to 16, zero
+ * padded, 64-byte aligned. The activation is y < 0 ? y * ns[c] : y when neg (Leaky
+ * ReLU, PReLU), then min(max(y, lo), hi) when clamp (ReLU, ReLU6, Clip). */
+typedef struct nn_cpu_dw {
+    int64_t N, C, Cp, IH, IW, OH, OW;
+    int KH, KW, SH, SW, PT, PL;
+    int neg, clamp;
+    int res; /* a residual is the kernel step's third argument */
+    float lo, hi;
+    float *w, *b, *ns;
+} nn_cpu_dw;
+
+/* Output rows [row0, row1) of the N * OH rows; res (may be NULL) is added before the
+ * activation and has dst's shape (it may be dst itself). */
+void nn_cpu_dw_rows_avx512(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
+                           int64_t row0, int64_t row1);
+
+/* Adds a kernel step; its arguments are added with nn_cpu_step_arg (md NULL). Returns
+ * NULL in dry mode or on failure (*st says). */
+cpu_step *nn_cpu_add_kernel_step(cpu_ctx *c, cpu_kernel_fn fn, const void *kdata, ffu_status *st);
+
 /* ---- helpers (cpu_backend.c) ---------------------------------------------------------- */
 
 #define CPU_UNSUPPORTED FFU_ERR_UNSUPPORTED
@@ -110,6 +144,12 @@ int nn_cpu_md_cl(dnnl_memory_desc_t *md, const nn_shape *s);
 ffu_status nn_cpu_reorder_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_bind fb,
                                size_t foff, const dnnl_memory_desc_t *to, cpu_bind tb,
                                size_t toff);
+/* A reorder from node input `index` (laid out as from) to (tb, toff) as a new step;
+ * with skip_same the step does nothing when both are one buffer at run time (an
+ * output the planner put in place of the input, in the same layout). */
+ffu_status nn_cpu_copy_in_step(cpu_ctx *c, int index, const dnnl_memory_desc_t *from,
+                               const dnnl_memory_desc_t *to, cpu_bind tb, size_t toff,
+                               int skip_same);
 /* Plain (dense, row-major) descriptor of a tensor's shape; rank 0 becomes {1}. */
 int nn_cpu_md_plain(dnnl_memory_desc_t *md, const nn_shape *s, dnnl_data_type_t dt);
 /* The same for explicit dims. */
