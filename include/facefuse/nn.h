@@ -91,19 +91,24 @@ FFU_API ffu_status ffu_nn_model_describe(const ffu_nn_model *m, ffu_jw *w);
 typedef struct ffu_nn_session_opts {
     const char *backend; /* "ref", "cpu" (oneDNN where it can, ref elsewhere), NULL = "cpu" */
     int threads;         /* 0 = ffu_cpu_count() */
-    int batch;           /* value for a dynamic first dimension; 0 = 1 */
+    int batch;           /* items per run: dim 0 of every input declared 1 or dynamic; 0 = 1 */
     int bf16;            /* 1: allow bf16 compute where the backend's accuracy check passes */
 } ffu_nn_session_opts;
 
 FFU_API void ffu_nn_session_opts_default(ffu_nn_session_opts *o);
 
-/* Plans the model for concrete shapes: dynamic dims of every input become `batch` for
- * the first dimension and must otherwise be fixed with ffu_nn_session_set_input_shape
- * before the first run (FFU_ERR_INVALID names the input). */
+/* Plans the model for concrete shapes: dim 0 of every input declared 1 or dynamic
+ * becomes `batch`; other dynamic dims must be fixed with ffu_nn_session_set_input_shape
+ * before the first run (FFU_ERR_INVALID names the input). Models that bake a batch of
+ * 1 into constants still run N items: outputs get dim 0 = N, item b's slice equals the
+ * batch-1 result for item b (one plan for all items where that can be proven, else N
+ * runs of the batch-1 plan; ffu_nn_session_describe says which). */
 FFU_API ffu_status ffu_nn_session_create(const ffu_nn_model *m, const ffu_nn_session_opts *o,
                                          ffu_nn_session **out);
 FFU_API void ffu_nn_session_destroy(ffu_nn_session *s);
-/* Changes one input's shape; the next run re-plans (this may allocate). */
+/* Changes one input's shape; the next run re-plans (this may allocate). A declared
+ * dim 0 of 1 may take any value (the batch); an input left at 1 while others carry N
+ * is shared by all items. */
 FFU_API ffu_status ffu_nn_session_set_input_shape(ffu_nn_session *s, int i, int rank,
                                                   const int64_t *dims);
 /* The input buffer to fill before ffu_nn_session_run (valid until the next

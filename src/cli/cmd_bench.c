@@ -32,7 +32,7 @@ static const ffu_option bench_options[] = {
      "N"},
     {"warmup", 0, FFU_OPT_INT, offsetof(bench_opts, warmup), "untimed runs first", "5", 0,
      100000, NULL, "N"},
-    {"batch", 0, FFU_OPT_INT, offsetof(bench_opts, batch), "value of a dynamic first dimension",
+    {"batch", 0, FFU_OPT_INT, offsetof(bench_opts, batch), "items per run: dim 0 of inputs declared 1 or dynamic",
      "1", 1, 65536, NULL, "N"},
     {"shape", 0, FFU_OPT_STRING_LIST, offsetof(bench_opts, shapes),
      "fix an input's shape: NAME=1x3x480x640 (or INDEX=...)", NULL, 0, 0, NULL, "NAME=DIMS"},
@@ -147,6 +147,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_key(w, "runs"), ffu_jw_int(w, o->runs);
         ffu_jw_key(w, "warmup"), ffu_jw_int(w, o->warmup);
         ffu_jw_key(w, "median_ms"), ffu_jw_number(w, median);
+        ffu_jw_key(w, "median_ms_per_item"), ffu_jw_number(w, median / o->batch);
         ffu_jw_key(w, "min_ms"), ffu_jw_number(w, ms[0]);
         ffu_jw_key(w, "max_ms"), ffu_jw_number(w, ms[o->runs - 1]);
         ffu_jw_key(w, "mean_ms"), ffu_jw_number(w, sum / o->runs);
@@ -165,6 +166,9 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
                (o->threads ? o->threads : ffu_cpu_count()) == 1 ? "" : "s", o->batch, median,
                ms[0], sum / o->runs, o->runs, o->warmup, first_ms, load_ms, plan_ms,
                (double)peak / (1 << 20));
+        if (o->batch > 1)
+            printf("per item: median %.3f ms, min %.3f ms (%d items per run)\n", median / o->batch,
+                   ms[0] / o->batch, o->batch);
     }
     goto out;
 fail:

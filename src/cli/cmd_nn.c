@@ -51,7 +51,7 @@ static const ffu_option nn_options[] = {
      backend_names, NULL},
     {"threads", 't', FFU_OPT_INT, offsetof(nn_opts, threads), "worker threads (0 = all CPUs)",
      "0", 0, 1024, NULL, "N"},
-    {"batch", 0, FFU_OPT_INT, offsetof(nn_opts, batch), "value of a dynamic first dimension",
+    {"batch", 0, FFU_OPT_INT, offsetof(nn_opts, batch), "items per run: dim 0 of inputs declared 1 or dynamic",
      "1", 1, 65536, NULL, "N"},
     {"input", 'i', FFU_OPT_STRING_LIST, offsetof(nn_opts, inputs),
      "run: an image (.jpg/.png), a TensorProto (.pb) or raw little-endian f32 (.f32) per "
@@ -293,6 +293,11 @@ static int cmd_info(const cli_command *cmd, nn_opts *o, const char *path)
                (long long)ffu_json_int(ffu_json_get(pd, "inplace_nodes"), 0));
         const char *note = ffu_json_string(ffu_json_get(pd, "note"));
         if (note) printf("note: %s\n", note);
+        int64_t batch = ffu_json_int(ffu_json_get(pd, "batch"), 1);
+        const char *why = ffu_json_string(ffu_json_get(pd, "batch_why"));
+        if (why) printf("batch %lld: looped over %lld runs of batch 1 (%s)\n", (long long)batch,
+                        (long long)batch, why);
+        else if (batch > 1) printf("batch %lld: batched\n", (long long)batch);
         const ffu_json *per = ffu_json_get(pd, "nodes_per_backend"), *nodes = ffu_json_get(pd, "nodes");
         for (size_t b = 0; b < ffu_json_len(per); b++) {
             const ffu_json *v;

@@ -31,6 +31,10 @@ typedef struct nn_backend_ops {
     /* Frees node->priv (sets it to NULL). */
     void (*release)(nn_backend *b, nn_node *n);
     void (*destroy)(nn_backend *b);
+    /* Optional (NULL: nothing to tell), for describe: the implementation a prepared
+     * node runs ("brgconv_1x1:avx512_core", "" when none) and how many layout
+     * conversions (reorders between NCHW and the backend's layout) each run makes. */
+    void (*node_info)(nn_backend *b, const nn_node *n, const char **impl, int *reorders);
 } nn_backend_ops;
 
 struct nn_backend {

@@ -1,5 +1,6 @@
-/* The fusion pass (see fuse.h): moves activations into the node that produces their
- * input, so that a backend runs one kernel (a oneDNN convolution with post-ops) where
+/* The fusion passes (see fuse.h): moves activations into the node that produces their
+ * input, and (at plan time, with shapes known) residual Adds into the Conv that feeds
+ * them, so that a backend runs one kernel (a oneDNN convolution with post-ops) where
  * the graph had two, and the memory planner has one activation less to place.
  *
  * Conv + BatchNormalization (and per-channel Mul/Add) folding is not here: the pattern
@@ -213,6 +214,95 @@ static void fuse_act(fuse_ctx *f, nn_node *n)
     if (!r || !act_of(f->g, n, r, &act)) return;
     n->act = act;
     absorb(f, n, r);
+}
+
+/* ---- plan time: Conv + residual Add -------------------------------------------------------- */
+
+static int same_shape_f32(const nn_tensor *t, const nn_shape *s)
+{
+    return t->dtype == FFU_DTYPE_F32 && nn_shape_known(&t->shape) && nn_shape_equal(&t->shape, s);
+}
+
+ffu_status nn_fuse_planned(nn_graph *g)
+{
+    if (!g || g->nnodes == 0) return FFU_OK;
+    int nt = g->ntensors, nn = g->nnodes;
+    int *nreaders = calloc((size_t)nt, sizeof(int)), *last = malloc(sizeof(int) * (size_t)nt);
+    unsigned char *keep = malloc((size_t)nn);
+    ffu_status st = FFU_OK;
+    if (!nreaders || !last || !keep) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    memset(keep, 1, (size_t)nn);
+    for (int t = 0; t < nt; t++) last[t] = -1;
+    for (int i = 0; i < nn; i++) {
+        const nn_node *n = &g->nodes[i];
+        for (int j = 0; j < n->ninputs; j++) {
+            int t = n->inputs[j];
+            if (t < 0 || t >= nt) continue;
+            nreaders[t]++;
+            last[t] = i;
+        }
+        if (n->act.kind == NN_ACT_PRELU && n->act.slope >= 0 && n->act.slope < nt)
+            nreaders[n->act.slope]++;
+    }
+    int removed = 0;
+    for (int i = 0; i < nn; i++) {
+        nn_node *add = &g->nodes[i];
+        if (add->op != NN_OP_ADD || add->ninputs != 2 || add->noutputs != 1 || add->outputs[0] < 0)
+            continue;
+        const nn_tensor *y = &g->tensors[add->outputs[0]];
+        if (y->dtype != FFU_DTYPE_F32 || !nn_shape_known(&y->shape)) continue;
+        int best = -1, best_dies = 0;
+        for (int k = 0; k < 2; k++) {
+            int a = add->inputs[k], r = add->inputs[1 - k];
+            if (a < 0 || r < 0 || a == r) continue;
+            const nn_tensor *ta = &g->tensors[a], *tr = &g->tensors[r];
+            if (!same_shape_f32(ta, &y->shape) || !same_shape_f32(tr, &y->shape)) continue;
+            if ((ta->flags & (NN_T_INPUT | NN_T_OUTPUT | NN_T_CONST)) || (tr->flags & NN_T_CONST))
+                continue;
+            int p = ta->producer;
+            if (p < 0 || p >= i || !keep[p] || nreaders[a] != 1) continue;
+            const nn_node *c = &g->nodes[p];
+            if (c->op != NN_OP_CONV || c->act.kind != NN_ACT_NONE || c->ninputs < 2 ||
+                c->ninputs > 3 || c->noutputs != 1 || c->inputs[0] == r)
+                continue;
+            /* prefer the operand whose last reader is this Add: the output can then be
+             * planned in its place */
+            int dies = last[r] == i && !(tr->flags & (NN_T_INPUT | NN_T_OUTPUT));
+            if (best < 0 || (dies && !best_dies)) best = k, best_dies = dies;
+        }
+        if (best < 0) continue;
+        int a = add->inputs[best], r = add->inputs[1 - best];
+        int p = g->tensors[a].producer;
+        const nn_node *c = &g->nodes[p];
+        int *in = ffu_arena_alloc(g->arena, sizeof(int) * 4);
+        if (!in) {
+            st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        in[0] = c->inputs[0];
+        in[1] = c->inputs[1];
+        in[2] = c->ninputs > 2 ? c->inputs[2] : -1;
+        in[3] = r;
+        /* the Conv moves to the Add's place (its inputs are all ready there, and the
+         * residual may be produced after the Conv was) */
+        nn_node fused = *c;
+        fused.inputs = in;
+        fused.ninputs = 4;
+        fused.outputs = add->outputs;
+        fused.noutputs = 1;
+        fused.act = add->act;
+        *add = fused;
+        keep[p] = 0;
+        nreaders[a] = 0;
+        removed++;
+    }
+    if (removed) nn_graph_compact(g, keep);
+out:
+    free(nreaders), free(last), free(keep);
+    return st;
 }
 
 /* ---- the pass ----------------------------------------------------------------------------------- */

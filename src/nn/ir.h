@@ -129,6 +129,12 @@ typedef struct nn_tensor {
     int alias;       /* tensor whose memory this one shares (Reshape, in place); -1 */
 } nn_tensor;
 
+/* Fused forms beyond node->act (set by the plan-time fusion in fuse.c):
+ *   Conv inputs [X, W, B?, R]: R (input 3, f32, the output's shape) is the other
+ *   operand of an Add that followed the Conv: Y = act(conv(X, W, B) + R). B may be
+ *   omitted (-1) while R is present. R may share the output's buffer (the planner
+ *   puts the output in place of a residual that dies there); kernels must read each
+ *   residual element before writing that output element. */
 typedef struct nn_node {
     nn_op op;
     const char *name;

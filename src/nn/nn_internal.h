@@ -71,6 +71,30 @@ int64_t nn_node_flops(const nn_graph *g, const nn_node *n);
 ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
                                void *const *values, int nin, ffu_arena *fold_arena,
                                nn_graph **out, int *nfolded, int *data_dependent);
+/* The last steps of a specialisation, for graphs specialised elsewhere (batch.c):
+ * dead-node removal and the fusions that need shapes. */
+ffu_status nn_graph_specialize_finish(nn_graph *g);
+
+/* ---- batch.c ------------------------------------------------------------------------ */
+
+/* How a session computes a batch. Inputs whose declared dim 0 is 1 or dynamic carry
+ * the batch; n is the largest dim 0 they were given (an input left at 1 is shared by
+ * all items). */
+typedef struct nn_batch_result {
+    nn_graph *g;        /* the specialised graph to plan (owned by the caller) */
+    int nfolded;        /* nodes folded while specialising it */
+    int data_dependent; /* as nn_graph_specialize's (only when n == 1) */
+    int n;              /* items per run */
+    int looped;         /* 1: g is the batch-1 plan, to run n times over input slices */
+    char why[200];      /* looped: why the graph could not be re-batched */
+} nn_batch_result;
+
+/* Specialises the model for the input shapes like nn_graph_specialize, re-batching
+ * graphs that bake a batch of 1 into constants (see batch.c); when that cannot be
+ * proven right, res->looped is set and res->g is the batch-1 graph. item[i] (one per
+ * model input) is set to 1 for inputs sliced per item. */
+ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ffu_arena *fold,
+                               unsigned char *item, nn_batch_result *res);
 
 /* ---- plan.c ------------------------------------------------------------------------- */
 

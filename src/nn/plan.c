@@ -6,7 +6,8 @@
  *   - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) alias their input: no
  *     copy, no node run, and the input's lifetime grows to cover the view's readers;
  *   - elementwise ops write over an input that dies at that node (same dtype and size,
- *     not a graph input, output or constant);
+ *     not a graph input, output or constant), and so does a Conv over its fused
+ *     residual input (ir.h);
  *   - graph inputs and outputs get dedicated regions, so the caller may fill inputs
  *     before any run and outputs survive until the next run. */
 #include <stdlib.h>
@@ -167,6 +168,23 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
             out->alias = root;
             if (last[o] > last[root]) last[root] = last[o];
             stats->nviews++;
+        } else if (n->op == NN_OP_CONV && n->ninputs > 3 && n->inputs[3] >= 0) {
+            /* a Conv with a fused residual (ir.h) writes over the residual when it dies
+             * here: the sum then needs no copy. Not when the data input shares that
+             * memory (the convolution would read what it overwrites). */
+            int in = n->inputs[3];
+            const nn_tensor *x = &g->tensors[in];
+            int root = x->alias >= 0 ? x->alias : in;
+            const nn_tensor *r = &g->tensors[root];
+            int x0 = n->inputs[0] >= 0 && g->tensors[n->inputs[0]].alias >= 0
+                         ? g->tensors[n->inputs[0]].alias
+                         : n->inputs[0];
+            if (needs_memory(x) && !(r->flags & (NN_T_INPUT | NN_T_OUTPUT)) && x0 != root &&
+                x->dtype == out->dtype && x->nbytes == out->nbytes && last[root] == i) {
+                out->alias = root;
+                last[root] = last[o] > i ? last[o] : i;
+                stats->ninplace++;
+            }
         } else if (fl_op & NN_OPF_ELEMENTWISE) {
             for (int j = 0; j < n->ninputs; j++) {
                 int in = n->inputs[j];

@@ -12,6 +12,7 @@
 #include "nn_internal.h"
 
 #include "backend.h"
+#include "fuse.h"
 
 #define MAX_BACKENDS 2
 
@@ -44,6 +45,14 @@ struct ffu_nn_session {
     void **staging;          /* per input, caller-visible buffer in bound mode */
     void **bound;            /* per input, value the plan was made with (NULL: unbound) */
     int values_planned;      /* the plan matches the values in bound[] */
+    /* Batch (batch.c): the plan computes batch_n items at once, or -- looped -- is the
+     * batch-1 plan run batch_n times: inputs are filled in loop_in (item inputs hold
+     * batch_n slices), outputs are stacked in loop_out. All allocated when planning. */
+    int batch_n, looped;
+    unsigned char *item;     /* per input: sliced per item (1) or shared (0) */
+    void **loop_in, **loop_out;
+    size_t loop_bytes;
+    char batch_why[200];
 };
 
 /* ---- specialisation: shapes, folding ------------------------------------------------ */
@@ -103,12 +112,19 @@ ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
             }
         }
     }
-    if ((st = nn_remove_dead(g)) < 0) goto fail;
+    if ((st = nn_graph_specialize_finish(g)) < 0) goto fail;
     *out = g;
     return FFU_OK;
 fail:
     nn_graph_destroy(g);
     return st;
+}
+
+ffu_status nn_graph_specialize_finish(nn_graph *g)
+{
+    ffu_status st = nn_remove_dead(g);
+    if (st < 0) return st;
+    return nn_fuse_planned(g); /* fusions that need shapes (fuse.h) */
 }
 
 /* ---- sessions ------------------------------------------------------------------------ */
@@ -149,6 +165,15 @@ static void release_plan(ffu_nn_session *s)
     free(s->io_off);
     free(s->skip);
     s->arena = NULL, s->scratch = NULL, s->io = NULL, s->io_off = NULL, s->skip = NULL;
+    for (int i = 0; s->loop_in && i < s->m->ninputs; i++) free(s->loop_in[i]);
+    for (int i = 0; s->loop_out && i < s->m->g->noutputs; i++) free(s->loop_out[i]);
+    free(s->loop_in);
+    free(s->loop_out);
+    s->loop_in = s->loop_out = NULL;
+    s->loop_bytes = 0;
+    s->looped = 0;
+    s->batch_n = 1;
+    s->batch_why[0] = 0;
     memset(&s->stats, 0, sizeof s->stats);
     s->scratch_bytes = 0;
     s->nfolded = 0;
@@ -202,15 +227,18 @@ ffu_status ffu_nn_session_create(const ffu_nn_model *m, const ffu_nn_session_opt
     s->batch = o->batch ? o->batch : 1;
     s->bf16 = o->bf16;
     s->dirty = 1;
+    s->batch_n = 1;
     ffu_status st;
     s->shapes = calloc((size_t)(m->ninputs ? m->ninputs : 1), sizeof(nn_shape));
-    if (!s->shapes) {
+    s->item = calloc((size_t)(m->ninputs ? m->ninputs : 1), 1);
+    if (!s->shapes || !s->item) {
         st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
         goto fail;
     }
     for (int i = 0; i < m->ninputs; i++) {
         nn_shape sh = m->g->tensors[m->inputs[i]].shape;
-        if (sh.rank > 0 && sh.d[0] < 0) sh.d[0] = s->batch;
+        /* a declared batch of 1 is a batch too (batch.c re-batches the graph) */
+        if (sh.rank > 0 && (sh.d[0] < 0 || sh.d[0] == 1)) sh.d[0] = s->batch;
         s->shapes[i] = sh;
     }
     if ((st = create_backends(s)) < 0) goto fail;
@@ -229,6 +257,7 @@ void ffu_nn_session_destroy(ffu_nn_session *s)
     for (int i = 0; i < s->nbe; i++)
         if (s->be[i] && s->be[i]->ops->destroy) s->be[i]->ops->destroy(s->be[i]);
     free(s->shapes);
+    free(s->item);
     free(s);
 }
 
@@ -264,7 +293,9 @@ ffu_status ffu_nn_session_set_input_shape(ffu_nn_session *s, int i, int rank,
         if (dims[k] < 0 || dims[k] > ((int64_t)1 << 31))
             return ffu_error_set(FFU_ERR_INVALID, "input '%s': dim %d = %lld is out of range",
                                  t->name, k, (long long)dims[k]);
-        if (!dead && t->shape.rank >= 0 && t->shape.d[k] >= 0 && t->shape.d[k] != dims[k])
+        /* a declared batch of 1 may become any batch (batch.c) */
+        if (!dead && t->shape.rank >= 0 && t->shape.d[k] >= 0 && t->shape.d[k] != dims[k] &&
+            !(k == 0 && t->shape.d[0] == 1 && dims[0] > 0))
             return ffu_error_set(FFU_ERR_INVALID, "input '%s': dim %d is fixed at %lld, not %lld",
                                  t->name, k, (long long)t->shape.d[k], (long long)dims[k]);
         sh.d[k] = dims[k];
@@ -312,6 +343,54 @@ nomem:
     return ffu_error_set(FFU_ERR_NOMEM, "out of memory for bound inputs");
 }
 
+static void fill_tensor(const ffu_nn_session *s, int t, ffu_nn_tensor *out);
+
+/* The stacked shape of a batch-1 output over n items: dim 0 becomes n (a batch axis
+ * is prepended when the output has none). */
+static int stacked_shape(const nn_shape *one, int n, nn_shape *out)
+{
+    *out = *one;
+    if (one->rank >= 1 && one->d[0] == 1) {
+        out->d[0] = n;
+        return 1;
+    }
+    if (one->rank >= FFU_NN_MAX_RANK) return 0;
+    out->rank = one->rank + 1;
+    out->d[0] = n;
+    for (int k = 0; k < one->rank; k++) out->d[k + 1] = one->d[k];
+    return 1;
+}
+
+/* Looped batch: buffers for all items of every input and output, so that running
+ * allocates nothing. */
+static ffu_status plan_loop(ffu_nn_session *s)
+{
+    const ffu_nn_model *m = s->m;
+    int nout = m->g->noutputs;
+    s->loop_in = calloc((size_t)(m->ninputs ? m->ninputs : 1), sizeof(void *));
+    s->loop_out = calloc((size_t)(nout ? nout : 1), sizeof(void *));
+    if (!s->loop_in || !s->loop_out) goto nomem;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < (pass ? nout : m->ninputs); i++) {
+            ffu_nn_tensor t;
+            fill_tensor(s, pass ? m->g->outputs[i] : m->inputs[i], &t);
+            nn_shape one = {.rank = t.rank}, all;
+            for (int k = 0; k < t.rank; k++) one.d[k] = t.dims[k];
+            if (pass && !stacked_shape(&one, s->batch_n, &all))
+                return ffu_error_set(FFU_ERR_UNSUPPORTED, "output '%s' has rank %d: no room for "
+                                     "a batch axis", t.name, t.rank);
+            size_t bytes = t.nbytes * (size_t)((pass || s->item[i]) ? s->batch_n : 1);
+            void *p = aligned_alloc(64, bytes ? (bytes + 63) & ~(size_t)63 : 64);
+            if (!p) goto nomem;
+            memset(p, 0, bytes);
+            (pass ? s->loop_out : s->loop_in)[i] = p;
+            s->loop_bytes += bytes;
+        }
+    return FFU_OK;
+nomem:
+    return ffu_error_set(FFU_ERR_NOMEM, "out of memory for a looped batch of %d", s->batch_n);
+}
+
 static ffu_status plan(ffu_nn_session *s)
 {
     release_plan(s);
@@ -331,9 +410,17 @@ static ffu_status plan(ffu_nn_session *s)
     }
     ffu_status st = ffu_arena_create(&s->fold, 0);
     if (st < 0) return st;
-    int dd;
-    st = nn_graph_specialize(m->g, s->shapes, s->bound_mode ? s->bound : NULL, m->ninputs,
-                             s->fold, &s->g, &s->nfolded, &dd);
+    int dd = 0;
+    if (s->bound_mode) {
+        st = nn_graph_specialize(m->g, s->shapes, s->bound, m->ninputs, s->fold, &s->g,
+                                 &s->nfolded, &dd);
+    } else {
+        nn_batch_result br;
+        st = nn_batch_specialize(m, s->shapes, s->fold, s->item, &br);
+        s->g = br.g, s->nfolded = br.nfolded, dd = br.data_dependent;
+        s->batch_n = br.n, s->looped = br.looped;
+        memcpy(s->batch_why, br.why, sizeof s->batch_why);
+    }
     if (st < 0 && dd && !s->bound_mode) {
         /* shapes depend on input values: bind the small inputs and plan at run time */
         ffu_status b = enter_bound_mode(s);
@@ -395,6 +482,7 @@ static ffu_status plan(ffu_nn_session *s)
         }
         s->skip[i] = (unsigned char)nn_plan_node_is_view(g, n);
     }
+    if (s->looped && (st = plan_loop(s)) < 0) goto fail;
     s->dirty = 0;
     s->runs = 0;
     s->values_planned = s->bound_mode;
@@ -447,6 +535,12 @@ ffu_status ffu_nn_session_input(ffu_nn_session *s, int i, ffu_nn_tensor *t)
     }
     if (s->bound_mode) staging_tensor(s, i, t);
     else fill_tensor(s, s->m->inputs[i], t);
+    if (s->looped) { /* the caller fills all items; runs copy them in slice by slice */
+        t->rank = s->shapes[i].rank;
+        for (int k = 0; k < t->rank; k++) t->dims[k] = s->shapes[i].d[k];
+        t->nbytes *= (size_t)(s->item[i] ? s->batch_n : 1);
+        t->data = s->loop_in[i];
+    }
     return FFU_OK;
 }
 
@@ -481,13 +575,10 @@ static ffu_status sync_bound(ffu_nn_session *s)
     return FFU_OK;
 }
 
-ffu_status ffu_nn_session_run(ffu_nn_session *s)
+static ffu_status run_nodes(ffu_nn_session *s)
 {
-    if (!s) return ffu_error_set(FFU_ERR_INVALID, "session is NULL");
-    ffu_status st = s->bound_mode ? FFU_OK : ensure_plan(s);
-    if (st < 0) return st;
-    if (s->bound_mode && (st = sync_bound(s)) < 0) return st;
     const nn_graph *g = s->g;
+    ffu_status st;
     for (int i = 0; i < g->nnodes; i++) {
         if (s->skip[i]) continue;
         const nn_node *n = &g->nodes[i];
@@ -495,6 +586,40 @@ ffu_status ffu_nn_session_run(ffu_nn_session *s)
         void *const *in = s->io + s->io_off[i];
         if ((st = b->ops->run(b, g, n, in, in + n->ninputs, s->scratch)) < 0) return st;
     }
+    return FFU_OK;
+}
+
+/* Looped batch: item b's input slices in, one batch-1 run, its outputs out. Shared
+ * inputs are copied once: a plan never writes its inputs. */
+static ffu_status run_looped(ffu_nn_session *s)
+{
+    const ffu_nn_model *m = s->m;
+    for (int b = 0; b < s->batch_n; b++) {
+        for (int i = 0; i < m->ninputs; i++) {
+            ffu_nn_tensor t;
+            fill_tensor(s, m->inputs[i], &t);
+            if (t.data && (s->item[i] || b == 0))
+                memcpy(t.data, (char *)s->loop_in[i] + (s->item[i] ? (size_t)b * t.nbytes : 0),
+                       t.nbytes);
+        }
+        ffu_status st = run_nodes(s);
+        if (st < 0) return st;
+        for (int i = 0; i < m->g->noutputs; i++) {
+            ffu_nn_tensor t;
+            fill_tensor(s, m->g->outputs[i], &t);
+            if (t.data) memcpy((char *)s->loop_out[i] + (size_t)b * t.nbytes, t.data, t.nbytes);
+        }
+    }
+    return FFU_OK;
+}
+
+ffu_status ffu_nn_session_run(ffu_nn_session *s)
+{
+    if (!s) return ffu_error_set(FFU_ERR_INVALID, "session is NULL");
+    ffu_status st = s->bound_mode ? FFU_OK : ensure_plan(s);
+    if (st < 0) return st;
+    if (s->bound_mode && (st = sync_bound(s)) < 0) return st;
+    if ((st = s->looped ? run_looped(s) : run_nodes(s)) < 0) return st;
     s->runs++;
     return FFU_OK;
 }
@@ -509,13 +634,22 @@ ffu_status ffu_nn_session_output(const ffu_nn_session *s, int i, ffu_nn_tensor *
     if (s->dirty || !s->g)
         return ffu_error_set(FFU_ERR_INVALID, "the session has not run with its current shapes");
     fill_tensor(s, s->m->g->outputs[i], t);
+    if (s->looped) {
+        nn_shape one = {.rank = t->rank}, all;
+        for (int k = 0; k < t->rank; k++) one.d[k] = t->dims[k];
+        stacked_shape(&one, s->batch_n, &all); /* checked when planning */
+        t->rank = all.rank;
+        for (int k = 0; k < all.rank; k++) t->dims[k] = all.d[k];
+        t->nbytes *= (size_t)s->batch_n;
+        t->data = s->loop_out[i];
+    }
     return FFU_OK;
 }
 
 size_t ffu_nn_session_peak_bytes(const ffu_nn_session *s)
 {
     if (!s || s->dirty) return 0;
-    return s->stats.arena_bytes + s->scratch_bytes;
+    return s->stats.arena_bytes + s->scratch_bytes + s->loop_bytes;
 }
 
 ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
@@ -530,6 +664,9 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
     ffu_jw_key(w, "threads"), ffu_jw_int(w, s->threads);
     ffu_jw_key(w, "planned"), ffu_jw_bool(w, !s->dirty);
     if (!s->dirty) {
+        ffu_jw_key(w, "batch"), ffu_jw_int(w, s->batch_n);
+        ffu_jw_key(w, "batch_mode"), ffu_jw_string(w, s->looped ? "looped" : "batched");
+        if (s->looped) ffu_jw_key(w, "batch_why"), ffu_jw_string(w, s->batch_why);
         const nn_graph *g = s->g;
         ffu_jw_key(w, "peak_bytes"), ffu_jw_int(w, (int64_t)ffu_nn_session_peak_bytes(s));
         ffu_jw_key(w, "arena_bytes"), ffu_jw_int(w, (int64_t)s->stats.arena_bytes);
@@ -539,6 +676,15 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
         ffu_jw_key(w, "folded_nodes"), ffu_jw_int(w, s->nfolded);
         ffu_jw_key(w, "view_nodes"), ffu_jw_int(w, s->stats.nviews);
         ffu_jw_key(w, "inplace_nodes"), ffu_jw_int(w, s->stats.ninplace);
+        int reorders = 0;
+        for (int i = 0; i < g->nnodes; i++) {
+            nn_backend *b = s->be[g->nodes[i].backend];
+            const char *impl = NULL;
+            int r = 0;
+            if (!s->skip[i] && b->ops->node_info) b->ops->node_info(b, &g->nodes[i], &impl, &r);
+            reorders += r;
+        }
+        ffu_jw_key(w, "reorders"), ffu_jw_int(w, reorders);
         ffu_jw_key(w, "nodes_per_backend"), ffu_jw_begin_object(w);
         for (int b = 0; b < s->nbe; b++) {
             int cnt = 0;
@@ -557,6 +703,12 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
             ffu_jw_key(w, "backend"),
                 ffu_jw_string(w, s->skip[i] ? "view" : s->be[n->backend]->ops->name);
             if (o) ffu_jw_key(w, "shape"), ffu_jw_string(w, nn_shape_str(&o->shape, buf, sizeof buf));
+            nn_backend *b = s->be[n->backend];
+            const char *impl = NULL;
+            int r = 0;
+            if (!s->skip[i] && b->ops->node_info) b->ops->node_info(b, n, &impl, &r);
+            if (impl && *impl) ffu_jw_key(w, "impl"), ffu_jw_string(w, impl);
+            if (r) ffu_jw_key(w, "reorders"), ffu_jw_int(w, r);
             ffu_jw_end_object(w);
         }
         ffu_jw_end_array(w);

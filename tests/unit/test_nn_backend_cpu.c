@@ -35,6 +35,8 @@ typedef struct tcase {
     int act_slope;            /* PReLU: 1 = per channel, 2 = one slope */
     int dist;                 /* 0: [-1,1)  1: (0.1,2]  2: |x| in [0.5,1.5] */
     double tol;               /* NMSE threshold, 0 = default */
+    int inplace;              /* k > 0: input k is the output buffer itself (both
+                                 backends), as the planner does for a Conv residual */
 } tcase;
 
 #define S1(x0) {.rank = 1, .d = {x0}}
@@ -45,6 +47,9 @@ typedef struct tcase {
 static const float clip_lo[1] = {-0.5f}, clip_hi[1] = {0.25f};
 static const float sc_up2[4] = {1, 1, 2, 2}, sc_up3[4] = {1, 1, 3, 3}, sc_one[4] = {1, 1, 1, 1};
 static const int64_t sz_down[4] = {1, 3, 7, 9};
+static const int64_t pad_ch[8] = {0, 0, 0, 0, 0, 5, 0, 0}, pad_hw[8] = {0, 0, 1, 2, 0, 0, 3, 0};
+static const int64_t pad_ax[2] = {1, 3}, pad_ax_v[4] = {2, 0, 1, 4}, pad_neg[8] = {0, 0, -1, 0, 0, 0, 0, 0};
+static const float pad_val[1] = {-0.75f};
 static const int64_t ax_23[2] = {2, 3}, ax_1[1] = {1}, ax_m1[1] = {-1};
 
 #define X4 S4(1, 3, 13, 17)
@@ -71,15 +76,47 @@ static const tcase cases[] = {
     {NN_OP_CONV, "+tanh", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_TANH},
     {NN_OP_CONV, "+hardswish", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_HARD_SWISH},
     {NN_OP_CONV, "+elu(.7)", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_ELU, .act_a = 0.7f},
-    /* depthwise shapes for the backend's own NHWC kernel: channel tails, strides,
-     * asymmetric pads, every activation it takes, rows and columns all in padding */
-    {NN_OP_CONV, "1x24x13x37 dw k3 p1 +relu", 3, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "group=24;pads=1,1,1,1", .act = NN_ACT_RELU},
-    {NN_OP_CONV, "2x40x13x37 dw s2 +relu6", 3, {S4(2, 40, 13, 37), S4(40, 1, 3, 3), S1(40)}, {0, 1, 1}, .attrs = "group=40;strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU6},
-    {NN_OP_CONV, "1x7x13x37 dw k5 p2013 leaky", 2, {S4(1, 7, 13, 37), S4(7, 1, 5, 5)}, {0, 1}, .attrs = "group=7;pads=2,0,1,3", .act = NN_ACT_LEAKY_RELU, .act_a = 0.2f},
-    {NN_OP_CONV, "1x64x9x20 dw k3 p0 s2x1 clip", 3, {S4(1, 64, 9, 20), S4(64, 1, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "group=64;strides=2,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
-    {NN_OP_CONV, "1x33x5x6 dw k3 p3 prelu[1]", 3, {S4(1, 33, 5, 6), S4(33, 1, 3, 3), S1(33)}, {0, 1, 1}, .attrs = "group=33;pads=3,3,3,3", .act = NN_ACT_PRELU, .act_slope = 2},
-    {NN_OP_CONV, "1x16x3x40 dw k1x7 SAME_UPPER", 3, {S4(1, 16, 3, 40), S4(16, 1, 1, 7), S1(16)}, {0, 1, 1}, .attrs = "group=16;auto_pad=SAME_UPPER"},
+    /* depthwise shapes on the backend's own NHWC kernel (forced with _cpu_dw=1):
+     * channel tails, strides, asymmetric pads, every activation it takes, rows and
+     * columns all in padding */
+    {NN_OP_CONV, "1x24x13x37 dw k3 p1 +relu", 3, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=24;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "2x40x13x37 dw s2 +relu6", 3, {S4(2, 40, 13, 37), S4(40, 1, 3, 3), S1(40)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=40;strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU6},
+    {NN_OP_CONV, "1x7x13x37 dw k5 p2013 leaky", 2, {S4(1, 7, 13, 37), S4(7, 1, 5, 5)}, {0, 1}, .attrs = "_cpu_dw=1;group=7;pads=2,0,1,3", .act = NN_ACT_LEAKY_RELU, .act_a = 0.2f},
+    {NN_OP_CONV, "1x64x9x20 dw k3 p0 s2x1 clip", 3, {S4(1, 64, 9, 20), S4(64, 1, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=64;strides=2,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    {NN_OP_CONV, "1x33x5x6 dw k3 p3 prelu[1]", 3, {S4(1, 33, 5, 6), S4(33, 1, 3, 3), S1(33)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=33;pads=3,3,3,3", .act = NN_ACT_PRELU, .act_slope = 2},
+    {NN_OP_CONV, "1x16x3x40 dw k1x7 SAME_UPPER", 3, {S4(1, 16, 3, 40), S4(16, 1, 1, 7), S1(16)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=16;auto_pad=SAME_UPPER"},
+    /* the fused residual (input 3, ir.h): oneDNN's sum post-op, before the
+     * activation (chained post-op, or a second step for PReLU), our depthwise kernel,
+     * without bias, and in place (the residual is the output buffer) */
+    {NN_OP_CONV, "1x1 16->16 (nChw16c) +res", 4, {S4(1, 16, 13, 17), S4(16, 16, 1, 1), S1(16), S4(1, 16, 13, 17)}, {0, 1, 1, 0}, .act = NN_ACT_RELU, .inplace = 3},
+    {NN_OP_CONV, "1x1 +res +relu", 4, {S4(1, 32, 13, 17), S4(24, 32, 1, 1), S1(24), S4(1, 24, 13, 17)}, {0, 1, 1, 0}, .act = NN_ACT_RELU},
+    {NN_OP_CONV, "1x1 +res in place", 4, {S4(1, 32, 13, 17), S4(24, 32, 1, 1), S1(24), S4(1, 24, 13, 17)}, {0, 1, 1, 0}, .inplace = 3},
+    {NN_OP_CONV, "k3 +res +prelu[C] in place", 4, {X4, S4(5, 3, 3, 3), S1(5), S4(1, 5, 13, 17)}, {0, 1, 1, 0}, .attrs = "pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
+    {NN_OP_CONV, "k3 s2 +res no bias +leaky", 4, {S4(1, 8, 13, 17), S4(6, 8, 3, 3), S1(6), S4(1, 6, 7, 9)}, {0, 1, 1, 0}, .absent = {0, 0, 1, 0}, .attrs = "strides=2,2;pads=1,1,1,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
+    {NN_OP_CONV, "k3 +res +sigmoid", 4, {X4, S4(5, 3, 3, 3), S1(5), S4(1, 5, 13, 17)}, {0, 1, 1, 0}, .attrs = "pads=1,1,1,1", .act = NN_ACT_SIGMOID},
+    {NN_OP_CONV, "first 3->16 +res +relu6", 4, {S4(1, 3, 13, 17), S4(16, 3, 3, 3), S1(16), S4(1, 16, 13, 17)}, {0, 1, 1, 0}, .attrs = "pads=1,1,1,1", .act = NN_ACT_RELU6},
+    {NN_OP_CONV, "dw(ours) +res +relu in place", 4, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24), S4(1, 24, 13, 37)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=24;pads=1,1,1,1", .act = NN_ACT_RELU, .inplace = 3},
+    {NN_OP_CONV, "dw(ours) +res s2 prelu", 4, {S4(1, 40, 13, 37), S4(40, 1, 3, 3), S1(40), S4(1, 40, 7, 19)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=40;strides=2,2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "dw(oneDNN) +res +prelu[C]", 4, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16), S4(1, 16, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=0;group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
     {NN_OP_CONV, "dw +prelu[C]", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    /* ---- first layers (few input channels, strided, padding on every side) ---- */
+    {NN_OP_CONV, "first 3->16 k3 s2 p1 +relu", 3, {S4(1, 3, 33, 47), S4(16, 3, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "first 3->24 k5 s2 p1 +prelu", 3, {S4(1, 3, 33, 47), S4(24, 3, 5, 5), S1(24)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,2,2", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "first 4->40 k3 s2 +clip", 3, {S4(2, 4, 21, 47), S4(40, 4, 3, 3), S1(40)}, {0, 1, 1}, .attrs = "strides=2,2", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    {NN_OP_CONV, "first 1->64 k7 s2 p3 leaky", 2, {S4(1, 1, 23, 40), S4(64, 1, 7, 7)}, {0, 1}, .attrs = "strides=2,2;pads=3,3,3,3", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
+    {NN_OP_CONV, "first 3->7 k3 s1x2 narrow", 3, {S4(1, 3, 9, 11), S4(7, 3, 3, 3), S1(7)}, {0, 1, 1}, .attrs = "strides=1,2;pads=1,1,1,1"},
+    /* ---- Transpose (a oneDNN reorder with permuted strides) ---- */
+    {NN_OP_TRANSPOSE, "1x3x13x17 perm 0231", 1, {X4}, .attrs = "perm=0,2,3,1"},
+    {NN_OP_TRANSPOSE, "1x13x17x3 perm 0312", 1, {S4(1, 13, 17, 3)}, .attrs = "perm=0,3,1,2"},
+    {NN_OP_TRANSPOSE, "2x3x5x7 default", 1, {S4(2, 3, 5, 7)}},
+    {NN_OP_TRANSPOSE, "5x7x3 perm 102", 1, {S3(5, 7, 3)}, .attrs = "perm=1,0,2"},
+    {NN_OP_TRANSPOSE, "i64 6x5", 1, {S2(6, 5)}, .dt = {FFU_DTYPE_I64}},
+    /* ---- Pad (constant; the cpu backend keeps the tensor's layout) ---- */
+    {NN_OP_PAD, "1x3x13x17 channels +5", 2, {X4, S1(8)}, {0, 1}, {NULL, pad_ch}, {0, FFU_DTYPE_I64}},
+    {NN_OP_PAD, "1x3x13x17 hw value", 3, {X4, S1(8), S1(1)}, {0, 1, 1}, {NULL, pad_hw, pad_val}, {0, FFU_DTYPE_I64}},
+    {NN_OP_PAD, "2x3x5x7 axes 1,3", 4, {S4(2, 3, 5, 7), S1(4), S1(0), S1(2)}, {0, 1, 1, 1}, {NULL, pad_ax_v, NULL, pad_ax}, {0, FFU_DTYPE_I64, 0, FFU_DTYPE_I64}, .absent = {0, 0, 1, 0}},
+    {NN_OP_PAD, "crop (negative pads)", 2, {X4, S1(8)}, {0, 1}, {NULL, pad_neg}, {0, FFU_DTYPE_I64}},
+    {NN_OP_PAD, "reflect", 2, {X4, S1(8)}, {0, 1}, {NULL, pad_hw}, {0, FFU_DTYPE_I64}, .attrs = "mode=reflect"},
     /* ---- ConvTranspose ---- */
     {NN_OP_CONV_TRANSPOSE, "1x4x7x9 s2 p1 op1", 3, {S4(1, 4, 7, 9), S4(4, 6, 3, 3), S1(6)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,1,1;output_padding=1,1"},
     {NN_OP_CONV_TRANSPOSE, "1x4x7x9 g2 d2", 2, {S4(1, 4, 7, 9), S4(4, 3, 3, 3)}, {0, 1}, .attrs = "group=2;dilations=2,2;pads=0,1,2,0"},
@@ -395,7 +432,15 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
         snprintf(why, whylen, "out of memory");
         goto out;
     }
-    void *const *in = bt.in;
+    void *ref_in[MAXIN], *cpu_in[MAXIN];
+    for (int i = 0; i < MAXIN; i++) ref_in[i] = cpu_in[i] = bt.in[i];
+    if (tc->inplace > 0) {
+        memcpy(ro, bt.in[tc->inplace], bytes);
+        memcpy(co, bt.in[tc->inplace], bytes);
+        ref_in[tc->inplace] = ro;
+        cpu_in[tc->inplace] = co;
+    }
+    void *const *in = ref_in;
     void *ref_outs[1] = {ro}, *cpu_outs[1] = {co};
     if (def->run(g, n, in, ref_outs, ref_scratch) < 0) {
         snprintf(why, whylen, "ref: %s", ffu_error_message());
@@ -411,7 +456,7 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
     size_t sb = be->ops->scratch_bytes(be, g, n);
     scratch = sb ? malloc(sb) : NULL;
     if (sb && !scratch) goto release;
-    if (be->ops->run(be, g, n, in, cpu_outs, scratch) < 0) {
+    if (be->ops->run(be, g, n, cpu_in, cpu_outs, scratch) < 0) {
         snprintf(why, whylen, "run: %s", ffu_error_message());
         goto release;
     }
@@ -493,13 +538,19 @@ static int chain_graph(nn_graph **out, uint64_t *seed, float **xdata, void **own
     nn_graph *g;
     if (nn_graph_create(&g) < 0) return -1;
     *out = g;
-    nn_shape xs = S4(1, 3, 13, 17); /* 3 -> 16 channels: the NCHW-in first-layer path */
+    /* an NHWC input transposed to NCHW (TF-converted models): the cpu Transpose writes
+     * it channels-last, a plain copy */
+    nn_shape xs = S4(1, 13, 37, 3);
     int x = nn_graph_add_tensor(g, "x", F32, &xs);
     nn_graph_mark_input(g, x);
-    *xdata = malloc(3 * 13 * 17 * 4);
-    for (int i = 0; i < 3 * 13 * 17; i++) (*xdata)[i] = rnd(seed, 0);
+    *xdata = malloc(3 * 13 * 37 * 4);
+    for (int i = 0; i < 3 * 13 * 37; i++) (*xdata)[i] = rnd(seed, 0);
     int t = x, k = 0;
     char name[32];
+    int64_t to_nchw[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
+    t = nn_graph_add_tensor(g, "xt", FFU_DTYPE_UNDEFINED, NULL);
+    int n = nn_graph_add_node(g, NN_OP_TRANSPOSE, "tin", &x, 1, &t, 1);
+    nn_node_set_ints(g, n, "perm", to_nchw, 4);
 #define NEWT() (snprintf(name, sizeof name, "t%d", k++), nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL))
 #define CONST(shape)                                                                       \
     ({                                                                                     \
@@ -512,10 +563,12 @@ static int chain_graph(nn_graph **out, uint64_t *seed, float **xdata, void **own
         nn_graph_add_const(g, name, F32, &cs_, d_, (size_t)ne_ * 4, NN_BORROW);            \
     })
     int64_t p1[4] = {1, 1, 1, 1}, s2[2] = {2, 2}, k2[2] = {2, 2};
-    /* conv 3x3 3->16 + relu */
+    /* conv 3x3 3->16 stride 1x2 + relu, reading the channels-last copy */
     int in3[3] = {t, CONST(S4(16, 3, 3, 3)), CONST(S1(16))}, o = NEWT();
-    int n = nn_graph_add_node(g, NN_OP_CONV, "c1", in3, 3, &o, 1);
+    n = nn_graph_add_node(g, NN_OP_CONV, "c1", in3, 3, &o, 1);
     nn_node_set_ints(g, n, "pads", p1, 4);
+    int64_t s12[2] = {1, 2};
+    nn_node_set_ints(g, n, "strides", s12, 2);
     g->nodes[n].act.kind = NN_ACT_RELU;
     t = o;
     /* depthwise 3x3 s2 + prelu */
@@ -543,6 +596,15 @@ static int chain_graph(nn_graph **out, uint64_t *seed, float **xdata, void **own
     o = NEWT();
     n = nn_graph_add_node(g, NN_OP_ADD, "add", add_in, 2, &o, 1);
     g->nodes[n].act.kind = NN_ACT_RELU6;
+    int res0 = o;
+    /* the same as one fused Conv with a residual (channels-last on both sides; run_graph
+     * puts the output in place of the residual, which dies here) */
+    int in4[4] = {res0, CONST(S4(16, 16, 1, 1)), CONST(S1(16)), res0};
+    in4[3] = NEWT();
+    nn_graph_add_node(g, NN_OP_RELU, "copy", &res0, 1, &in4[3], 1);
+    o = NEWT();
+    n = nn_graph_add_node(g, NN_OP_CONV, "pwres", in4, 4, &o, 1);
+    g->nodes[n].act.kind = NN_ACT_RELU6;
     int res = o;
     /* a per-channel scale (broadcast operand) and a sigmoid branch, concatenated */
     int mul_in[2] = {res, CONST(S4(1, 16, 1, 1))};
@@ -561,6 +623,23 @@ static int chain_graph(nn_graph **out, uint64_t *seed, float **xdata, void **own
     n = nn_graph_add_node(g, NN_OP_SOFTMAX, "sm", &cat, 1, &o, 1);
     nn_node_set_int(g, n, "axis", 1);
     nn_graph_mark_output(g, o);
+    /* channels padded with a constant (kept channels-last) into a 1x1 conv, exported */
+    {
+        static const int64_t cp[8] = {0, 2, 1, 0, 0, 14, 0, 1};
+        static const float cv[1] = {0.25f};
+        nn_shape ps = S1(8), vs = S1(1);
+        snprintf(name, sizeof name, "c%d", k++);
+        int pads = nn_graph_add_const(g, name, FFU_DTYPE_I64, &ps, cp, sizeof cp, NN_BORROW);
+        snprintf(name, sizeof name, "c%d", k++);
+        int val = nn_graph_add_const(g, name, F32, &vs, cv, sizeof cv, NN_BORROW);
+        int pin[3] = {scaled, pads, val};
+        int padded = NEWT();
+        nn_graph_add_node(g, NN_OP_PAD, "pad", pin, 3, &padded, 1);
+        int in3p[3] = {padded, CONST(S4(8, 32, 1, 1)), CONST(S1(8))};
+        o = NEWT();
+        nn_graph_add_node(g, NN_OP_CONV, "pwpad", in3p, 3, &o, 1);
+        nn_graph_mark_output(g, o);
+    }
     /* global average pool of the residual as another output (NHWC in, tiny out) */
     o = NEWT();
     nn_graph_add_node(g, NN_OP_GLOBAL_AVERAGE_POOL, "gap", &scaled, 1, &o, 1);
@@ -570,6 +649,11 @@ static int chain_graph(nn_graph **out, uint64_t *seed, float **xdata, void **own
     o = NEWT();
     n = nn_graph_add_node(g, NN_OP_CONV, "head", in3d, 3, &o, 1);
     nn_node_set_ints(g, n, "pads", p1, 4);
+    /* ... transposed to NHWC: the cpu Transpose reads the channels-last conv output */
+    t = o;
+    o = NEWT();
+    n = nn_graph_add_node(g, NN_OP_TRANSPOSE, "tout", &t, 1, &o, 1);
+    nn_node_set_ints(g, n, "perm", to_nhwc, 4);
     nn_graph_mark_output(g, o);
 #undef NEWT
 #undef CONST
@@ -579,6 +663,8 @@ static int chain_graph(nn_graph **out, uint64_t *seed, float **xdata, void **own
 }
 
 /* Runs g node by node; be == NULL: all ref. bufs[t] receives every tensor's data. */
+static int aliased = -1; /* the tensor run_graph put in place of a residual */
+
 static int run_graph(nn_graph *g, nn_backend *be, const float *x, void **bufs, int *ncpu)
 {
     int me = 0, ok = 0;
@@ -588,6 +674,14 @@ static int run_graph(nn_graph *g, nn_backend *be, const float *x, void **bufs, i
         if (tt->flags & NN_T_CONST) bufs[t] = tt->data;
         else if (t == g->inputs[0]) bufs[t] = (void *)x;
         else bufs[t] = calloc(1, (size_t)nn_shape_numel(&tt->shape) * 4 + 64);
+    }
+    /* a Conv's fused residual shares the output's buffer, as the planner does */
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        if (n->op != NN_OP_CONV || n->ninputs < 4) continue;
+        free(bufs[n->outputs[0]]);
+        bufs[n->outputs[0]] = NULL;
+        aliased = n->outputs[0];
     }
     for (int i = 0; i < g->nnodes; i++) {
         nn_node *n = &g->nodes[i];
@@ -606,6 +700,7 @@ static int run_graph(nn_graph *g, nn_backend *be, const float *x, void **bufs, i
     for (int i = 0; i < g->nnodes; i++) {
         nn_node *n = &g->nodes[i];
         void *in[8], *outs[4];
+        if (n->op == NN_OP_CONV && n->ninputs > 3) bufs[n->outputs[0]] = bufs[n->inputs[3]];
         for (int j = 0; j < n->ninputs; j++) in[j] = n->inputs[j] >= 0 ? bufs[n->inputs[j]] : NULL;
         for (int j = 0; j < n->noutputs; j++) outs[j] = bufs[n->outputs[j]];
         ffu_status st = n->backend == me ? be->ops->run(be, g, n, in, outs, scratch)
@@ -657,7 +752,7 @@ static void test_channels_last_chain(void)
         CHECK(e >= 0 && e < 1e-10);
         checked++;
     }
-    CHECK_EQ_INT(checked, 3);
+    CHECK_EQ_INT(checked, 4);
 #if FFU_HAVE_DNNL
     /* the layout plan must have put the private intermediates in NHWC: prepare one
      * node again and look at the map */
@@ -674,7 +769,8 @@ static void test_channels_last_chain(void)
     CHECK(cb->lay_g == NULL);
 #endif
     for (int t = 0; t < g->ntensors; t++)
-        if (!(g->tensors[t].flags & NN_T_CONST) && t != g->inputs[0]) free(ref[t]), free(cpu[t]);
+        if (!(g->tensors[t].flags & NN_T_CONST) && t != g->inputs[0] && t != aliased)
+            free(ref[t]), free(cpu[t]);
     free(ref), free(cpu), free(x);
     for (int i = 0; i < nowned; i++) free(owned[i]);
     nn_graph_destroy(g);

@@ -1,10 +1,12 @@
-/* The fusion pass (src/nn/fuse.c): which patterns it fuses, which it must leave alone,
- * and that a fused graph computes what the unfused one did (both run on the ref
- * kernels, node by node, on the same data). Conv + BatchNormalization is folded by
+/* The fusion passes (src/nn/fuse.c): which patterns they fuse, which they must leave
+ * alone, and that a fused graph computes what the unfused one did (both run on the ref
+ * kernels, node by node, on the same data; the residual fusion also through whole
+ * sessions on both backends). Conv + BatchNormalization is folded by
  * the pattern rewrites before nn_fuse runs; the first test runs both, as
  * nn_passes_run does. */
 #include "nn/fuse.h"
 #include "nn/ir.h"
+#include "nn/nn_internal.h"
 #include "nn/rewrite.h"
 #include "test.h"
 
@@ -294,8 +296,174 @@ static void test_add_act(void)
     nn_graph_destroy(g);
 }
 
+/* ---- plan time: Conv + residual Add (nn_fuse_planned) ------------------------------------ */
+
+static float wdw[C_ * 9], w1x1[C_ * C_], b1x1[C_];
+
+/* A BlazeFace block: x -> conv(+relu) = r -> depthwise 3x3 -> 1x1 conv = t -> Add(t, r)
+ * -> Relu -> y -> Sigmoid -> z. variant 1: the 1x1 conv has its own Relu before the Add; 2: the Add's
+ * other operand is a per-channel [1,C,1,1] mean of r (broadcast); 3: t is also a
+ * graph output; 4: Add(r, t) (operands swapped). */
+static nn_graph *g_block(int variant)
+{
+    int x = -1, r = -1;
+    nn_graph *g = new_graph(&x);
+    add_conv(g, x, &r);
+    int r2 = nn_graph_add_tensor(g, "r2", FFU_DTYPE_UNDEFINED, NULL);
+    nn_graph_add_node(g, NN_OP_RELU, "relu0", &r, 1, &r2, 1);
+    nn_shape dws = {.rank = 4, .d = {C_, 1, 3, 3}}, ws = {.rank = 4, .d = {C_, C_, 1, 1}},
+             bs = {.rank = 1, .d = {C_}};
+    int wd = nn_graph_add_const(g, "wdw", FFU_DTYPE_F32, &dws, wdw, sizeof wdw, NN_BORROW);
+    int w1 = nn_graph_add_const(g, "w1", FFU_DTYPE_F32, &ws, w1x1, sizeof w1x1, NN_BORROW);
+    int b1 = nn_graph_add_const(g, "b1", FFU_DTYPE_F32, &bs, b1x1, sizeof b1x1, NN_BORROW);
+    int d = nn_graph_add_tensor(g, "d", FFU_DTYPE_UNDEFINED, NULL);
+    int t = nn_graph_add_tensor(g, "t", FFU_DTYPE_UNDEFINED, NULL);
+    int in_dw[2] = {r2, wd}, in_pw[3] = {d, w1, b1};
+    int n = nn_graph_add_node(g, NN_OP_CONV, "dw", in_dw, 2, &d, 1);
+    int64_t pads[4] = {1, 1, 1, 1};
+    nn_node_set_ints(g, n, "pads", pads, 4);
+    nn_node_set_int(g, n, "group", C_);
+    nn_graph_add_node(g, NN_OP_CONV, "pw", in_pw, 3, &t, 1);
+    if (variant == 1) {
+        int t2 = nn_graph_add_tensor(g, "t2", FFU_DTYPE_UNDEFINED, NULL);
+        nn_graph_add_node(g, NN_OP_RELU, "relu1", &t, 1, &t2, 1);
+        t = t2;
+    }
+    int other = r2;
+    if (variant == 2) {
+        other = nn_graph_add_tensor(g, "m", FFU_DTYPE_UNDEFINED, NULL);
+        nn_graph_add_node(g, NN_OP_GLOBAL_AVERAGE_POOL, "gap", &r2, 1, &other, 1);
+    }
+    if (variant == 3) nn_graph_mark_output(g, t);
+    int s = nn_graph_add_tensor(g, "s", FFU_DTYPE_UNDEFINED, NULL);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    int in_add[2] = {t, other};
+    if (variant == 4) in_add[0] = other, in_add[1] = t;
+    nn_graph_add_node(g, NN_OP_ADD, "add", in_add, 2, &s, 1);
+    nn_graph_add_node(g, NN_OP_RELU, "relu2", &s, 1, &y, 1);
+    /* a last op, so that the block's result is not a graph output (those get their
+     * own memory; the fused Conv can then write over r2) */
+    int z = nn_graph_add_tensor(g, "z", FFU_DTYPE_UNDEFINED, NULL);
+    nn_graph_add_node(g, NN_OP_SIGMOID, "sig", &y, 1, &z, 1);
+    nn_graph_mark_output(g, z);
+    /* z first: run_ref returns graph output 0 */
+    if (variant == 3) g->outputs[0] = z, g->outputs[1] = t;
+    return g;
+}
+
+/* The load-time passes, then shape inference and nn_fuse_planned as a session does. */
+static int fuse_both(nn_graph *g)
+{
+    if (nn_graph_toposort(g) < 0 || nn_fuse(g) < 0 || nn_graph_toposort(g) < 0) return -1;
+    for (int i = 0; i < g->nnodes; i++)
+        if (nn_op_get(g->nodes[i].op)->infer(g, &g->nodes[i]) < 0) return -1;
+    return nn_fuse_planned(g) < 0 ? -1 : 0;
+}
+
+static void init_block(void)
+{
+    uint64_t s = 5;
+    init_data();
+    for (size_t i = 0; i < sizeof wdw / sizeof wdw[0]; i++) wdw[i] = test_rand_f(&s) - 0.5f;
+    for (size_t i = 0; i < sizeof w1x1 / sizeof w1x1[0]; i++) w1x1[i] = test_rand_f(&s) - 0.5f;
+    for (int c = 0; c < C_; c++) b1x1[c] = test_rand_f(&s) - 0.5f;
+}
+
+static void test_residual_fused(void)
+{
+    init_block();
+    for (int variant = 0; variant <= 4; variant++) {
+        nn_graph *a = g_block(variant), *b = g_block(variant);
+        CHECK(a && b);
+        if (!a || !b) break;
+        CHECK_EQ_INT(fuse_both(b), 0);
+        int fused = variant == 0 || variant == 4;
+        /* fused: conv(+relu), dw, pw with the residual; else the Add stays */
+        CHECK_EQ_INT(count_op(b, NN_OP_ADD), fused ? 0 : 1);
+        const nn_node *pw = NULL;
+        for (int i = 0; i < b->nnodes; i++)
+            if (b->nodes[i].op == NN_OP_CONV && b->nodes[i].ninputs == 4) pw = &b->nodes[i];
+        CHECK(fused ? pw != NULL : pw == NULL);
+        if (pw) {
+            CHECK(strcmp(b->tensors[pw->inputs[3]].name, "r2") == 0);
+            CHECK_EQ_INT(pw->act.kind, NN_ACT_RELU);
+            CHECK(strcmp(b->tensors[pw->outputs[0]].name, "y") == 0);
+        }
+        float xdata[3 * 7 * 9];
+        uint64_t s = 11;
+        for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s) - 1.0f;
+        size_t na = 0, nb = 0;
+        float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
+        CHECK(ra && rb && na == nb && na == C_ * 7 * 9);
+        double worst = 0;
+        for (size_t i = 0; ra && rb && i < na && i < nb; i++) {
+            double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
+            if (d > worst) worst = d;
+        }
+        CHECK(worst < 1e-6);
+        free(ra), free(rb);
+        nn_graph_destroy(a), nn_graph_destroy(b);
+    }
+}
+
+/* The same block through whole sessions on both backends: the plan puts the fused
+ * Conv's output in place of the residual, the cpu backend turns it into a sum post-op,
+ * and both give the unfused numbers. */
+static void test_residual_sessions(void)
+{
+    init_block();
+    float xdata[3 * 7 * 9];
+    uint64_t s = 13;
+    for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s) - 1.0f;
+    nn_graph *plain = g_block(0);
+    size_t nw = 0;
+    float *want = run_ref(plain, xdata, &nw);
+    nn_graph_destroy(plain);
+    CHECK(want != NULL);
+    const char *backends[2] = {"ref", "cpu"};
+    for (int k = 0; k < 2 && want; k++) {
+        ffu_nn_model *m = NULL;
+        CHECK(nn_model_from_graph(g_block(0), &m) == FFU_OK);
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = backends[k];
+        o.threads = 2;
+        ffu_nn_session *ss = NULL;
+        ffu_status st = ffu_nn_session_create(m, &o, &ss);
+        if (k == 1 && st == FFU_ERR_UNSUPPORTED) { /* built without oneDNN */
+            ffu_nn_model_destroy(m);
+            break;
+        }
+        CHECK(st == FFU_OK);
+        ffu_nn_tensor in, out;
+        CHECK(ffu_nn_session_input(ss, 0, &in) == FFU_OK);
+        CHECK(in.nbytes == sizeof xdata);
+        if (in.data) memcpy(in.data, xdata, sizeof xdata);
+        CHECK(ffu_nn_session_run(ss) == FFU_OK);
+        CHECK(ffu_nn_session_output(ss, 0, &out) == FFU_OK);
+        CHECK(out.nbytes == nw * 4);
+        double worst = 0;
+        for (size_t i = 0; out.data && i < nw && out.nbytes == nw * 4; i++) {
+            double d = fabs((double)want[i] - ((const float *)out.data)[i]) / (1.0 + fabs(want[i]));
+            if (d > worst) worst = d;
+        }
+        CHECK(worst < 1e-5);
+        ffu_jw *w = NULL;
+        CHECK(ffu_jw_create(&w, 0) == FFU_OK);
+        CHECK(ffu_nn_session_describe(ss, w) == FFU_OK);
+        const char *js = ffu_jw_text(w, NULL);
+        CHECK(js && !strstr(js, "\"Add\""));           /* the Add is gone */
+        CHECK(js && strstr(js, "\"inplace_nodes\":1")); /* the pw conv writes over r2 */
+        ffu_jw_destroy(w);
+        ffu_nn_session_destroy(ss);
+        ffu_nn_model_destroy(m);
+    }
+    free(want);
+}
+
 static void test_empty_and_null(void)
 {
+    CHECK(nn_fuse_planned(NULL) == FFU_OK);
     CHECK(nn_fuse(NULL) == FFU_OK);
     nn_graph *g;
     CHECK(nn_graph_create(&g) == FFU_OK);
@@ -304,4 +472,5 @@ static void test_empty_and_null(void)
 }
 
 TEST_MAIN(test_conv_bn_clip, test_conv_prelu, test_prelu_wrong_axis_not_fused,
-          test_not_fused_when_shared, test_add_act, test_empty_and_null)
+          test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
+          test_empty_and_null)

@@ -203,11 +203,37 @@ ffu_status nn_cpu_pd_with_act(cpu_ctx *c, const void *desc, int allow_bf16, int 
             fused = NULL;
         if (po) dnnl_post_ops_destroy(po);
         if (attr) dnnl_primitive_attr_destroy(attr);
-        if (fused && (strncmp(pd_impl(fused), "ref", 3) != 0 || with_sum)) {
+        if (fused && strncmp(pd_impl(fused), "ref", 3) != 0) {
             *pd = fused;
+            *split = alg == dnnl_alg_kind_undef && act->kind != NN_ACT_NONE; /* PReLU */
             return FFU_OK;
         }
-        if (with_sum && !fused) return CPU_UNSUPPORTED;
+        if (with_sum) {
+            /* the sum must be a post-op (it reads dst before the activation): try it
+             * alone with the activation as a second step, else take what there is */
+            dnnl_primitive_desc_t alone = NULL;
+            if (alg != dnnl_alg_kind_undef) {
+                attr = nn_cpu_attr(c, allow_bf16);
+                ok = attr && dnnl_post_ops_create(&po) == dnnl_success &&
+                     dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success &&
+                     dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success &&
+                     dnnl_primitive_desc_create(&alone, desc, attr, c->cb->eng, NULL) ==
+                         dnnl_success;
+                if (po) dnnl_post_ops_destroy(po);
+                if (attr) dnnl_primitive_attr_destroy(attr);
+                if (ok && strncmp(pd_impl(alone), "ref", 3) != 0) {
+                    if (fused) dnnl_primitive_desc_destroy(fused);
+                    *pd = alone;
+                    *split = 1;
+                    return FFU_OK;
+                }
+                if (alone) dnnl_primitive_desc_destroy(alone);
+            }
+            if (!fused) return CPU_UNSUPPORTED;
+            *pd = fused;
+            *split = alg == dnnl_alg_kind_undef && act->kind != NN_ACT_NONE;
+            return FFU_OK;
+        }
     }
     /* without post-ops: the activation becomes a second, in-place step. oneDNN 2.6
      * has JIT kernels for PReLU as a primitive but not as a convolution post-op. */
@@ -453,6 +479,13 @@ ffu_status nn_cpu_reorder_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_b
     return reorder_step(c, from, fb, 0, foff, to, tb, toff, 0);
 }
 
+ffu_status nn_cpu_stage_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_bind fb,
+                             size_t foff, const dnnl_memory_desc_t *to, cpu_bind tb, size_t toff)
+{
+    if (c->p) c->p->nreorders++;
+    return reorder_step(c, from, fb, 0, foff, to, tb, toff, 0);
+}
+
 ffu_status nn_cpu_copy_in_step(cpu_ctx *c, int index, const dnnl_memory_desc_t *from,
                                const dnnl_memory_desc_t *to, cpu_bind tb, size_t toff,
                                int skip_same)
@@ -546,6 +579,8 @@ static cpu_build_fn builder(nn_op op)
     case NN_OP_REDUCE_L1:
     case NN_OP_REDUCE_L2:
     case NN_OP_REDUCE_SUM_SQUARE: return nn_cpu_build_reduce;
+    case NN_OP_TRANSPOSE: return nn_cpu_build_transpose;
+    case NN_OP_PAD: return nn_cpu_build_pad;
     default: return NULL;
     }
 }
@@ -566,6 +601,7 @@ static int cl_op(nn_op op)
     case NN_OP_SQUARE: case NN_OP_RELU6: case NN_OP_ADD: case NN_OP_SUB: case NN_OP_MUL:
     case NN_OP_DIV: case NN_OP_MAX: case NN_OP_MIN: case NN_OP_SUM: case NN_OP_CONCAT:
     case NN_OP_RESIZE: case NN_OP_BATCH_NORM: case NN_OP_PRELU: case NN_OP_LRN:
+    case NN_OP_TRANSPOSE: case NN_OP_PAD:
         return 1;
     default: return 0;
     }
@@ -576,7 +612,8 @@ static int cl_op(nn_op op)
 static int tied_op(nn_op op)
 {
     return cl_op(op) && op != NN_OP_CONV && op != NN_OP_CONV_TRANSPOSE && op != NN_OP_CONCAT &&
-           op != NN_OP_GLOBAL_AVERAGE_POOL && op != NN_OP_GLOBAL_MAX_POOL;
+           op != NN_OP_GLOBAL_AVERAGE_POOL && op != NN_OP_GLOBAL_MAX_POOL &&
+           op != NN_OP_TRANSPOSE;
 }
 
 /* A tensor whose spatial dims are all 1 has the same bytes in both layouts. */
@@ -626,6 +663,14 @@ static ffu_status layout_plan(cpu_backend *cb, const nn_graph *g, int me)
             for (int i = 0; i < nn; i++) {
                 const nn_node *n = &g->nodes[i];
                 int o = n->noutputs > 0 ? n->outputs[0] : -1;
+                if (cap[i] && n->op == NN_OP_CONV && n->ninputs > 3 && n->inputs[3] >= 0 &&
+                    o >= 0 && lay[o] != lay[n->inputs[3]]) {
+                    /* a fused residual shares the output's layout (the output may be
+                     * planned in its place) */
+                    lay[o] = lay[n->inputs[3]] = 0;
+                    changed = 1;
+                    continue;
+                }
                 if (!cap[i] || !tied_op(n->op) || o < 0) continue;
                 int r = g->tensors[o].shape.rank, any1 = 0, any0 = 0;
                 if (!layout_free(&g->tensors[o])) any1 = lay[o], any0 = !lay[o];
@@ -761,7 +806,26 @@ static void run_kernel(const cpu_backend *cb, const cpu_step *s, void *const *pt
     GOMP_parallel(kern_thread, &j, (unsigned)cb->base.threads, 0);
 }
 
+#include <time.h>
+#include <stdlib.h>
+static double prof_t[4096]; static long prof_c[4096]; static const nn_node *prof_n[4096]; static int prof_on = -1;
+static void prof_dump(void) { for (int i = 0; i < 4096; i++) if (prof_c[i]) fprintf(stderr, "PROF|%.4f|%s|%s|%s\n", prof_t[i] / prof_c[i] * 1e3, nn_op_name(prof_n[i]->op), ((cpu_node *)prof_n[i]->priv) ? ((cpu_node *)prof_n[i]->priv)->impl : "", prof_n[i]->name); }
+static ffu_status cpu_run_(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
+                          void *const *out, void *scratch);
 static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
+                          void *const *out, void *scratch)
+{
+    if (prof_on < 0) { prof_on = getenv("FFU_PROF") != NULL; if (prof_on) atexit(prof_dump); }
+    if (!prof_on) return cpu_run_(b, g, n, in, out, scratch);
+    struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+    ffu_status st = cpu_run_(b, g, n, in, out, scratch);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    int i = (int)(n - g->nodes) & 4095; prof_n[i] = n;
+    double dt = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (prof_c[i] == 0 || dt < prof_t[i] / prof_c[i]) { prof_t[i] = dt; prof_c[i] = 1; }
+    return st;
+}
+static ffu_status cpu_run_(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
                           void *const *out, void *scratch)
 {
     cpu_backend *cb = (cpu_backend *)b;
@@ -803,6 +867,14 @@ static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, vo
     return st;
 }
 
+static void cpu_node_info(nn_backend *b, const nn_node *n, const char **impl, int *reorders)
+{
+    (void)b;
+    const cpu_node *p = n->priv;
+    *impl = p ? p->impl : NULL;
+    *reorders = p ? p->nreorders : 0;
+}
+
 static void cpu_destroy(nn_backend *b)
 {
     cpu_backend *cb = (cpu_backend *)b;
@@ -821,6 +893,7 @@ static const nn_backend_ops cpu_ops = {
     .run = cpu_run,
     .release = cpu_release,
     .destroy = cpu_destroy,
+    .node_info = cpu_node_info,
 };
 
 ffu_status nn_backend_cpu_create(nn_backend **out, int threads, int bf16)

@@ -67,6 +67,15 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
         w->shape.d[0] != C || w->shape.d[1] != 1 || win->dil[1] != 1 || win->dil[2] != 1 ||
         win->k[1] * win->k[2] > 64 || !(ffu_cpu_features() & FFU_CPU_AVX512F))
         return CPU_UNSUPPORTED;
+    /* Measured (docs/NN_CPU.md): ours wins on wide stride-1 3x3 layers (1.2-1.5x on
+     * 16-64 channels at 32-320 columns); oneDNN's brdgmm_dw is faster on narrow rows
+     * with many channels (MobileFaceNet's 14x14x256) and on strided layers. The
+     * node's `_cpu_dw` attribute (tests) forces the choice: 1 ours, 0 oneDNN. */
+    int64_t force = nn_attr_int(n, "_cpu_dw", -1);
+    if (force == 0) return CPU_UNSUPPORTED;
+    if (force < 0 && !(win->k[1] == 3 && win->k[2] == 3 && win->stride[2] == 1 &&
+                       win->stride[1] == 1 && y->shape.d[3] >= 32))
+        return CPU_UNSUPPORTED;
     nn_cpu_dw tmp;
     const float *slopes;
     int64_t nslopes;
@@ -112,14 +121,15 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     ffu_status st;
     size_t in_off = !xl ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md)) : 0;
     size_t out_off = !yl ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&dst_md)) : 0;
-    if (!xl && (st = nn_cpu_reorder_step(c, &src_t, CPU_BIND_IN, 0, &src_md, CPU_BIND_SCRATCH,
-                                         in_off)) < 0)
+    if (!xl && (st = nn_cpu_stage_step(c, &src_t, CPU_BIND_IN, 0, &src_md, CPU_BIND_SCRATCH,
+                                       in_off)) < 0)
         return st;
     if (res_staged) {
         /* the residual goes where the output is computed (the kernel may read and
          * write one buffer) */
         if ((st = nn_cpu_copy_in_step(c, 3, &res_t, &dst_md, CPU_BIND_SCRATCH, out_off, 0)) < 0)
             return st;
+        c->p->nreorders++;
     }
     cpu_step *s = nn_cpu_add_kernel_step(c, dw_kernel, d, &st);
     if (!s) return st;
@@ -132,7 +142,7 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
                               : nn_cpu_step_arg(c, s, 2, NULL, CPU_BIND_IN, 3, 0, NULL)) < 0)
         return st;
     if (!yl)
-        return nn_cpu_reorder_step(c, &dst_md, CPU_BIND_SCRATCH, out_off, &dst_t, CPU_BIND_OUT, 0);
+        return nn_cpu_stage_step(c, &dst_md, CPU_BIND_SCRATCH, out_off, &dst_t, CPU_BIND_OUT, 0);
     return FFU_OK;
 }
 
@@ -190,8 +200,8 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     }
 
     if (!transpose) {
-        ffu_status dws = build_dw_custom(c, x, w, b, r, y, &win);
-        if (dws != CPU_UNSUPPORTED) return dws;
+        ffu_status cst = build_dw_custom(c, x, w, b, r, y, &win);
+        if (cst != CPU_UNSUPPORTED) return cst;
     }
 
     dnnl_memory_desc_t wei_any, wei_user, bias_md;
@@ -251,11 +261,26 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
             }
         }
     }
+    /* 16 channels in and out: nChw16c is byte for byte NHWC, and oneDNN's blocked
+     * 1x1 kernel beats its NHWC one by ~8% there (YuNet's 320x320 and 160x160 layers) */
+    int blk16 = !transpose && G == 1 && C == 16 && M == 16 && rank == 4 && w->shape.d[2] == 1 &&
+                w->shape.d[3] == 1 && strides[0] == 1 && strides[1] == 1 && pl[0] == 0 &&
+                pl[1] == 0 && pr[0] == 0 && pr[1] == 0;
     for (; cl >= 0 && cl <= 1 && !pd; cl--) {
-        if (cl ? nn_cpu_md_cl(&src_md, &x->shape) < 0 || nn_cpu_md_cl(&dst_md, &y->shape) < 0
-               : nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) < 0 ||
-                     nn_cpu_md_plain(&dst_md, &y->shape, dnnl_f32) < 0)
+        if (cl && blk16) {
+            dnnl_dims_t sd = {x->shape.d[0], 16, x->shape.d[2], x->shape.d[3]};
+            dnnl_dims_t dd = {y->shape.d[0], 16, y->shape.d[2], y->shape.d[3]};
+            if (dnnl_memory_desc_init_by_tag(&src_md, 4, sd, dnnl_f32, dnnl_nChw16c) !=
+                    dnnl_success ||
+                dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, dnnl_f32, dnnl_nChw16c) !=
+                    dnnl_success)
+                continue;
+        } else if (cl ? nn_cpu_md_cl(&src_md, &x->shape) < 0 ||
+                            nn_cpu_md_cl(&dst_md, &y->shape) < 0
+                      : nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) < 0 ||
+                            nn_cpu_md_plain(&dst_md, &y->shape, dnnl_f32) < 0) {
             continue;
+        }
         dnnl_convolution_desc_t desc;
         dnnl_status_t ds =
             transpose
@@ -287,10 +312,13 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     if (src_cl < 0) src_cl = cl;
     nn_cpu_note_impl(c, pd);
     dnnl_memory_desc_t wei_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
-    int stage_in = xl != src_cl, stage_out = yl != cl;
+    /* a tensor whose spatial dims are all 1 has the same bytes in both layouts */
+    int x_free = 1, y_free = 1;
+    for (int i = 2; i < rank; i++) x_free &= x->shape.d[i] == 1, y_free &= y->shape.d[i] == 1;
+    int stage_in = xl != src_cl && !x_free, stage_out = yl != cl && !y_free;
     size_t in_off = stage_in ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md)) : 0;
     size_t out_off = stage_out ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&dst_md)) : 0;
-    if (stage_in && (st = nn_cpu_reorder_step(c, &src_t, CPU_BIND_IN, 0, &src_md,
+    if (stage_in && (st = nn_cpu_stage_step(c, &src_t, CPU_BIND_IN, 0, &src_md,
                                               CPU_BIND_SCRATCH, in_off)) < 0) {
         dnnl_primitive_desc_destroy(pd);
         return st;
@@ -301,7 +329,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
          * to do when the planner gave the output the residual's buffer) */
         dnnl_memory_desc_t res_t;
         int rl = nn_cpu_layout(c, n->inputs[3]);
-        if (nn_cpu_md_tensor(c, n->inputs[3], &res_t) < 0 || (!stage_out && rl != yl)) {
+        if (nn_cpu_md_tensor(c, n->inputs[3], &res_t) < 0 || (!stage_out && rl != yl && !y_free)) {
             dnnl_primitive_desc_destroy(pd);
             return CPU_UNSUPPORTED;
         }
@@ -309,6 +337,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
             dnnl_primitive_desc_destroy(pd);
             return st;
         }
+        if (stage_out && c->p) c->p->nreorders++;
     }
     cpu_step *s = nn_cpu_add_step(c, pd, &st);
     if (s) {
@@ -327,7 +356,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     }
     if (split && (st = nn_cpu_act_step(c, &dst_md, M, ob, out_off)) < 0) return st;
     if (stage_out)
-        return nn_cpu_reorder_step(c, &dst_md, CPU_BIND_SCRATCH, out_off, &dst_t, CPU_BIND_OUT, 0);
+        return nn_cpu_stage_step(c, &dst_md, CPU_BIND_SCRATCH, out_off, &dst_t, CPU_BIND_OUT, 0);
     return FFU_OK;
 }
 

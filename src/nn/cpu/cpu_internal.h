@@ -62,6 +62,7 @@ typedef struct cpu_node {
     void *owned[CPU_MAX_OWNED];
     int nowned;
     char impl[48]; /* implementation name of the main primitive (for describe/debug) */
+    int nreorders; /* steps that convert between NCHW and channels-last (for describe) */
 } cpu_node;
 
 typedef struct cpu_backend {
@@ -105,6 +106,8 @@ ffu_status nn_cpu_build_batch_norm(cpu_ctx *c);
 ffu_status nn_cpu_build_prelu(cpu_ctx *c);
 ffu_status nn_cpu_build_lrn(cpu_ctx *c);
 ffu_status nn_cpu_build_reduce(cpu_ctx *c);
+ffu_status nn_cpu_build_transpose(cpu_ctx *c);
+ffu_status nn_cpu_build_pad(cpu_ctx *c);
 
 /* ---- our own kernels ------------------------------------------------------------------ */
 
@@ -144,6 +147,9 @@ int nn_cpu_md_cl(dnnl_memory_desc_t *md, const nn_shape *s);
 ffu_status nn_cpu_reorder_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_bind fb,
                                size_t foff, const dnnl_memory_desc_t *to, cpu_bind tb,
                                size_t toff);
+/* The same, counted as a layout conversion of the node (describe's "reorders"). */
+ffu_status nn_cpu_stage_step(cpu_ctx *c, const dnnl_memory_desc_t *from, cpu_bind fb,
+                             size_t foff, const dnnl_memory_desc_t *to, cpu_bind tb, size_t toff);
 /* A reorder from node input `index` (laid out as from) to (tb, toff) as a new step;
  * with skip_same the step does nothing when both are one buffer at run time (an
  * output the planner put in place of the input, in the same layout). */

@@ -1,11 +1,15 @@
 /* The cpu backend's other oneDNN ops: pooling (Max/Average/Global), standalone
  * activations (eltwise), broadcasting binary arithmetic, Concat, Softmax/LogSoftmax,
  * Resize (only the nearest/linear cases whose coordinates oneDNN computes exactly as
- * ONNX does), BatchNormalization, PRelu, LRN and the Reduce family.
+ * ONNX does), BatchNormalization, PRelu, LRN, the Reduce family and f32 Transpose (a
+ * reorder, which also converts between plain and channels-last storage: the NHWC
+ * input of a TF-converted model, transposed to NCHW for a channels-last convolution,
+ * becomes a plain copy).
  *
  * Every builder claims a node only when oneDNN computes what the ONNX definition (and
  * so the ref kernel) computes; anything else answers CPU_UNSUPPORTED and runs on ref. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../backend.h"
@@ -566,6 +570,153 @@ ffu_status nn_cpu_build_reduce(cpu_ctx *c)
     ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
     if (st < 0) return st;
     return simple_step(c, pd, &src_md, &dst_md, NULL);
+}
+
+/* ---- Transpose ------------------------------------------------------------------------------ */
+
+/* Element strides of tensor t as stored (plain row-major, or channels-last: axis 1
+ * innermost), by logical axis. */
+static void stored_strides(const cpu_ctx *c, int t, int64_t *st)
+{
+    const nn_shape *s = &c->g->tensors[t].shape;
+    int r = s->rank;
+    int order[FFU_NN_MAX_RANK], k = 0; /* axes from outermost to innermost */
+    if (nn_cpu_layout(c, t)) {
+        order[k++] = 0;
+        for (int i = 2; i < r; i++) order[k++] = i;
+        order[k++] = 1;
+    } else {
+        for (int i = 0; i < r; i++) order[k++] = i;
+    }
+    int64_t acc = 1;
+    for (int i = r - 1; i >= 0; i--) {
+        st[order[i]] = acc;
+        acc *= s->d[order[i]];
+    }
+}
+
+ffu_status nn_cpu_build_transpose(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y || n->ninputs != 1) return CPU_UNSUPPORTED;
+    int r = x->shape.rank, perm[FFU_NN_MAX_RANK];
+    if (r < 1 || r > DNNL_MAX_NDIMS || y->shape.rank != r) return CPU_UNSUPPORTED;
+    int cnt;
+    const int64_t *p = nn_attr_ints(n, "perm", &cnt);
+    if (p && cnt != r) return CPU_UNSUPPORTED;
+    unsigned seen = 0;
+    for (int i = 0; i < r; i++) {
+        perm[i] = p ? (int)p[i] : r - 1 - i;
+        if (perm[i] < 0 || perm[i] >= r || (seen & (1u << perm[i]))) return CPU_UNSUPPORTED;
+        seen |= 1u << perm[i];
+        if (y->shape.d[i] != x->shape.d[perm[i]]) return CPU_UNSUPPORTED;
+    }
+    /* the input's memory described with the output's dims: output axis i walks input
+     * axis perm[i]; a reorder then writes the output as it is stored */
+    int64_t xs[FFU_NN_MAX_RANK];
+    stored_strides(c, n->inputs[0], xs);
+    dnnl_dims_t d, s;
+    for (int i = 0; i < r; i++) d[i] = y->shape.d[i], s[i] = xs[perm[i]];
+    dnnl_memory_desc_t src_md, dst_md;
+    if (dnnl_memory_desc_init_by_strides(&src_md, r, d, dnnl_f32, s) != dnnl_success ||
+        nn_cpu_md_tensor(c, n->outputs[0], &dst_md) < 0)
+        return CPU_UNSUPPORTED;
+    return nn_cpu_reorder_step(c, &src_md, CPU_BIND_IN, 0, &dst_md, CPU_BIND_OUT, 0);
+}
+
+/* ---- Pad (constant) ---------------------------------------------------------------------------- */
+
+/* Constant Pad of f32 data in either layout (input and output share it: layout_plan
+ * ties them), as rows of the innermost stored axis: a row whose outer coordinates fall
+ * in the input is the fill, a copy, the fill; any other row is all fill. FaceMesh pads
+ * its residual branches' channels this way; run by ref, the NCHW result forced every
+ * neighbouring convolution to convert layouts (60 reorders per run). */
+typedef struct cpu_pad {
+    int rank;
+    int64_t od[FFU_NN_MAX_RANK], id[FFU_NN_MAX_RANK], p0[FFU_NN_MAX_RANK]; /* stored order */
+    float v;
+} cpu_pad;
+
+static void pad_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const cpu_pad *d = kd;
+    const float *x = ptr[0];
+    float *y = ptr[1];
+    int r = d->rank;
+    int64_t rows = 1, il = d->id[r - 1], ol = d->od[r - 1], p0 = d->p0[r - 1];
+    for (int k = 0; k < r - 1; k++) rows *= d->od[k];
+    int64_t r0 = rows * ithr / nthr, r1 = rows * (ithr + 1) / nthr;
+    for (int64_t row = r0; row < r1; row++) {
+        float *yr = y + row * ol;
+        int64_t rest = row, src = 0, scale = 1, inside = 1;
+        for (int k = r - 2; k >= 0; k--) { /* outer coordinates, innermost first */
+            int64_t o = rest % d->od[k], i = o - d->p0[k];
+            rest /= d->od[k];
+            if (i < 0 || i >= d->id[k]) inside = 0;
+            src += i * scale;
+            scale *= d->id[k];
+        }
+        if (!inside) {
+            for (int64_t j = 0; j < ol; j++) yr[j] = d->v;
+            continue;
+        }
+        for (int64_t j = 0; j < p0; j++) yr[j] = d->v;
+        memcpy(yr + p0, x + src * il, sizeof(float) * (size_t)il);
+        for (int64_t j = p0 + il; j < ol; j++) yr[j] = d->v;
+    }
+}
+
+ffu_status nn_cpu_build_pad(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y || n->ninputs < 2 || n->ninputs > 4 || !nn_shape_known(&y->shape))
+        return CPU_UNSUPPORTED;
+    if (strcmp(nn_attr_string(n, "mode", "constant"), "constant") != 0) return CPU_UNSUPPORTED;
+    int r = x->shape.rank;
+    if (r < 1 || y->shape.rank != r) return CPU_UNSUPPORTED;
+    const nn_tensor *pt = nn_in(c->g, n, 1), *vt = nn_in(c->g, n, 2), *at = nn_in(c->g, n, 3);
+    int64_t pads[2 * FFU_NN_MAX_RANK], axes[FFU_NN_MAX_RANK], p0[FFU_NN_MAX_RANK] = {0};
+    int npads = 0, naxes = r;
+    if (!pt || !nn_cpu_is_const(pt) || nn_const_ints(n, pt, pads, 2 * FFU_NN_MAX_RANK, &npads) <= 0)
+        return CPU_UNSUPPORTED;
+    if (at && nn_numel(at) != 0) {
+        if (!nn_cpu_is_const(at) || nn_const_ints(n, at, axes, FFU_NN_MAX_RANK, &naxes) <= 0 ||
+            nn_norm_axes(n, axes, naxes, r) < 0)
+            return CPU_UNSUPPORTED;
+    } else {
+        for (int i = 0; i < r; i++) axes[i] = i;
+    }
+    if (npads != 2 * naxes) return CPU_UNSUPPORTED;
+    for (int i = 0; i < naxes; i++) {
+        if (pads[i] < 0 || pads[naxes + i] < 0) return CPU_UNSUPPORTED; /* crops */
+        p0[axes[i]] = pads[i];
+    }
+    float v = 0;
+    if (vt && nn_numel(vt) != 0) {
+        if (!nn_cpu_is_const(vt) || vt->dtype != FFU_DTYPE_F32 || nn_numel(vt) != 1)
+            return CPU_UNSUPPORTED;
+        v = *(const float *)vt->data;
+    }
+    int xl = nn_cpu_layout(c, n->inputs[0]), yl = nn_cpu_layout(c, n->outputs[0]);
+    if (xl != yl) return CPU_UNSUPPORTED;
+    if (!c->p) return FFU_OK;
+    cpu_pad *d = nn_cpu_own(c, sizeof *d);
+    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    memset(d, 0, sizeof *d);
+    d->rank = r;
+    d->v = v;
+    for (int k = 0; k < r; k++) {
+        int a = !xl ? k : k == 0 ? 0 : k == r - 1 ? 1 : k + 1; /* stored order -> axis */
+        d->od[k] = y->shape.d[a], d->id[k] = x->shape.d[a], d->p0[k] = p0[a];
+    }
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:pad");
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_kernel_step(c, pad_kernel, d, &st);
+    if (!s) return st;
+    if ((st = nn_cpu_step_arg(c, s, 0, NULL, CPU_BIND_IN, 0, 0, NULL)) < 0) return st;
+    return nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_OUT, 0, 0, NULL);
 }
 
 #endif

@@ -1,6 +1,6 @@
 /* Conv and ConvTranspose: shape inference and the reference kernels (f32, NCHW, 1-D to
  * 3-D, groups, dilations, strides, asymmetric pads, auto_pad, optional bias, fused
- * activation). Also the sliding-window geometry (nn_window_init) that the pooling ops
+ * activation, and for Conv a fused residual input added before the activation). Also the sliding-window geometry (nn_window_init) that the pooling ops
  * share.
  *
  * The kernels are the oracle the oneDNN backend is tested against, so they are plain
@@ -185,7 +185,8 @@ typedef struct conv_geom {
  * geometry; M is the number of output channels. */
 static ffu_status conv_geom_init(const nn_graph *g, const nn_node *n, int transpose, conv_geom *cg)
 {
-    ffu_status e = nn_check_inputs(g, n, 2, 3);
+    /* Conv's optional input 3 is the residual of a fused Add (see ir.h) */
+    ffu_status e = nn_check_inputs(g, n, 2, transpose ? 3 : 4);
     if (e < 0) return e;
     const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *b = nn_in(g, n, 2);
     if (x->dtype != FFU_DTYPE_F32 || w->dtype != FFU_DTYPE_F32 || (b && b->dtype != FFU_DTYPE_F32))
@@ -245,11 +246,23 @@ static ffu_status conv_set_output(nn_graph *g, nn_node *n, const conv_geom *cg)
     return nn_set_out(g, n, 0, FFU_DTYPE_F32, &s);
 }
 
+/* The residual input (index 3) of a fused Conv + Add, or NULL. */
+static const nn_tensor *conv_residual(const nn_graph *g, const nn_node *n)
+{
+    return n->ninputs > 3 ? nn_in(g, n, 3) : NULL;
+}
+
 static ffu_status conv_infer(nn_graph *g, nn_node *n)
 {
     conv_geom cg;
     ffu_status e = conv_geom_init(g, n, 0, &cg);
-    return e < 0 ? e : conv_set_output(g, n, &cg);
+    if (e < 0 || (e = conv_set_output(g, n, &cg)) < 0) return e;
+    const nn_tensor *r = conv_residual(g, n), *y = nn_out(g, n, 0);
+    if (r && (r->dtype != FFU_DTYPE_F32 ||
+              (nn_shape_known(&r->shape) && nn_shape_known(&y->shape) &&
+               !nn_shape_equal(&r->shape, &y->shape))))
+        return nn_node_error(n, FFU_ERR_FORMAT, "the residual input must be f32 with the output's shape");
+    return FFU_OK;
 }
 
 static ffu_status conv_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
@@ -261,6 +274,9 @@ static ffu_status conv_run(const nn_graph *g, const nn_node *n, void *const *in,
     if (e < 0) return e;
     const nn_window *w = &cg.w;
     const float *X = in[0], *W = in[1], *B = n->ninputs > 2 ? in[2] : NULL;
+    /* the residual may be the output buffer itself (the planner puts the output in
+     * place): each output plane reads only its own residual plane, before writing */
+    const float *R = conv_residual(g, n) ? in[3] : NULL;
     float *Y = out[0];
     int64_t N = cg.N, C = cg.C, M = cg.M, cpg = C / cg.group, mpg = M / cg.group;
     int64_t ID = w->in[0], IH = w->in[1], IW = w->in[2];
@@ -274,8 +290,14 @@ static ffu_status conv_run(const nn_graph *g, const nn_node *n, void *const *in,
             int64_t grp = m / mpg;
             float *y = Y + (b * M + m) * oplane;
             float bias = B ? B[m] : 0.0f;
-            for (int64_t i = 0; i < oplane; i++)
-                y[i] = bias;
+            if (R) {
+                const float *r = R + (b * M + m) * oplane;
+                for (int64_t i = 0; i < oplane; i++)
+                    y[i] = bias + r[i];
+            } else {
+                for (int64_t i = 0; i < oplane; i++)
+                    y[i] = bias;
+            }
             for (int64_t c = 0; c < cpg; c++) {
                 const float *xc = X + (b * C + grp * cpg + c) * iplane;
                 const float *wk = W + (m * cpg + c) * ksize;
