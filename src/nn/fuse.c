@@ -223,6 +223,284 @@ static int same_shape_f32(const nn_tensor *t, const nn_shape *s)
     return t->dtype == FFU_DTYPE_F32 && nn_shape_known(&t->shape) && nn_shape_equal(&t->shape, s);
 }
 
+/* ---- plan time: sibling 1x1 convolutions (and their depthwise followers) ----------------- */
+
+/* Whether two nodes have the same value for an ints attribute (both absent counts). */
+static int same_ints(const nn_node *a, const nn_node *b, const char *name)
+{
+    int na, nb;
+    const int64_t *x = nn_attr_ints(a, name, &na), *y = nn_attr_ints(b, name, &nb);
+    if (na != nb) return 0;
+    for (int i = 0; i < na; i++)
+        if (x[i] != y[i]) return 0;
+    return 1;
+}
+
+static int same_act(const nn_act *a, const nn_act *b)
+{
+    return a->kind == b->kind && a->kind != NN_ACT_PRELU && a->alpha == b->alpha &&
+           a->beta == b->beta;
+}
+
+/* A plain pointwise Conv of x: 1x1 weights, no group, stride, pad or dilation, no
+ * residual; its weights and bias constant f32. */
+static int pointwise_of(const nn_graph *g, const nn_node *n, int x)
+{
+    if (n->op != NN_OP_CONV || n->ninputs < 2 || n->ninputs > 3 || n->noutputs != 1 ||
+        n->inputs[0] != x || nn_attr_int(n, "group", 1) != 1)
+        return 0;
+    const nn_tensor *w = nn_in(g, n, 1), *b = nn_in(g, n, 2);
+    if (!is_const_f32(w) || w->shape.rank != 4 || w->shape.d[2] != 1 || w->shape.d[3] != 1 ||
+        (b && (!is_const_f32(b) || nn_shape_numel(&b->shape) != w->shape.d[0])))
+        return 0;
+    const char *ap = nn_attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0 && *ap) return 0;
+    static const char *const lists[3] = {"strides", "dilations", "pads"};
+    for (int k = 0; k < 3; k++) {
+        int cnt;
+        const int64_t *v = nn_attr_ints(n, lists[k], &cnt);
+        for (int i = 0; v && i < cnt; i++)
+            if (v[i] != (k == 2 ? 0 : 1)) return 0;
+    }
+    return 1;
+}
+
+/* A depthwise Conv (one filter per channel, constant f32 weights and bias) of t. */
+static int depthwise_of(const nn_graph *g, const nn_node *n, int t)
+{
+    if (n->op != NN_OP_CONV || n->ninputs < 2 || n->ninputs > 3 || n->noutputs != 1 ||
+        n->inputs[0] != t)
+        return 0;
+    const nn_tensor *w = nn_in(g, n, 1), *b = nn_in(g, n, 2);
+    int64_t C = w ? w->shape.d[0] : 0;
+    return is_const_f32(w) && w->shape.rank == 4 && w->shape.d[1] == 1 &&
+           nn_attr_int(n, "group", 1) == C &&
+           (!b || (is_const_f32(b) && nn_shape_numel(&b->shape) == C));
+}
+
+/* Concatenates along axis 0 the weights (or biases, zeros where absent) of the nodes. */
+static int concat_const(nn_graph *g, const int *nodes, int k, int input, int64_t total,
+                        const nn_shape *per_channel)
+{
+    nn_shape s = *per_channel;
+    s.d[0] = total;
+    int64_t each = nn_shape_numel(per_channel);
+    float *buf = calloc((size_t)(total * each), sizeof(float));
+    if (!buf) return -1;
+    int64_t at = 0;
+    for (int i = 0; i < k; i++) {
+        const nn_node *n = &g->nodes[nodes[i]];
+        const nn_tensor *w = nn_in(g, n, 1), *c = nn_in(g, n, input);
+        int64_t m = w->shape.d[0];
+        if (c) memcpy(buf + at * each, c->data, sizeof(float) * (size_t)(m * each));
+        at += m;
+    }
+    int t = nn_graph_add_const(g, "", FFU_DTYPE_F32, &s, buf, sizeof(float) * (size_t)(total * each),
+                               NN_COPY);
+    free(buf);
+    return t;
+}
+
+/* Sibling pointwise Convs of one tensor with the same activation (detection heads:
+ * YuNet computes 1, 4, 1 and 10 channels from each 64-channel feature map, then a
+ * depthwise 3x3 on each) become one Conv with all the channels, one depthwise Conv
+ * when every sibling has the same kind of depthwise follower, and a Split: one
+ * well-shaped kernel instead of several that use a sixteenth of a vector each. Returns
+ * 1 when it rewrote something (node indices change), 0 when not, < 0 on error. */
+static int fuse_siblings(nn_graph *g)
+{
+    enum { MAXK = 16 };
+    int nn = g->nnodes, nt = g->ntensors;
+    int *nreaders = calloc((size_t)nt, sizeof(int));
+    if (!nreaders) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < nn; i++)
+        for (int j = 0; j < g->nodes[i].ninputs; j++)
+            if (g->nodes[i].inputs[j] >= 0) nreaders[g->nodes[i].inputs[j]]++;
+    int pw[MAXK], dw[MAXK], k = 0, with_dw = 0, x = -1;
+    for (int i = 0; i < nn && k < 2; i++) {
+        const nn_node *first = &g->nodes[i];
+        x = first->inputs && first->ninputs > 0 ? first->inputs[0] : -1;
+        if (x < 0 || !pointwise_of(g, first, x) || nreaders[x] < 2) continue;
+        k = 0;
+        for (int j = i; j < nn && k < MAXK; j++) {
+            const nn_node *n = &g->nodes[j];
+            if (pointwise_of(g, n, x) && same_act(&n->act, &first->act) &&
+                nn_in(g, n, 1)->shape.d[1] == nn_in(g, first, 1)->shape.d[1])
+                pw[k++] = j;
+        }
+        if (k < 2) continue;
+        /* depthwise followers: each output read once, by the same kind of depthwise */
+        with_dw = 1;
+        for (int m = 0; m < k && with_dw; m++) {
+            int t = g->nodes[pw[m]].outputs[0], r = -1;
+            if (nreaders[t] != 1 || (g->tensors[t].flags & NN_T_OUTPUT)) with_dw = 0;
+            for (int j = pw[m] + 1; j < nn && with_dw && r < 0; j++)
+                for (int q = 0; q < g->nodes[j].ninputs; q++)
+                    if (g->nodes[j].inputs[q] == t) r = j;
+            if (r < 0 || !depthwise_of(g, &g->nodes[r], t)) with_dw = 0;
+            if (with_dw && m > 0) {
+                const nn_node *a = &g->nodes[dw[0]], *b = &g->nodes[r];
+                const nn_tensor *wa = nn_in(g, a, 1), *wb = nn_in(g, b, 1);
+                if (!same_act(&a->act, &b->act) || wa->shape.d[2] != wb->shape.d[2] ||
+                    wa->shape.d[3] != wb->shape.d[3] || !same_ints(a, b, "strides") ||
+                    !same_ints(a, b, "pads") || !same_ints(a, b, "dilations") ||
+                    strcmp(nn_attr_string(a, "auto_pad", "NOTSET"),
+                           nn_attr_string(b, "auto_pad", "NOTSET")) != 0)
+                    with_dw = 0;
+            }
+            dw[m] = r;
+        }
+    }
+    free(nreaders);
+    if (k < 2) return 0;
+
+    /* the merged weights, biases and tensors */
+    int64_t total = 0, sizes[MAXK];
+    for (int m = 0; m < k; m++) total += sizes[m] = nn_in(g, &g->nodes[pw[m]], 1)->shape.d[0];
+    const nn_tensor *w0 = nn_in(g, &g->nodes[pw[0]], 1);
+    nn_shape wrow = {.rank = 4, .d = {1, w0->shape.d[1], 1, 1}}, brow = {.rank = 1, .d = {1}};
+    int wcat = concat_const(g, pw, k, 1, total, &wrow), bcat = concat_const(g, pw, k, 2, total, &brow);
+    int dwcat = -1, dbcat = -1;
+    if (with_dw) {
+        const nn_tensor *wd = nn_in(g, &g->nodes[dw[0]], 1);
+        nn_shape drow = {.rank = 4, .d = {1, 1, wd->shape.d[2], wd->shape.d[3]}};
+        dwcat = concat_const(g, dw, k, 1, total, &drow);
+        dbcat = concat_const(g, dw, k, 2, total, &brow);
+    }
+    nn_shape ts = g->tensors[g->nodes[pw[0]].outputs[0]].shape;
+    ts.d[1] = total;
+    int T = nn_graph_add_tensor(g, "", FFU_DTYPE_F32, &ts), U = -1;
+    if (with_dw) {
+        nn_shape us = g->tensors[g->nodes[dw[0]].outputs[0]].shape;
+        us.d[1] = total;
+        U = nn_graph_add_tensor(g, "", FFU_DTYPE_F32, &us);
+    }
+    nn_shape ss = {.rank = 1, .d = {k}};
+    int split = nn_graph_add_const(g, "", FFU_DTYPE_I64, &ss, sizes, sizeof(int64_t) * (size_t)k,
+                                   NN_COPY);
+    int *pin = ffu_arena_alloc(g->arena, sizeof(int) * 3), *pout = ffu_arena_alloc(g->arena, sizeof(int));
+    int *din = ffu_arena_alloc(g->arena, sizeof(int) * 3), *dout = ffu_arena_alloc(g->arena, sizeof(int));
+    int souts[MAXK];
+    if (wcat < 0 || bcat < 0 || (with_dw && (dwcat < 0 || dbcat < 0)) || T < 0 ||
+        (with_dw && U < 0) || split < 0 || !pin || !pout || !din || !dout)
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    for (int m = 0; m < k; m++) souts[m] = g->nodes[with_dw ? dw[m] : pw[m]].outputs[0];
+    /* the Split goes right after the merged node it reads (the first follower's or the
+     * first sibling's place): every reader of the old outputs comes later */
+    int at = with_dw ? dw[0] : pw[0];
+    for (int m = 1; m < k; m++) at = (with_dw ? dw[m] : pw[m]) < at ? (with_dw ? dw[m] : pw[m]) : at;
+    int sin[2] = {with_dw ? U : T, split};
+    int sn = nn_graph_add_node(g, NN_OP_SPLIT, g->nodes[pw[0]].name, sin, 2, souts, k);
+    if (sn < 0 || nn_node_set_int(g, sn, "axis", 1) < 0) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    /* the merged pointwise Conv in the first sibling's place, the merged depthwise in
+     * the first follower's place (after it: a follower comes after its sibling) */
+    int first_pw = pw[0], first_dw = with_dw ? dw[0] : -1;
+    for (int m = 1; m < k; m++) {
+        if (pw[m] < first_pw) first_pw = pw[m];
+        if (with_dw && dw[m] < first_dw) first_dw = dw[m];
+    }
+    nn_node *c = &g->nodes[first_pw];
+    pin[0] = x, pin[1] = wcat, pin[2] = bcat, pout[0] = T;
+    c->inputs = pin, c->ninputs = 3, c->outputs = pout, c->noutputs = 1;
+    if (with_dw) {
+        nn_node *d = &g->nodes[first_dw];
+        din[0] = T, din[1] = dwcat, din[2] = dbcat, dout[0] = U;
+        d->inputs = din, d->ninputs = 3, d->outputs = dout, d->noutputs = 1;
+        if (nn_node_set_int(g, first_dw, "group", total) < 0)
+            return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    }
+    /* move the Split into place, drop the other siblings and followers */
+    nn = g->nnodes;
+    unsigned char *keep = malloc((size_t)nn);
+    if (!keep) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    memset(keep, 1, (size_t)nn);
+    for (int m = 0; m < k; m++) {
+        if (pw[m] != first_pw) keep[pw[m]] = 0;
+        if (with_dw && dw[m] != first_dw) keep[dw[m]] = 0;
+    }
+    nn_node sp = g->nodes[sn];
+    memmove(&g->nodes[at + 2], &g->nodes[at + 1], sizeof(nn_node) * (size_t)(sn - at - 1));
+    memmove(&keep[at + 2], &keep[at + 1], (size_t)(sn - at - 1));
+    g->nodes[at + 1] = sp;
+    keep[at + 1] = 1;
+    nn_graph_compact(g, keep);
+    free(keep);
+    /* shapes and types of the new tensors (the Split's outputs keep theirs) */
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        if (n->outputs[0] == T || n->outputs[0] == U || n->op == NN_OP_SPLIT) {
+            const nn_op_def *def = nn_op_get(n->op);
+            ffu_status st = def && def->infer ? def->infer(g, n) : FFU_OK;
+            if (st < 0) return st;
+        }
+    }
+    return 1;
+}
+
+/* ---- plan time: depthwise Conv + 2x2 MaxPool ------------------------------------------------ */
+
+/* A MaxPool with 2x2 windows, stride 2, no padding, dilation or ceil mode, one output. */
+static int pool_2x2(const nn_node *n)
+{
+    if (n->op != NN_OP_MAX_POOL || n->ninputs != 1 || (n->noutputs > 1 && n->outputs[1] >= 0) ||
+        nn_attr_int(n, "ceil_mode", 0) != 0 || nn_attr_int(n, "storage_order", 0) != 0)
+        return 0;
+    const char *ap = nn_attr_string(n, "auto_pad", "NOTSET");
+    if (*ap && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return 0;
+    int nk, ns, np, nd;
+    const int64_t *k = nn_attr_ints(n, "kernel_shape", &nk), *st = nn_attr_ints(n, "strides", &ns);
+    const int64_t *p = nn_attr_ints(n, "pads", &np), *d = nn_attr_ints(n, "dilations", &nd);
+    if (!k || nk != 2 || k[0] != 2 || k[1] != 2 || !st || ns != 2 || st[0] != 2 || st[1] != 2)
+        return 0;
+    for (int i = 0; p && i < np; i++)
+        if (p[i]) return 0;
+    for (int i = 0; d && i < nd; i++)
+        if (d[i] != 1) return 0;
+    return 1;
+}
+
+/* Depthwise Conv -> MaxPool 2x2 stride 2 becomes the Conv with `_pool` = 2 (ir.h) when
+ * the Conv output has no other reader: YuNet's stages end this way, and pooling rows as
+ * the depthwise kernel makes them saves writing and re-reading the largest tensors. */
+static ffu_status fuse_pools(nn_graph *g)
+{
+    int nn = g->nnodes, nt = g->ntensors, removed = 0;
+    int *nreaders = calloc((size_t)nt, sizeof(int));
+    unsigned char *keep = malloc((size_t)(nn ? nn : 1));
+    if (!nreaders || !keep) {
+        free(nreaders), free(keep);
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    }
+    memset(keep, 1, (size_t)(nn ? nn : 1));
+    for (int i = 0; i < nn; i++)
+        for (int j = 0; j < g->nodes[i].ninputs; j++)
+            if (g->nodes[i].inputs[j] >= 0) nreaders[g->nodes[i].inputs[j]]++;
+    for (int i = 0; i < nn; i++) {
+        nn_node *p = &g->nodes[i];
+        if (!pool_2x2(p)) continue;
+        int t = p->inputs[0];
+        const nn_tensor *x = &g->tensors[t];
+        int c = x->producer;
+        if (c < 0 || c >= i || !keep[c] || nreaders[t] != 1 || (x->flags & NN_T_OUTPUT) ||
+            x->dtype != FFU_DTYPE_F32 || x->shape.rank != 4)
+            continue;
+        nn_node *cv = &g->nodes[c];
+        if (cv->op != NN_OP_CONV || cv->ninputs > 3 || cv->noutputs != 1 ||
+            nn_attr_int(cv, "_pool", 0) != 0 || !depthwise_of(g, cv, cv->inputs[0]))
+            continue;
+        if (nn_node_set_int(g, c, "_pool", 2) < 0) {
+            free(nreaders), free(keep);
+            return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        }
+        g->nodes[c].outputs[0] = p->outputs[0];
+        keep[i] = 0;
+        removed++;
+    }
+    if (removed) nn_graph_compact(g, keep);
+    free(nreaders), free(keep);
+    return FFU_OK;
+}
+
 ffu_status nn_fuse_planned(nn_graph *g)
 {
     if (!g || g->nnodes == 0) return FFU_OK;
@@ -300,6 +578,13 @@ ffu_status nn_fuse_planned(nn_graph *g)
         removed++;
     }
     if (removed) nn_graph_compact(g, keep);
+    if ((st = fuse_pools(g)) < 0) goto out;
+    /* sibling groups, one at a time (each rewrite renumbers the nodes) */
+    for (int round = 0; st >= 0 && round < 64; round++) {
+        int r = fuse_siblings(g);
+        if (r < 0) st = r;
+        if (r <= 0) break;
+    }
 out:
     free(nreaders), free(last), free(keep);
     return st;

@@ -16,11 +16,17 @@
 ffu_status nn_fuse(nn_graph *g);
 
 /* The fusions that need known shapes, run by sessions on each specialised graph
- * (nn_graph_specialize, after shape inference and folding): Conv + Add whose other
- * operand has exactly the Conv output's shape and type -> the Conv with that operand
- * as input 3 (the residual, ir.h) and the Add's activation, when the Conv output has
- * no other reader, is not a graph output and carries no activation of its own. The
- * fused node takes the Add's place in the order. FFU_ERR_NOMEM is the only failure. */
+ * (nn_graph_specialize, after shape inference and folding):
+ *  - Conv + Add whose other operand has exactly the Conv output's shape and type ->
+ *    the Conv with that operand as input 3 (the residual, ir.h) and the Add's
+ *    activation, when the Conv output has no other reader, is not a graph output and
+ *    carries no activation of its own. The fused node takes the Add's place.
+ *  - Sibling pointwise Convs (1x1, no group/stride/pad/dilation, constant weights,
+ *    the same activation) of one tensor -> one Conv with all their output channels,
+ *    then (when each sibling's only reader is a depthwise Conv of the same geometry
+ *    and activation) one depthwise Conv, then a Split (axis 1) into the old outputs.
+ *    Detection heads compute 1-10 channels per branch; merged they fill a vector.
+ * FFU_ERR_NOMEM is the only failure. */
 ffu_status nn_fuse_planned(nn_graph *g);
 
 #endif

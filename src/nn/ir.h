@@ -134,7 +134,10 @@ typedef struct nn_tensor {
  *   operand of an Add that followed the Conv: Y = act(conv(X, W, B) + R). B may be
  *   omitted (-1) while R is present. R may share the output's buffer (the planner
  *   puts the output in place of a residual that dies there); kernels must read each
- *   residual element before writing that output element. */
+ *   residual element before writing that output element.
+ *   Conv int attribute `_pool` = 2 (never with R): a MaxPool with 2x2 windows,
+ *   stride 2, no padding (floor) follows the activation: Y = maxpool(act(conv(X))),
+ *   so the output is half the convolution's size in H and W. */
 typedef struct nn_node {
     nn_op op;
     const char *name;

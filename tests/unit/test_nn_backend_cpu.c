@@ -98,6 +98,12 @@ static const tcase cases[] = {
     {NN_OP_CONV, "dw(ours) +res +relu in place", 4, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24), S4(1, 24, 13, 37)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=24;pads=1,1,1,1", .act = NN_ACT_RELU, .inplace = 3},
     {NN_OP_CONV, "dw(ours) +res s2 prelu", 4, {S4(1, 40, 13, 37), S4(40, 1, 3, 3), S1(40), S4(1, 40, 7, 19)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=40;strides=2,2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
     {NN_OP_CONV, "dw(oneDNN) +res +prelu[C]", 4, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16), S4(1, 16, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=0;group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
+    /* a fused 2x2 max pool after the activation (_pool=2, ir.h): our depthwise kernel
+     * (odd rows and columns dropped), oneDNN's depthwise and a dense conv */
+    {NN_OP_CONV, "dw(ours) +relu +pool", 3, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_dw=1;_pool=2;group=24;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "2x16x14x40 dw(ours) +pool", 2, {S4(2, 16, 14, 40), S4(16, 1, 3, 3)}, {0, 1}, .attrs = "_pool=2;group=16;pads=1,1,1,1"},
+    {NN_OP_CONV, "dw(oneDNN) +prelu +pool", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_dw=0;_pool=2;group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "k3 +sigmoid +pool", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "_pool=2;pads=1,1,1,1", .act = NN_ACT_SIGMOID},
     {NN_OP_CONV, "dw +prelu[C]", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
     /* ---- first layers (few input channels, strided, padding on every side) ---- */
     {NN_OP_CONV, "first 3->16 k3 s2 p1 +relu", 3, {S4(1, 3, 33, 47), S4(16, 3, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU},
@@ -613,9 +619,11 @@ static int chain_graph(nn_graph **out, uint64_t *seed, float **xdata, void **own
     int scaled = o;
     o = NEWT();
     nn_graph_add_node(g, NN_OP_SIGMOID, "sig", &res, 1, &o, 1);
-    int cat_in[2] = {scaled, o};
+    /* with a constant third part (stored NCHW, converted once for a channels-last
+     * concat, as BlazeFace pads channels) */
+    int cat_in[3] = {scaled, o, CONST(S4(1, 4, 4, 5))};
     o = NEWT();
-    n = nn_graph_add_node(g, NN_OP_CONCAT, "cat", cat_in, 2, &o, 1);
+    n = nn_graph_add_node(g, NN_OP_CONCAT, "cat", cat_in, 3, &o, 1);
     nn_node_set_int(g, n, "axis", 1);
     int cat = o;
     /* a plain-only reader of the concat result, exported */
@@ -645,7 +653,7 @@ static int chain_graph(nn_graph **out, uint64_t *seed, float **xdata, void **own
     nn_graph_add_node(g, NN_OP_GLOBAL_AVERAGE_POOL, "gap", &scaled, 1, &o, 1);
     nn_graph_mark_output(g, o);
     /* final conv 3x3 32->5 to a graph output (NCHW) */
-    int in3d[3] = {cat, CONST(S4(5, 32, 3, 3)), CONST(S1(5))};
+    int in3d[3] = {cat, CONST(S4(5, 36, 3, 3)), CONST(S1(5))};
     o = NEWT();
     n = nn_graph_add_node(g, NN_OP_CONV, "head", in3d, 3, &o, 1);
     nn_node_set_ints(g, n, "pads", p1, 4);

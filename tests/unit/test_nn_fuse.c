@@ -461,6 +461,194 @@ static void test_residual_sessions(void)
     free(want);
 }
 
+/* ---- plan time: sibling pointwise convolutions (detection heads) ------------------------- */
+
+static float hw[6 * C_], hb[6], hdw[6 * 9], hdb[6];
+
+/* x -> conv(+relu) = r -> three 1x1 convs of r (1, 2 and 3 channels), each followed by a
+ * depthwise 3x3 -> Concat of the three -> z. variant 1: the second head's pointwise
+ * output is also a graph output (no depthwise merge); 2: the third pointwise conv has a
+ * Relu (a different activation: only the first two merge). */
+static nn_graph *g_heads(int variant)
+{
+    int x = -1, r = -1;
+    nn_graph *g = new_graph(&x);
+    add_conv(g, x, &r);
+    int r2 = nn_graph_add_tensor(g, "r2", FFU_DTYPE_UNDEFINED, NULL);
+    nn_graph_add_node(g, NN_OP_RELU, "relu0", &r, 1, &r2, 1);
+    int outs[3], at = 0, dat = 0;
+    for (int h = 0; h < 3; h++) {
+        int m = h + 1;
+        char name[16];
+        nn_shape ws = {.rank = 4, .d = {m, C_, 1, 1}}, bs = {.rank = 1, .d = {m}},
+                 ds = {.rank = 4, .d = {m, 1, 3, 3}};
+        int w = nn_graph_add_const(g, "", FFU_DTYPE_F32, &ws, hw + at * C_, sizeof(float) * (size_t)(m * C_), NN_BORROW);
+        int b = nn_graph_add_const(g, "", FFU_DTYPE_F32, &bs, hb + at, sizeof(float) * (size_t)m, NN_BORROW);
+        int wd = nn_graph_add_const(g, "", FFU_DTYPE_F32, &ds, hdw + dat, sizeof(float) * (size_t)(m * 9), NN_BORROW);
+        int bd = nn_graph_add_const(g, "", FFU_DTYPE_F32, &bs, hdb + at, sizeof(float) * (size_t)m, NN_BORROW);
+        at += m, dat += m * 9;
+        snprintf(name, sizeof name, "p%d", h);
+        int p = nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL);
+        int pin[3] = {r2, w, b};
+        int pn = nn_graph_add_node(g, NN_OP_CONV, name, pin, 3, &p, 1);
+        if (variant == 2 && h == 2) g->nodes[pn].act.kind = NN_ACT_RELU;
+        if (variant == 1 && h == 1) nn_graph_mark_output(g, p);
+        snprintf(name, sizeof name, "d%d", h);
+        outs[h] = nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL);
+        int din[3] = {p, wd, bd};
+        int dn = nn_graph_add_node(g, NN_OP_CONV, name, din, 3, &outs[h], 1);
+        int64_t pads[4] = {1, 1, 1, 1};
+        nn_node_set_ints(g, dn, "pads", pads, 4);
+        nn_node_set_int(g, dn, "group", m);
+    }
+    int z = nn_graph_add_tensor(g, "z", FFU_DTYPE_UNDEFINED, NULL);
+    int cn = nn_graph_add_node(g, NN_OP_CONCAT, "cat", outs, 3, &z, 1);
+    nn_node_set_int(g, cn, "axis", 1);
+    nn_graph_mark_output(g, z);
+    if (variant == 1) g->outputs[0] = z, g->outputs[1] = nn_graph_find(g, "p1");
+    return g;
+}
+
+static void test_heads_merged(void)
+{
+    init_block();
+    uint64_t s = 17;
+    for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++) hw[i] = test_rand_f(&s) - 0.5f;
+    for (size_t i = 0; i < sizeof hdw / sizeof hdw[0]; i++) hdw[i] = test_rand_f(&s) - 0.5f;
+    for (int i = 0; i < 6; i++) hb[i] = test_rand_f(&s) - 0.5f, hdb[i] = test_rand_f(&s) - 0.5f;
+    for (int variant = 0; variant <= 2; variant++) {
+        nn_graph *a = g_heads(variant), *b = g_heads(variant);
+        CHECK(a && b);
+        if (!a || !b) break;
+        CHECK_EQ_INT(fuse_both(b), 0);
+        /* 0: conv, merged pointwise, merged depthwise, split, concat; 1: no depthwise
+         * merge (3 depthwise stay); 2: two heads merge, the third stays apart */
+        int convs = count_op(b, NN_OP_CONV), splits = count_op(b, NN_OP_SPLIT);
+        CHECK_EQ_INT(splits, 1);
+        CHECK_EQ_INT(convs, variant == 0 ? 3 : variant == 1 ? 5 : 5);
+        for (int i = 0; i < b->nnodes; i++)
+            if (b->nodes[i].op == NN_OP_SPLIT)
+                CHECK_EQ_INT(b->nodes[i].noutputs, variant == 2 ? 2 : 3);
+        float xdata[3 * 7 * 9];
+        uint64_t s2 = 19;
+        for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s2) - 1.0f;
+        size_t na = 0, nb = 0;
+        float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
+        CHECK(ra && rb && na == nb && na == 6 * 7 * 9);
+        double worst = 0;
+        for (size_t i = 0; ra && rb && i < na && i < nb; i++) {
+            double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
+            if (d > worst) worst = d;
+        }
+        CHECK(worst < 1e-6);
+        free(ra), free(rb);
+        nn_graph_destroy(a), nn_graph_destroy(b);
+    }
+    /* through sessions on both backends (the cpu backend splits channels-last data) */
+    float xdata[3 * 7 * 9];
+    uint64_t s3 = 23;
+    for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s3) - 1.0f;
+    nn_graph *plain = g_heads(0);
+    size_t nw = 0;
+    float *want = run_ref(plain, xdata, &nw);
+    nn_graph_destroy(plain);
+    CHECK(want != NULL);
+    const char *backends[2] = {"ref", "cpu"};
+    for (int k = 0; k < 2 && want; k++) {
+        ffu_nn_model *m = NULL;
+        CHECK(nn_model_from_graph(g_heads(0), &m) == FFU_OK);
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = backends[k];
+        o.threads = 2;
+        ffu_nn_session *ss = NULL;
+        ffu_status st = ffu_nn_session_create(m, &o, &ss);
+        if (k == 1 && st == FFU_ERR_UNSUPPORTED) {
+            ffu_nn_model_destroy(m);
+            break;
+        }
+        CHECK(st == FFU_OK);
+        ffu_nn_tensor in, out;
+        CHECK(ffu_nn_session_input(ss, 0, &in) == FFU_OK);
+        if (in.data && in.nbytes == sizeof xdata) memcpy(in.data, xdata, sizeof xdata);
+        CHECK(ffu_nn_session_run(ss) == FFU_OK);
+        CHECK(ffu_nn_session_output(ss, 0, &out) == FFU_OK);
+        CHECK(out.nbytes == nw * 4);
+        double worst = 0;
+        for (size_t i = 0; out.data && out.nbytes == nw * 4 && i < nw; i++) {
+            double d = fabs((double)want[i] - ((const float *)out.data)[i]) / (1.0 + fabs(want[i]));
+            if (d > worst) worst = d;
+        }
+        CHECK(worst < 1e-5);
+        ffu_jw *w = NULL;
+        CHECK(ffu_jw_create(&w, 0) == FFU_OK);
+        CHECK(ffu_nn_session_describe(ss, w) == FFU_OK);
+        const char *js = ffu_jw_text(w, NULL);
+        CHECK(js && strstr(js, "\"Split\""));
+        ffu_jw_destroy(w);
+        ffu_nn_session_destroy(ss);
+        ffu_nn_model_destroy(m);
+    }
+    free(want);
+}
+
+/* ---- plan time: depthwise Conv + 2x2 MaxPool -------------------------------------------- */
+
+/* x -> conv = r -> depthwise 3x3 (+relu) -> MaxPool -> y. variant 0: 2x2 stride 2 (fused);
+ * 1: 3x3 windows (not fused); 2: the depthwise output is also a graph output. */
+static nn_graph *g_dw_pool(int variant)
+{
+    int x = -1, r = -1;
+    nn_graph *g = new_graph(&x);
+    add_conv(g, x, &r);
+    nn_shape dws = {.rank = 4, .d = {C_, 1, 3, 3}};
+    int wd = nn_graph_add_const(g, "wdw", FFU_DTYPE_F32, &dws, wdw, sizeof wdw, NN_BORROW);
+    int d = nn_graph_add_tensor(g, "d", FFU_DTYPE_UNDEFINED, NULL);
+    int in_dw[2] = {r, wd};
+    int n = nn_graph_add_node(g, NN_OP_CONV, "dw", in_dw, 2, &d, 1);
+    int64_t pads[4] = {1, 1, 1, 1}, k2[2] = {2, 2}, k3[2] = {3, 3};
+    nn_node_set_ints(g, n, "pads", pads, 4);
+    nn_node_set_int(g, n, "group", C_);
+    int d2 = nn_graph_add_tensor(g, "d2", FFU_DTYPE_UNDEFINED, NULL);
+    nn_graph_add_node(g, NN_OP_RELU, "relu", &d, 1, &d2, 1);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    n = nn_graph_add_node(g, NN_OP_MAX_POOL, "mp", &d2, 1, &y, 1);
+    nn_node_set_ints(g, n, "kernel_shape", variant == 1 ? k3 : k2, 2);
+    nn_node_set_ints(g, n, "strides", k2, 2);
+    nn_graph_mark_output(g, y);
+    if (variant == 2) nn_graph_mark_output(g, d2);
+    return g;
+}
+
+static void test_dw_pool_fused(void)
+{
+    init_block();
+    for (int variant = 0; variant <= 2; variant++) {
+        nn_graph *a = g_dw_pool(variant), *b = g_dw_pool(variant);
+        CHECK(a && b);
+        if (!a || !b) break;
+        CHECK_EQ_INT(fuse_both(b), 0);
+        CHECK_EQ_INT(count_op(b, NN_OP_MAX_POOL), variant == 0 ? 0 : 1);
+        int pooled = 0;
+        for (int i = 0; i < b->nnodes; i++) pooled += nn_attr_int(&b->nodes[i], "_pool", 0) == 2;
+        CHECK_EQ_INT(pooled, variant == 0 ? 1 : 0);
+        float xdata[3 * 7 * 9];
+        uint64_t s = 29;
+        for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s) - 1.0f;
+        size_t na = 0, nb = 0;
+        float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
+        CHECK(ra && rb && na == nb && na == (variant == 1 ? C_ * 3 * 4 : C_ * 3 * 4));
+        double worst = 0;
+        for (size_t i = 0; ra && rb && i < na && i < nb; i++) {
+            double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
+            if (d > worst) worst = d;
+        }
+        CHECK(worst < 1e-6);
+        free(ra), free(rb);
+        nn_graph_destroy(a), nn_graph_destroy(b);
+    }
+}
+
 static void test_empty_and_null(void)
 {
     CHECK(nn_fuse_planned(NULL) == FFU_OK);
@@ -473,4 +661,4 @@ static void test_empty_and_null(void)
 
 TEST_MAIN(test_conv_bn_clip, test_conv_prelu, test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
-          test_empty_and_null)
+          test_heads_merged, test_dw_pool_fused, test_empty_and_null)

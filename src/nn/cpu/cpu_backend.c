@@ -581,6 +581,7 @@ static cpu_build_fn builder(nn_op op)
     case NN_OP_REDUCE_SUM_SQUARE: return nn_cpu_build_reduce;
     case NN_OP_TRANSPOSE: return nn_cpu_build_transpose;
     case NN_OP_PAD: return nn_cpu_build_pad;
+    case NN_OP_SPLIT: return nn_cpu_build_split;
     default: return NULL;
     }
 }
@@ -601,7 +602,7 @@ static int cl_op(nn_op op)
     case NN_OP_SQUARE: case NN_OP_RELU6: case NN_OP_ADD: case NN_OP_SUB: case NN_OP_MUL:
     case NN_OP_DIV: case NN_OP_MAX: case NN_OP_MIN: case NN_OP_SUM: case NN_OP_CONCAT:
     case NN_OP_RESIZE: case NN_OP_BATCH_NORM: case NN_OP_PRELU: case NN_OP_LRN:
-    case NN_OP_TRANSPOSE: case NN_OP_PAD:
+    case NN_OP_TRANSPOSE: case NN_OP_PAD: case NN_OP_SPLIT:
         return 1;
     default: return 0;
     }
@@ -613,7 +614,7 @@ static int tied_op(nn_op op)
 {
     return cl_op(op) && op != NN_OP_CONV && op != NN_OP_CONV_TRANSPOSE && op != NN_OP_CONCAT &&
            op != NN_OP_GLOBAL_AVERAGE_POOL && op != NN_OP_GLOBAL_MAX_POOL &&
-           op != NN_OP_TRANSPOSE;
+           op != NN_OP_TRANSPOSE && op != NN_OP_SPLIT;
 }
 
 /* A tensor whose spatial dims are all 1 has the same bytes in both layouts. */
@@ -806,26 +807,7 @@ static void run_kernel(const cpu_backend *cb, const cpu_step *s, void *const *pt
     GOMP_parallel(kern_thread, &j, (unsigned)cb->base.threads, 0);
 }
 
-#include <time.h>
-#include <stdlib.h>
-static double prof_t[4096]; static long prof_c[4096]; static const nn_node *prof_n[4096]; static int prof_on = -1;
-static void prof_dump(void) { for (int i = 0; i < 4096; i++) if (prof_c[i]) fprintf(stderr, "PROF|%.4f|%s|%s|%s\n", prof_t[i] / prof_c[i] * 1e3, nn_op_name(prof_n[i]->op), ((cpu_node *)prof_n[i]->priv) ? ((cpu_node *)prof_n[i]->priv)->impl : "", prof_n[i]->name); }
-static ffu_status cpu_run_(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
-                          void *const *out, void *scratch);
 static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
-                          void *const *out, void *scratch)
-{
-    if (prof_on < 0) { prof_on = getenv("FFU_PROF") != NULL; if (prof_on) atexit(prof_dump); }
-    if (!prof_on) return cpu_run_(b, g, n, in, out, scratch);
-    struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
-    ffu_status st = cpu_run_(b, g, n, in, out, scratch);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    int i = (int)(n - g->nodes) & 4095; prof_n[i] = n;
-    double dt = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    if (prof_c[i] == 0 || dt < prof_t[i] / prof_c[i]) { prof_t[i] = dt; prof_c[i] = 1; }
-    return st;
-}
-static ffu_status cpu_run_(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
                           void *const *out, void *scratch)
 {
     cpu_backend *cb = (cpu_backend *)b;

@@ -23,9 +23,11 @@
 static void dw_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
 {
     const nn_cpu_dw *d = kd;
-    int64_t rows = d->N * d->OH;
+    int64_t rows = d->N * (d->pool ? d->OH / 2 : d->OH);
     int64_t r0 = rows * ithr / nthr, r1 = rows * (ithr + 1) / nthr;
-    nn_cpu_dw_rows_avx512(d, ptr[0], d->res ? ptr[2] : NULL, ptr[1], r0, r1);
+    /* with a pool, argument 2 is the threads' row buffers (two conv rows each) */
+    float *tmp = d->pool ? (float *)ptr[2] + (size_t)ithr * 2 * (size_t)(d->OW * d->C) : NULL;
+    nn_cpu_dw_rows_avx512(d, ptr[0], d->res ? ptr[2] : NULL, ptr[1], r0, r1, tmp);
 }
 
 /* The activation of the node in our kernel's form; 0 when it has none for it. */
@@ -63,6 +65,7 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
 {
     const nn_node *n = c->n;
     int64_t C = x->shape.d[1];
+    int pool = nn_attr_int(n, "_pool", 0) == 2;
     if (x->shape.rank != 4 || nn_attr_int(n, "group", 1) != C || y->shape.d[1] != C ||
         w->shape.d[0] != C || w->shape.d[1] != 1 || win->dil[1] != 1 || win->dil[2] != 1 ||
         win->k[1] * win->k[2] > 64 || !(ffu_cpu_features() & FFU_CPU_AVX512F))
@@ -74,7 +77,7 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     int64_t force = nn_attr_int(n, "_cpu_dw", -1);
     if (force == 0) return CPU_UNSUPPORTED;
     if (force < 0 && !(win->k[1] == 3 && win->k[2] == 3 && win->stride[2] == 1 &&
-                       win->stride[1] == 1 && y->shape.d[3] >= 32))
+                       win->stride[1] == 1 && win->out[2] >= 32))
         return CPU_UNSUPPORTED;
     nn_cpu_dw tmp;
     const float *slopes;
@@ -101,7 +104,8 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     memset(d, 0, bytes);
     *d = tmp;
     d->N = x->shape.d[0], d->C = C, d->Cp = Cp;
-    d->IH = x->shape.d[2], d->IW = x->shape.d[3], d->OH = y->shape.d[2], d->OW = y->shape.d[3];
+    d->IH = x->shape.d[2], d->IW = x->shape.d[3], d->OH = win->out[1], d->OW = win->out[2];
+    d->pool = pool;
     d->KH = (int)win->k[1], d->KW = (int)win->k[2];
     d->SH = (int)win->stride[1], d->SW = (int)win->stride[2];
     d->PT = (int)win->pad0[1], d->PL = (int)win->pad0[2];
@@ -119,6 +123,9 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
 
     /* staging: the kernel works channels-last */
     ffu_status st;
+    size_t tmp_off = pool ? nn_cpu_scratch(c, sizeof(float) * 2 * (size_t)(d->OW * C) *
+                                                  (size_t)c->cb->base.threads)
+                          : 0;
     size_t in_off = !xl ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md)) : 0;
     size_t out_off = !yl ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&dst_md)) : 0;
     if (!xl && (st = nn_cpu_stage_step(c, &src_t, CPU_BIND_IN, 0, &src_md, CPU_BIND_SCRATCH,
@@ -141,12 +148,47 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     if (r && (st = res_staged ? nn_cpu_step_arg(c, s, 2, NULL, CPU_BIND_SCRATCH, 0, out_off, NULL)
                               : nn_cpu_step_arg(c, s, 2, NULL, CPU_BIND_IN, 3, 0, NULL)) < 0)
         return st;
+    if (pool && (st = nn_cpu_step_arg(c, s, 2, NULL, CPU_BIND_SCRATCH, 0, tmp_off, NULL)) < 0)
+        return st;
     if (!yl)
         return nn_cpu_stage_step(c, &dst_md, CPU_BIND_SCRATCH, out_off, &dst_t, CPU_BIND_OUT, 0);
     return FFU_OK;
 }
 
 /* ---- Conv / ConvTranspose ------------------------------------------------------------------ */
+
+/* The fused 2x2 stride-2 max pool of a convolution computed into scratch (from, at
+ * off): a pooling step into the output, through a second staging buffer when the
+ * output is stored NCHW (pooling keeps the layout). */
+static ffu_status pool_step(cpu_ctx *c, const dnnl_memory_desc_t *from, size_t off,
+                            const dnnl_memory_desc_t *out_t, const nn_tensor *y, int yl)
+{
+    dnnl_memory_desc_t to = *out_t;
+    size_t to_off = 0;
+    if (!yl) {
+        if (nn_cpu_md_cl(&to, &y->shape) < 0) return CPU_UNSUPPORTED;
+        to_off = nn_cpu_scratch(c, dnnl_memory_desc_get_size(&to));
+    }
+    dnnl_dims_t k = {2, 2}, st2 = {2, 2}, dil = {0, 0}, pad = {0, 0};
+    dnnl_pooling_v2_desc_t desc;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_attr_t attr = nn_cpu_attr(c, 0);
+    if (!attr) return FFU_ERR_NOMEM;
+    int ok = dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, dnnl_pooling_max, from,
+                                               &to, st2, k, dil, pad, pad) == dnnl_success &&
+             dnnl_primitive_desc_create(&pd, &desc, attr, c->cb->eng, NULL) == dnnl_success;
+    dnnl_primitive_attr_destroy(attr);
+    if (!ok) return CPU_UNSUPPORTED;
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_step(c, pd, &st);
+    if (s && ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC, from, CPU_BIND_SCRATCH, 0, off, NULL)) < 0 ||
+              (st = nn_cpu_step_arg(c, s, DNNL_ARG_DST, &to, yl ? CPU_BIND_OUT : CPU_BIND_SCRATCH, 0,
+                                    to_off, NULL)) < 0))
+        return st;
+    if (st < 0) return st;
+    if (!yl) return nn_cpu_stage_step(c, &to, CPU_BIND_SCRATCH, to_off, out_t, CPU_BIND_OUT, 0);
+    return FFU_OK;
+}
 
 static ffu_status build_conv_common(cpu_ctx *c, int transpose)
 {
@@ -162,6 +204,10 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     if (r && (r->dtype != FFU_DTYPE_F32 || !nn_shape_equal(&r->shape, &y->shape) ||
               n->inputs[3] == n->inputs[0]))
         return CPU_UNSUPPORTED;
+    /* a fused 2x2 max pool (ir.h): the convolution's own output is ys, twice y */
+    int pool = !transpose && nn_attr_int(n, "_pool", 0) == 2;
+    if (pool && (r || y->shape.rank != 4)) return CPU_UNSUPPORTED;
+    nn_shape ys = y->shape;
     int rank = x->shape.rank, nd = rank - 2;
     if (rank < 3 || rank > 5 || w->shape.rank != rank || y->shape.rank != rank)
         return CPU_UNSUPPORTED;
@@ -182,7 +228,8 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     for (int i = 0; i < nd; i++) {
         int s = 3 - nd + i;
         int64_t eff = (win.k[s] - 1) * win.dil[s] + 1;
-        if (win.out[s] != y->shape.d[2 + i]) return CPU_UNSUPPORTED;
+        if (pool) ys.d[2 + i] = win.out[s];
+        if ((pool ? win.out[s] / 2 : win.out[s]) != y->shape.d[2 + i]) return CPU_UNSUPPORTED;
         strides[i] = win.stride[s];
         dil[i] = win.dil[s] - 1;
         pl[i] = win.pad0[s];
@@ -241,7 +288,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
      * channels-last tensor: oneDNN's direct kernel reads NCHW and writes nChw16c,
      * which for exactly 16 channels is the NHWC byte layout, so neither side needs a
      * reorder (the 640x640 input reorder alone costs about as much as the conv). */
-    if (!transpose && !r && !xl && yl && M == 16 && C <= 4 && G == 1 && rank == 4) {
+    if (!transpose && !r && !pool && !xl && yl && M == 16 && C <= 4 && G == 1 && rank == 4) {
         dnnl_dims_t dd = {y->shape.d[0], 16, y->shape.d[2], y->shape.d[3]};
         dnnl_convolution_desc_t desc;
         if (nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) == 0 &&
@@ -269,16 +316,15 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     for (; cl >= 0 && cl <= 1 && !pd; cl--) {
         if (cl && blk16) {
             dnnl_dims_t sd = {x->shape.d[0], 16, x->shape.d[2], x->shape.d[3]};
-            dnnl_dims_t dd = {y->shape.d[0], 16, y->shape.d[2], y->shape.d[3]};
+            dnnl_dims_t dd = {ys.d[0], 16, ys.d[2], ys.d[3]};
             if (dnnl_memory_desc_init_by_tag(&src_md, 4, sd, dnnl_f32, dnnl_nChw16c) !=
                     dnnl_success ||
                 dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, dnnl_f32, dnnl_nChw16c) !=
                     dnnl_success)
                 continue;
-        } else if (cl ? nn_cpu_md_cl(&src_md, &x->shape) < 0 ||
-                            nn_cpu_md_cl(&dst_md, &y->shape) < 0
+        } else if (cl ? nn_cpu_md_cl(&src_md, &x->shape) < 0 || nn_cpu_md_cl(&dst_md, &ys) < 0
                       : nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) < 0 ||
-                            nn_cpu_md_plain(&dst_md, &y->shape, dnnl_f32) < 0) {
+                            nn_cpu_md_plain(&dst_md, &ys, dnnl_f32) < 0) {
             continue;
         }
         dnnl_convolution_desc_t desc;
@@ -314,8 +360,8 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     dnnl_memory_desc_t wei_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     /* a tensor whose spatial dims are all 1 has the same bytes in both layouts */
     int x_free = 1, y_free = 1;
-    for (int i = 2; i < rank; i++) x_free &= x->shape.d[i] == 1, y_free &= y->shape.d[i] == 1;
-    int stage_in = xl != src_cl && !x_free, stage_out = yl != cl && !y_free;
+    for (int i = 2; i < rank; i++) x_free &= x->shape.d[i] == 1, y_free &= ys.d[i] == 1;
+    int stage_in = xl != src_cl && !x_free, stage_out = (yl != cl && !y_free) || pool;
     size_t in_off = stage_in ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md)) : 0;
     size_t out_off = stage_out ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&dst_md)) : 0;
     if (stage_in && (st = nn_cpu_stage_step(c, &src_t, CPU_BIND_IN, 0, &src_md,
@@ -324,6 +370,11 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
         return st;
     }
     cpu_bind ob = stage_out ? CPU_BIND_SCRATCH : CPU_BIND_OUT;
+    /* The output as the other steps see it: computed channels-last it is NHWC (the
+     * blocked 16-channel forms used above are byte for byte NHWC), but oneDNN has only reference kernels for some primitives on it (a
+     * PReLU step: 3 ms instead of 20 us) and for reorders between the two tags. */
+    dnnl_memory_desc_t dst_alt = dst_md;
+    if (cl && nn_cpu_md_cl(&dst_alt, &ys) < 0) dst_alt = dst_md;
     if (r) {
         /* the sum post-op adds what dst holds: put the residual there first (nothing
          * to do when the planner gave the output the residual's buffer) */
@@ -333,7 +384,12 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
             dnnl_primitive_desc_destroy(pd);
             return CPU_UNSUPPORTED;
         }
-        if ((st = nn_cpu_copy_in_step(c, 3, &res_t, &dst_md, ob, out_off, !stage_out)) < 0) {
+        /* Copy between descriptors oneDNN sees as the same layout: the blocked
+         * 16-channel form is byte for byte NHWC, but a reorder between the two tags is
+         * oneDNN's generic reference loop (100x slower than a copy). */
+        const dnnl_memory_desc_t *to = &dst_alt, *from = &res_t;
+        if (!stage_out) from = to; /* same layout, same bytes (checked above) */
+        if ((st = nn_cpu_copy_in_step(c, 3, from, to, ob, out_off, !stage_out)) < 0) {
             dnnl_primitive_desc_destroy(pd);
             return st;
         }
@@ -354,7 +410,8 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     } else if (st < 0) {
         return st;
     }
-    if (split && (st = nn_cpu_act_step(c, &dst_md, M, ob, out_off)) < 0) return st;
+    if (split && (st = nn_cpu_act_step(c, &dst_alt, M, ob, out_off)) < 0) return st;
+    if (pool) return pool_step(c, &dst_alt, out_off, &dst_t, y, yl);
     if (stage_out)
         return nn_cpu_stage_step(c, &dst_md, CPU_BIND_SCRATCH, out_off, &dst_t, CPU_BIND_OUT, 0);
     return FFU_OK;

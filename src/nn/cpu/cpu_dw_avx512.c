@@ -393,8 +393,42 @@ ROW_FN(row_full128, V_FULL, 128)
 typedef void (*row_fn)(const slice *, const nn_cpu_dw *, const float *, const float *,
                        const float *, float *, int64_t, int, int, int64_t, int64_t);
 
+/* conv rows [row0, row1) of the N * OH, written at dst + r * OW * C */
+static void conv_rows(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
+                      int64_t row0, int64_t row1, int64_t dst_row0);
+
 void nn_cpu_dw_rows_avx512(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
-                           int64_t row0, int64_t row1)
+                           int64_t row0, int64_t row1, float *tmp)
+{
+    if (!d->pool) {
+        conv_rows(d, src, res, dst, row0, row1, 0);
+        return;
+    }
+    /* fused 2x2 stride-2 max pool: two conv rows into tmp, then their maxima */
+    const int64_t C = d->C, OW = d->OW, PH = d->OH / 2, PW = OW / 2;
+    for (int64_t pr = row0; pr < row1; pr++) {
+        int64_t n = pr / PH, ph = pr % PH, r = n * d->OH + 2 * ph;
+        conv_rows(d, src, NULL, tmp, r, r + 2, r);
+        const float *a = tmp, *b = tmp + OW * C;
+        float *y = dst + pr * PW * C;
+        for (int64_t pw = 0; pw < PW; pw++)
+            for (int64_t c0 = 0; c0 < C; c0 += 16) {
+                int64_t left = C - c0;
+                __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+                int mode = left >= 16 ? V_FULL : left == 8 ? V_HALF : V_MASK;
+                const float *p0 = a + 2 * pw * C + c0, *p1 = b + 2 * pw * C + c0;
+                /* MaxPool's order: the first element, then each later one if greater */
+                __m512 v = ld(p0, mode, m);
+                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p0 + C, mode, m), v, _CMP_GT_OQ), ld(p0 + C, mode, m));
+                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p1, mode, m), v, _CMP_GT_OQ), ld(p1, mode, m));
+                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p1 + C, mode, m), v, _CMP_GT_OQ), ld(p1 + C, mode, m));
+                st(y + pw * C + c0, v, mode, m);
+            }
+    }
+}
+
+static void conv_rows(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
+                      int64_t row0, int64_t row1, int64_t dst_row0)
 {
     const int64_t C = d->C, OW = d->OW, SW = d->SW, KW = d->KW;
     /* output columns whose whole window lies inside the input width */
@@ -411,7 +445,7 @@ void nn_cpu_dw_rows_avx512(const nn_cpu_dw *d, const float *src, const float *re
     for (int64_t r = row0; r < row1; r++) {
         int64_t n = r / d->OH, oh = r % d->OH;
         const float *xn = src + n * d->IH * d->IW * C;
-        float *yr = dst + r * OW * C;
+        float *yr = dst + (r - dst_row0) * OW * C;
         const float *rr = res ? res + r * OW * C : NULL;
         int kh0 = 0, kh1 = d->KH;
         while (kh0 < kh1 && oh * d->SH - d->PT + kh0 < 0) kh0++;

@@ -108,6 +108,7 @@ ffu_status nn_cpu_build_lrn(cpu_ctx *c);
 ffu_status nn_cpu_build_reduce(cpu_ctx *c);
 ffu_status nn_cpu_build_transpose(cpu_ctx *c);
 ffu_status nn_cpu_build_pad(cpu_ctx *c);
+ffu_status nn_cpu_build_split(cpu_ctx *c);
 
 /* ---- our own kernels ------------------------------------------------------------------ */
 
@@ -119,15 +120,18 @@ typedef struct nn_cpu_dw {
     int64_t N, C, Cp, IH, IW, OH, OW;
     int KH, KW, SH, SW, PT, PL;
     int neg, clamp;
-    int res; /* a residual is the kernel step's third argument */
+    int res;  /* a residual is the kernel step's third argument */
+    int pool; /* a fused 2x2 stride-2 max pool follows (output rows are pooled rows) */
     float lo, hi;
     float *w, *b, *ns;
 } nn_cpu_dw;
 
-/* Output rows [row0, row1) of the N * OH rows; res (may be NULL) is added before the
- * activation and has dst's shape (it may be dst itself). */
+/* Output rows [row0, row1) of the N * OH rows (N * (OH / 2) pooled rows with pool);
+ * res (may be NULL, never with pool) is added before the activation and has dst's
+ * shape (it may be dst itself); tmp holds two convolution rows (2 * OW * C floats)
+ * when pooling. */
 void nn_cpu_dw_rows_avx512(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
-                           int64_t row0, int64_t row1);
+                           int64_t row0, int64_t row1, float *tmp);
 
 /* Adds a kernel step; its arguments are added with nn_cpu_step_arg (md NULL). Returns
  * NULL in dry mode or on failure (*st says). */

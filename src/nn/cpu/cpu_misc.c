@@ -273,6 +273,150 @@ ffu_status nn_cpu_build_binary(cpu_ctx *c)
 
 /* ---- Concat ------------------------------------------------------------------------------ */
 
+/* Concat as copies: every input and the output in one layout, the result is rows of
+ * contiguous chunks, one per input. oneDNN's concat is a reference loop when the
+ * layouts differ (BlazeFace pads channels by concatenating a constant zero tensor, which
+ * is stored NCHW, to a channels-last one: 40-80 us a node) and a slow generic copy for
+ * plain outputs (UltraFace's heads). Constant inputs are converted once at prepare. */
+typedef struct cpu_concat {
+    int n;
+    int64_t outer, out_chunk, chunk[CPU_MAX_ARGS], off[CPU_MAX_ARGS]; /* floats */
+} cpu_concat;
+
+static void concat_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const cpu_concat *d = kd;
+    float *y = ptr[d->n];
+    int64_t o0 = d->outer * ithr / nthr, o1 = d->outer * (ithr + 1) / nthr;
+    for (int64_t o = o0; o < o1; o++)
+        for (int i = 0; i < d->n; i++)
+            memcpy(y + o * d->out_chunk + d->off[i], (const float *)ptr[i] + o * d->chunk[i],
+                   sizeof(float) * (size_t)d->chunk[i]);
+}
+
+static int spatial_ones(const nn_tensor *t)
+{
+    for (int i = 2; i < t->shape.rank; i++)
+        if (t->shape.d[i] != 1) return 0;
+    return 1;
+}
+
+static ffu_status build_concat_copy(cpu_ctx *c, int64_t axis)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *y = nn_out(c->g, n, 0);
+    int r = y->shape.rank, yl = nn_cpu_layout(c, n->outputs[0]);
+    /* position of the axis in the stored order (channels-last: 0, 2.., r-1, 1) */
+    int pos = !yl ? (int)axis : axis == 0 ? 0 : axis == 1 ? r - 1 : (int)axis - 1;
+    int64_t sd[FFU_NN_MAX_RANK];
+    for (int k = 0; k < r; k++) sd[k] = y->shape.d[!yl ? k : k == 0 ? 0 : k == r - 1 ? 1 : k + 1];
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < pos; k++) outer *= sd[k];
+    for (int k = pos + 1; k < r; k++) inner *= sd[k];
+    int idx[CPU_MAX_ARGS], k = 0;
+    for (int i = 0; i < n->ninputs; i++) {
+        const nn_tensor *t = nn_in(c->g, n, i);
+        if (nn_shape_numel(&t->shape) == 0) continue;
+        if (k >= CPU_MAX_ARGS - 1) return CPU_UNSUPPORTED;
+        /* a non-constant input must be stored as the output is */
+        if (!nn_cpu_is_const(t) && yl && !nn_cpu_layout(c, n->inputs[i]) && !spatial_ones(t))
+            return CPU_UNSUPPORTED;
+        if (!nn_cpu_is_const(t) && !yl && nn_cpu_layout(c, n->inputs[i]) && !spatial_ones(t))
+            return CPU_UNSUPPORTED;
+        idx[k++] = i;
+    }
+    if (k == 0) return CPU_UNSUPPORTED;
+    if (!c->p) return FFU_OK;
+    cpu_concat *d = nn_cpu_own(c, sizeof *d);
+    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    memset(d, 0, sizeof *d);
+    d->n = k, d->outer = outer, d->out_chunk = sd[pos] * inner;
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_kernel_step(c, concat_kernel, d, &st);
+    if (!s) return st;
+    int64_t off = 0;
+    for (int j = 0; j < k; j++) {
+        const nn_tensor *t = nn_in(c->g, n, idx[j]);
+        d->chunk[j] = t->shape.d[axis] * inner;
+        d->off[j] = off;
+        off += d->chunk[j];
+        if (nn_cpu_is_const(t)) {
+            void *data = t->data;
+            if (yl && !spatial_ones(t)) { /* once, into the output's layout */
+                dnnl_memory_desc_t from, to;
+                if (nn_cpu_md_plain(&from, &t->shape, dnnl_f32) < 0 || nn_cpu_md_cl(&to, &t->shape) < 0)
+                    return CPU_UNSUPPORTED;
+                if (!(data = nn_cpu_reorder_owned(c, &from, t->data, &to, &st))) return st;
+            }
+            st = nn_cpu_step_arg(c, s, j, NULL, CPU_BIND_FIXED, 0, 0, data);
+        } else {
+            st = nn_cpu_step_arg(c, s, j, NULL, CPU_BIND_IN, idx[j], 0, NULL);
+        }
+        if (st < 0) return st;
+    }
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:concat");
+    return nn_cpu_step_arg(c, s, k, NULL, CPU_BIND_OUT, 0, 0, NULL);
+}
+
+/* Split as copies, the inverse of build_concat_copy: the input and every output in
+ * one layout (YuNet's merged head convolutions are split back into their parts). */
+static void split_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const cpu_concat *d = kd;
+    const float *x = ptr[0];
+    int64_t o0 = d->outer * ithr / nthr, o1 = d->outer * (ithr + 1) / nthr;
+    for (int64_t o = o0; o < o1; o++)
+        for (int i = 0; i < d->n; i++)
+            memcpy((float *)ptr[1 + i] + o * d->chunk[i], x + o * d->out_chunk + d->off[i],
+                   sizeof(float) * (size_t)d->chunk[i]);
+}
+
+ffu_status nn_cpu_build_split(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0);
+    if (!x || n->noutputs < 1 || n->noutputs > CPU_MAX_ARGS - 1) return CPU_UNSUPPORTED;
+    int r = x->shape.rank, xl = nn_cpu_layout(c, n->inputs[0]);
+    int64_t axis = nn_attr_int(n, "axis", 0);
+    if (axis < 0) axis += r;
+    if (r < 1 || axis < 0 || axis >= r) return CPU_UNSUPPORTED;
+    int64_t total = 0;
+    for (int i = 0; i < n->noutputs; i++) {
+        const nn_tensor *t = nn_out(c->g, n, i);
+        if (!t || t->dtype != FFU_DTYPE_F32 || t->shape.rank != r || !nn_shape_known(&t->shape))
+            return CPU_UNSUPPORTED;
+        for (int k = 0; k < r; k++)
+            if (k != axis && t->shape.d[k] != x->shape.d[k]) return CPU_UNSUPPORTED;
+        if (nn_cpu_layout(c, n->outputs[i]) != xl && !spatial_ones(t)) return CPU_UNSUPPORTED;
+        total += t->shape.d[axis];
+    }
+    if (total != x->shape.d[axis]) return CPU_UNSUPPORTED;
+    int pos = !xl ? (int)axis : axis == 0 ? 0 : axis == 1 ? r - 1 : (int)axis - 1;
+    int64_t sd[FFU_NN_MAX_RANK];
+    for (int k = 0; k < r; k++) sd[k] = x->shape.d[!xl ? k : k == 0 ? 0 : k == r - 1 ? 1 : k + 1];
+    int64_t outer = 1, inner = 1;
+    for (int k = 0; k < pos; k++) outer *= sd[k];
+    for (int k = pos + 1; k < r; k++) inner *= sd[k];
+    if (!c->p) return FFU_OK;
+    cpu_concat *d = nn_cpu_own(c, sizeof *d);
+    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    memset(d, 0, sizeof *d);
+    d->n = n->noutputs, d->outer = outer, d->out_chunk = sd[pos] * inner;
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_kernel_step(c, split_kernel, d, &st);
+    if (!s) return st;
+    if ((st = nn_cpu_step_arg(c, s, 0, NULL, CPU_BIND_IN, 0, 0, NULL)) < 0) return st;
+    int64_t off = 0;
+    for (int i = 0; i < n->noutputs; i++) {
+        d->chunk[i] = nn_out(c->g, n, i)->shape.d[axis] * inner;
+        d->off[i] = off;
+        off += d->chunk[i];
+        if ((st = nn_cpu_step_arg(c, s, 1 + i, NULL, CPU_BIND_OUT, i, 0, NULL)) < 0) return st;
+    }
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:split");
+    return FFU_OK;
+}
+
 ffu_status nn_cpu_build_concat(cpu_ctx *c)
 {
     const nn_node *n = c->n;
@@ -294,6 +438,8 @@ ffu_status nn_cpu_build_concat(cpu_ctx *c)
         idx[k++] = i;
     }
     if (k == 0 || nn_cpu_md_tensor(c, n->outputs[0], &dst) < 0) return CPU_UNSUPPORTED;
+    ffu_status cst = build_concat_copy(c, axis);
+    if (cst != CPU_UNSUPPORTED) return cst;
     dnnl_primitive_desc_t pd;
     dnnl_primitive_attr_t attr = nn_cpu_attr(c, 0);
     if (!attr) return FFU_ERR_NOMEM;
@@ -595,6 +741,15 @@ static void stored_strides(const cpu_ctx *c, int t, int64_t *st)
     }
 }
 
+/* memcpy of *kd bytes from ptr[0] to ptr[1], in one 64-byte aligned share per thread */
+static void copy_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    size_t bytes = *(const size_t *)kd, lines = (bytes + 63) / 64;
+    size_t b0 = lines * (size_t)ithr / (size_t)nthr * 64, b1 = lines * (size_t)(ithr + 1) / (size_t)nthr * 64;
+    if (b1 > bytes) b1 = bytes;
+    if (b0 < b1) memcpy((char *)ptr[1] + b0, (const char *)ptr[0] + b0, b1 - b0);
+}
+
 ffu_status nn_cpu_build_transpose(cpu_ctx *c)
 {
     const nn_node *n = c->n;
@@ -622,6 +777,20 @@ ffu_status nn_cpu_build_transpose(cpu_ctx *c)
     if (dnnl_memory_desc_init_by_strides(&src_md, r, d, dnnl_f32, s) != dnnl_success ||
         nn_cpu_md_tensor(c, n->outputs[0], &dst_md) < 0)
         return CPU_UNSUPPORTED;
+    if (dnnl_memory_desc_equal(&src_md, &dst_md)) {
+        /* the same bytes (an NHWC input transposed to NCHW and stored channels-last):
+         * a plain copy, which oneDNN would do with its generic reorder at half speed */
+        if (!c->p) return FFU_OK;
+        size_t *bytes = nn_cpu_own(c, sizeof *bytes);
+        if (!bytes) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        *bytes = (size_t)nn_shape_numel(&y->shape) * sizeof(float);
+        snprintf(c->p->impl, sizeof c->p->impl, "facefuse:copy");
+        ffu_status st;
+        cpu_step *cs = nn_cpu_add_kernel_step(c, copy_kernel, bytes, &st);
+        if (!cs) return st;
+        if ((st = nn_cpu_step_arg(c, cs, 0, NULL, CPU_BIND_IN, 0, 0, NULL)) < 0) return st;
+        return nn_cpu_step_arg(c, cs, 1, NULL, CPU_BIND_OUT, 0, 0, NULL);
+    }
     return nn_cpu_reorder_step(c, &src_md, CPU_BIND_IN, 0, &dst_md, CPU_BIND_OUT, 0);
 }
 

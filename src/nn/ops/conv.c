@@ -236,13 +236,23 @@ static ffu_status conv_geom_init(const nn_graph *g, const nn_node *n, int transp
                           &cg->w);
 }
 
+/* A fused 2x2 stride-2 max pool after the activation (`_pool` = 2, ir.h); 0 if none. */
+static int conv_pool(const nn_node *n) { return nn_attr_int(n, "_pool", 0) == 2 ? 2 : 0; }
+
 static ffu_status conv_set_output(nn_graph *g, nn_node *n, const conv_geom *cg)
 {
     nn_shape s = {.rank = cg->w.nd + 2};
     s.d[0] = cg->N;
     s.d[1] = cg->M;
-    for (int i = 0; i < cg->w.nd; i++)
-        s.d[2 + i] = cg->w.out[3 - cg->w.nd + i];
+    int pool = n->op == NN_OP_CONV ? conv_pool(n) : 0;
+    if (pool && cg->w.nd != 2)
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "a fused pool needs 2 spatial dims");
+    for (int i = 0; i < cg->w.nd; i++) {
+        int64_t o = cg->w.out[3 - cg->w.nd + i];
+        s.d[2 + i] = pool && o >= 0 ? o / 2 : o;
+        if (pool && o >= 0 && o < 2)
+            return nn_node_error(n, FFU_ERR_FORMAT, "output %lld is too small to pool", (long long)o);
+    }
     return nn_set_out(g, n, 0, FFU_DTYPE_F32, &s);
 }
 
@@ -258,6 +268,8 @@ static ffu_status conv_infer(nn_graph *g, nn_node *n)
     ffu_status e = conv_geom_init(g, n, 0, &cg);
     if (e < 0 || (e = conv_set_output(g, n, &cg)) < 0) return e;
     const nn_tensor *r = conv_residual(g, n), *y = nn_out(g, n, 0);
+    if (r && conv_pool(n))
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "a residual and a fused pool together");
     if (r && (r->dtype != FFU_DTYPE_F32 ||
               (nn_shape_known(&r->shape) && nn_shape_known(&y->shape) &&
                !nn_shape_equal(&r->shape, &y->shape))))
@@ -265,19 +277,28 @@ static ffu_status conv_infer(nn_graph *g, nn_node *n)
     return FFU_OK;
 }
 
+/* With a fused pool the convolution is computed whole into scratch first. */
+static size_t conv_scratch_bytes(const nn_graph *g, const nn_node *n)
+{
+    conv_geom cg;
+    if (!conv_pool(n) || conv_geom_init(g, n, 0, &cg) < 0) return 0;
+    int64_t e = cg.N * cg.M * cg.w.out[0] * cg.w.out[1] * cg.w.out[2];
+    return e > 0 ? (size_t)e * sizeof(float) : 0;
+}
+
 static ffu_status conv_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
                            void *scratch)
 {
-    (void)scratch;
     conv_geom cg;
     ffu_status e = conv_geom_init(g, n, 0, &cg);
     if (e < 0) return e;
+    int pool = conv_pool(n);
     const nn_window *w = &cg.w;
     const float *X = in[0], *W = in[1], *B = n->ninputs > 2 ? in[2] : NULL;
     /* the residual may be the output buffer itself (the planner puts the output in
      * place): each output plane reads only its own residual plane, before writing */
     const float *R = conv_residual(g, n) ? in[3] : NULL;
-    float *Y = out[0];
+    float *Y = pool ? scratch : out[0];
     int64_t N = cg.N, C = cg.C, M = cg.M, cpg = C / cg.group, mpg = M / cg.group;
     int64_t ID = w->in[0], IH = w->in[1], IW = w->in[2];
     int64_t OD = w->out[0], OH = w->out[1], OW = w->out[2];
@@ -331,10 +352,25 @@ static ffu_status conv_run(const nn_graph *g, const nn_node *n, void *const *in,
             }
         }
     nn_apply_node_act(g, n, Y, N, M, oplane);
+    if (pool) { /* 2x2 windows, stride 2, floor: the last odd row or column is dropped */
+        float *P = out[0];
+        int64_t PH = OH / 2, PW = OW / 2;
+        for (int64_t p = 0; p < N * M; p++)
+            for (int64_t ph = 0; ph < PH; ph++)
+                for (int64_t pw = 0; pw < PW; pw++) {
+                    const float *a = Y + (p * OH + 2 * ph) * OW + 2 * pw, *b = a + OW;
+                    float v = a[0];
+                    /* MaxPool's comparison order: NaN only wins when it comes first */
+                    if (a[1] > v) v = a[1];
+                    if (b[0] > v) v = b[0];
+                    if (b[1] > v) v = b[1];
+                    P[(p * PH + ph) * PW + pw] = v;
+                }
+    }
     return FFU_OK;
 }
 
-const nn_op_def nn_op_def_conv = {conv_infer, conv_run, NULL, 0};
+const nn_op_def nn_op_def_conv = {conv_infer, conv_run, conv_scratch_bytes, 0};
 
 /* ---- ConvTranspose ------------------------------------------------------------------------- */
 
