@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "facefuse/core.h"
+#include "facefuse/nn.h"
 
 /* Exit codes, documented in `facefuse --help` and docs/CLI.md. */
 enum {
@@ -62,6 +63,9 @@ int cli_fail(const cli_command *cmd, const cli_common *common, ffu_status st);
 int cli_fail_msg(const cli_command *cmd, const cli_common *common, int exit_code,
                  const char *fmt, ...) FFU_PRINTF(4, 5);
 int cli_exit_code(ffu_status st);
+
+/* Applies one --shape NAME=DIMS (or INDEX=DIMS) spec to a session. */
+ffu_status cli_nn_apply_shape(ffu_nn_session *s, const ffu_nn_model *m, const char *spec);
 
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);

@@ -1,6 +1,7 @@
 /* Command-line plumbing shared by every command: parsing with the common options,
  * config files, exit codes and error reporting. */
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -131,4 +132,32 @@ int cli_parse(const cli_command *cmd, const ffu_option *opts, void *obj, int arg
     if (common->quiet) ffu_log_set_level(FFU_LOG_ERROR);
     if (common->verbose) ffu_log_set_level(FFU_LOG_DEBUG);
     return CLI_EXIT_OK;
+}
+
+/* --shape NAME=DIMS (or INDEX=DIMS), e.g. input=1x3x480x640, shared by nn and bench. */
+ffu_status cli_nn_apply_shape(ffu_nn_session *s, const ffu_nn_model *m, const char *spec)
+{
+    const char *eq = strrchr(spec, '=');
+    if (!eq) return ffu_error_set(FFU_ERR_INVALID, "--shape '%s' is not NAME=DIMS", spec);
+    char name[256], *end;
+    snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
+    int idx = ffu_nn_model_find_input(m, name);
+    if (idx < 0) {
+        long v = strtol(name, &end, 10);
+        if (*name && !*end && v >= 0 && v < ffu_nn_model_num_inputs(m)) idx = (int)v;
+    }
+    if (idx < 0) return ffu_error_set(FFU_ERR_INVALID, "--shape: the model has no input '%s'", name);
+    int64_t dims[FFU_NN_MAX_RANK];
+    int rank = 0;
+    const char *p = eq + 1;
+    while (*p && rank < FFU_NN_MAX_RANK) {
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v < 0) break;
+        dims[rank++] = v;
+        p = end;
+        if (*p == 'x' || *p == 'X' || *p == ',') p++;
+        else break;
+    }
+    if (*p) return ffu_error_set(FFU_ERR_INVALID, "--shape '%s': dims must look like 1x3x224x224", spec);
+    return ffu_nn_session_set_input_shape(s, idx, rank, dims);
 }

@@ -45,33 +45,6 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static ffu_status apply_shape(ffu_nn_session *s, const ffu_nn_model *m, const char *spec)
-{
-    const char *eq = strrchr(spec, '=');
-    if (!eq) return ffu_error_set(FFU_ERR_INVALID, "--shape '%s' is not NAME=DIMS", spec);
-    char name[256], *end;
-    snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
-    int idx = ffu_nn_model_find_input(m, name);
-    if (idx < 0) {
-        long v = strtol(name, &end, 10);
-        if (*name && !*end && v >= 0 && v < ffu_nn_model_num_inputs(m)) idx = (int)v;
-    }
-    if (idx < 0) return ffu_error_set(FFU_ERR_INVALID, "--shape: the model has no input '%s'", name);
-    int64_t dims[FFU_NN_MAX_RANK];
-    int rank = 0;
-    const char *p = eq + 1;
-    while (*p && rank < FFU_NN_MAX_RANK) {
-        long long v = strtoll(p, &end, 10);
-        if (end == p || v < 0) break;
-        dims[rank++] = v;
-        p = end;
-        if (*p == 'x' || *p == 'X' || *p == ',') p++;
-        else break;
-    }
-    if (*p) return ffu_error_set(FFU_ERR_INVALID, "--shape '%s': dims must look like 1x3x224x224", spec);
-    return ffu_nn_session_set_input_shape(s, idx, rank, dims);
-}
-
 static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
 {
     ffu_nn_model *m = NULL;
@@ -90,7 +63,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     so.batch = o->batch;
     if ((st = ffu_nn_session_create(m, &so, &s)) < 0) goto fail;
     for (int k = 0; k < o->shapes.count; k++)
-        if ((st = apply_shape(s, m, o->shapes.items[k])) < 0) goto fail;
+        if ((st = cli_nn_apply_shape(s, m, o->shapes.items[k])) < 0) goto fail;
     t0 = ffu_clock_ns();
     uint64_t seed = 0x9E3779B97F4A7C15ull;
     for (int i = 0; i < ffu_nn_model_num_inputs(m); i++) {

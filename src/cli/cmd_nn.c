@@ -156,40 +156,7 @@ static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const ch
     ffu_status st = ffu_nn_session_create(m, &so, out);
     if (st < 0) return st;
     for (int k = 0; k < o->shapes.count; k++) {
-        const char *spec = o->shapes.items[k], *eq = strrchr(spec, '=');
-        if (!eq) {
-            st = ffu_error_set(FFU_ERR_INVALID, "--shape '%s' is not NAME=DIMS", spec);
-            break;
-        }
-        char name[256];
-        snprintf(name, sizeof name, "%.*s", (int)(eq - spec), spec);
-        int idx = ffu_nn_model_find_input(m, name);
-        char *end;
-        if (idx < 0) {
-            long v = strtol(name, &end, 10);
-            if (*name && !*end && v >= 0 && v < ffu_nn_model_num_inputs(m)) idx = (int)v;
-        }
-        if (idx < 0) {
-            st = ffu_error_set(FFU_ERR_INVALID, "--shape: the model has no input '%s'", name);
-            break;
-        }
-        int64_t dims[FFU_NN_MAX_RANK];
-        int rank = 0;
-        const char *p = eq + 1;
-        while (*p && rank < FFU_NN_MAX_RANK) {
-            long long v = strtoll(p, &end, 10);
-            if (end == p || v < 0) break;
-            dims[rank++] = v;
-            p = end;
-            if (*p == 'x' || *p == 'X' || *p == ',') p++;
-            else break;
-        }
-        if (*p) {
-            st = ffu_error_set(FFU_ERR_INVALID, "--shape '%s': dims must look like 1x3x224x224",
-                               spec);
-            break;
-        }
-        if ((st = ffu_nn_session_set_input_shape(*out, idx, rank, dims)) < 0) break;
+        if ((st = cli_nn_apply_shape(*out, m, o->shapes.items[k])) < 0) break;
     }
     if (st < 0) {
         ffu_nn_session_destroy(*out);
