@@ -19,6 +19,7 @@ typedef struct {
     int runs;
     int warmup;
     int batch;
+    int bf16;
     ffu_strlist shapes;
 } bench_opts;
 
@@ -34,6 +35,10 @@ static const ffu_option bench_options[] = {
      100000, NULL, "N"},
     {"batch", 0, FFU_OPT_INT, offsetof(bench_opts, batch), "items per run: dim 0 of inputs declared 1 or dynamic",
      "1", 1, 65536, NULL, "N"},
+    {"bf16", 0, FFU_OPT_BOOL, offsetof(bench_opts, bf16),
+     "cpu: bf16 Conv/Gemm/MatMul where the CPU has AVX512-BF16 and each node's accuracy "
+     "check passes",
+     NULL, 0, 0, NULL, NULL},
     {"shape", 0, FFU_OPT_STRING_LIST, offsetof(bench_opts, shapes),
      "fix an input's shape: NAME=1x3x480x640 (or INDEX=...)", NULL, 0, 0, NULL, "NAME=DIMS"},
     {0},
@@ -60,6 +65,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     ffu_nn_session_opts_default(&so);
     so.backend = bench_backends[o->backend];
     so.threads = o->threads;
+    so.bf16 = o->bf16;
     so.batch = o->batch;
     if ((st = ffu_nn_session_create(m, &so, &s)) < 0) goto fail;
     for (int k = 0; k < o->shapes.count; k++)
@@ -178,7 +184,7 @@ out:
 const cli_command cli_cmd_bench = {
     "bench",
     "measure inference latency and memory of a model",
-    "facefuse bench nn MODEL [--backend cpu|ref] [--threads N] [--runs N] [--warmup N] [--json]",
+    "facefuse bench nn MODEL [--backend cpu|ref] [--threads N] [--runs N] [--warmup N] [--bf16] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
     "--batch; fix other dynamic dims with --shape NAME=DIMS), fills the inputs with fixed\n"
     "pseudo-random values, runs --warmup untimed inferences and then --runs timed ones.\n"

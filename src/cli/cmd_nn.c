@@ -32,6 +32,7 @@ typedef struct {
     int backend;
     int threads;
     int batch;
+    int bf16;
     ffu_strlist inputs;
     ffu_strlist shapes;
     int norm;
@@ -53,6 +54,10 @@ static const ffu_option nn_options[] = {
      "0", 0, 1024, NULL, "N"},
     {"batch", 0, FFU_OPT_INT, offsetof(nn_opts, batch), "items per run: dim 0 of inputs declared 1 or dynamic",
      "1", 1, 65536, NULL, "N"},
+    {"bf16", 0, FFU_OPT_BOOL, offsetof(nn_opts, bf16),
+     "cpu: bf16 Conv/Gemm/MatMul where the CPU has AVX512-BF16 and each node's accuracy "
+     "check passes",
+     NULL, 0, 0, NULL, NULL},
     {"input", 'i', FFU_OPT_STRING_LIST, offsetof(nn_opts, inputs),
      "run: an image (.jpg/.png), a TensorProto (.pb) or raw little-endian f32 (.f32) per "
      "model input, in order", NULL, 0, 0, NULL, "FILE"},
@@ -144,7 +149,7 @@ static ffu_status read_whole(const char *path, void **out, size_t *size)
     return FFU_OK;
 }
 
-/* Applies --batch, --threads and --shape NAME=DIMS to a new session. */
+/* Applies --batch, --threads, --bf16 and --shape NAME=DIMS to a new session. */
 static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const char *backend,
                                ffu_nn_session **out)
 {
@@ -153,6 +158,7 @@ static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const ch
     so.backend = backend;
     so.threads = o->threads;
     so.batch = o->batch;
+    so.bf16 = o->bf16;
     ffu_status st = ffu_nn_session_create(m, &so, out);
     if (st < 0) return st;
     for (int k = 0; k < o->shapes.count; k++) {
@@ -260,6 +266,13 @@ static int cmd_info(const cli_command *cmd, nn_opts *o, const char *path)
                (long long)ffu_json_int(ffu_json_get(pd, "inplace_nodes"), 0));
         const char *note = ffu_json_string(ffu_json_get(pd, "note"));
         if (note) printf("note: %s\n", note);
+        if (ffu_json_bool(ffu_json_get(pd, "bf16"), 0))
+            printf("bf16: %s, %lld nodes run bf16 (the rest failed the accuracy check or have "
+                   "no bf16 kernel)\n",
+                   ffu_json_bool(ffu_json_get(pd, "bf16_granted"), 0)
+                       ? "granted"
+                       : "not granted (no AVX512-BF16)",
+                   (long long)ffu_json_int(ffu_json_get(pd, "bf16_nodes"), 0));
         int64_t batch = ffu_json_int(ffu_json_get(pd, "batch"), 1);
         const char *why = ffu_json_string(ffu_json_get(pd, "batch_why"));
         if (why) printf("batch %lld: looped over %lld runs of batch 1 (%s)\n", (long long)batch,

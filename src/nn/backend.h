@@ -33,7 +33,9 @@ typedef struct nn_backend_ops {
     void (*destroy)(nn_backend *b);
     /* Optional (NULL: nothing to tell), for describe: the implementation a prepared
      * node runs ("brgconv_1x1:avx512_core", "" when none) and how many layout
-     * conversions (reorders between NCHW and the backend's layout) each run makes. */
+     * conversions (reorders between NCHW and the backend's layout) each run makes.
+     * A node that computes in bf16 (the session's bf16 option) has an impl starting
+     * with "bf16 " (describe counts those). */
     void (*node_info)(nn_backend *b, const nn_node *n, const char **impl, int *reorders);
 } nn_backend_ops;
 

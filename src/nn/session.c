@@ -662,6 +662,12 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
     ffu_jw_end_array(w);
     if (s->note) ffu_jw_key(w, "note"), ffu_jw_string(w, s->note);
     ffu_jw_key(w, "threads"), ffu_jw_int(w, s->threads);
+    /* bf16: what was asked, and whether a backend granted it (the CPU has the
+     * instructions); bf16_nodes below says where each node's accuracy check passed */
+    ffu_jw_key(w, "bf16"), ffu_jw_bool(w, s->bf16 != 0);
+    int bf16_ok = 0;
+    for (int b = 0; b < s->nbe; b++) bf16_ok |= s->be[b]->bf16 != 0;
+    ffu_jw_key(w, "bf16_granted"), ffu_jw_bool(w, bf16_ok);
     ffu_jw_key(w, "planned"), ffu_jw_bool(w, !s->dirty);
     if (!s->dirty) {
         ffu_jw_key(w, "batch"), ffu_jw_int(w, s->batch_n);
@@ -676,15 +682,18 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
         ffu_jw_key(w, "folded_nodes"), ffu_jw_int(w, s->nfolded);
         ffu_jw_key(w, "view_nodes"), ffu_jw_int(w, s->stats.nviews);
         ffu_jw_key(w, "inplace_nodes"), ffu_jw_int(w, s->stats.ninplace);
-        int reorders = 0;
+        int reorders = 0, nbf16 = 0;
         for (int i = 0; i < g->nnodes; i++) {
             nn_backend *b = s->be[g->nodes[i].backend];
             const char *impl = NULL;
             int r = 0;
             if (!s->skip[i] && b->ops->node_info) b->ops->node_info(b, &g->nodes[i], &impl, &r);
             reorders += r;
+            /* a backend marks a node that computes in bf16 (backend.h) */
+            nbf16 += impl && strncmp(impl, "bf16 ", 5) == 0;
         }
         ffu_jw_key(w, "reorders"), ffu_jw_int(w, reorders);
+        ffu_jw_key(w, "bf16_nodes"), ffu_jw_int(w, nbf16);
         ffu_jw_key(w, "nodes_per_backend"), ffu_jw_begin_object(w);
         for (int b = 0; b < s->nbe; b++) {
             int cnt = 0;

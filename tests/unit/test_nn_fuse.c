@@ -10,6 +10,9 @@
 #include "nn/rewrite.h"
 #include "test.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 
 #define C_ 4
 static float wconv[C_ * 3 * 3 * 3], bconv[C_], bn[4][C_], slope[C_], clip_lo = 0, clip_hi = 6;
@@ -649,6 +652,142 @@ static void test_dw_pool_fused(void)
     }
 }
 
+/* ---- the cpu backend's bf16 mode ----------------------------------------------------------- */
+
+/* x [1,32,12,12] -> Conv 1x1 (64, bias, ReLU) -> Conv 3x3 pad 1 (32, bias): big enough
+ * for oneDNN's bf16 kernels. tol >= 0 sets both nodes' bf16 tolerance (the test hook
+ * _cpu_bf16_nmse). */
+static float bw1[64 * 32], bb1[64], bw2[32 * 64 * 9], bb2[32];
+static nn_graph *g_bf16(float tol)
+{
+    uint64_t s = 5;
+    for (size_t i = 0; i < 64 * 32; i++) bw1[i] = (test_rand_f(&s) - 0.5f) * 0.3f;
+    for (size_t i = 0; i < 32 * 64 * 9; i++) bw2[i] = (test_rand_f(&s) - 0.5f) * 0.1f;
+    for (int i = 0; i < 64; i++) bb1[i] = test_rand_f(&s) - 0.5f;
+    for (int i = 0; i < 32; i++) bb2[i] = test_rand_f(&s) - 0.5f;
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {1, 32, 12, 12}};
+    nn_shape w1s = {.rank = 4, .d = {64, 32, 1, 1}}, b1s = {.rank = 1, .d = {64}};
+    nn_shape w2s = {.rank = 4, .d = {32, 64, 3, 3}}, b2s = {.rank = 1, .d = {32}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    int w1 = nn_graph_add_const(g, "w1", FFU_DTYPE_F32, &w1s, bw1, sizeof bw1, NN_BORROW);
+    int b1 = nn_graph_add_const(g, "b1", FFU_DTYPE_F32, &b1s, bb1, sizeof bb1, NN_BORROW);
+    int w2 = nn_graph_add_const(g, "w2", FFU_DTYPE_F32, &w2s, bw2, sizeof bw2, NN_BORROW);
+    int b2 = nn_graph_add_const(g, "b2", FFU_DTYPE_F32, &b2s, bb2, sizeof bb2, NN_BORROW);
+    int t1 = nn_graph_add_tensor(g, "t1", FFU_DTYPE_UNDEFINED, NULL);
+    int t2 = nn_graph_add_tensor(g, "t2", FFU_DTYPE_UNDEFINED, NULL);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    int in1[3] = {x, w1, b1}, in3[1] = {t1}, in2[3] = {t2, w2, b2};
+    int n1 = nn_graph_add_node(g, NN_OP_CONV, "pw", in1, 3, &t1, 1);
+    nn_graph_add_node(g, NN_OP_RELU, "relu", in3, 1, &t2, 1);
+    int n2 = nn_graph_add_node(g, NN_OP_CONV, "conv", in2, 3, &y, 1);
+    int64_t pads[4] = {1, 1, 1, 1};
+    nn_node_set_ints(g, n2, "pads", pads, 4);
+    if (tol >= 0) {
+        nn_node_set_float(g, n1, "_cpu_bf16_nmse", tol);
+        nn_node_set_float(g, n2, "_cpu_bf16_nmse", tol);
+    }
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* Runs g_bf16(tol) on the cpu backend; returns the output (malloc'd; *n floats) and
+ * the describe JSON's bf16_nodes / bf16_granted; NULL without oneDNN. */
+static float *run_bf16(int bf16, float tol, size_t *n, int *nodes, int *granted)
+{
+    ffu_nn_model *m = NULL;
+    if (nn_model_from_graph(g_bf16(tol), &m) != FFU_OK) return NULL;
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "cpu";
+    o.threads = 1;
+    o.bf16 = bf16;
+    ffu_nn_session *ss = NULL;
+    float *y = NULL;
+    *nodes = *granted = -1;
+    if (ffu_nn_session_create(m, &o, &ss) == FFU_OK) {
+        ffu_nn_tensor in, out;
+        uint64_t s = 21;
+        if (ffu_nn_session_input(ss, 0, &in) == FFU_OK && in.data)
+            for (size_t i = 0; i < in.nbytes / 4; i++)
+                ((float *)in.data)[i] = 2.0f * test_rand_f(&s) - 1.0f;
+        if (ffu_nn_session_run(ss) == FFU_OK && ffu_nn_session_output(ss, 0, &out) == FFU_OK &&
+            (y = malloc(out.nbytes)) != NULL) {
+            memcpy(y, out.data, out.nbytes);
+            *n = out.nbytes / 4;
+        }
+        ffu_jw *w = NULL;
+        if (ffu_jw_create(&w, 0) == FFU_OK && ffu_nn_session_describe(ss, w) == FFU_OK) {
+            const char *js = ffu_jw_text(w, NULL), *p;
+            if (js && (p = strstr(js, "\"bf16_nodes\":"))) *nodes = atoi(p + 13);
+            if (js) *granted = strstr(js, "\"bf16_granted\":true") != NULL;
+        }
+        ffu_jw_destroy(w);
+        ffu_nn_session_destroy(ss);
+    }
+    ffu_nn_model_destroy(m);
+    return y;
+}
+
+static double nmse(const float *a, const float *b, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - b[i];
+        num += d * d, den += (double)a[i] * a[i];
+    }
+    return den > 0 ? num / den : num;
+}
+
+/* Without AVX512-BF16 (FFU_CPU_MASK in a child, before the process's first feature
+ * read) bf16 is not granted and the session computes exactly what f32 does. Runs
+ * first: the parent must not have read the features yet. */
+static void test_bf16_refused_without_isa(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        setenv("FFU_CPU_MASK", "avx512", 1);
+        size_t n0 = 0, n1 = 0;
+        int nodes0, g0, nodes1, g1;
+        float *a = run_bf16(0, -1, &n0, &nodes0, &g0), *b = run_bf16(1, -1, &n1, &nodes1, &g1);
+        int ok = !a || (b && n0 == n1 && !memcmp(a, b, n0 * 4) && nodes1 == 0 && g1 == 0);
+        free(a), free(b);
+        _exit(ok ? 0 : 1);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* With AVX512-BF16 both convolutions run bf16 (their check passes), the result is
+ * within bf16 accuracy of f32 but not identical (bf16 really ran); a zero tolerance
+ * makes every node fail its check and gives exactly the f32 numbers. */
+static void test_bf16_session(void)
+{
+    size_t n0 = 0, n1 = 0, n2 = 0;
+    int nodes0, g0, nodes1, g1, nodes2, g2;
+    float *a = run_bf16(0, -1, &n0, &nodes0, &g0);
+    if (!a) TEST_SKIP("built without oneDNN");
+    float *b = run_bf16(1, -1, &n1, &nodes1, &g1), *c = run_bf16(1, 0, &n2, &nodes2, &g2);
+    CHECK(b && c && n0 == n1 && n0 == n2 && n0 == 32 * 12 * 12);
+    CHECK(nodes0 == 0 && g0 == 0);
+    int isa = (ffu_cpu_features() & FFU_CPU_AVX512BF16) != 0;
+    CHECK(g1 == isa && g2 == isa);
+    if (b && c && n0 == n1 && n0 == n2) {
+        double e = nmse(a, b, n0);
+        printf("bf16 session: %d nodes bf16, nmse %.3g vs f32\n", nodes1, e);
+        CHECK(e < 1e-4);
+        if (isa) CHECK(nodes1 == 2 && e > 0);
+        else CHECK(nodes1 == 0 && e == 0);
+        CHECK(nodes2 == 0 && !memcmp(a, c, n0 * 4));
+    }
+    free(a), free(b), free(c);
+}
+
 static void test_empty_and_null(void)
 {
     CHECK(nn_fuse_planned(NULL) == FFU_OK);
@@ -659,6 +798,7 @@ static void test_empty_and_null(void)
     nn_graph_destroy(g);
 }
 
-TEST_MAIN(test_conv_bn_clip, test_conv_prelu, test_prelu_wrong_axis_not_fused,
+TEST_MAIN(test_bf16_refused_without_isa, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
+          test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
           test_heads_merged, test_dw_pool_fused, test_empty_and_null)

@@ -356,16 +356,55 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     }
     if (!pd) return st == FFU_ERR_NOMEM ? st : CPU_UNSUPPORTED;
     if (src_cl < 0) src_cl = cl;
+    /* The bf16 variant (docs/NN_CPU.md "bf16"): bf16 source and weights, f32 bias,
+     * accumulation and output, in the layouts settled on above. Kept only where oneDNN
+     * runs it on a bf16 kernel and the node's accuracy check passes; depthwise layers
+     * are memory-bound and would only pay for the extra conversion. */
+    dnnl_memory_desc_t src_f32 = src_md;
+    int bf16 = 0;
+    if (c->p && c->cb->base.bf16 && !(G > 1 && C / G == 1)) {
+        dnnl_memory_desc_t sb = src_md, wb = wei_any;
+        sb.data_type = dnnl_bf16, wb.data_type = dnnl_bf16;
+        dnnl_convolution_desc_t desc;
+        dnnl_primitive_desc_t pdb = NULL;
+        int splitb = 0;
+        dnnl_status_t ds =
+            transpose
+                ? dnnl_dilated_deconvolution_forward_desc_init(
+                      &desc, dnnl_forward_inference, dnnl_deconvolution_direct, &sb, &wb,
+                      b ? &bias_md : NULL, &dst_md, strides, dil, pl, pr)
+                : dnnl_dilated_convolution_forward_desc_init(
+                      &desc, dnnl_forward_inference, dnnl_convolution_direct, &sb, &wb,
+                      b ? &bias_md : NULL, &dst_md, strides, dil, pl, pr);
+        if (ds == dnnl_success &&
+            nn_cpu_pd_with_act(c, &desc, 1, r != NULL, &pdb, &splitb) == FFU_OK) {
+            /* the node attribute (tests) overrides the tolerance */
+            double tol = nn_attr_float(n, "_cpu_bf16_nmse", (float)NN_CPU_BF16_NMSE);
+            if (splitb == split && nn_cpu_pd_is_bf16(pdb)) {
+                double e = nn_cpu_bf16_nmse(c, pd, pdb, &wei_user, w->data, b ? b->data : NULL);
+                if (e >= 0 && e < tol) {
+                    dnnl_primitive_desc_destroy(pd);
+                    pd = pdb, pdb = NULL, src_md = sb, bf16 = 1;
+                }
+            }
+            if (pdb) dnnl_primitive_desc_destroy(pdb);
+        }
+    }
     nn_cpu_note_impl(c, pd);
+    if (bf16) nn_cpu_note_bf16(c);
     dnnl_memory_desc_t wei_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
     /* a tensor whose spatial dims are all 1 has the same bytes in both layouts */
     int x_free = 1, y_free = 1;
     for (int i = 2; i < rank; i++) x_free &= x->shape.d[i] == 1, y_free &= ys.d[i] == 1;
-    int stage_in = xl != src_cl && !x_free, stage_out = (yl != cl && !y_free) || pool;
+    int relayout = xl != src_cl && !x_free, stage_out = (yl != cl && !y_free) || pool;
+    int stage_in = relayout || bf16; /* bf16: the input is converted into scratch */
     size_t in_off = stage_in ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md)) : 0;
     size_t out_off = stage_out ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&dst_md)) : 0;
-    if (stage_in && (st = nn_cpu_stage_step(c, &src_t, CPU_BIND_IN, 0, &src_md,
-                                              CPU_BIND_SCRATCH, in_off)) < 0) {
+    if (stage_in &&
+        (st = relayout ? nn_cpu_stage_step(c, &src_t, CPU_BIND_IN, 0, &src_md, CPU_BIND_SCRATCH,
+                                           in_off)
+                       : nn_cpu_reorder_step(c, &src_f32, CPU_BIND_IN, 0, &src_md,
+                                             CPU_BIND_SCRATCH, in_off)) < 0) {
         dnnl_primitive_desc_destroy(pd);
         return st;
     }
@@ -473,12 +512,50 @@ static ffu_status build_mm(cpu_ctx *c, const mm_spec *m)
     int split;
     ffu_status st = nn_cpu_pd_with_act(c, &desc, 1, 0, &pd, &split);
     if (st < 0) return st;
+    /* The bf16 variant (docs/NN_CPU.md "bf16"), as for convolutions: constant weights
+     * (and bias) only, unscaled, kept where a bf16 kernel runs it and the accuracy
+     * check passes; the input is converted into scratch by a reorder step. */
+    dnnl_memory_desc_t src_f32 = src_md;
+    int bf16 = 0;
+    if (c->p && c->cb->base.bf16 && wconst && m->alpha == 1.0f &&
+        (!m->bias || (nn_cpu_is_const(m->bias) && m->beta == 1.0f))) {
+        dnnl_memory_desc_t sb = src_md, wb = wei_md;
+        sb.data_type = dnnl_bf16, wb.data_type = dnnl_bf16;
+        dnnl_matmul_desc_t descb;
+        dnnl_primitive_desc_t pdb = NULL;
+        int splitb = 0;
+        if (dnnl_matmul_desc_init(&descb, &sb, &wb, m->bias ? &bias_md : NULL, &dst_md) ==
+                dnnl_success &&
+            nn_cpu_pd_with_act(c, &descb, 1, 0, &pdb, &splitb) == FFU_OK) {
+            double tol = nn_attr_float(n, "_cpu_bf16_nmse", (float)NN_CPU_BF16_NMSE);
+            if (splitb == split && nn_cpu_pd_is_bf16(pdb)) {
+                double e = nn_cpu_bf16_nmse(c, pd, pdb, &wei_user, wt->data,
+                                            m->bias ? m->bias->data : NULL);
+                if (e >= 0 && e < tol) {
+                    dnnl_primitive_desc_destroy(pd);
+                    pd = pdb, pdb = NULL, src_md = sb, bf16 = 1;
+                }
+            }
+            if (pdb) dnnl_primitive_desc_destroy(pdb);
+        }
+    }
     nn_cpu_note_impl(c, pd);
+    if (bf16) nn_cpu_note_bf16(c);
     if (wconst) wei_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    size_t in_off = 0;
+    if (bf16) {
+        in_off = nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md));
+        if ((st = nn_cpu_reorder_step(c, &src_f32, CPU_BIND_IN, 0, &src_md, CPU_BIND_SCRATCH,
+                                      in_off)) < 0) {
+            dnnl_primitive_desc_destroy(pd);
+            return st;
+        }
+    }
     cpu_step *s = nn_cpu_add_step(c, pd, &st);
     if (!s) return st < 0 ? st : split ? nn_cpu_act_step(c, &dst_md, m->channels, CPU_BIND_OUT, 0) : FFU_OK;
 
-    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC, &src_md, CPU_BIND_IN, 0, 0, NULL)) < 0)
+    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC, &src_md, bf16 ? CPU_BIND_SCRATCH : CPU_BIND_IN,
+                              0, in_off, NULL)) < 0)
         return st;
     if (wconst) {
         const void *wsrc = wt->data;

@@ -196,6 +196,21 @@ void *nn_cpu_own(cpu_ctx *c, size_t bytes);
 /* Records the implementation name of pd in the node (for describe). */
 void nn_cpu_note_impl(cpu_ctx *c, const_dnnl_primitive_desc_t pd);
 
+/* ---- bf16 (docs/NN_CPU.md "bf16") ------------------------------------------------------- */
+
+/* The NMSE a node's bf16 variant may have against its f32 primitive. */
+#define NN_CPU_BF16_NMSE 1e-5
+/* Marks the node's impl name "bf16 ..." (describe counts those, backend.h). */
+void nn_cpu_note_bf16(cpu_ctx *c);
+/* 1 when pd's kernel computes in bf16 (its implementation name says so). */
+int nn_cpu_pd_is_bf16(const_dnnl_primitive_desc_t pd);
+/* Runs p32 (f32) and pb (the same op with bf16 source and weights) once at prepare on
+ * a fixed-seed input in [-1, 1) with the node's weights (wdata laid out as wei_user,
+ * f32) and bias (f32 or NULL); returns the NMSE of pb's output against p32's, or -1
+ * when the check could not run. */
+double nn_cpu_bf16_nmse(cpu_ctx *c, const_dnnl_primitive_desc_t p32, const_dnnl_primitive_desc_t pb,
+                        const dnnl_memory_desc_t *wei_user, const void *wdata, const void *bias);
+
 /* Input i if present and f32 with a known shape, else NULL. */
 const nn_tensor *nn_cpu_f32_in(const cpu_ctx *c, int i);
 int nn_cpu_is_const(const nn_tensor *t);
