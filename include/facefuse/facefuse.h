@@ -11,5 +11,6 @@
 #include "image.h"
 #include "models.h"
 #include "nn.h"
+#include "face.h"
 
 #endif

@@ -67,10 +67,22 @@ int cli_exit_code(ffu_status st);
 /* Applies one --shape NAME=DIMS (or INDEX=DIMS) spec to a session. */
 ffu_status cli_nn_apply_shape(ffu_nn_session *s, const ffu_nn_model *m, const char *spec);
 
+/* A progress bar with ETA on stderr, drawn only when stderr is a terminal and the
+ * command is not --quiet. */
+typedef struct cli_progress_bar {
+    const char *label;
+    size_t total;
+    double start, last;
+    int enabled;
+} cli_progress_bar;
+void cli_progress_start(cli_progress_bar *p, const char *label, size_t total,
+                        const cli_common *common);
+void cli_progress(cli_progress_bar *p, size_t done); /* done == total ends the line */
+
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);
 
 extern const cli_command cli_cmd_version, cli_cmd_info, cli_cmd_image;
-extern const cli_command cli_cmd_nn, cli_cmd_bench;
+extern const cli_command cli_cmd_nn, cli_cmd_bench, cli_cmd_models;
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -160,4 +161,37 @@ ffu_status cli_nn_apply_shape(ffu_nn_session *s, const ffu_nn_model *m, const ch
     }
     if (*p) return ffu_error_set(FFU_ERR_INVALID, "--shape '%s': dims must look like 1x3x224x224", spec);
     return ffu_nn_session_set_input_shape(s, idx, rank, dims);
+}
+
+void cli_progress(cli_progress_bar *p, size_t done)
+{
+    if (!p->enabled)
+        return;
+    double now = ffu_clock_sec();
+    if (done < p->total && now - p->last < 0.1)
+        return; /* redraw at most 10 times a second */
+    p->last = now;
+    double el = now - p->start;
+    double frac = p->total ? (double)done / (double)p->total : 1.0;
+    int fill = (int)(frac * 30);
+    char bar[31];
+    for (int i = 0; i < 30; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[30] = 0;
+    double eta = done ? el * (double)(p->total - done) / (double)done : 0;
+    fprintf(stderr, "\r%s [%s] %zu/%zu %5.1f%% %.0fs elapsed, ETA %.0fs ", p->label, bar, done,
+            p->total, 100 * frac, el, eta);
+    if (done >= p->total)
+        fputc('\n', stderr);
+    fflush(stderr);
+}
+
+void cli_progress_start(cli_progress_bar *p, const char *label, size_t total,
+                        const cli_common *common)
+{
+    p->label = label;
+    p->total = total;
+    p->start = ffu_clock_sec();
+    p->last = 0;
+    p->enabled = isatty(2) && !(common && common->quiet);
 }

@@ -9,6 +9,7 @@
 static const cli_command *const commands[] = {
     &cli_cmd_info,
     &cli_cmd_image,
+    &cli_cmd_models,
     &cli_cmd_nn,
     &cli_cmd_bench,
     &cli_cmd_version,

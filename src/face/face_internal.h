@@ -1,0 +1,59 @@
+/* Private pieces shared by the face stages: face_net, the one way a stage opens a zoo
+ * model and feeds it. A stage resolves its model spec, gets a session with the model's
+ * layout (NCHW or NHWC, read from the declared input shape) and normalisation, fills
+ * batch slots from image regions through an affine warp (alignment crops, detector
+ * letterboxes, rotated crops all use the same call) and reads f32 outputs. */
+#ifndef FFU_FACE_INTERNAL_H
+#define FFU_FACE_INTERNAL_H
+
+#include "facefuse/face.h"
+#include "facefuse/nn.h"
+
+typedef struct face_net {
+    ffu_zoo_entry entry;   /* entry.file points at path */
+    char path[1024];
+    ffu_nn_model *model;
+    ffu_nn_session *session;
+    ffu_tensor_layout layout;
+    int in_c, in_w, in_h; /* current input size */
+    int batch;            /* current batch */
+    int dynamic_hw;       /* the model accepts any input size */
+    ffu_norm_params norm; /* for an RGB-ordered image; face_net_fill swaps for BGR */
+    ffu_image scratch;    /* one in_w x in_h crop */
+} face_net;
+
+/* Resolves o->model (NULL = the role's default) and opens a session: batch 1, the zoo
+ * entry's input size for dynamic models (or the declared one). */
+ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o);
+void face_net_close(face_net *n); /* zeroed or closed: no-op */
+/* Changes batch and (for dynamic models) input size; a no-op when unchanged. */
+ffu_status face_net_reshape(face_net *n, int batch, int w, int h);
+/* Fills batch slot b: m maps network-input coordinates to image coordinates, both in
+ * the face module's continuous convention (pixel i covers [i, i+1)); bilinear, black
+ * outside the image. */
+ffu_status face_net_fill_warp(face_net *n, int b, const ffu_image *img, const double m[6]);
+/* The same for an axis-aligned box of img (x, y, w, h in image pixels) stretched to the
+ * input; returns the input -> image map in m_out (may be NULL). */
+ffu_status face_net_fill_box(face_net *n, int b, const ffu_image *img, const float box[4],
+                             double m_out[6]);
+ffu_status face_net_run(face_net *n);
+/* Output i of the last run as f32 (NULL with the error set for other dtypes); t may be
+ * NULL. */
+const float *face_net_output(const face_net *n, int i, ffu_nn_tensor *t);
+/* Index of the output with this name, or -1. */
+int face_net_output_index(const face_net *n, const char *name);
+int face_net_num_outputs(const face_net *n);
+
+/* Map from a crop of size (w, h) onto the rectangle box of the image (continuous
+ * coordinates both sides). */
+void face_box_map(const float box[4], int w, int h, double m[6]);
+/* Turns a crop -> image map in continuous coordinates into the map that
+ * ffu_image_warp_affine takes (pixel centres at integers). */
+void face_warp_map(const double g[6], double m[6]);
+
+/* Forward similarity image -> size x size crop (continuous coordinates) that puts kps
+ * on the named template. */
+ffu_status face_align_transform(const float kps[10], const char *template_name, int size,
+                                double fwd[6]);
+
+#endif

