@@ -10,7 +10,10 @@
 // For every ONNX model it reruns ORT on the kept input with graph optimisations
 // disabled and compares with the kept ORT outputs (optimisations "all"); facefuse's
 // kept ref/cpu outputs are compared with the peer's. Per floor choice, the worst
-// max-relative error over all outputs, with the output that gave it.
+// max-relative error over all outputs, with the output that gave it. Then one row per
+// output: the max relative error with the strict floor 1e-3 * max|peer| (no absolute
+// part), and the smallest floor fraction f at which max rel <= 1e-4 would hold
+// (floor = f * max|peer|), for ORT against itself, facefuse ref and facefuse cpu.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -41,10 +44,38 @@ function maxRel(a, b) {
   });
 }
 
+const TOL = 1e-4;
+const STRICT = 1e-3;
+// max_i |a_i - b_i| / max(|b_i|, STRICT * max|b|), and the smallest f with
+// max_i |a_i - b_i| / max(|b_i|, f * max|b|) <= TOL
+function strictStats(a, b) {
+  let mx = 0;
+  for (const v of b) mx = Math.max(mx, Math.abs(v));
+  const floor = Math.max(STRICT * mx, 1e-30);
+  let rel = 0, need = 0;
+  for (let i = 0; i < b.length; i++) {
+    const d = Math.abs(a[i] - b[i]), y = Math.abs(b[i]);
+    if (!(d === d)) return [Infinity, Infinity];
+    rel = Math.max(rel, d / Math.max(y, floor));
+    if (d / TOL > y) need = Math.max(need, d / TOL);
+  }
+  return [rel, mx > 0 ? need / mx : need > 0 ? Infinity : 0];
+}
+
 async function main() {
   const dir = process.argv[2];
   if (!dir) throw new Error('usage: node peer_noise.js KEEPDIR');
   const worst = {};
+  const perOut = {}; // "model\toutput" -> {max, ort, ref, cpu: [strict rel, floor fraction]}
+  const row = (m, name, b) => {
+    const k = `${m}\t${name}`;
+    if (!perOut[k]) {
+      let mx = 0;
+      for (const v of b) mx = Math.max(mx, Math.abs(v));
+      perOut[k] = { max: mx };
+    }
+    return perOut[k];
+  };
   const note = (key, what, rels) => {
     worst[key] = worst[key] || FLOORS.map(() => [0, '']);
     rels.forEach((r, i) => { if (r > worst[key][i][0]) worst[key][i] = [r, what]; });
@@ -60,7 +91,9 @@ async function main() {
     }
     for (const l of fs.readFileSync(path.join(d, 'facefuse.tsv'), 'utf8').trim().split('\n')) {
       const [name, file, peerName] = l.split('\t');
-      note(`facefuse ${file.slice(0, 3)} vs ${peer}`, `${m}:${name}`, maxRel(readF32(path.join(d, file)), outs[peerName]));
+      const a = readF32(path.join(d, file));
+      note(`facefuse ${file.slice(0, 3)} vs ${peer}`, `${m}:${name}`, maxRel(a, outs[peerName]));
+      row(m, name, outs[peerName])[file.slice(0, 3)] = strictStats(a, outs[peerName]);
     }
     if (peer !== 'ort') continue;
     const eq = spec.indexOf('=');
@@ -77,6 +110,7 @@ async function main() {
       let a = r[name].data;
       if (a instanceof Uint16Array) a = Float32Array.from(a, halfToFloat);
       note('ORT disabled vs ORT all', `${m}:${name}`, maxRel(a, outs[name]));
+      row(m, name, outs[name]).ort = strictStats(a, outs[name]);
     }
   }
   const head = FLOORS.map(([f, a]) => (a ? `max(${f}*max,${a})` : `${f}*max`));
@@ -86,6 +120,17 @@ async function main() {
     console.log(`| ${k} | ` + v.map(([r]) => r.toExponential(1)).join(' | ') + ' |');
   console.log('\nworst output per column:');
   for (const [k, v] of Object.entries(worst)) console.log(`  ${k}: ` + v.map(([, w]) => w).join(', '));
+  const e = (x) => (x === undefined ? '-' : x[0] === 0 ? '0' : x[0].toExponential(1));
+  const f = (x) => (x === undefined ? '-' : x[1] === 0 ? '0' : x[1].toExponential(1));
+  console.log(`\nper output: max rel with floor ${STRICT} x max|peer|; f = smallest floor fraction ` +
+    `of max|peer| that passes ${TOL}`);
+  console.log('| model | output | max abs peer | ORT self rel | ref rel | cpu rel | ORT self f | ref f | cpu f |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const [k, v] of Object.entries(perOut)) {
+    const [m, name] = k.split('\t');
+    console.log(`| ${m} | ${name} | ${v.max.toPrecision(3)} | ${e(v.ort)} | ${e(v.ref)} | ${e(v.cpu)} | ` +
+      `${f(v.ort)} | ${f(v.ref)} | ${f(v.cpu)} |`);
+  }
 }
 
 main().catch((e) => { console.error(String((e && e.stack) || e)); process.exit(1); });

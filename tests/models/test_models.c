@@ -18,6 +18,9 @@
  * FLOOR_ABS covers sigmoid outputs whose values are all tiny (YuNet's objectness at a
  * stride with no face, max 1.5e-3): ORT's logistic kernel has an absolute error of
  * ~1.8e-7 whatever the value, so there 1e-4 relative means 1e-6 absolute at most.
+ * Each row also shows, not asserted, the error under a strict floor of 1e-3 x max
+ * (STRICT_FRAC, no absolute part), which ORT fails against itself on 14 of its 28
+ * models (docs/EVAL.md lists it per model): the number to watch for drift.
  *
  * The input is a real photo (../shared/data/face_recognition_examples/examples/
  * obama.jpg; the astronaut in the model cache where shared data is absent): the whole
@@ -54,6 +57,7 @@
 #define TOL_F16 1e-3
 #define FLOOR_FRAC 0.1
 #define FLOOR_ABS 1e-2
+#define STRICT_FRAC 1e-3 /* reported only */
 
 enum { SRC_SHARED, SRC_CACHE };
 enum { ROI_FULL, ROI_FACE, ROI_EYE };
@@ -155,7 +159,7 @@ static struct {
     int keep;      /* FFU_GOLDEN_KEEP: tmp is the caller's, not removed */
     ffu_image img; /* RGB24 */
     const photo *ph;
-    int rows, failed, models;
+    int rows, failed, models, strict_over;
 } G;
 
 /* ---- helpers ----------------------------------------------------------------------- */
@@ -321,8 +325,11 @@ static void setup(void)
     printf("peers: %s\nrel = |ffu - peer| / max(|peer|, %g x max|peer|, %g); max rel <= %g "
            "(f16 model %g)\n",
            G.peers, FLOOR_FRAC, FLOOR_ABS, TOL_F32, TOL_F16);
-    printf("%-44s %-28s %-4s %10s | %10s %10s | %10s %10s |\n", "model", "output", "peer",
-           "max|peer|", "ref abs", "ref rel", "cpu abs", "cpu rel");
+    printf("strict = the same with the floor %g x max|peer| only (reported, not checked)\n",
+           STRICT_FRAC);
+    printf("%-44s %-28s %-4s %10s | %10s %10s %10s | %10s %10s %10s |\n", "model", "output",
+           "peer", "max|peer|", "ref abs", "ref rel", "ref strict", "cpu abs", "cpu rel",
+           "cpu strict");
     G.ready = 1;
 }
 
@@ -405,7 +412,7 @@ static peer_out *peer_find(peer_out *o, int n, const char *name)
 /* ---- one model --------------------------------------------------------------------- */
 
 typedef struct cmp_result {
-    double max_abs, max_rel;
+    double max_abs, max_rel, strict_rel;
     int ok;
     char err[200];
 } cmp_result;
@@ -416,7 +423,8 @@ static void compare(const float *a, const float *b, size_t n, double tol, cmp_re
     for (size_t i = 0; i < n; i++)
         if (fabs((double)b[i]) > scale) scale = fabs((double)b[i]);
     double floor_ = fmax(FLOOR_FRAC * scale, FLOOR_ABS);
-    r->max_abs = r->max_rel = 0;
+    double strict_floor = fmax(STRICT_FRAC * scale, 1e-300);
+    r->max_abs = r->max_rel = r->strict_rel = 0;
     for (size_t i = 0; i < n; i++) {
         double x = a[i], y = b[i], d;
         if (isnan(x) || isnan(y))
@@ -426,6 +434,9 @@ static void compare(const float *a, const float *b, size_t n, double tol, cmp_re
         double rel = d / fmax(fabs(y), floor_);
         if (d > r->max_abs) r->max_abs = d;
         if (rel > r->max_rel || isnan(rel)) r->max_rel = isnan(rel) ? INFINITY : rel;
+        double strict = d == 0 ? 0 : d / fmax(fabs(y), strict_floor);
+        if (strict > r->strict_rel || isnan(strict))
+            r->strict_rel = isnan(strict) ? INFINITY : strict;
     }
     r->ok = r->max_rel <= tol;
 }
@@ -476,13 +487,14 @@ static void row(const char *model, const char *out, const char *peer, double sca
     printf("%-44s %-28s %-4s %10.4g |", model, out, peer, scale);
     for (int b = 0; b < nr; b++) {
         if (r[b].err[0])
-            printf(" %21s |", "error");
+            printf(" %32s |", "error");
         else
-            printf(" %10.3g %10.3g |", r[b].max_abs, r[b].max_rel);
+            printf(" %10.3g %10.3g %10.3g |", r[b].max_abs, r[b].max_rel, r[b].strict_rel);
     }
-    int ok = 1;
+    int ok = 1, strict_ok = 1;
     for (int b = 0; b < nr; b++)
-        ok &= r[b].ok;
+        ok &= r[b].ok, strict_ok &= r[b].err[0] || r[b].strict_rel <= TOL_F32;
+    if (!strict_ok) G.strict_over++;
     printf(" %s%s%s\n", ok ? "ok" : "FAIL", note && *note ? ": " : "", note ? note : "");
     for (int b = 0; b < nr; b++)
         if (r[b].err[0]) printf("    %s: %s\n", b ? "cpu" : "ref", r[b].err);
@@ -509,7 +521,7 @@ static void check_model(const model_spec *sp)
         }
     }
     G.models++;
-    cmp_result none[2] = {{0, 0, 0, ""}, {0, 0, 0, ""}};
+    cmp_result none[2] = {{0, 0, 0, 0, ""}, {0, 0, 0, 0, ""}};
     ffu_nn_model *m = NULL;
     if (ffu_nn_model_load(path, &m) < 0) {
         snprintf(none[0].err, sizeof none[0].err, "load: %s", ffu_error_message());
@@ -682,7 +694,7 @@ static void check_model(const model_spec *sp)
     }
     for (int i = 0; i < npo; i++)
         if (!po[i].used) {
-            cmp_result r = {0, 0, 0, ""};
+            cmp_result r = {0, 0, 0, 0, ""};
             snprintf(r.err, sizeof r.err, "facefuse has no output for the peer's '%.100s'",
                      po[i].name);
             row(sp->file, po[i].name, sp->peer, 0, &r, 1, "");
@@ -723,7 +735,9 @@ static void test_cleanup(void)
     if (G.tmp[0] && !G.keep) rm_tree(G.tmp);
     ffu_image_release(&G.img);
     if (G.ready < 0) TEST_SKIP(G.why);
-    printf("%d outputs compared in %d models, %d over the tolerance\n", G.rows, G.models, G.failed);
+    printf("%d outputs compared in %d models, %d over the tolerance (%d over %g with the strict "
+           "floor, not checked)\n",
+           G.rows, G.models, G.failed, G.strict_over, TOL_F32);
 }
 
 TEST_MAIN(test_onnx_shared, test_onnx_keijiro, test_tfjs, test_cleanup)

@@ -5,7 +5,10 @@
  * argument list. An argument's memory object is bound at run time to a node input,
  * a node output, a region of the session's scratch area, or memory the node owns
  * (weights reordered once at prepare). Running a node is then: point each memory
- * object at its buffer, execute the steps in order. Nothing is allocated at run time.
+ * object at its buffer, execute the steps in order. Our code allocates nothing at run
+ * time; libdnnl itself does, transiently, inside every dnnl_primitive_execute (its
+ * argument map, per-call std::function and std::vector objects), which no public
+ * oneDNN call avoids (docs/NN_CPU.md "Allocation per run", tests/unit/test_nn_noalloc.c).
  *
  * The same builder code answers supports() ("dry" mode: build and check the primitive
  * descriptor, create nothing) and prepare() (create primitives, reorder weights), so
