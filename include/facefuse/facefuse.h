@@ -12,5 +12,7 @@
 #include "models.h"
 #include "nn.h"
 #include "face.h"
+#include "track.h"
+#include "video.h"
 
 #endif

@@ -1,0 +1,36 @@
+# FFmpeg's libraries (Debian: libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
+# libswresample-dev; FFmpeg 5.1 in Debian 12) for the video module in src/video.
+# Required: the library's video reader and writer are built on them. libavdevice-dev
+# is optional: with it, V4L2 cameras ("/dev/video0") can be opened.
+# Included by the top CMakeLists.txt before the library targets exist, so it only
+# extends the FFU_* lists. Defines FFU_HAVE_AVDEVICE=0/1 for C code.
+pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale)
+if(NOT FFMPEG_FOUND)
+  message(FATAL_ERROR "The video module needs FFmpeg's libraries (Debian: apt-get install "
+                      "libavformat-dev libavcodec-dev libavutil-dev libswscale-dev)")
+endif()
+list(APPEND FFU_LINK_LIBS PkgConfig::FFMPEG)
+string(APPEND FFU_PC_REQUIRES_PRIVATE " libavformat libavcodec libavutil libswscale")
+
+option(FFU_AVDEVICE "Open V4L2 cameras through libavdevice when it is installed" ON)
+set(FFU_HAVE_AVDEVICE 0)
+if(FFU_AVDEVICE)
+  pkg_check_modules(AVDEVICE IMPORTED_TARGET libavdevice)
+  if(AVDEVICE_FOUND)
+    set(FFU_HAVE_AVDEVICE 1)
+    list(APPEND FFU_LINK_LIBS PkgConfig::AVDEVICE)
+    string(APPEND FFU_PC_REQUIRES_PRIVATE " libavdevice")
+  endif()
+endif()
+add_compile_definitions(FFU_HAVE_AVDEVICE=${FFU_HAVE_AVDEVICE})
+message(STATUS "facefuse: FFmpeg ${FFMPEG_libavformat_VERSION} (libavformat), "
+               "libavdevice ${FFU_HAVE_AVDEVICE}")
+
+# Writes the seed corpus of the video fuzzer (tests/fixtures/corpus/video) with our own
+# writer: `make_video_corpus DIR`. Built with the tests so it keeps compiling.
+if(FFU_BUILD_TESTS)
+  add_executable(make_video_corpus ${CMAKE_CURRENT_SOURCE_DIR}/tests/fuzz/make_video_corpus.c)
+  target_compile_options(make_video_corpus PRIVATE ${FFU_C_WARNINGS})
+  target_compile_definitions(make_video_corpus PRIVATE _GNU_SOURCE)
+  target_link_libraries(make_video_corpus PRIVATE facefuse_static)
+endif()

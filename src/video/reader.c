@@ -1,0 +1,644 @@
+/* The video reader: libavformat demuxes a file, URL, device or memory buffer,
+ * libavcodec decodes the best video stream, libswscale converts each frame into the
+ * caller's ffu_image. Blocking I/O is bounded by an AVIOInterruptCB deadline per call
+ * (open, read, seek), which is how timeouts reach every protocol (file, RTSP, HTTP, UDP)
+ * without protocol-specific options. Corrupt packets are skipped and counted; a stream
+ * that keeps failing, or ends early, is reported as FFU_ERR_FORMAT. */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
+#include <libswscale/swscale.h>
+
+#include "video/video_internal.h"
+
+/* Consecutive packets the decoder may reject before the stream counts as broken: a
+ * damaged GOP of a live camera recovers at the next keyframe, a random file never does. */
+#define MAX_CONSECUTIVE_DECODE_ERRORS 64
+/* Packets demuxed without any frame coming out before a file counts as undecodable
+ * (bounds the work a hostile input can cause between two reads). */
+#define MAX_PACKETS_WITHOUT_FRAME 4096
+#define MEM_IO_BUFFER 32768
+
+typedef struct mem_source {
+    const uint8_t *data;
+    size_t size, pos;
+} mem_source;
+
+struct ffu_video_reader {
+    const ffu_class *cls;
+    char *name; /* url, or "memory" */
+    AVFormatContext *fmt;
+    AVIOContext *mem_io; /* custom I/O of open_memory; freed by us, not by avformat */
+    mem_source mem;
+    AVCodecContext *dec;
+    AVStream *st;
+    int vstream;
+    AVPacket *pkt;
+    AVFrame *frame;
+    struct SwsContext *sws;
+    int sws_colorspace, sws_range; /* what sws was last configured with */
+
+    ffu_video_info info;
+    ffu_pixfmt out_fmt;
+    enum AVPixelFormat out_avfmt;
+    int out_w, out_h;
+
+    int timeout_ms;
+    int64_t deadline_ns; /* 0 = none */
+    int timed_out, interrupted;
+    int (*user_interrupt)(void *);
+    void *user;
+
+    int64_t origin;   /* st->time_base units: pts that read() reports as 0 */
+    double frame_dur; /* seconds, for pts-less frames and seek tolerance */
+    double last_pts;
+    int draining;          /* the demuxer ended; the decoder was sent the flush packet */
+    ffu_status end_status; /* what to report once drained: FFU_EOF or a demux error */
+    int seeking, seeked;
+    double seek_to;
+    int64_t video_packets; /* demuxed since open, to tell a truncated file from its end */
+    int consecutive_errors;
+    ffu_video_reader_stats stats;
+};
+
+static const char *reader_item_name(const void *obj)
+{
+    return ((const ffu_video_reader *)obj)->name;
+}
+static const ffu_class reader_class = {"video_reader", reader_item_name};
+
+/* ---- interrupt / timeout ------------------------------------------------------------- */
+
+static int interrupt_cb(void *opaque)
+{
+    ffu_video_reader *r = opaque;
+    if (r->user_interrupt && r->user_interrupt(r->user)) {
+        r->interrupted = 1;
+        return 1;
+    }
+    if (r->deadline_ns && ffu_clock_ns() > r->deadline_ns) {
+        r->timed_out = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static void arm_deadline(ffu_video_reader *r)
+{
+    r->timed_out = r->interrupted = 0;
+    r->deadline_ns = r->timeout_ms > 0 ? ffu_clock_ns() + (int64_t)r->timeout_ms * 1000000 : 0;
+}
+
+/* The status of a failed FFmpeg call, telling a timeout or an interrupt (which FFmpeg
+ * reports as AVERROR_EXIT or whatever the protocol made of it) from a real error. */
+static ffu_status fail(ffu_video_reader *r, int averr, const char *what)
+{
+    if (r->interrupted) return ffu_error_set(FFU_ERR_CLOSED, "%s: %s: interrupted", r->name, what);
+    if (r->timed_out)
+        return ffu_error_set(FFU_ERR_TIMEOUT, "%s: %s: no answer within %d ms", r->name, what,
+                             r->timeout_ms);
+    return video_av_error(averr, r->name, what);
+}
+
+/* ---- memory I/O ------------------------------------------------------------------------ */
+
+static int mem_read(void *opaque, uint8_t *buf, int n)
+{
+    mem_source *m = opaque;
+    size_t avail = m->size - m->pos;
+    if (avail == 0) return AVERROR_EOF;
+    size_t k = (size_t)n < avail ? (size_t)n : avail;
+    memcpy(buf, m->data + m->pos, k);
+    m->pos += k;
+    return (int)k;
+}
+
+static int64_t mem_seek(void *opaque, int64_t offset, int whence)
+{
+    mem_source *m = opaque;
+    if (whence & AVSEEK_SIZE) return (int64_t)m->size;
+    int64_t base;
+    switch (whence & ~AVSEEK_FORCE) {
+    case SEEK_SET:
+        base = 0;
+        break;
+    case SEEK_CUR:
+        base = (int64_t)m->pos;
+        break;
+    case SEEK_END:
+        base = (int64_t)m->size;
+        break;
+    default:
+        return AVERROR(EINVAL);
+    }
+    if (offset > INT64_MAX - base) return AVERROR(EINVAL);
+    int64_t pos = base + offset;
+    if (pos < 0 || (uint64_t)pos > m->size) return AVERROR(EINVAL);
+    m->pos = (size_t)pos;
+    return pos;
+}
+
+/* ---- open ---------------------------------------------------------------------------------- */
+
+void ffu_video_reader_close(ffu_video_reader *r)
+{
+    if (!r) return;
+    avcodec_free_context(&r->dec);
+    av_packet_free(&r->pkt);
+    av_frame_free(&r->frame);
+    sws_freeContext(r->sws);
+    avformat_close_input(&r->fmt); /* leaves a custom pb alone */
+    if (r->mem_io) {
+        av_freep(&r->mem_io->buffer);
+        avio_context_free(&r->mem_io);
+    }
+    free(r->name);
+    free(r);
+}
+
+static int is_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void copy_name(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+static void fill_info(ffu_video_reader *r)
+{
+    ffu_video_info *in = &r->info;
+    AVStream *st = r->st;
+    AVCodecParameters *par = st->codecpar;
+    in->width = par->width;
+    in->height = par->height;
+    AVRational fr = st->avg_frame_rate;
+    if (fr.num <= 0 || fr.den <= 0) fr = st->r_frame_rate;
+    if (fr.num > 0 && fr.den > 0) {
+        av_reduce(&in->fps_num, &in->fps_den, fr.num, fr.den, INT_MAX);
+        in->fps = av_q2d(fr);
+    } else {
+        in->fps_num = 0, in->fps_den = 1, in->fps = 0;
+    }
+    in->duration = -1;
+    if (r->fmt->duration != AV_NOPTS_VALUE && r->fmt->duration > 0)
+        in->duration = (double)r->fmt->duration / AV_TIME_BASE;
+    else if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
+        in->duration = (double)st->duration * av_q2d(st->time_base);
+    if (st->nb_frames > 0) {
+        in->frame_count = st->nb_frames;
+        in->frame_count_exact = 1;
+    } else if (in->duration > 0 && in->fps > 0) {
+        in->frame_count = llround(in->duration * in->fps);
+    }
+    copy_name(in->codec, sizeof in->codec, avcodec_get_name(par->codec_id));
+    copy_name(in->container, sizeof in->container, r->fmt->iformat->name);
+    for (unsigned i = 0; i < r->fmt->nb_streams; i++) {
+        AVCodecParameters *p = r->fmt->streams[i]->codecpar;
+        if (p->codec_type != AVMEDIA_TYPE_AUDIO) continue;
+        if (!in->audio_streams++)
+            copy_name(in->audio_codec, sizeof in->audio_codec, avcodec_get_name(p->codec_id));
+    }
+    in->has_audio = in->audio_streams > 0;
+    in->seekable = r->fmt->pb && (r->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL);
+    r->frame_dur = in->fps > 0 ? 1.0 / in->fps : 1.0 / 25;
+}
+
+static ffu_status open_common(ffu_video_reader *r, const char *url, const ffu_video_reader_opts *o)
+{
+    static const ffu_video_reader_opts defaults;
+    if (!o) o = &defaults;
+    ffu_pixfmt pf = o->pixfmt == FFU_PIX_NONE ? FFU_PIX_RGB24 : o->pixfmt;
+    r->out_avfmt = video_avfmt_of(pf);
+    if (r->out_avfmt == AV_PIX_FMT_NONE)
+        return ffu_error_set(FFU_ERR_INVALID, "%s: output pixel format %s is not supported",
+                             r->name, ffu_pixfmt_name(pf));
+    if (o->width < 0 || o->height < 0 || o->max_pixels < 0)
+        return ffu_error_set(FFU_ERR_INVALID, "%s: negative size option", r->name);
+    r->out_fmt = pf;
+    r->timeout_ms = o->timeout_ms == 0 ? FFU_VIDEO_TIMEOUT_MS_DEFAULT : o->timeout_ms;
+    r->user_interrupt = o->interrupt;
+    r->user = o->interrupt_user;
+    r->vstream = -1;
+    int64_t max_pixels = o->max_pixels ? o->max_pixels : (int64_t)FFU_IMAGE_MAX_PIXELS;
+    video_global_init();
+
+    r->fmt = avformat_alloc_context();
+    r->pkt = av_packet_alloc();
+    r->frame = av_frame_alloc();
+    if (!r->fmt || !r->pkt || !r->frame)
+        return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", r->name);
+    r->fmt->interrupt_callback.callback = interrupt_cb;
+    r->fmt->interrupt_callback.opaque = r;
+    if (r->mem_io) {
+        r->fmt->pb = r->mem_io;
+        r->fmt->flags |= AVFMT_FLAG_CUSTOM_IO;
+    }
+
+    const AVInputFormat *ifmt = NULL;
+    const char *fmt_name = o->format;
+    if (!fmt_name && url && is_prefix(url, "/dev/video")) fmt_name = "v4l2";
+    if (fmt_name) {
+        ifmt = av_find_input_format(fmt_name);
+        if (!ifmt) {
+            avformat_free_context(r->fmt);
+            r->fmt = NULL;
+            return ffu_error_set(
+                FFU_ERR_UNSUPPORTED, "%s: input format '%s' is not available in this build%s",
+                r->name, fmt_name, strcmp(fmt_name, "v4l2") == 0 ? " (needs libavdevice)" : "");
+        }
+    }
+
+    AVDictionary *dict = NULL;
+    if (url && (is_prefix(url, "rtsp://") || is_prefix(url, "rtsps://")))
+        av_dict_set(&dict, "rtsp_transport", o->rtsp_transport == FFU_RTSP_UDP ? "udp" : "tcp", 0);
+    /* A file in memory is untrusted data with no place in any file system: playlists
+     * (HLS, concat, ...) inside it must not reach out to files or the network. */
+    if (r->mem_io) av_dict_set(&dict, "protocol_whitelist", "none", 0);
+    for (const char *const *kv = o->av_options; kv && kv[0]; kv += 2) {
+        if (!kv[1]) {
+            av_dict_free(&dict);
+            avformat_free_context(r->fmt);
+            r->fmt = NULL;
+            return ffu_error_set(FFU_ERR_INVALID, "%s: av_options: '%s' has no value", r->name,
+                                 kv[0]);
+        }
+        av_dict_set(&dict, kv[0], kv[1], 0);
+    }
+
+    arm_deadline(r);
+    /* On failure avformat_open_input frees the context (but not a custom pb). */
+    int ret = avformat_open_input(&r->fmt, url ? url : "", ifmt, &dict);
+    AVDictionaryEntry *unused = av_dict_get(dict, "", NULL, AV_DICT_IGNORE_SUFFIX);
+    if (ret >= 0 && unused)
+        FFU_LOG(r, FFU_LOG_WARN, "option '%s' was not used by the demuxer", unused->key);
+    av_dict_free(&dict);
+    if (ret < 0) return fail(r, ret, "cannot open");
+
+    arm_deadline(r);
+    ret = avformat_find_stream_info(r->fmt, NULL);
+    if (ret < 0) return fail(r, ret, "cannot read stream info");
+
+    const AVCodec *codec = NULL;
+    ret = av_find_best_stream(r->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+    if (ret == AVERROR_STREAM_NOT_FOUND)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: no video stream", r->name);
+    if (ret < 0 || !codec) {
+        int idx = ret >= 0 ? ret : av_find_best_stream(r->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, NULL, 0);
+        const char *cname =
+            idx >= 0 ? avcodec_get_name(r->fmt->streams[idx]->codecpar->codec_id) : "?";
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: no decoder for video codec %s", r->name,
+                             cname);
+    }
+    r->vstream = ret;
+    r->st = r->fmt->streams[ret];
+    for (unsigned i = 0; i < r->fmt->nb_streams; i++)
+        if ((int)i != r->vstream) r->fmt->streams[i]->discard = AVDISCARD_ALL;
+
+    AVCodecParameters *par = r->st->codecpar;
+    if (par->width <= 0 || par->height <= 0)
+        return ffu_error_set(FFU_ERR_FORMAT, "%s: video stream without a valid size (%dx%d)",
+                             r->name, par->width, par->height);
+    if (par->width > FFU_IMAGE_MAX_DIM || par->height > FFU_IMAGE_MAX_DIM ||
+        (int64_t)par->width * par->height > max_pixels)
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: video %dx%d exceeds the size cap", r->name,
+                             par->width, par->height);
+
+    r->dec = avcodec_alloc_context3(codec);
+    if (!r->dec) return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", r->name);
+    ret = avcodec_parameters_to_context(r->dec, par);
+    if (ret < 0) return fail(r, ret, "bad codec parameters");
+    r->dec->pkt_timebase = r->st->time_base;
+    r->dec->thread_count = o->threads > 0 ? o->threads : 0;
+    /* The decoder refuses larger frames itself, so a stream that grows mid-way (or lies
+     * in its headers) cannot make it allocate past the cap. */
+    r->dec->max_pixels = max_pixels;
+    ret = avcodec_open2(r->dec, codec, NULL);
+    if (ret < 0) return fail(r, ret, "cannot open the decoder");
+
+    fill_info(r);
+    r->out_w = o->width ? o->width : r->info.width;
+    r->out_h = o->height ? o->height : r->info.height;
+    if (pf == FFU_PIX_NV12 || pf == FFU_PIX_YUV420P) {
+        r->out_w &= ~1;
+        r->out_h &= ~1;
+    }
+    if (r->out_w <= 0 || r->out_h <= 0 || r->out_w > FFU_IMAGE_MAX_DIM ||
+        r->out_h > FFU_IMAGE_MAX_DIM ||
+        (uint64_t)r->out_w * (uint64_t)r->out_h > FFU_IMAGE_MAX_PIXELS)
+        return ffu_error_set(FFU_ERR_INVALID, "%s: output size %dx%d is not possible", r->name,
+                             r->out_w, r->out_h);
+
+    /* read() counts time from the video stream's first timestamp, the same origin the
+     * writer uses when it copies audio from this file. */
+    if (r->st->start_time != AV_NOPTS_VALUE)
+        r->origin = r->st->start_time;
+    else if (r->fmt->start_time != AV_NOPTS_VALUE)
+        r->origin = av_rescale_q(r->fmt->start_time, AV_TIME_BASE_Q, r->st->time_base);
+    r->last_pts = -r->frame_dur;
+    r->sws_colorspace = r->sws_range = -1;
+    r->end_status = FFU_EOF;
+    return FFU_OK;
+}
+
+ffu_status ffu_video_reader_open(ffu_video_reader **out, const char *url,
+                                 const ffu_video_reader_opts *opts)
+{
+    if (!out) return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_open: out is NULL");
+    *out = NULL;
+    if (!url || !*url) return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_open: no url");
+    ffu_video_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->name = strdup(url))) {
+        free(r);
+        return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", url);
+    }
+    r->cls = &reader_class;
+    ffu_status st = open_common(r, url, opts);
+    if (st < 0) {
+        ffu_video_reader_close(r);
+        return st;
+    }
+    *out = r;
+    return FFU_OK;
+}
+
+ffu_status ffu_video_reader_open_memory(ffu_video_reader **out, const void *data, size_t size,
+                                        const ffu_video_reader_opts *opts)
+{
+    if (!out) return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_open_memory: out is NULL");
+    *out = NULL;
+    if (!data && size)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_open_memory: data is NULL");
+    ffu_video_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->name = strdup("memory"))) {
+        free(r);
+        return ffu_error_set(FFU_ERR_NOMEM, "memory video: out of memory");
+    }
+    r->cls = &reader_class;
+    r->mem.data = data;
+    r->mem.size = size;
+    uint8_t *buf = av_malloc(MEM_IO_BUFFER);
+    if (buf)
+        r->mem_io = avio_alloc_context(buf, MEM_IO_BUFFER, 0, &r->mem, mem_read, NULL, mem_seek);
+    if (!r->mem_io) {
+        av_free(buf);
+        ffu_video_reader_close(r);
+        return ffu_error_set(FFU_ERR_NOMEM, "memory video: out of memory");
+    }
+    ffu_status st = open_common(r, NULL, opts);
+    if (st < 0) {
+        ffu_video_reader_close(r);
+        return st;
+    }
+    *out = r;
+    return FFU_OK;
+}
+
+/* ---- accessors ------------------------------------------------------------------------ */
+
+const ffu_video_info *ffu_video_reader_info(const ffu_video_reader *r)
+{
+    return r ? &r->info : NULL;
+}
+
+void ffu_video_reader_output(const ffu_video_reader *r, ffu_pixfmt *fmt, int *width, int *height)
+{
+    if (fmt) *fmt = r ? r->out_fmt : FFU_PIX_NONE;
+    if (width) *width = r ? r->out_w : 0;
+    if (height) *height = r ? r->out_h : 0;
+}
+
+const char *ffu_video_reader_metadata(const ffu_video_reader *r, const char *key)
+{
+    if (!r || !key || !*key) return NULL;
+    AVDictionaryEntry *e = av_dict_get(r->fmt->metadata, key, NULL, 0);
+    return e ? e->value : NULL;
+}
+
+const char *ffu_video_reader_metadata_at(const ffu_video_reader *r, int i, const char **value)
+{
+    if (value) *value = NULL;
+    if (!r || i < 0) return NULL;
+    AVDictionaryEntry *e = NULL;
+    for (int k = 0; k <= i; k++)
+        if (!(e = av_dict_get(r->fmt->metadata, "", e, AV_DICT_IGNORE_SUFFIX))) return NULL;
+    if (value) *value = e->value;
+    return e->key;
+}
+
+void ffu_video_reader_stats_get(const ffu_video_reader *r, ffu_video_reader_stats *s)
+{
+    if (!s) return;
+    if (r)
+        *s = r->stats;
+    else
+        memset(s, 0, sizeof *s);
+}
+
+/* ---- reading --------------------------------------------------------------------------- */
+
+/* Decodes the next frame into r->frame. FFU_OK, FFU_EOF (or the pending demux error)
+ * when everything is drained, or an error. */
+static ffu_status decode_next(ffu_video_reader *r)
+{
+    int packets = 0;
+    for (;;) {
+        int ret = avcodec_receive_frame(r->dec, r->frame);
+        if (ret >= 0) {
+            r->consecutive_errors = 0;
+            return FFU_OK;
+        }
+        if (ret == AVERROR_EOF) {
+            if (r->end_status == FFU_EOF && r->stats.frames == 0 && r->stats.decode_errors)
+                return ffu_error_set(FFU_ERR_FORMAT, "%s: no frame could be decoded", r->name);
+            if (r->end_status < 0)
+                return ffu_error_set(r->end_status, "%s: the stream ends in damaged data", r->name);
+            return FFU_EOF;
+        }
+        if (ret != AVERROR(EAGAIN)) {
+            /* A frame-threaded decoder reports a bad packet here rather than on send. */
+            r->stats.decode_errors++;
+            if (++r->consecutive_errors > MAX_CONSECUTIVE_DECODE_ERRORS)
+                return video_av_error(ret, r->name, "the decoder keeps failing");
+            continue;
+        }
+        if (r->draining) return ffu_error_set(FFU_ERR_INTERNAL, "%s: decoder stalled", r->name);
+
+        ret = av_read_frame(r->fmt, r->pkt);
+        if (ret < 0) {
+            if (r->interrupted || r->timed_out) return fail(r, ret, "read");
+            if (ret != AVERROR_EOF) {
+                /* A read error after the last good packet: return what the decoder still
+                 * holds, then the error. Files end this way when truncated. */
+                ffu_status st = video_status_of(ret);
+                if (st != FFU_ERR_FORMAT && st != FFU_ERR_IO) return fail(r, ret, "read");
+                r->end_status = FFU_ERR_FORMAT;
+                FFU_LOG(r, FFU_LOG_DEBUG, "demuxer error, draining the decoder");
+            } else if (r->fmt->pb && r->fmt->pb->error < 0) {
+                r->end_status = FFU_ERR_FORMAT;
+            } else if (r->fmt->pb && r->fmt->pb->eof_reached && !r->seeked &&
+                       r->info.frame_count_exact && r->video_packets < r->info.frame_count) {
+                /* The bytes ran out while the index still lists frames: a truncated MP4
+                 * (whose demuxer reports that as a plain end). */
+                r->end_status = FFU_ERR_FORMAT;
+                FFU_LOG(r, FFU_LOG_DEBUG, "file ends after %lld of %lld frames",
+                        (long long)r->video_packets, (long long)r->info.frame_count);
+            }
+            r->draining = 1;
+            avcodec_send_packet(r->dec, NULL);
+            continue;
+        }
+        if (r->pkt->stream_index != r->vstream) {
+            av_packet_unref(r->pkt);
+            continue;
+        }
+        r->video_packets++;
+        if (++packets > MAX_PACKETS_WITHOUT_FRAME)
+            return ffu_error_set(FFU_ERR_FORMAT, "%s: %d packets without a decodable frame",
+                                 r->name, MAX_PACKETS_WITHOUT_FRAME);
+        ret = avcodec_send_packet(r->dec, r->pkt);
+        av_packet_unref(r->pkt);
+        if (ret < 0 && ret != AVERROR(EAGAIN)) {
+            if (ret == AVERROR(ENOMEM)) return video_av_error(ret, r->name, "decode");
+            r->stats.decode_errors++;
+            if (++r->consecutive_errors > MAX_CONSECUTIVE_DECODE_ERRORS)
+                return video_av_error(ret, r->name, "the decoder keeps failing");
+        }
+    }
+}
+
+static int sws_cs_of(enum AVColorSpace cs, int w, int h)
+{
+    switch (cs) {
+    case AVCOL_SPC_BT709:
+        return SWS_CS_ITU709;
+    case AVCOL_SPC_FCC:
+        return SWS_CS_FCC;
+    case AVCOL_SPC_SMPTE240M:
+        return SWS_CS_SMPTE240M;
+    case AVCOL_SPC_BT2020_NCL:
+    case AVCOL_SPC_BT2020_CL:
+        return SWS_CS_BT2020;
+    case AVCOL_SPC_BT470BG:
+    case AVCOL_SPC_SMPTE170M:
+        return SWS_CS_ITU601;
+    default:
+        /* Untagged: what players assume, HD sizes are BT.709. */
+        return (w >= 1280 || h > 576) ? SWS_CS_ITU709 : SWS_CS_ITU601;
+    }
+}
+
+static int is_yuvj(enum AVPixelFormat f)
+{
+    return f == AV_PIX_FMT_YUVJ420P || f == AV_PIX_FMT_YUVJ422P || f == AV_PIX_FMT_YUVJ444P ||
+           f == AV_PIX_FMT_YUVJ440P || f == AV_PIX_FMT_YUVJ411P;
+}
+
+static ffu_status convert_frame(ffu_video_reader *r, ffu_image *img)
+{
+    AVFrame *f = r->frame;
+    enum AVPixelFormat src = (enum AVPixelFormat)f->format;
+    if (f->width <= 0 || f->height <= 0 || src == AV_PIX_FMT_NONE)
+        return ffu_error_set(FFU_ERR_FORMAT, "%s: decoder gave an empty frame", r->name);
+    struct SwsContext *prev = r->sws;
+    r->sws = sws_getCachedContext(r->sws, f->width, f->height, src, r->out_w, r->out_h,
+                                  r->out_avfmt, SWS_BILINEAR, NULL, NULL, NULL);
+    if (!r->sws)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: cannot convert %s %dx%d to %s", r->name,
+                             av_get_pix_fmt_name(src), f->width, f->height,
+                             ffu_pixfmt_name(r->out_fmt));
+    /* YUV -> RGB needs the stream's matrix and range; swscale assumes BT.601 limited. */
+    const AVPixFmtDescriptor *sd = av_pix_fmt_desc_get(src);
+    int src_yuv = sd && !(sd->flags & AV_PIX_FMT_FLAG_RGB) && sd->nb_components >= 3;
+    int cs = sws_cs_of(f->colorspace, f->width, f->height);
+    int full = f->color_range == AVCOL_RANGE_JPEG || is_yuvj(src);
+    if (src_yuv && (r->sws != prev || cs != r->sws_colorspace || full != r->sws_range)) {
+        int out_yuv = r->out_fmt == FFU_PIX_NV12 || r->out_fmt == FFU_PIX_YUV420P;
+        /* YUV outputs keep the source's coding (no matrix change); RGB/gray are full range. */
+        sws_setColorspaceDetails(r->sws, sws_getCoefficients(cs), full, sws_getCoefficients(cs),
+                                 out_yuv ? full : 1, 0, 1 << 16, 1 << 16);
+        r->sws_colorspace = cs;
+        r->sws_range = full;
+    }
+
+    if (!img->data[0]) {
+        ffu_status st = ffu_image_create(img, r->out_fmt, r->out_w, r->out_h);
+        if (st < 0) return st;
+    } else if (img->fmt != r->out_fmt || img->width != r->out_w || img->height != r->out_h) {
+        return ffu_error_set(FFU_ERR_INVALID,
+                             "%s: frame image is %s %dx%d, the reader gives %s %dx%d", r->name,
+                             ffu_pixfmt_name(img->fmt), img->width, img->height,
+                             ffu_pixfmt_name(r->out_fmt), r->out_w, r->out_h);
+    }
+    uint8_t *dst[4] = {img->data[0], img->data[1], img->data[2], NULL};
+    int dst_stride[4] = {img->stride[0], img->stride[1], img->stride[2], 0};
+    int h = sws_scale(r->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst,
+                      dst_stride);
+    if (h <= 0) return ffu_error_set(FFU_ERR_INTERNAL, "%s: sws_scale failed", r->name);
+    return FFU_OK;
+}
+
+static double frame_time(ffu_video_reader *r)
+{
+    int64_t ts = r->frame->best_effort_timestamp;
+    if (ts == AV_NOPTS_VALUE) ts = r->frame->pts;
+    if (ts == AV_NOPTS_VALUE) return r->last_pts + r->frame_dur;
+    return (double)(ts - r->origin) * av_q2d(r->st->time_base);
+}
+
+ffu_status ffu_video_reader_read(ffu_video_reader *r, ffu_image *frame, double *pts)
+{
+    if (pts) *pts = 0;
+    if (!r || !frame) return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_read: NULL argument");
+    arm_deadline(r);
+    for (;;) {
+        ffu_status st = decode_next(r);
+        if (st != FFU_OK) return st;
+        double t = frame_time(r);
+        if (r->seeking && t < r->seek_to - 0.5 * r->frame_dur) {
+            av_frame_unref(r->frame);
+            continue;
+        }
+        r->seeking = 0;
+        st = convert_frame(r, frame);
+        av_frame_unref(r->frame);
+        if (st < 0) return st;
+        r->last_pts = t;
+        r->stats.frames++;
+        if (pts) *pts = t;
+        return FFU_OK;
+    }
+}
+
+ffu_status ffu_video_reader_seek(ffu_video_reader *r, double seconds)
+{
+    if (!r || !isfinite(seconds))
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_seek: bad argument");
+    if (!r->info.seekable)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: the source cannot seek", r->name);
+    if (seconds < 0) seconds = 0;
+    double tb = av_q2d(r->st->time_base);
+    double ticks = seconds / tb;
+    if (ticks > (double)(INT64_MAX / 2)) ticks = (double)(INT64_MAX / 2);
+    int64_t ts = (int64_t)ticks + r->origin;
+    arm_deadline(r);
+    int ret = av_seek_frame(r->fmt, r->vstream, ts, AVSEEK_FLAG_BACKWARD);
+    if (ret < 0) /* some demuxers only seek by bytes or to any frame */
+        ret = avformat_seek_file(r->fmt, r->vstream, INT64_MIN, ts, ts, 0);
+    if (ret < 0) return fail(r, ret, "seek");
+    avcodec_flush_buffers(r->dec);
+    r->draining = 0;
+    r->end_status = FFU_EOF;
+    r->consecutive_errors = 0;
+    r->seeking = r->seeked = 1;
+    r->seek_to = seconds;
+    r->last_pts = seconds - r->frame_dur;
+    return FFU_OK;
+}
