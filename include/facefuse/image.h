@@ -305,6 +305,113 @@ FFU_API ffu_status ffu_cuda_resize_bilinear_u8(const uint8_t *h_src, int sw, int
 /* Number of usable CUDA devices: 0 without CUDA support, a driver or a GPU. */
 FFU_API int ffu_cuda_device_count(void);
 
+/* ---- piecewise-affine warp, masks, blending, colour transfer ----------------------- */
+/* (src/image/piecewise.c, blend.c, colour.c; method and accuracy in docs/IMAGE_BLEND.md)
+ *
+ * Points are n interleaved pairs x0,y0,x1,y1,... in pixel coordinates with pixel centres
+ * at integers (as ffu_image_warp_affine and ffu_transform_point). Triangles are int
+ * triples indexing the points. A pixel belongs to a triangle or polygon when its centre
+ * is inside; centres exactly on an edge or vertex follow one exact tie rule (coordinates
+ * rounded to 1/256 px, integer arithmetic; the centre counts as inside when a point an
+ * infinitesimal step left and a smaller step down from it is strictly inside), so
+ * triangles sharing an edge leave no gap and never both take a pixel, and a mesh covers
+ * exactly the pixels that ffu_mask_fill_polygon gives for its outline. Coordinates are
+ * clamped to +-2^20 px; NaN or infinite coordinates are FFU_ERR_INVALID. */
+
+/* Warps src into dst triangle by triangle: every dst pixel whose centre lies in
+ * triangle t (dst_xy corners) samples src bilinearly at the point the affine map of
+ * that triangle (dst corners -> src_xy corners) gives, with the fixed-point numbers of
+ * ffu_image_warp_affine (results within +-1 of it for the same map) and source edges
+ * replicated. Pixels outside every triangle are untouched. Triangles are drawn in list
+ * order (where triangles overlap, the later one wins); degenerate ones (zero area after
+ * rounding) are skipped. mask (NULL or GRAY8 of dst's size) gets 255 on every pixel
+ * written and is otherwise untouched (clear it first). Packed formats, same on both
+ * sides, any sizes, no overlap. Errors (nothing written): bad images, n_points < 3,
+ * an index outside 0..n_points-1, non-finite points. Allocates nothing. */
+FFU_API ffu_status ffu_image_warp_piecewise(const ffu_image *src, ffu_image *dst,
+                                            const float *src_xy, const float *dst_xy,
+                                            int n_points, const int *tri, int n_tri,
+                                            ffu_image *mask);
+/* Sets the pixels of a GRAY8 mask whose centres lie inside the polygon of n >= 3 points
+ * (non-zero winding rule, so self-overlapping outlines fill once) to value; others are
+ * untouched. Allocates only for n > 256. */
+FFU_API ffu_status ffu_mask_fill_polygon(ffu_image *mask, const float *xy, int n,
+                                         uint8_t value);
+/* The same for a triangle list (pixels ffu_image_warp_piecewise would write). */
+FFU_API ffu_status ffu_mask_fill_triangles(ffu_image *mask, const float *xy, int n_points,
+                                           const int *tri, int n_tri, uint8_t value);
+
+/* Separable Gaussian blur of a GRAY8 image (for feathering a mask) into another of the
+ * same size (no overlap). Kernel as OpenCV GaussianBlur for 8-bit images: size
+ * round(6 sigma + 1) made odd, weights exp(-k^2 / (2 sigma^2)) normalised; borders
+ * reflected without repeating the edge pixel (OpenCV BORDER_REFLECT_101). Float
+ * arithmetic, rounded: within +-1 of OpenCV. sigma in (0, 100]. Allocates nothing;
+ * uses AVX2 where the CPU has it (same bytes as the plain path). */
+FFU_API ffu_status ffu_mask_gaussian_blur(const ffu_image *src, ffu_image *dst, float sigma);
+
+/* Alpha blend through a mask: src and mask (GRAY8) have the same size; src's top-left
+ * lands at (x, y) in dst (parts outside dst are skipped) and there
+ *   dst = round((dst * (255 - m) + src * m) / 255)        (m = 0 and 255 exact)
+ * for every channel. Same packed format on both sides. */
+FFU_API ffu_status ffu_image_blend_mask(ffu_image *dst, const ffu_image *src,
+                                        const ffu_image *mask, int x, int y);
+
+/* Poisson seamless cloning (OpenCV seamlessClone NORMAL_CLONE semantics, with an
+ * explicit placement): src and mask (GRAY8) have the same size and src's top-left lands
+ * at (x, y) in dst. Inside the region O = {mask >= 128, not on the mask's one-pixel outer
+ * ring, inside dst} dst becomes the solution of the Poisson equation whose guidance is
+ * src's gradient and whose boundary values are dst's pixels around O; dst outside O is
+ * untouched. Neighbours beyond dst's edges are left out (masks may touch the border).
+ * Solved by multigrid on O's bounding box to within FFU_CLONE_TOL-sized changes (about
+ * 0.02 level, see docs/IMAGE_BLEND.md), then rounded. An empty O is a no-op. Packed
+ * formats, same on both sides (every channel, alpha too, is solved), no overlap.
+ * ctx: NULL, or a context from ffu_clone_ctx_create that keeps the solver's memory
+ * between calls (then nothing is allocated once it has grown to the largest region);
+ * one context per thread. */
+typedef struct ffu_clone_ctx ffu_clone_ctx;
+FFU_API ffu_status ffu_clone_ctx_create(ffu_clone_ctx **ctx);
+FFU_API void ffu_clone_ctx_destroy(ffu_clone_ctx *ctx); /* NULL: no-op */
+FFU_API ffu_status ffu_image_seamless_clone(ffu_clone_ctx *ctx, const ffu_image *src,
+                                            const ffu_image *mask, ffu_image *dst, int x,
+                                            int y);
+
+/* sRGB <-> CIE L*a*b* (D65, float; L 0..100, a and b about -128..127). Bytes are R,G,B.
+ * lab -> rgb clamps to the sRGB gamut. A byte round trip returns the same bytes. */
+FFU_API void ffu_color_rgb_to_lab(const uint8_t rgb[3], float lab[3]);
+FFU_API void ffu_color_lab_to_rgb(const float lab[3], uint8_t rgb[3]);
+/* Whole images (RGB24, BGR24, RGBA32; alpha ignored, written as 255) to and from L,a,b
+ * float triples, lab_stride floats per row (>= 3 x width). */
+FFU_API ffu_status ffu_image_to_lab(const ffu_image *img, float *lab, int lab_stride);
+FFU_API ffu_status ffu_image_from_lab(const float *lab, int lab_stride, ffu_image *img);
+
+typedef enum ffu_color_space {
+    FFU_COLOR_LAB = 0, /* Reinhard: statistics in L*a*b* */
+    FFU_COLOR_RGB = 1, /* per R, G, B channel: cheaper, tints more */
+    FFU_COLOR_SPACE_COUNT,
+} ffu_color_space;
+
+/* Mean and standard deviation per channel (L,a,b or R,G,B) of a region. */
+typedef struct ffu_color_stats {
+    ffu_color_space space;
+    double mean[3], std[3];
+    double weight; /* sum of the pixel weights */
+} ffu_color_stats;
+
+/* Statistics of img's pixels weighted by mask / 255 (mask NULL: every pixel weighs 1;
+ * else GRAY8 of img's size). FFU_ERR_INVALID when the mask selects nothing. */
+FFU_API ffu_status ffu_image_color_stats(const ffu_image *img, const ffu_image *mask,
+                                         ffu_color_space space, ffu_color_stats *out);
+/* Maps every pixel of img (pass a view for a ROI) channel-wise by
+ *   v' = (v - cur.mean) * want.std / cur.std + want.mean
+ * (only shifted where cur.std < 0.001), clamped to the gamut. */
+FFU_API ffu_status ffu_image_color_apply(ffu_image *img, const ffu_color_stats *cur,
+                                         const ffu_color_stats *want);
+/* Reinhard transfer in one call: img's statistics over img_mask are made those of ref
+ * over ref_mask (masks may be NULL), applied to all of img. */
+FFU_API ffu_status ffu_image_color_transfer(ffu_image *img, const ffu_image *img_mask,
+                                            const ffu_image *ref, const ffu_image *ref_mask,
+                                            ffu_color_space space);
+
 #ifdef __cplusplus
 }
 #endif
