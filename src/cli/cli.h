@@ -83,6 +83,7 @@ void cli_progress(cli_progress_bar *p, size_t done); /* done == total ends the l
 int cli_print_json(ffu_jw *w);
 
 extern const cli_command cli_cmd_version, cli_cmd_info, cli_cmd_image;
-extern const cli_command cli_cmd_nn, cli_cmd_bench, cli_cmd_models;
+extern const cli_command cli_cmd_nn, cli_cmd_bench, cli_cmd_models, cli_cmd_eval;
+extern const cli_command cli_cmd_detect, cli_cmd_embed, cli_cmd_compare;
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "face/ert.h"
 #include "facefuse/face.h"
 #include "facefuse/models.h"
 #include "facefuse/nn.h"
@@ -105,16 +106,20 @@ static int run(const cli_command *cmd, int argc, char **argv)
         ffu_model_state s = entry_state(e, verify, path, sizeof path);
         const char *load = NULL; /* verify: NULL = not tried, "" = ok, else the error */
         char err[512];
-        if (verify && (s == FFU_MODEL_VERIFIED || s == FFU_MODEL_PRESENT) &&
-            strcmp(e->family, "dlib68")) {
-            ffu_nn_model *m = NULL;
-            if (ffu_nn_model_load(path, &m)) {
-                snprintf(err, sizeof err, "%s", ffu_error_message());
-                load = err;
+        if (verify && (s == FFU_MODEL_VERIFIED || s == FFU_MODEL_PRESENT)) {
+            /* dlib's predictor is not a network: its own loader checks it */
+            ffu_status ls;
+            if (!strcmp(e->family, "dlib68")) {
+                ert_model *m = NULL;
+                ls = ert_model_load(path, &m);
+                ert_model_free(m);
             } else {
-                load = "";
+                ffu_nn_model *m = NULL;
+                ls = ffu_nn_model_load(path, &m);
+                ffu_nn_model_destroy(m);
             }
-            ffu_nn_model_destroy(m);
+            snprintf(err, sizeof err, "%s", ls ? ffu_error_message() : "");
+            load = err;
         }
         int ok = (s == FFU_MODEL_VERIFIED || s == FFU_MODEL_PRESENT) && (!load || !*load);
         checked++;

@@ -9,7 +9,11 @@
 static const cli_command *const commands[] = {
     &cli_cmd_info,
     &cli_cmd_image,
+    &cli_cmd_detect,
+    &cli_cmd_embed,
+    &cli_cmd_compare,
     &cli_cmd_models,
+    &cli_cmd_eval,
     &cli_cmd_nn,
     &cli_cmd_bench,
     &cli_cmd_version,

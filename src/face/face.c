@@ -93,16 +93,16 @@ ffu_status ffu_face_write_json(const ffu_face *f, ffu_jw *w)
     ffu_jw_key(w, "box");
     ffu_jw_begin_array(w);
     for (int i = 0; i < 4; i++)
-        ffu_jw_number(w, roundf(f->box[i] * 100) / 100);
+        ffu_jw_number(w, round((double)f->box[i] * 100) / 100);
     ffu_jw_end_array(w);
     ffu_jw_key(w, "score");
-    ffu_jw_number(w, roundf(f->score * 10000) / 10000);
+    ffu_jw_number(w, round((double)f->score * 10000) / 10000);
     ffu_jw_key(w, "keypoints");
     ffu_jw_begin_array(w);
     for (int i = 0; i < FFU_FACE_NUM_KPS; i++) {
         ffu_jw_begin_array(w);
-        ffu_jw_number(w, roundf(f->kps[2 * i] * 100) / 100);
-        ffu_jw_number(w, roundf(f->kps[2 * i + 1] * 100) / 100);
+        ffu_jw_number(w, round((double)f->kps[2 * i] * 100) / 100);
+        ffu_jw_number(w, round((double)f->kps[2 * i + 1] * 100) / 100);
         ffu_jw_end_array(w);
     }
     ffu_jw_end_array(w);
@@ -116,7 +116,7 @@ ffu_status ffu_face_write_json(const ffu_face *f, ffu_jw *w)
         for (int i = 0; i < f->num_landmarks; i++) {
             ffu_jw_begin_array(w);
             for (int k = 0; k < 3; k++)
-                ffu_jw_number(w, roundf(f->landmarks[3 * i + k] * 100) / 100);
+                ffu_jw_number(w, round((double)f->landmarks[3 * i + k] * 100) / 100);
             ffu_jw_end_array(w);
         }
         ffu_jw_end_array(w);

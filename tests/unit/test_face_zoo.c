@@ -86,13 +86,14 @@ static void test_resolve_installed_defaults(void)
 {
     char path[1024];
     ffu_zoo_entry e;
-    const ffu_model_file *f = ffu_model_files_find("mobilefacenet.json");
+    const ffu_zoo_entry *d = ffu_zoo_default(FFU_ROLE_EMBED);
+    const ffu_model_file *f = ffu_model_files_find(d->file);
     ffu_model_state s = f ? ffu_model_file_check(f, 0) : FFU_MODEL_MISSING;
     if (s != FFU_MODEL_VERIFIED && s != FFU_MODEL_PRESENT)
         TEST_SKIP("models not installed (run scripts/setup)");
     CHECK_EQ_INT(ffu_zoo_resolve(FFU_ROLE_EMBED, NULL, &e, path, sizeof path), FFU_OK);
-    CHECK_STR(e.name, "mobilefacenet");
-    CHECK(strstr(path, "mobilefacenet.json") != NULL);
+    CHECK_STR(e.name, d->name);
+    CHECK(strstr(path, d->file) != NULL);
     CHECK_EQ_INT(access(path, R_OK), 0);
 }
 

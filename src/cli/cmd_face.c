@@ -1,0 +1,477 @@
+/* `facefuse detect | embed | compare`: face analysis from the command line.
+ *   detect IMG...    faces per image (box [x, y, w, h], score, keypoints, and whatever
+ *                    --with adds: landmarks, quality, liveness, attributes, embedding);
+ *                    --draw writes annotated copies
+ *   embed IMG        the embedding of the largest face
+ *   compare A B      cosine similarity of the two images' largest faces and the
+ *                    same/different decision at the embedder's calibrated threshold
+ * All three run the analyzer (src/face/analyzer.c) with the stages they need. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "facefuse/face.h"
+#include "facefuse/image.h"
+
+static const char *const backend_names[] = {"cpu", "ref", NULL};
+
+typedef struct {
+    cli_common common;
+    char *detector, *landmarker, *embedder, *liveness, *attributes;
+    double min_score, nms;
+    int min_face, max_faces, rotations, input_size;
+    int threads, backend;
+    char *with;
+    char *draw;
+} face_opts;
+
+#define FACE_MODEL_OPTIONS                                                                  \
+    {"detector", 'd', FFU_OPT_STRING, offsetof(face_opts, detector),                        \
+     "detector: a zoo name or FAMILY:PATH (see `facefuse models list`)", NULL, 0, 0, NULL,  \
+     "NAME[:PATH]"},                                                                        \
+    {"min-score", 0, FFU_OPT_FLOAT, offsetof(face_opts, min_score),                         \
+     "detection score threshold (0 = the detector's default)", "0", 0, 1, NULL, "S"},       \
+    {"nms", 0, FFU_OPT_FLOAT, offsetof(face_opts, nms),                                     \
+     "overlap (IoU) above which detections merge (0 = the detector's default)", "0", 0, 1,  \
+     NULL, "IOU"},                                                                          \
+    {"min-face", 0, FFU_OPT_INT, offsetof(face_opts, min_face),                             \
+     "smallest face to find, in pixels: large images are also scanned in tiles", "0", 0,    \
+     100000, NULL, "PX"},                                                                   \
+    {"max-faces", 0, FFU_OPT_INT, offsetof(face_opts, max_faces), "keep at most N faces",  \
+     "0", 0, 100000, NULL, "N"},                                                            \
+    {"rotations", 0, FFU_OPT_BOOL, offsetof(face_opts, rotations),                          \
+     "when no face is found upright, try the image turned 90/180/270 degrees", NULL, 0, 0,  \
+     NULL, NULL},                                                                           \
+    {"embedder", 'e', FFU_OPT_STRING, offsetof(face_opts, embedder),                        \
+     "embedder: a zoo name or FAMILY:PATH", NULL, 0, 0, NULL, "NAME[:PATH]"},               \
+    {"threads", 't', FFU_OPT_INT, offsetof(face_opts, threads),                            \
+     "inference threads (0 = all CPUs)", "0", 0, 1024, NULL, "N"},                          \
+    {"backend", 'b', FFU_OPT_ENUM, offsetof(face_opts, backend),                            \
+     "cpu (oneDNN) or ref (plain C)", "cpu", 0, 0, backend_names, NULL}
+
+static const ffu_option detect_options[] = {
+    CLI_COMMON_OPTIONS,
+    FACE_MODEL_OPTIONS,
+    {"with", 'w', FFU_OPT_STRING, offsetof(face_opts, with),
+     "also run these stages, comma-separated: landmarks, quality, liveness, attributes, "
+     "embed, or all", NULL, 0, 0, NULL, "STAGES"},
+    {"landmarker", 0, FFU_OPT_STRING, offsetof(face_opts, landmarker),
+     "landmark model: facemesh, dlib68, pfld:PATH, ...", NULL, 0, 0, NULL, "NAME[:PATH]"},
+    {"liveness-model", 0, FFU_OPT_STRING, offsetof(face_opts, liveness),
+     "liveness model: antispoof, liveness, minifasnet:PATH", NULL, 0, 0, NULL,
+     "NAME[:PATH]"},
+    {"attributes-model", 0, FFU_OPT_STRING, offsetof(face_opts, attributes),
+     "attribute model: gear, emotion", NULL, 0, 0, NULL, "NAME[:PATH]"},
+    {"draw", 0, FFU_OPT_STRING, offsetof(face_opts, draw),
+     "write annotated images: a file for one input, a directory for several", NULL, 0, 0,
+     NULL, "OUT"},
+    {0},
+};
+
+static const ffu_option embed_options[] = {CLI_COMMON_OPTIONS, FACE_MODEL_OPTIONS, {0}};
+
+/* --with STAGES -> FFU_STAGE_* bits; -1 on an unknown name. */
+static int parse_stages(const char *s, unsigned *out)
+{
+    static const struct {
+        const char *name;
+        unsigned bits;
+    } names[] = {{"landmarks", FFU_STAGE_LANDMARKS}, {"quality", FFU_STAGE_QUALITY},
+                 {"liveness", FFU_STAGE_LIVENESS},   {"attributes", FFU_STAGE_ATTRIBUTES},
+                 {"embed", FFU_STAGE_EMBED},         {"embedding", FFU_STAGE_EMBED},
+                 {"all", 0xffffffffu}};
+    *out = 0;
+    while (s && *s) {
+        size_t n = strcspn(s, ",");
+        int found = 0;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == n && !strncmp(names[i].name, s, n)) {
+                *out |= names[i].bits;
+                found = 1;
+            }
+        if (!found && n)
+            return -1;
+        s += n + (s[n] == ',');
+    }
+    *out &= FFU_STAGE_LANDMARKS | FFU_STAGE_EMBED | FFU_STAGE_LIVENESS | FFU_STAGE_ATTRIBUTES |
+            FFU_STAGE_QUALITY;
+    return 0;
+}
+
+static void analyzer_opts_from(const face_opts *o, unsigned stages, ffu_analyzer_opts *ao)
+{
+    ffu_analyzer_opts_default(ao);
+    ao->stages = stages;
+    ffu_face_model_opts m = {NULL, backend_names[o->backend], o->threads};
+    ao->detect.m = m;
+    ao->detect.m.model = o->detector;
+    ao->detect.min_score = (float)o->min_score;
+    ao->detect.nms_iou = (float)o->nms;
+    ao->detect.min_face = o->min_face;
+    ao->detect.max_faces = o->max_faces;
+    ao->detect.rotations = o->rotations;
+    ao->landmarks.m = m;
+    ao->landmarks.m.model = o->landmarker;
+    ao->embed = m;
+    ao->embed.model = o->embedder;
+    ao->liveness = m;
+    ao->liveness.model = o->liveness;
+    ao->attributes = m;
+    ao->attributes.model = o->attributes;
+}
+
+static void draw_faces(ffu_image *img, const ffu_face_list *faces)
+{
+    const ffu_color box = {40, 220, 60, 255}, kp = {255, 60, 40, 255}, lm = {80, 160, 255, 255};
+    int thick = img->width > 1200 ? 3 : 2;
+    for (int i = 0; i < faces->count; i++) {
+        const ffu_face *f = &faces->faces[i];
+        for (int k = 0; k < f->num_landmarks; k++)
+            ffu_draw_point(img, (int)f->landmarks[3 * k], (int)f->landmarks[3 * k + 1], 0, lm);
+        ffu_draw_rect(img, (int)lroundf(f->box[0]), (int)lroundf(f->box[1]),
+                      (int)lroundf(f->box[2]), (int)lroundf(f->box[3]), thick, box);
+        for (int k = 0; k < FFU_FACE_NUM_KPS; k++)
+            ffu_draw_point(img, (int)f->kps[2 * k], (int)f->kps[2 * k + 1], thick, kp);
+        char label[64];
+        snprintf(label, sizeof label, "%.2f", f->score);
+        ffu_draw_label(img, (int)f->box[0], (int)f->box[1] - 1, label, 1, box,
+                       (ffu_color){0, 0, 0, 255});
+    }
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int run_detect(const cli_command *cmd, int argc, char **argv)
+{
+    face_opts o;
+    int npos, done;
+    ffu_jw *w = NULL;
+    ffu_analyzer *an = NULL;
+    ffu_face_list faces = {0};
+    int rc = cli_parse(cmd, detect_options, &o, argc, argv, &npos, &done);
+    if (rc || done)
+        goto out;
+    unsigned stages = 0;
+    if (npos < 1) {
+        rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "no image given (see --help)");
+        goto out;
+    }
+    if (parse_stages(o.with, &stages) < 0) {
+        rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "unknown stage in --with '%s'", o.with);
+        goto out;
+    }
+    if (o.draw && npos > 1 && !is_dir(o.draw)) {
+        rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
+                          "--draw with several images needs an existing directory");
+        goto out;
+    }
+    ffu_analyzer_opts ao;
+    analyzer_opts_from(&o, stages, &ao);
+    ffu_status st = ffu_analyzer_create(&ao, &an);
+    if (st) {
+        rc = cli_fail(cmd, &o.common, st);
+        goto out;
+    }
+    if (o.common.json) {
+        if (ffu_jw_create(&w, 1) < 0) {
+            rc = cli_fail(cmd, &o.common, FFU_ERR_NOMEM);
+            goto out;
+        }
+        ffu_jw_begin_object(w);
+        ffu_jw_key(w, "images");
+        ffu_jw_begin_array(w);
+    }
+    int failed = 0, worst = CLI_EXIT_OK;
+    cli_progress_bar bar;
+    cli_progress_start(&bar, "detect", (size_t)npos, npos > 1 ? &o.common : NULL);
+    if (npos == 1)
+        bar.enabled = 0;
+    for (int i = 0; i < npos; i++) {
+        const char *path = argv[i];
+        ffu_image img = {0};
+        st = ffu_image_load(path, FFU_PIX_RGB24, &img);
+        if (!st)
+            st = ffu_analyzer_run(an, &img, &faces);
+        if (st) {
+            failed++;
+            int code = cli_exit_code(st);
+            if (worst == CLI_EXIT_OK)
+                worst = code;
+            fprintf(stderr, "facefuse detect: %s: %s\n", path, ffu_error_message());
+            if (w) {
+                ffu_jw_begin_object(w);
+                ffu_jw_key(w, "path"), ffu_jw_string(w, path);
+                ffu_jw_key(w, "error"), ffu_jw_string(w, ffu_error_message());
+                ffu_jw_end_object(w);
+            }
+            ffu_image_release(&img);
+            cli_progress(&bar, (size_t)i + 1);
+            continue;
+        }
+        if (w) {
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "path"), ffu_jw_string(w, path);
+            ffu_jw_key(w, "width"), ffu_jw_int(w, img.width);
+            ffu_jw_key(w, "height"), ffu_jw_int(w, img.height);
+            ffu_jw_key(w, "faces");
+            ffu_jw_begin_array(w);
+            for (int k = 0; k < faces.count; k++)
+                ffu_face_write_json(&faces.faces[k], w);
+            ffu_jw_end_array(w);
+            ffu_jw_end_object(w);
+        } else {
+            printf("%s: %d face%s\n", path, faces.count, faces.count == 1 ? "" : "s");
+            for (int k = 0; k < faces.count; k++) {
+                const ffu_face *f = &faces.faces[k];
+                printf("  #%d box %.0f,%.0f %.0fx%.0f score %.3f", k, f->box[0], f->box[1],
+                       f->box[2], f->box[3], f->score);
+                if (f->rotation)
+                    printf(" rotated %d", f->rotation);
+                if (isfinite(f->quality.score))
+                    printf(" quality %.2f", f->quality.score);
+                if (isfinite(f->liveness))
+                    printf(" live %.2f", f->liveness);
+                if (isfinite(f->attr.age))
+                    printf(" age %.0f", f->attr.age);
+                if (isfinite(f->attr.gender_male))
+                    printf(" %s", f->attr.gender_male >= 0.5f ? "male" : "female");
+                if (f->attr.emotion >= 0)
+                    printf(" %s", ffu_face_emotion_name(f->attr.emotion));
+                if (f->num_landmarks)
+                    printf(" %d landmarks", f->num_landmarks);
+                if (f->embedding_dim)
+                    printf(" %d-d embedding", f->embedding_dim);
+                printf("\n");
+            }
+        }
+        if (o.draw) {
+            char out_path[4096];
+            if (npos > 1) {
+                const char *base = strrchr(path, '/');
+                base = base ? base + 1 : path;
+                snprintf(out_path, sizeof out_path, "%s/%s", o.draw, base);
+            } else {
+                snprintf(out_path, sizeof out_path, "%s", o.draw);
+            }
+            draw_faces(&img, &faces);
+            if ((st = ffu_image_save(out_path, &img, 92))) {
+                failed++;
+                if (worst == CLI_EXIT_OK)
+                    worst = cli_exit_code(st);
+                fprintf(stderr, "facefuse detect: %s: %s\n", out_path, ffu_error_message());
+            }
+        }
+        ffu_image_release(&img);
+        cli_progress(&bar, (size_t)i + 1);
+    }
+    if (w) {
+        ffu_jw_end_array(w);
+        ffu_jw_key(w, "failed"), ffu_jw_int(w, failed);
+        ffu_jw_end_object(w);
+        rc = cli_print_json(w);
+    }
+    if (rc == CLI_EXIT_OK && failed)
+        rc = worst;
+out:
+    ffu_face_list_free(&faces);
+    ffu_analyzer_destroy(an);
+    ffu_jw_destroy(w);
+    ffu_options_free(detect_options, &o);
+    return rc;
+}
+
+/* The face an identity command uses: the largest (box area). Tells the user when
+ * there were several, and fails with exit 3 when there is none. */
+static int pick_face(const cli_command *cmd, const cli_common *common, const char *path,
+                     const ffu_face_list *faces, int *index)
+{
+    if (faces->count == 0)
+        return cli_fail_msg(cmd, common, CLI_EXIT_DATA,
+                            "%s: no face found (try --min-score lower, --rotations, or "
+                            "another --detector)", path);
+    int best = 0;
+    for (int i = 1; i < faces->count; i++)
+        if (faces->faces[i].box[2] * faces->faces[i].box[3] >
+            faces->faces[best].box[2] * faces->faces[best].box[3])
+            best = i;
+    if (faces->count > 1 && !common->quiet) {
+        const ffu_face *f = &faces->faces[best];
+        fprintf(stderr,
+                "facefuse %s: %s: %d faces; using the largest (box %.0f,%.0f %.0fx%.0f)\n",
+                cmd->name, path, faces->count, f->box[0], f->box[1], f->box[2], f->box[3]);
+    }
+    *index = best;
+    return CLI_EXIT_OK;
+}
+
+/* Detects and embeds the largest face of one image into *face. */
+static int embed_one(const cli_command *cmd, const face_opts *o, ffu_analyzer *an,
+                     ffu_embedder *emb, const char *path, ffu_face *face, int *nfaces)
+{
+    ffu_image img = {0};
+    ffu_face_list faces = {0};
+    int idx = 0, rc;
+    ffu_status st = ffu_image_load(path, FFU_PIX_RGB24, &img);
+    if (!st)
+        st = ffu_analyzer_run(an, &img, &faces);
+    if (st) {
+        fprintf(stderr, "facefuse %s: %s: ", cmd->name, path);
+        rc = cli_fail(cmd, NULL, st);
+        goto out;
+    }
+    *nfaces = faces.count;
+    if ((rc = pick_face(cmd, &o->common, path, &faces, &idx)))
+        goto out;
+    *face = faces.faces[idx];
+    face->landmarks = NULL;
+    face->num_landmarks = 0;
+    if ((st = ffu_embedder_run(emb, &img, face, 1)))
+        rc = cli_fail(cmd, &o->common, st);
+out:
+    ffu_face_list_free(&faces);
+    ffu_image_release(&img);
+    return rc;
+}
+
+static int run_identity(const cli_command *cmd, int argc, char **argv, int compare)
+{
+    face_opts o;
+    int npos, done;
+    ffu_jw *w = NULL;
+    ffu_analyzer *an = NULL;
+    ffu_embedder *emb = NULL;
+    ffu_face *faces = NULL;
+    int rc = cli_parse(cmd, embed_options, &o, argc, argv, &npos, &done);
+    if (rc || done)
+        goto out;
+    if (npos != (compare ? 2 : 1)) {
+        rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "%s", compare ? "give two images"
+                                                                        : "give one image");
+        goto out;
+    }
+    ffu_analyzer_opts ao;
+    analyzer_opts_from(&o, 0, &ao);
+    ffu_status st = ffu_analyzer_create(&ao, &an);
+    if (!st)
+        st = ffu_embedder_create(&ao.embed, &emb);
+    if (st) {
+        rc = cli_fail(cmd, &o.common, st);
+        goto out;
+    }
+    faces = calloc(2, sizeof *faces);
+    if (!faces) {
+        rc = cli_fail(cmd, &o.common, FFU_ERR_NOMEM);
+        goto out;
+    }
+    int nfaces[2] = {0, 0};
+    for (int i = 0; i < npos; i++)
+        if ((rc = embed_one(cmd, &o, an, emb, argv[i], &faces[i], &nfaces[i])))
+            goto out;
+    const ffu_zoo_entry *model = ffu_embedder_model(emb);
+    if (o.common.json && ffu_jw_create(&w, 1) < 0) {
+        rc = cli_fail(cmd, &o.common, FFU_ERR_NOMEM);
+        goto out;
+    }
+    if (compare) {
+        float sim = ffu_face_similarity(faces[0].embedding, faces[1].embedding,
+                                        faces[0].embedding_dim);
+        float thr = ffu_embedder_threshold(emb);
+        int same = sim >= thr;
+        if (w) {
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "similarity"), ffu_jw_number(w, round((double)sim * 10000) / 10000);
+            ffu_jw_key(w, "same"), ffu_jw_bool(w, same);
+            ffu_jw_key(w, "threshold"), ffu_jw_number(w, round((double)thr * 1000) / 1000);
+            ffu_jw_key(w, "embedder"), ffu_jw_string(w, model->name);
+            for (int i = 0; i < 2; i++) {
+                ffu_jw_key(w, i ? "b" : "a");
+                ffu_jw_begin_object(w);
+                ffu_jw_key(w, "path"), ffu_jw_string(w, argv[i]);
+                ffu_jw_key(w, "faces_found"), ffu_jw_int(w, nfaces[i]);
+                ffu_jw_key(w, "box");
+                ffu_jw_begin_array(w);
+                for (int k = 0; k < 4; k++)
+                    ffu_jw_number(w, round((double)faces[i].box[k] * 100) / 100);
+                ffu_jw_end_array(w);
+                ffu_jw_end_object(w);
+            }
+            ffu_jw_end_object(w);
+            rc = cli_print_json(w);
+        } else {
+            printf("similarity %.4f: %s (threshold %.2f, %s)\n", sim,
+                   same ? "same person" : "different people", thr, model->name);
+        }
+    } else {
+        if (w) {
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "path"), ffu_jw_string(w, argv[0]);
+            ffu_jw_key(w, "embedder"), ffu_jw_string(w, model->name);
+            ffu_jw_key(w, "faces_found"), ffu_jw_int(w, nfaces[0]);
+            ffu_jw_key(w, "face");
+            ffu_face_write_json(&faces[0], w);
+            ffu_jw_end_object(w);
+            rc = cli_print_json(w);
+        } else {
+            printf("%s: %d-d embedding (%s), face at %.0f,%.0f %.0fx%.0f\n", argv[0],
+                   faces[0].embedding_dim, model->name, faces[0].box[0], faces[0].box[1],
+                   faces[0].box[2], faces[0].box[3]);
+            for (int i = 0; i < faces[0].embedding_dim; i++)
+                printf("%.6f%c", faces[0].embedding[i],
+                       i + 1 == faces[0].embedding_dim || i % 8 == 7 ? '\n' : ' ');
+        }
+    }
+out:
+    free(faces);
+    ffu_embedder_destroy(emb);
+    ffu_analyzer_destroy(an);
+    ffu_jw_destroy(w);
+    ffu_options_free(embed_options, &o);
+    return rc;
+}
+
+static int run_embed(const cli_command *cmd, int argc, char **argv)
+{
+    return run_identity(cmd, argc, argv, 0);
+}
+
+static int run_compare(const cli_command *cmd, int argc, char **argv)
+{
+    return run_identity(cmd, argc, argv, 1);
+}
+
+const cli_command cli_cmd_detect = {
+    "detect",
+    "find faces in images (box, score, keypoints; landmarks and more with --with)",
+    "facefuse detect IMG... [--detector NAME[:PATH]] [--min-score S] [--nms IOU] "
+    "[--min-face PX] [--rotations] [--with STAGES] [--draw OUT] [--json]",
+    "Boxes are [x, y, w, h] in pixels of the image as stored (EXIF orientation applied);\n"
+    "keypoints are the eyes, nose tip and mouth corners, image-left first. An image that\n"
+    "cannot be read is reported and the others still run (exit 3 or 4 at the end).",
+    run_detect,
+};
+
+const cli_command cli_cmd_embed = {
+    "embed",
+    "print the embedding of the largest face in an image",
+    "facefuse embed IMG [--embedder NAME[:PATH]] [--detector NAME[:PATH]] [--json]",
+    "Detects faces, takes the largest (and says so when there are several), aligns it to\n"
+    "the embedder's template and prints its L2-normalised embedding. No face: exit 3.",
+    run_embed,
+};
+
+const cli_command cli_cmd_compare = {
+    "compare",
+    "are two photos the same person? (cosine similarity + decision)",
+    "facefuse compare A B [--embedder NAME[:PATH]] [--json]",
+    "Embeds the largest face of each image and compares them by cosine similarity; the\n"
+    "decision uses the embedder's calibrated threshold (docs/EVAL.md, LFW). JSON keys:\n"
+    "similarity, same, threshold, embedder, a, b.",
+    run_compare,
+};

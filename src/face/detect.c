@@ -1,0 +1,646 @@
+/* The face detector: one mechanism for every detector family. A family decoder
+ * (detect_<family>.c) turns raw network outputs into candidates in network-input
+ * pixels; this file does the rest once: choosing what to feed (letterbox, stretch, or
+ * the image at its own size for dynamic-input models), tiles for small faces, the
+ * rotated passes for sideways photos, mapping back to image coordinates, thresholds,
+ * NMS or MediaPipe-style weighted merging, sorting and the face-count cap.
+ *
+ * Geometry: every network input ("view") has one affine map net -> image in continuous
+ * coordinates (face_net_fill_warp's convention); it is the composition of the view's
+ * scale/offset in the upright frame and the rotation upright frame -> image. A face
+ * found at rotation r appears turned r degrees clockwise in the image: rotating the
+ * image r degrees counter-clockwise makes it upright. With opts.rotations, a face belongs
+ * to the view that shows it upright (kps_upright) and scores best. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "detect_internal.h"
+
+#define DET_MAX_BATCH 8         /* views per network run */
+#define DET_MAX_CANDIDATES 5000 /* kept before NMS (OpenCV's FaceDetectorYN top_k) */
+#define DET_TILE_SIDE 640       /* dynamic-input models: tile input side */
+
+typedef struct det_view {
+    double m[6];      /* network input -> image */
+    int w, h;         /* network input size */
+    unsigned interior; /* tile edges inside the image: 1 left, 2 top, 4 right, 8 bottom */
+    int level;        /* 0 whole frame, 1.. tile levels */
+    float max_face;   /* tiles: larger boxes belong to a coarser level (image px); 0 = any */
+} det_view;
+
+struct ffu_detector {
+    face_net net;
+    /* dynamic-input models: a second session for the fixed-size tiles, so that the
+     * whole-frame and tile shapes each keep their plan (opened on first use) */
+    face_net tiles;
+    char *spec, *backend; /* copies of the options' strings, for opening `tiles` */
+    const det_family *fam;
+    void *state;
+    ffu_detector_opts opts;
+    float min_score, nms_iou;
+    int dynamic;  /* fed at the image's own size (any input size, zoo size 0) */
+    int side_cap; /* dynamic models: longest side fed to the net */
+    det_cands tmp;  /* one slot's candidates, network coordinates */
+    det_cands pass; /* one rotation's candidates, image coordinates */
+    det_cands all;  /* survivors of every rotation */
+    det_view *views;
+    int nviews, vcap;
+    unsigned char *dead; /* NMS scratch */
+    int dead_cap;
+};
+
+static const det_family *const families[] = {
+    &det_family_blazeface, &det_family_yunet,     &det_family_scrfd,
+    &det_family_retinaface, &det_family_ultraface, &det_family_yolo5face,
+};
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+det_cand *det_cands_push(det_cands *c)
+{
+    if (c->n == c->cap) {
+        int cap = c->cap ? c->cap * 2 : 256;
+        det_cand *v = realloc(c->v, (size_t)cap * sizeof *v);
+        if (!v) {
+            ffu_error_set(FFU_ERR_NOMEM, "detector candidates (%d)", cap);
+            return NULL;
+        }
+        c->v = v;
+        c->cap = cap;
+    }
+    det_cand *r = &c->v[c->n++];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+const float *det_output_slot(const face_net *n, int i, int b, int64_t *numel, ffu_nn_tensor *t)
+{
+    ffu_nn_tensor tmp;
+    if (!t)
+        t = &tmp;
+    if (i < 0 || i >= face_net_num_outputs(n)) {
+        ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: missing output %d", n->path, i);
+        return NULL;
+    }
+    const float *p = face_net_output(n, i, t);
+    if (!p)
+        return NULL;
+    if (t->rank < 1) {
+        ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: output '%s' is a scalar", n->path, t->name);
+        return NULL;
+    }
+    int64_t total = 1;
+    for (int k = 0; k < t->rank; k++)
+        total *= t->dims[k];
+    /* Outputs carry the batch first; rank-2 [anchors, C] outputs of batch-free exports
+     * (InsightFace's SCRFD) get the items stacked along dim 0 by the engine. */
+    int64_t per;
+    if (total % n->batch == 0 && t->dims[0] % n->batch == 0)
+        per = total / n->batch;
+    else {
+        ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: output '%s' has dim 0 = %lld for a batch of %d",
+                      n->path, t->name, (long long)t->dims[0], n->batch);
+        return NULL;
+    }
+    if (numel)
+        *numel = per;
+    return p + (size_t)b * (size_t)per;
+}
+
+static void map_point(const double m[6], float x, float y, float *ox, float *oy)
+{
+    *ox = (float)(m[0] * x + m[1] * y + m[2]);
+    *oy = (float)(m[3] * x + m[4] * y + m[5]);
+}
+
+static void compose(const double a[6], const double b[6], double out[6])
+{
+    /* out = a o b: first b, then a */
+    double r[6] = {
+        a[0] * b[0] + a[1] * b[3], a[0] * b[1] + a[1] * b[4], a[0] * b[2] + a[1] * b[5] + a[2],
+        a[3] * b[0] + a[4] * b[3], a[3] * b[1] + a[4] * b[4], a[3] * b[2] + a[4] * b[5] + a[5],
+    };
+    memcpy(out, r, sizeof r);
+}
+
+/* Upright frame -> image for a face turned `rot` degrees clockwise in an W x H image;
+ * *uw x *uh is the upright frame's size. */
+static void rotation_map(int rot, int W, int H, double m[6], int *uw, int *uh)
+{
+    double id[6] = {1, 0, 0, 0, 1, 0};
+    double r90[6] = {0, -1, W, 1, 0, 0};    /* upright = image turned 90 ccw */
+    double r180[6] = {-1, 0, W, 0, -1, H};
+    double r270[6] = {0, 1, 0, -1, 0, H};
+    const double *src = rot == 90 ? r90 : rot == 180 ? r180 : rot == 270 ? r270 : id;
+    memcpy(m, src, sizeof id);
+    *uw = rot == 90 || rot == 270 ? H : W;
+    *uh = rot == 90 || rot == 270 ? W : H;
+}
+
+static float iou(const float a[4], const float b[4])
+{
+    float ix = fminf(a[2], b[2]) - fmaxf(a[0], b[0]);
+    float iy = fminf(a[3], b[3]) - fmaxf(a[1], b[1]);
+    if (ix <= 0 || iy <= 0)
+        return 0;
+    float inter = ix * iy;
+    float ua = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter;
+    return ua > 0 ? inter / ua : 0;
+}
+
+static int by_score_desc(const void *pa, const void *pb)
+{
+    const det_cand *a = pa, *b = pb;
+    if (a->score != b->score)
+        return a->score > b->score ? -1 : 1;
+    /* a total order keeps results independent of qsort's internals */
+    if (a->box[0] != b->box[0])
+        return a->box[0] < b->box[0] ? -1 : 1;
+    return a->box[1] < b->box[1] ? -1 : a->box[1] > b->box[1];
+}
+
+/* Sorts c by score, keeps at most DET_MAX_CANDIDATES, then suppresses overlaps in place:
+ * plain greedy NMS, or (weighted) MediaPipe's merging, where each kept detection is the
+ * score-weighted mean of the cluster it overlaps (IoU > thr), with the best score. */
+static ffu_status suppress(ffu_detector *d, det_cands *c, float thr, int weighted)
+{
+    if (c->n == 0)
+        return FFU_OK;
+    qsort(c->v, (size_t)c->n, sizeof *c->v, by_score_desc);
+    if (c->n > DET_MAX_CANDIDATES)
+        c->n = DET_MAX_CANDIDATES;
+    if (d->dead_cap < c->n) {
+        unsigned char *nd = realloc(d->dead, (size_t)c->n);
+        if (!nd)
+            return ffu_error_set(FFU_ERR_NOMEM, "NMS scratch (%d)", c->n);
+        d->dead = nd;
+        d->dead_cap = c->n;
+    }
+    memset(d->dead, 0, (size_t)c->n);
+    int kept = 0;
+    for (int i = 0; i < c->n; i++) {
+        if (d->dead[i])
+            continue;
+        det_cand best = c->v[i];
+        double wsum = 0, acc[4 + 2 * FFU_FACE_NUM_KPS] = {0};
+        for (int j = i; j < c->n; j++) {
+            /* keypoints of two rotations do not average */
+            if (d->dead[j] || (weighted && c->v[j].rotation != best.rotation))
+                continue;
+            if (j != i && iou(best.box, c->v[j].box) <= thr)
+                continue;
+            d->dead[j] = 1;
+            if (weighted) {
+                double w = c->v[j].score;
+                wsum += w;
+                for (int k = 0; k < 4; k++)
+                    acc[k] += w * c->v[j].box[k];
+                for (int k = 0; k < 2 * FFU_FACE_NUM_KPS; k++)
+                    acc[4 + k] += w * c->v[j].kps[k];
+            }
+        }
+        if (weighted && wsum > 0) {
+            for (int k = 0; k < 4; k++)
+                best.box[k] = (float)(acc[k] / wsum);
+            for (int k = 0; k < 2 * FFU_FACE_NUM_KPS; k++)
+                best.kps[k] = (float)(acc[4 + k] / wsum);
+        }
+        c->v[kept++] = best; /* kept <= i: never overwrites an unvisited entry */
+    }
+    c->n = kept;
+    return FFU_OK;
+}
+
+/* A tile may show part of a face that a coarser level sees whole (an eye region, a
+ * forehead); such a box lies inside the whole face's box, is not tiny next to it, and
+ * the whole face scores comparably. Those parts go; small faces in a big (false) box
+ * and faces of the same level are left alone. c is sorted by score. */
+static void drop_face_parts(det_cands *c)
+{
+    int kept = 0;
+    for (int i = 0; i < c->n; i++) {
+        const det_cand *f = &c->v[i];
+        int part = 0;
+        for (int j = 0; j < c->n && !part && f->level > 0; j++) {
+            const det_cand *w = &c->v[j];
+            if (w->level >= f->level || w->score < 0.5f * f->score)
+                continue;
+            float fw = f->box[2] - f->box[0], fh = f->box[3] - f->box[1];
+            float ix = fminf(f->box[2], w->box[2]) - fmaxf(f->box[0], w->box[0]);
+            float iy = fminf(f->box[3], w->box[3]) - fmaxf(f->box[1], w->box[1]);
+            part = ix > 0 && iy > 0 && ix * iy >= 0.6f * fw * fh &&
+                   fmaxf(fw, fh) >= 0.2f * fmaxf(w->box[2] - w->box[0], w->box[3] - w->box[1]);
+        }
+        if (!part)
+            c->v[kept++] = *f;
+    }
+    c->n = kept;
+}
+
+/* ---- views: what to feed ------------------------------------------------------------- */
+
+static ffu_status push_view(ffu_detector *d, const double m[6], int w, int h, unsigned interior,
+                            int level, float max_face)
+{
+    if (d->nviews == d->vcap) {
+        int cap = d->vcap ? d->vcap * 2 : 16;
+        det_view *v = realloc(d->views, (size_t)cap * sizeof *v);
+        if (!v)
+            return ffu_error_set(FFU_ERR_NOMEM, "detector views (%d)", cap);
+        d->views = v;
+        d->vcap = cap;
+    }
+    det_view *v = &d->views[d->nviews++];
+    memcpy(v->m, m, sizeof v->m);
+    v->w = w;
+    v->h = h;
+    v->interior = interior;
+    v->level = level;
+    v->max_face = max_face;
+    return FFU_OK;
+}
+
+static int round_up(int v, int k) { return k > 1 ? (v + k - 1) / k * k : v; }
+
+/* Tiles of one level: network input tw x th at scale s (image pixels per network pixel)
+ * over the uw x uh upright frame, neighbours overlapping by `overlap` image pixels. */
+static ffu_status tile_level(ffu_detector *d, const double rot[6], int uw, int uh, int tw, int th,
+                             double s, double overlap, int level)
+{
+    /* faces this level must find are at most `overlap`; much larger boxes are parts of
+     * faces the coarser levels see whole */
+    float max_face = (float)(2 * overlap);
+    double TW = tw * s, TH = th * s;
+    if (overlap > 0.6 * fmin(TW, TH))
+        overlap = 0.6 * fmin(TW, TH);
+    int nx = uw <= TW ? 1 : (int)ceil((uw - overlap) / (TW - overlap));
+    int ny = uh <= TH ? 1 : (int)ceil((uh - overlap) / (TH - overlap));
+    if (nx > 64 || ny > 64)
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "%dx%d tiles for one level: min_face is too "
+                                                "small for this image", nx, ny);
+    for (int iy = 0; iy < ny; iy++)
+        for (int ix = 0; ix < nx; ix++) {
+            /* spread evenly; a single tile larger than the frame is centred */
+            double x0 = nx == 1 ? (uw - TW) / 2 : ix * (uw - TW) / (nx - 1);
+            double y0 = ny == 1 ? (uh - TH) / 2 : iy * (uh - TH) / (ny - 1);
+            unsigned interior = 0;
+            if (x0 > 0.5)
+                interior |= 1;
+            if (y0 > 0.5)
+                interior |= 2;
+            if (x0 + TW < uw - 0.5)
+                interior |= 4;
+            if (y0 + TH < uh - 0.5)
+                interior |= 8;
+            double v[6] = {s, 0, x0, 0, s, y0}, m[6];
+            compose(rot, v, m);
+            ffu_status st = push_view(d, m, tw, th, interior, level, max_face);
+            if (st)
+                return st;
+        }
+    return FFU_OK;
+}
+
+/* The views of one rotation: the whole frame, then tile levels when opts.min_face asks
+ * for faces smaller than the whole-frame pass can see. */
+static ffu_status plan_views(ffu_detector *d, int W, int H, int rot)
+{
+    const det_family *f = d->fam;
+    face_net *n = &d->net;
+    double rm[6];
+    int uw, uh;
+    rotation_map(rot, W, H, rm, &uw, &uh);
+    d->nviews = 0;
+
+    double s0; /* image pixels per network pixel of the whole-frame view */
+    int tw, th; /* tile input size */
+    double v[6], m[6];
+    ffu_status st;
+    if (d->dynamic) {
+        int longest = uw > uh ? uw : uh;
+        s0 = longest > d->side_cap ? (double)longest / d->side_cap : 1.0;
+        int w = round_up((int)ceil(uw / s0 - 1e-6), f->stride);
+        int h = round_up((int)ceil(uh / s0 - 1e-6), f->stride);
+        if (w < f->stride)
+            w = f->stride;
+        if (h < f->stride)
+            h = f->stride;
+        double vv[6] = {s0, 0, 0, 0, s0, 0}; /* top-left, padding right/bottom */
+        memcpy(v, vv, sizeof v);
+        compose(rm, v, m);
+        if ((st = push_view(d, m, w, h, 0, 0, 0)))
+            return st;
+        tw = th = round_up(d->side_cap < DET_TILE_SIDE ? d->side_cap : DET_TILE_SIDE, f->stride);
+    } else {
+        double sx = (double)uw / n->in_w, sy = (double)uh / n->in_h;
+        if (f->fit == DET_FIT_STRETCH) {
+            double vv[6] = {sx, 0, 0, 0, sy, 0};
+            memcpy(v, vv, sizeof v);
+            s0 = sx > sy ? sx : sy;
+        } else {
+            s0 = sx > sy ? sx : sy;
+            double vv[6] = {s0, 0, (uw - s0 * n->in_w) / 2, 0, s0, (uh - s0 * n->in_h) / 2};
+            memcpy(v, vv, sizeof v);
+        }
+        compose(rm, v, m);
+        if ((st = push_view(d, m, n->in_w, n->in_h, 0, 0, 0)))
+            return st;
+        tw = n->in_w;
+        th = n->in_h;
+    }
+
+    int min_face = d->opts.min_face;
+    if (min_face <= 0 || f->min_face_net <= 0)
+        return FFU_OK;
+    double s_min = min_face / f->min_face_net;
+    if (s_min < 0.25)
+        s_min = 0.25;
+    if (s0 <= s_min * 1.05)
+        return FFU_OK;
+    /* Levels spaced by at most r_max so that each level's overlap (the largest face the
+     * coarser level may miss) stays well inside its tiles. */
+    double side = tw < th ? tw : th;
+    double r_max = fmin(4.0, 0.4 * side / f->min_face_net);
+    if (r_max < 1.5)
+        r_max = 1.5;
+    int levels = (int)ceil(log(s0 / s_min) / log(r_max) - 1e-9);
+    if (levels < 1)
+        levels = 1;
+    double r = pow(s0 / s_min, 1.0 / levels), s_prev = s0;
+    for (int l = 1; l <= levels; l++) {
+        double s = s0 / pow(r, l);
+        double overlap = 1.3 * f->min_face_net * s_prev;
+        if ((st = tile_level(d, rm, uw, uh, tw, th, s, overlap, l)))
+            return st;
+        s_prev = s;
+    }
+    return FFU_OK;
+}
+
+/* Whether a candidate's keypoints stand upright in its view (within 45 degrees): the
+ * down direction from the eye line's normal and from eyes to mouth. With rotations on,
+ * a face belongs to the rotation that shows it upright, so a sideways face that a
+ * rotation-tolerant model (BlazeFace) finds in the upright pass is left to the
+ * rotated pass that sees it properly. */
+static int kps_upright(const det_cand *c)
+{
+    const float *k = c->kps;
+    float ex = k[2] - k[0], ey = k[3] - k[1];
+    float mx = (k[6] + k[8] - k[0] - k[2]) / 2, my = (k[7] + k[9] - k[1] - k[3]) / 2;
+    float e = sqrtf(ex * ex + ey * ey), m = sqrtf(mx * mx + my * my);
+    if (e <= 0 || m <= 0)
+        return 1;
+    float dx = -ey / e + mx / m, dy = ex / e + my / m;
+    return dy > fabsf(dx);
+}
+
+/* Runs views [first, first + count) of one network input size as one batch of `slots`
+ * (>= count) and maps their candidates into d->pass. */
+static ffu_status run_views(ffu_detector *d, const ffu_image *img, int first, int count,
+                            int slots, int rot)
+{
+    const det_view *v0 = &d->views[first];
+    face_net *n = &d->net;
+    ffu_status st;
+    if (d->dynamic && v0->level > 0) {
+        n = &d->tiles;
+        if (!n->session) {
+            ffu_face_model_opts mo = {d->spec, d->backend, d->opts.m.threads};
+            if ((st = face_net_open(n, FFU_ROLE_DETECT, &mo)))
+                return st;
+            n->norm = d->net.norm; /* with the family's tweaks (per-channel means) */
+        }
+    }
+    /* a short last batch is padded with copies so the shape (and plan) stays the same */
+    if ((st = face_net_reshape(n, slots, v0->w, v0->h)))
+        return st;
+    for (int b = 0; b < slots; b++)
+        if ((st = face_net_fill_warp(n, b, img, d->views[first + (b < count ? b : count - 1)].m)))
+            return st;
+    if ((st = face_net_run(n)))
+        return st;
+    for (int b = 0; b < count; b++) {
+        const det_view *v = &d->views[first + b];
+        d->tmp.n = 0;
+        if ((st = d->fam->decode(d->state, n, b, d->min_score, &d->tmp)))
+            return st;
+        /* a tile drops faces cut by its inner edges: a neighbour sees them whole */
+        float tol = 2.0f;
+        for (int i = 0; i < d->tmp.n; i++) {
+            const det_cand *c = &d->tmp.v[i];
+            if (!(c->score >= d->min_score) || !isfinite(c->box[0]) || !isfinite(c->box[1]) ||
+                !isfinite(c->box[2]) || !isfinite(c->box[3]) || c->box[2] <= c->box[0] ||
+                c->box[3] <= c->box[1])
+                continue;
+            if (((v->interior & 1) && c->box[0] < tol) || ((v->interior & 2) && c->box[1] < tol) ||
+                ((v->interior & 4) && c->box[2] > v->w - tol) ||
+                ((v->interior & 8) && c->box[3] > v->h - tol))
+                continue;
+            if (d->opts.rotations && !kps_upright(c))
+                continue;
+            det_cand *o = det_cands_push(&d->pass);
+            if (!o)
+                return FFU_ERR_NOMEM;
+            float x0, y0, x1, y1;
+            map_point(v->m, c->box[0], c->box[1], &x0, &y0);
+            map_point(v->m, c->box[2], c->box[3], &x1, &y1);
+            o->box[0] = fminf(x0, x1);
+            o->box[1] = fminf(y0, y1);
+            o->box[2] = fmaxf(x0, x1);
+            o->box[3] = fmaxf(y0, y1);
+            for (int k = 0; k < FFU_FACE_NUM_KPS; k++)
+                map_point(v->m, c->kps[2 * k], c->kps[2 * k + 1], &o->kps[2 * k],
+                          &o->kps[2 * k + 1]);
+            o->score = c->score;
+            o->rotation = rot;
+            o->level = v->level;
+            if (v->max_face > 0 && fmaxf(o->box[2] - o->box[0], o->box[3] - o->box[1]) > v->max_face)
+                d->pass.n--;
+        }
+    }
+    return FFU_OK;
+}
+
+/* One rotation: plan, run in batches, suppress; survivors are appended to d->all. */
+static ffu_status run_rotation(ffu_detector *d, const ffu_image *img, int rot)
+{
+    ffu_status st = plan_views(d, img->width, img->height, rot);
+    if (st)
+        return st;
+    d->pass.n = 0;
+    /* Views of one size go in batches of one size (the last one padded), so one image
+     * size always gives the same network shapes and the session never re-plans. */
+    int i = 0;
+    while (i < d->nviews) {
+        int j = i + 1;
+        while (j < d->nviews && d->views[j].w == d->views[i].w && d->views[j].h == d->views[i].h)
+            j++;
+        int total = j - i;
+        int batches = (total + DET_MAX_BATCH - 1) / DET_MAX_BATCH;
+        int per = (total + batches - 1) / batches;
+        for (int k = i; k < j; k += per) {
+            int cnt = j - k < per ? j - k : per;
+            if ((st = run_views(d, img, k, cnt, per, rot)))
+                return st;
+        }
+        i = j;
+    }
+    if ((st = suppress(d, &d->pass, d->nms_iou, d->fam->weighted_merge)))
+        return st;
+    drop_face_parts(&d->pass);
+    for (int k = 0; k < d->pass.n; k++) {
+        det_cand *o = det_cands_push(&d->all);
+        if (!o)
+            return FFU_ERR_NOMEM;
+        *o = d->pass.v[k];
+    }
+    return FFU_OK;
+}
+
+/* ---- public API ---------------------------------------------------------------------- */
+
+void ffu_detector_opts_default(ffu_detector_opts *o)
+{
+    if (o)
+        memset(o, 0, sizeof *o);
+}
+
+ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
+{
+    if (!out)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_detector_create: out is NULL");
+    *out = NULL;
+    ffu_detector_opts def;
+    if (!o) {
+        ffu_detector_opts_default(&def);
+        o = &def;
+    }
+    if (!(o->min_score >= 0 && o->min_score <= 1))
+        return ffu_error_set(FFU_ERR_INVALID, "min_score %g is outside 0..1", o->min_score);
+    if (!(o->nms_iou >= 0 && o->nms_iou <= 1))
+        return ffu_error_set(FFU_ERR_INVALID, "nms_iou %g is outside 0..1", o->nms_iou);
+    if (o->min_face < 0 || o->max_faces < 0 || o->input_size < 0 || o->input_size > 8192)
+        return ffu_error_set(FFU_ERR_INVALID, "detector options: min_face %d, max_faces %d, "
+                                              "input_size %d must be >= 0 (input_size <= 8192)",
+                             o->min_face, o->max_faces, o->input_size);
+    ffu_detector *d = calloc(1, sizeof *d);
+    if (!d)
+        return ffu_error_set(FFU_ERR_NOMEM, "detector");
+    d->opts = *o;
+    d->opts.m.model = NULL; /* borrowed strings: copies kept below */
+    d->opts.m.backend = NULL;
+    if ((o->m.model && !(d->spec = strdup(o->m.model))) ||
+        (o->m.backend && !(d->backend = strdup(o->m.backend)))) {
+        ffu_detector_destroy(d);
+        return ffu_error_set(FFU_ERR_NOMEM, "detector options");
+    }
+    ffu_status st = face_net_open(&d->net, FFU_ROLE_DETECT, &o->m);
+    if (st)
+        goto fail;
+    for (size_t i = 0; i < sizeof families / sizeof families[0] && !d->fam; i++)
+        if (d->net.entry.family && !strcmp(families[i]->name, d->net.entry.family))
+            d->fam = families[i];
+    if (!d->fam) {
+        st = ffu_error_set(FFU_ERR_UNSUPPORTED, "no detector decoder for family '%s'",
+                           d->net.entry.family ? d->net.entry.family : "(none)");
+        goto fail;
+    }
+    if (d->net.in_c != 3) {
+        st = ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: detectors take colour input, this one %d "
+                                                "channel(s)", d->net.path, d->net.in_c);
+        goto fail;
+    }
+    if ((st = d->fam->init(&d->net, &d->state)))
+        goto fail;
+    d->min_score = o->min_score > 0 ? o->min_score
+                   : d->net.entry.threshold > 0 ? d->net.entry.threshold
+                                                : d->fam->score;
+    d->nms_iou = o->nms_iou > 0 ? o->nms_iou : d->fam->nms_iou;
+    /* A model whose declared input is dynamic may still bake its size into constants
+     * (yolo5face_500m_320x320): the zoo row's size 0 says "any size". */
+    d->dynamic = d->net.dynamic_hw && d->net.entry.input_w <= 0 && d->net.entry.input_h <= 0;
+    d->side_cap = o->input_size > 0 ? o->input_size : d->fam->dynamic_side;
+    if (d->side_cap < d->fam->stride)
+        d->side_cap = d->fam->stride;
+    *out = d;
+    return FFU_OK;
+fail:
+    ffu_detector_destroy(d);
+    return st;
+}
+
+void ffu_detector_destroy(ffu_detector *d)
+{
+    if (!d)
+        return;
+    if (d->fam && d->fam->fini)
+        d->fam->fini(d->state);
+    face_net_close(&d->net);
+    face_net_close(&d->tiles);
+    free(d->spec);
+    free(d->backend);
+    free(d->tmp.v);
+    free(d->pass.v);
+    free(d->all.v);
+    free(d->views);
+    free(d->dead);
+    free(d);
+}
+
+const ffu_zoo_entry *ffu_detector_model(const ffu_detector *d) { return d ? &d->net.entry : NULL; }
+
+ffu_status ffu_detector_detect(ffu_detector *d, const ffu_image *img, ffu_face_list *out)
+{
+    if (out)
+        ffu_face_list_clear(out);
+    if (!d || !img || !out)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_detector_detect: %s is NULL",
+                             !d ? "detector" : !img ? "image" : "face list");
+    if (!img->data[0] || img->width < 1 || img->height < 1)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_detector_detect: empty image");
+    if (img->fmt != FFU_PIX_RGB24 && img->fmt != FFU_PIX_BGR24 && img->fmt != FFU_PIX_RGBA32 &&
+        img->fmt != FFU_PIX_GRAY8)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "detectors take RGB, BGR, RGBA or grey "
+                                                  "images, not %s", ffu_pixfmt_name(img->fmt));
+    d->all.n = 0;
+    ffu_status st = run_rotation(d, img, 0);
+    if (!st && d->opts.rotations) {
+        /* Nothing upright: try the other three. Faces upright: still look at 180 degrees,
+         * because detectors also "find" upside-down faces with upright-looking keypoints
+         * (YuNet 0.83, BlazeFace 0.67 on two_people.jpg turned over); the true view
+         * scores higher and wins the NMS below. */
+        if (d->all.n == 0) {
+            for (int rot = 90; rot <= 270 && !st; rot += 90)
+                st = run_rotation(d, img, rot);
+        } else {
+            st = run_rotation(d, img, 180);
+        }
+        /* one face seen at two rotations: keep the better view */
+        if (!st)
+            st = suppress(d, &d->all, d->nms_iou, 0);
+    }
+    if (st)
+        return st;
+    if (d->all.n > 1)
+        qsort(d->all.v, (size_t)d->all.n, sizeof *d->all.v, by_score_desc);
+    int n = d->all.n;
+    if (d->opts.max_faces > 0 && n > d->opts.max_faces)
+        n = d->opts.max_faces;
+    for (int i = 0; i < n; i++) {
+        const det_cand *c = &d->all.v[i];
+        ffu_face *f = ffu_face_list_push(out);
+        if (!f) {
+            ffu_face_list_clear(out);
+            return FFU_ERR_NOMEM;
+        }
+        f->box[0] = c->box[0];
+        f->box[1] = c->box[1];
+        f->box[2] = c->box[2] - c->box[0];
+        f->box[3] = c->box[3] - c->box[1];
+        f->score = c->score;
+        memcpy(f->kps, c->kps, sizeof f->kps);
+        f->rotation = c->rotation;
+    }
+    return FFU_OK;
+}

@@ -1,0 +1,80 @@
+/* Private interface between the common detector (detect.c) and the per-family decoders
+ * (detect_<family>.c). A family only turns the raw outputs of one batch slot into
+ * candidates -- box, score, five keypoints -- in network-input pixels; everything else
+ * (preprocessing, letterbox/tiles/rotations, mapping back, thresholds, NMS or merging,
+ * sorting) is done once in detect.c. Adding a family is one file with one det_family. */
+#ifndef FFU_DETECT_INTERNAL_H
+#define FFU_DETECT_INTERNAL_H
+
+#include "face_internal.h"
+
+/* One raw detection. Coordinates are continuous network-input pixels (x1, y1, x2, y2)
+ * before mapping back, image pixels after. */
+typedef struct det_cand {
+    float box[4];
+    float score;
+    float kps[2 * FFU_FACE_NUM_KPS];
+    int rotation; /* set by the common code */
+    int level;    /* set by the common code: 0 whole frame, 1.. tile levels coarse to fine */
+} det_cand;
+
+/* A grow-only candidate buffer owned by the detector (no allocation once it is big
+ * enough for the images at hand). */
+typedef struct det_cands {
+    det_cand *v;
+    int n, cap;
+} det_cands;
+
+/* Appends one candidate; NULL (error set) when out of memory. */
+det_cand *det_cands_push(det_cands *c);
+
+/* Preprocessing conventions. */
+typedef enum det_fit {
+    DET_FIT_LETTERBOX = 0, /* fixed input: uniform scale, centred, black padding */
+    DET_FIT_STRETCH,       /* fixed input: each axis scaled on its own (trained that way) */
+} det_fit;
+
+typedef struct det_family {
+    const char *name;      /* zoo family name */
+    float score;           /* default minimum score when the zoo row gives none */
+    float nms_iou;         /* default NMS (or merge) IoU */
+    int weighted_merge;    /* 1: MediaPipe score-weighted merging instead of plain NMS */
+    det_fit fit;           /* fixed-input models */
+    int stride;            /* dynamic-input models: input sides are multiples of this */
+    int dynamic_side;      /* dynamic-input models: default longest side fed to the net */
+    /* Smallest face side (network-input pixels) the family finds reliably; decides when
+     * tiling is needed for opts.min_face. */
+    float min_face_net;
+    /* Checks the model's outputs and builds per-model state (anchors, output indices);
+     * *state is passed back to decode and freed with fini. May tweak n->norm (per-channel
+     * means). */
+    ffu_status (*init)(face_net *n, void **state);
+    void (*fini)(void *state);
+    /* Decodes batch slot b of the last run of n (input n->in_w x n->in_h) and appends
+     * every candidate with score >= min_score to out (network-input coordinates). */
+    ffu_status (*decode)(void *state, const face_net *n, int b, float min_score, det_cands *out);
+} det_family;
+
+extern const det_family det_family_blazeface;
+extern const det_family det_family_yunet;
+extern const det_family det_family_scrfd;
+extern const det_family det_family_retinaface;
+extern const det_family det_family_ultraface;
+extern const det_family det_family_yolo5face;
+
+/* Output i of the last run for batch slot b: its per-item data and the number of
+ * elements per item (dims after the first). NULL with the error set when the output is
+ * missing, not f32, or its first dim is not the batch. */
+const float *det_output_slot(const face_net *n, int i, int b, int64_t *numel,
+                             ffu_nn_tensor *t);
+
+static inline float det_sigmoid(float x)
+{
+    if (x < -80.f)
+        x = -80.f;
+    if (x > 80.f)
+        x = 80.f;
+    return 1.f / (1.f + expf(-x));
+}
+
+#endif

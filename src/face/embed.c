@@ -1,0 +1,205 @@
+/* Face embeddings: align each face by its five keypoints to its embedder's template,
+ * run the faces of one image as one batch, and hand back L2-normalised descriptors that
+ * ffu_face_similarity compares against the embedder's calibrated threshold. The zoo row
+ * says template, input size and normalisation; this file only knows which output is the
+ * descriptor (multi-output models such as faceres also predict age and gender) and how
+ * loose a family's crop is. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "face_internal.h"
+
+/* Faces per session run. Larger calls are split so a group photo does not plan a
+ * session for hundreds of crops at once. */
+#define EMBED_MAX_BATCH 32
+
+struct ffu_embedder {
+    face_net net;
+    int out_index; /* the descriptor output */
+    int dim;
+    double crop_scale; /* < 1: the template is shrunk about the crop centre (looser crop) */
+};
+
+/* How much of the crop the template spans for a family. ArcFace-style models were
+ * trained on the template itself. faceres (HSE) was trained on loose VGGFace2 boxes,
+ * so its 224 crop shows the whole head: the template is shrunk about the centre. The
+ * value was chosen on LFW folds 1-2 with YuNet keypoints, B,G,R input (k-fold accuracy
+ * 0.979 at 0.72-0.76, 0.967 at 0.84, 0.968 at 0.90; moving the face up or down by 5%
+ * of the crop only lost accuracy; R,G,B input: 0.953 at 1.0, 0.963 at 0.8). */
+static double family_crop_scale(const char *family)
+{
+    if (family && !strcmp(family, "faceres"))
+        return 0.74;
+    return 1.0;
+}
+
+/* Elements per batch item of output i after a run with batch `batch`. */
+static int64_t per_item(const ffu_nn_tensor *t, int batch)
+{
+    int64_t n = 1;
+    for (int k = 0; k < t->rank; k++)
+        n *= t->dims[k];
+    return batch > 0 ? n / batch : n;
+}
+
+/* Finds the descriptor: the f32 output with the most values per face. Declared shapes
+ * are not enough (TF.js graphs often declare none), so the choice is made on the
+ * shapes of one run of a blank crop. */
+static ffu_status pick_output(ffu_embedder *e)
+{
+    ffu_nn_tensor in;
+    ffu_status st = ffu_nn_session_input(e->net.session, 0, &in);
+    if (st)
+        return st;
+    memset(in.data, 0, in.nbytes);
+    if ((st = face_net_run(&e->net)))
+        return st;
+    int best = -1;
+    int64_t best_n = 0;
+    for (int i = 0; i < face_net_num_outputs(&e->net); i++) {
+        ffu_nn_tensor t;
+        if (ffu_nn_session_output(e->net.session, i, &t) || t.dtype != FFU_DTYPE_F32)
+            continue;
+        int64_t n = per_item(&t, e->net.batch);
+        if (n > best_n) {
+            best_n = n;
+            best = i;
+        }
+    }
+    if (best < 0 || best_n < 2)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: no f32 output looks like an embedding",
+                             e->net.path);
+    if (best_n > FFU_FACE_MAX_EMBED)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: embedding of %lld values, at most %d",
+                             e->net.path, (long long)best_n, FFU_FACE_MAX_EMBED);
+    e->out_index = best;
+    e->dim = (int)best_n;
+    return FFU_OK;
+}
+
+ffu_status ffu_embedder_create(const ffu_face_model_opts *o, ffu_embedder **out)
+{
+    if (!out)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_embedder_create: out is NULL");
+    *out = NULL;
+    ffu_embedder *e = calloc(1, sizeof *e);
+    if (!e)
+        return ffu_error_set(FFU_ERR_NOMEM, "embedder");
+    ffu_status st = face_net_open(&e->net, FFU_ROLE_EMBED, o);
+    if (st) {
+        free(e);
+        return st;
+    }
+    const ffu_zoo_entry *z = &e->net.entry;
+    if (!ffu_align_template(z->align_template)) {
+        st = ffu_error_set(FFU_ERR_INVALID, "embedder '%s' has no known alignment template",
+                           z->name);
+        goto fail;
+    }
+    if (e->net.in_w != e->net.in_h) {
+        st = ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: input %dx%d; embedders take square crops",
+                           e->net.path, e->net.in_w, e->net.in_h);
+        goto fail;
+    }
+    e->crop_scale = family_crop_scale(z->family);
+    if ((st = pick_output(e)))
+        goto fail;
+    *out = e;
+    return FFU_OK;
+fail:
+    ffu_embedder_destroy(e);
+    return st;
+}
+
+void ffu_embedder_destroy(ffu_embedder *e)
+{
+    if (!e)
+        return;
+    face_net_close(&e->net);
+    free(e);
+}
+
+int ffu_embedder_dim(const ffu_embedder *e) { return e ? e->dim : 0; }
+
+float ffu_embedder_threshold(const ffu_embedder *e) { return e ? e->net.entry.threshold : NAN; }
+
+const ffu_zoo_entry *ffu_embedder_model(const ffu_embedder *e) { return e ? &e->net.entry : NULL; }
+
+/* Map from network-input coordinates to image coordinates for one face. */
+static ffu_status crop_map(const ffu_embedder *e, const float kps[10], double m[6])
+{
+    for (int i = 0; i < 10; i++)
+        if (!isfinite(kps[i]))
+            return ffu_error_set(FFU_ERR_INVALID, "face keypoint %d is not finite", i / 2);
+    int size = e->net.in_w;
+    double fwd[6];
+    ffu_status st = face_align_transform(kps, e->net.entry.align_template, size, fwd);
+    if (st)
+        return st;
+    if (e->crop_scale != 1.0) {
+        /* crop' = c + s * (crop - c) about the crop centre c */
+        double s = e->crop_scale, c = size * 0.5 * (1 - s);
+        for (int k = 0; k < 6; k++)
+            fwd[k] *= s;
+        fwd[2] += c;
+        fwd[5] += c;
+    }
+    return ffu_affine_invert(fwd, m);
+}
+
+/* Embeds faces[0..n) (n <= EMBED_MAX_BATCH) in one run. */
+static ffu_status embed_chunk(ffu_embedder *e, const ffu_image *img, ffu_face *faces, int n)
+{
+    ffu_status st = face_net_reshape(&e->net, n, e->net.in_w, e->net.in_h);
+    if (st)
+        return st;
+    for (int b = 0; b < n; b++) {
+        double m[6];
+        if ((st = crop_map(e, faces[b].kps, m)) || (st = face_net_fill_warp(&e->net, b, img, m)))
+            return st;
+    }
+    if ((st = face_net_run(&e->net)))
+        return st;
+    ffu_nn_tensor t;
+    const float *y = face_net_output(&e->net, e->out_index, &t);
+    if (!y) /* face_net_output said why; the dtype was checked at create */
+        return FFU_ERR_UNSUPPORTED;
+    if (per_item(&t, n) != e->dim)
+        return ffu_error_set(FFU_ERR_INTERNAL, "%s: embedding output has %lld values per face, "
+                             "expected %d", e->net.path, (long long)per_item(&t, n), e->dim);
+    for (int b = 0; b < n; b++) {
+        const float *v = y + (size_t)b * e->dim;
+        double ss = 0;
+        for (int i = 0; i < e->dim; i++)
+            ss += (double)v[i] * v[i];
+        if (!(ss > 0) || !isfinite(ss))
+            return ffu_error_set(FFU_ERR_INTERNAL, "%s: embedding of face %d is %s", e->net.path,
+                                 b, ss > 0 ? "not finite" : "zero");
+        float inv = (float)(1.0 / sqrt(ss));
+        for (int i = 0; i < e->dim; i++)
+            faces[b].embedding[i] = v[i] * inv;
+        faces[b].embedding_dim = e->dim;
+    }
+    return FFU_OK;
+}
+
+ffu_status ffu_embedder_run(ffu_embedder *e, const ffu_image *img, ffu_face *faces, int n)
+{
+    if (!e || !img || n < 0 || (n > 0 && !faces))
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_embedder_run: bad arguments");
+    if (!img->data[0] || img->width < 1 || img->height < 1)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_embedder_run: empty image");
+    for (int i = 0; i < n; i++)
+        faces[i].embedding_dim = 0;
+    for (int i = 0; i < n; i += EMBED_MAX_BATCH) {
+        int k = n - i < EMBED_MAX_BATCH ? n - i : EMBED_MAX_BATCH;
+        ffu_status st = embed_chunk(e, img, faces + i, k);
+        if (st) {
+            for (int j = 0; j < n; j++)
+                faces[j].embedding_dim = 0;
+            return st;
+        }
+    }
+    return FFU_OK;
+}

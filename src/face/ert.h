@@ -1,0 +1,85 @@
+/* dlib's ensemble-of-regression-trees shape predictor (Kazemi & Sullivan 2014), read
+ * from dlib's own serialisation (the 68-point shape_predictor_68_face_landmarks.dat
+ * that Debian ships in libdlib-data, or any shape_predictor file dlib writes) and run
+ * so that the points equal dlib's on the same image and box (see docs/EVAL.md).
+ *
+ * Coordinates here are dlib's, not the face module's: pixel (i, j) is centred on the
+ * integer point (i, j), and a box {x, y, w, h} means dlib's rectangle with left = x,
+ * top = y, right = x + w - 1, bottom = y + h - 1 (the normalised shape space maps
+ * (0, 0) to (left, top) and (1, 1) to (right, bottom)). A face-module box [X, Y, W, H]
+ * (pixel i covering [i, i+1)) is passed as is; add 0.5 to the returned points to get
+ * face-module coordinates.
+ *
+ * A loaded model is immutable: any number of threads may call ert_predict on it at
+ * once. ert_predict allocates nothing (its scratch lives on the stack, bounded by the
+ * load-time caps below). */
+#ifndef FFU_FACE_ERT_H
+#define FFU_FACE_ERT_H
+
+#include <stddef.h>
+
+#include "facefuse/core.h"
+#include "facefuse/face.h"
+#include "facefuse/image.h"
+
+/* Load-time caps: a file beyond them is refused with FFU_ERR_TOO_LARGE. The real
+ * 68-point model has 68 parts, 15 cascades of 500 depth-4 trees, 500 pixels each. */
+#define ERT_MAX_PARTS 512
+#define ERT_MAX_CASCADES 64
+#define ERT_MAX_TREES 20000                        /* per cascade */
+#define ERT_MAX_FEATURES 4096                      /* feature pixels per cascade */
+#define ERT_MAX_SPLITS 4095                        /* per tree (depth 12) */
+#define ERT_MAX_LEAF_BYTES (1024u * 1024u * 1024u) /* all leaves together */
+#define ERT_MAX_FILE_BYTES ((size_t)2 << 30)
+
+typedef struct ert_model ert_model;
+
+/* Reads a dlib shape_predictor file. *out is NULL on error. Errors: FFU_ERR_IO /
+ * FFU_ERR_NOT_FOUND (file), FFU_ERR_FORMAT (malformed, with the byte offset),
+ * FFU_ERR_TOO_LARGE (beyond the caps), FFU_ERR_NOMEM. */
+ffu_status ert_model_load(const char *path, ert_model **out);
+/* The same from bytes in memory (borrowed; not kept after the call). */
+ffu_status ert_model_load_mem(const void *data, size_t size, ert_model **out);
+void ert_model_free(ert_model *m); /* NULL: no-op */
+
+int ert_model_num_parts(const ert_model *m);
+int ert_model_num_cascades(const ert_model *m);
+/* The initial (mean) shape, 2 * num_parts floats in normalised box coordinates. */
+const float *ert_model_mean_shape(const ert_model *m);
+/* Total number of trees over all cascades. */
+size_t ert_model_num_trees(const ert_model *m);
+
+/* Predicts the model's parts inside box (x, y, w, h in dlib's convention, see above)
+ * of img and writes 2 * num_parts floats (x0, y0, x1, y1, ...) to pts, in dlib's
+ * pixel coordinates. img may be GRAY8 (used as is), RGB24/BGR24/RGBA32 (grey =
+ * (r + g + b) / 3 rounded down, as dlib converts) or NV12/YUV420P (the Y plane).
+ * Pixels outside the image read as 0. Only the ~500 sampled pixels per cascade are
+ * read, so no grey copy of the image is made. */
+ffu_status ert_predict(const ert_model *m, const ffu_image *img, const float box[4], float *pts);
+
+/* ---- kernels: the leaf sum, the bulk of the run time ------------------------------ */
+
+/* shape[j] += rows[r][j] for r = 0..n-1 in that order, j < stride (a multiple of 16);
+ * shape and rows 64-byte aligned. Every version adds the same floats in the same order,
+ * so all give bit-identical results. The SIMD ones live in ert_avx2.c / ert_avx512.c
+ * and are only called when the CPU has the instructions. */
+typedef void (*ert_sum_rows_fn)(float *shape, const float *const *rows, int n, int stride);
+void ert_sum_rows_c(float *shape, const float *const *rows, int n, int stride);
+void ert_sum_rows_avx2(float *shape, const float *const *rows, int n, int stride);
+void ert_sum_rows_avx512(float *shape, const float *const *rows, int n, int stride);
+/* The fastest version this CPU runs (honours FFU_CPU_MASK). */
+ert_sum_rows_fn ert_sum_rows_pick(void);
+
+/* ---- the face module's "dlib68" landmarker (landmark_dlib.c) --------------------- */
+
+/* The box the model expects for a face, in dlib's convention: when the five keypoints
+ * are set, the upright square in which the model's mean shape best fits them (eye
+ * centres = mean of points 36-41 / 42-47, nose 30, mouth corners 48 / 54; one scale
+ * and a shift, least squares), which is where dlib's HOG detector puts its box, so the
+ * answer does not depend on which detector drew face->box; otherwise face->box as is. */
+void ert_face_box(const ert_model *m, const ffu_face *f, float box[4]);
+/* Runs a 68-point model on the face: face->landmarks = 68 (x, y, 0) in the face
+ * module's coordinates, face->kps recomputed from them. */
+ffu_status ert_face_run(const ert_model *m, const ffu_image *img, ffu_face *f);
+
+#endif
