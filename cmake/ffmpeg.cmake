@@ -10,7 +10,10 @@ if(NOT FFMPEG_FOUND)
                       "libavformat-dev libavcodec-dev libavutil-dev libswscale-dev)")
 endif()
 list(APPEND FFU_LINK_LIBS PkgConfig::FFMPEG)
-string(APPEND FFU_PC_REQUIRES_PRIVATE " libavformat libavcodec libavutil libswscale")
+# Libs.private, not Requires.private: `pkg-config --static` would otherwise pull in the
+# private dependencies of Debian's FFmpeg (libgme, libbluray, libzmq, ...), whose -dev
+# packages nobody has; a static libfacefuse links FFmpeg's shared libraries.
+string(APPEND FFU_PC_LIBS_PRIVATE " -lavformat -lavcodec -lswscale -lavutil")
 
 option(FFU_AVDEVICE "Open V4L2 cameras through libavdevice when it is installed" ON)
 set(FFU_HAVE_AVDEVICE 0)
@@ -19,7 +22,7 @@ if(FFU_AVDEVICE)
   if(AVDEVICE_FOUND)
     set(FFU_HAVE_AVDEVICE 1)
     list(APPEND FFU_LINK_LIBS PkgConfig::AVDEVICE)
-    string(APPEND FFU_PC_REQUIRES_PRIVATE " libavdevice")
+    string(APPEND FFU_PC_LIBS_PRIVATE " -lavdevice")
   endif()
 endif()
 add_compile_definitions(FFU_HAVE_AVDEVICE=${FFU_HAVE_AVDEVICE})
