@@ -50,7 +50,7 @@ typedef struct ffu_face {
     float box[4];  /* x, y, w, h */
     float score;   /* detector confidence 0..1 */
     float kps[2 * FFU_FACE_NUM_KPS];
-    int rotation;  /* 0/90/180/270: the upright rotation the face was found at */
+    int rotation;  /* 0/90/180/270: the face appears turned this many degrees clockwise */
     /* Dense landmarks (x, y, z per point, z = 0 for 2-D models), owned by the list. */
     int num_landmarks; /* 0, 68, 468 or 478 (mesh + iris) */
     float *landmarks;
@@ -141,7 +141,9 @@ typedef struct ffu_detector_opts {
     float nms_iou;    /* 0 = the family's default */
     int min_face;     /* smallest face to find, pixels of the image; 0 = no tiling */
     int max_faces;    /* 0 = all */
-    int rotations;    /* 1: when nothing is found upright, try 90, 180, 270 */
+    int rotations;    /* 1: rotated photos: when nothing is found upright, try 90, 180,
+                         270; faces found upright are checked against the 180 view too
+                         (upside-down faces can look upright to a detector) */
     int input_size;   /* dynamic-input models: longest side fed to the net; 0 = family default */
 } ffu_detector_opts;
 

@@ -39,7 +39,8 @@ static const ffu_option eval_options[] = {
     {"embedder", 'e', FFU_OPT_STRING, offsetof(eval_opts, embedder),
      "lfw: embedder(s), comma-separated, or `all`", NULL, 0, 0, NULL, "LIST"},
     {"min-score", 0, FFU_OPT_FLOAT, offsetof(eval_opts, min_score),
-     "wider: keep detections above S (the protocol wants nearly all of them)", "0.02", 0, 1,
+     "detection score threshold; 0 = 0.02 for wider (the protocol wants the whole PR "
+     "curve), 0.3 for lfw (every image holds a face; the centre one is used)", "0", 0, 1,
      NULL, "S"},
     {"nms", 0, FFU_OPT_FLOAT, offsetof(eval_opts, nms), "NMS IoU (0 = the detector's default)",
      "0", 0, 1, NULL, "IOU"},
@@ -106,7 +107,7 @@ static ffu_status wider_one(const eval_opts *o, const wider_gt *gt, int nimg, co
     ffu_detector_opts d;
     ffu_detector_opts_default(&d);
     d.m = model_opts(o, name);
-    d.min_score = (float)o->min_score;
+    d.min_score = o->min_score > 0 ? (float)o->min_score : 0.02f;
     d.nms_iou = (float)o->nms;
     d.input_size = o->input_size;
     d.min_face = o->min_face;
@@ -186,12 +187,12 @@ static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
         ffu_jw_begin_object(w);
         ffu_jw_key(w, "dataset"), ffu_jw_string(w, dir);
         ffu_jw_key(w, "images"), ffu_jw_int(w, nimg);
-        ffu_jw_key(w, "min_score"), ffu_jw_number(w, o->min_score);
+        ffu_jw_key(w, "min_score"), ffu_jw_number(w, o->min_score > 0 ? o->min_score : 0.02);
         ffu_jw_key(w, "detectors");
         ffu_jw_begin_array(w);
     } else {
         printf("WIDER FACE: %d images from %s, official protocol (IoU 0.5), min score %.2f\n",
-               nimg, dir, o->min_score);
+               nimg, dir, o->min_score > 0 ? o->min_score : 0.02);
         printf("%-16s %7s %7s %7s %9s %8s %8s\n", "detector", "easy", "medium", "hard",
                "small-rec", "best-F1", "ms/img");
     }
@@ -250,6 +251,8 @@ static int run_lfw(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     ffu_detector_opts d;
     ffu_detector_opts_default(&d);
     d.m = model_opts(o, o->detector);
+    d.min_score = o->min_score > 0 ? (float)o->min_score : 0.3f;
+    d.input_size = o->input_size;
     ffu_detector *det = NULL;
     int rc = CLI_EXIT_OK;
     if (!sims)

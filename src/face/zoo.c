@@ -56,16 +56,24 @@ static const ffu_zoo_entry zoo[] = {
      0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "MIT (FaceONNX)", SH},
     {"peppa", FFU_ROLE_LANDMARKS, "peppa", "shared:models/peppa_slim_160_latest.onnx", 160, 160,
      127.5f, 127.5f, 1, 0, NULL, 0.0f, 0, "Apache-2.0 (Peppa)", SH},
-    /* ---- embedders: threshold = cosine similarity for "same person" (docs/EVAL.md) */
+    /* ---- embedders: threshold = cosine similarity for "same person" (docs/EVAL.md):
+     * the best single threshold on LFW folds 1-5 with YuNet keypoints. Normalisation
+     * and channel order were checked on LFW (a wrong one costs several points). */
+    /* Not the default: the packaged graph gives nearly one vector for every face (cosine
+     * 0.9999 between different people, in TensorFlow.js too); LFW 61.7%. */
     {"mobilefacenet", FFU_ROLE_EMBED, "arcface", "mobilefacenet.json", 112, 112, 0.0f, 255.0f, 0,
-     0, "arcface_112_v2", 0.40f, 0, "Apache-2.0 (Sirius-AI MobileFaceNet_TF), MIT (package)", HM},
+     0, "arcface_112_v2", 1.00f, 0, "MIT (package); upstream unclear (credited to BecauseofAI MobileFace)",
+     HM},
+    /* raw 0..255, B,G,R (R,G,B loses 1-2 points); loose crop (embed.c); LFW 96.7% */
     {"faceres", FFU_ROLE_EMBED, "faceres", "faceres.json", 224, 224, 0.0f, 1.0f, 1, 0,
-     "arcface_112_v2", 0.50f, 1, "MIT (package)", HM},
+     "arcface_112_v2", 0.52f, 1, "MIT (package)", HM},
+    /* raw 0..255 (the graph subtracts 127.5 and scales itself), R,G,B; LFW 91.4% */
     {"mobileface", FFU_ROLE_EMBED, "arcface", "mobileface.json", 112, 112, 0.0f, 1.0f, 0, 0,
-     "arcface_112_v2", 0.40f, 0, "MIT (package)", HM},
+     "arcface_112_v2", 0.20f, 0, "MIT (package)", HM},
+    /* (x - 127.5) / 127.5, R,G,B; LFW 98.8% */
     {"mobilefacenet-onnx", FFU_ROLE_EMBED, "arcface",
      "shared:models/mobilefacenet_insightface_pytorch.onnx", 112, 112, 127.5f, 127.5f, 0, 0,
-     "arcface_112_v2", 0.40f, 0, "MIT (TreB1eN InsightFace_Pytorch)", SH},
+     "arcface_112_v2", 0.25f, 0, "MIT (TreB1eN InsightFace_Pytorch)", SH},
     /* ---- liveness */
     {"antispoof", FFU_ROLE_LIVENESS, "antispoof", "antispoof.json", 128, 128, 0.0f, 255.0f, 0, 0,
      NULL, 0.5f, 1, "MIT (package)", HM},
