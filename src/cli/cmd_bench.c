@@ -1,12 +1,17 @@
 /* `facefuse bench nn MODEL`: inference latency of one model on one backend -- median
  * and minimum milliseconds per run after a warm-up, with the planned peak memory.
  * Inputs are filled once with fixed pseudo-random values (floats in [0, 1), integers
- * 0), so runs are repeatable. Timings are for reading, never for pass/fail. */
+ * 0), so runs are repeatable.
+ * `facefuse bench face IMG`: the per-stage cost of a full analysis of one photo with
+ * the default models (detect, landmarks, quality, liveness, attributes, embed).
+ * Timings are for reading, never for pass/fail. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "facefuse/face.h"
+#include "facefuse/image.h"
 #include "facefuse/nn.h"
 #include "nn/ir.h"
 
@@ -21,6 +26,7 @@ typedef struct {
     int batch;
     int bf16;
     ffu_strlist shapes;
+    char *size;
 } bench_opts;
 
 static const ffu_option bench_options[] = {
@@ -41,6 +47,9 @@ static const ffu_option bench_options[] = {
      NULL, 0, 0, NULL, NULL},
     {"shape", 0, FFU_OPT_STRING_LIST, offsetof(bench_opts, shapes),
      "fix an input's shape: NAME=1x3x480x640 (or INDEX=...)", NULL, 0, 0, NULL, "NAME=DIMS"},
+    {"size", 0, FFU_OPT_STRING, offsetof(bench_opts, size),
+     "face: centre-crop the photo to this aspect and resize it to WxH first (0x0 = as is)",
+     "640x480", 0, 0, NULL, "WxH"},
     {0},
 };
 
@@ -160,16 +169,164 @@ out:
     return rc;
 }
 
+/* ---- bench face ------------------------------------------------------------------ */
+
+enum { ST_DETECT, ST_LANDMARKS, ST_QUALITY, ST_LIVENESS, ST_ATTRIBUTES, ST_EMBED, ST_COUNT };
+static const char *const stage_names[ST_COUNT] = {"detect",   "landmarks",  "quality",
+                                                  "liveness", "attributes", "embed"};
+
+/* The photo at w x h: the largest centred crop of that aspect, resized bilinearly. */
+static ffu_status fit_image(const ffu_image *src, int w, int h, ffu_image *out)
+{
+    if (w <= 0 || h <= 0)
+        return ffu_image_clone(out, src);
+    int cw = src->width, ch = (int)((double)src->width * h / w + 0.5);
+    if (ch > src->height) {
+        ch = src->height;
+        cw = (int)((double)src->height * w / h + 0.5);
+    }
+    ffu_image view, tmp = {0};
+    ffu_status st = ffu_image_view(&view, src, (src->width - cw) / 2, (src->height - ch) / 2,
+                                   cw, ch);
+    if (!st)
+        st = ffu_image_create(&tmp, src->fmt, w, h);
+    if (!st)
+        st = ffu_image_resize(&view, &tmp, FFU_INTERP_BILINEAR);
+    if (st)
+        ffu_image_release(&tmp);
+    else
+        *out = tmp;
+    return st;
+}
+
+static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
+{
+    ffu_image photo = {0}, img = {0};
+    ffu_detector *det = NULL;
+    ffu_landmarker *lm = NULL;
+    ffu_embedder *emb = NULL;
+    ffu_liveness *live = NULL;
+    ffu_attributes *attr = NULL;
+    ffu_face_list faces = {0};
+    double *ms = NULL;
+    ffu_jw *w = NULL;
+    int rc = CLI_EXIT_OK, iw = 0, ih = 0;
+    ffu_status st;
+    if (o->size && sscanf(o->size, "%dx%d", &iw, &ih) != 2) {
+        rc = cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE, "--size wants WxH, not '%s'", o->size);
+        goto out;
+    }
+    ffu_face_model_opts m = {NULL, bench_backends[o->backend], o->threads};
+    ffu_detector_opts dopts;
+    ffu_landmarker_opts lopts;
+    ffu_detector_opts_default(&dopts);
+    ffu_landmarker_opts_default(&lopts);
+    dopts.m = m;
+    lopts.m = m;
+    if ((st = ffu_image_load(path, FFU_PIX_RGB24, &photo)) || (st = fit_image(&photo, iw, ih, &img)) ||
+        (st = ffu_detector_create(&dopts, &det)) || (st = ffu_landmarker_create(&lopts, &lm)) ||
+        (st = ffu_embedder_create(&m, &emb)) || (st = ffu_liveness_create(&m, &live)) ||
+        (st = ffu_attributes_create(&m, &attr))) {
+        rc = cli_fail(cmd, &o->common, st);
+        goto out;
+    }
+    int total = o->warmup + o->runs;
+    ms = calloc((size_t)ST_COUNT * (size_t)o->runs, sizeof *ms);
+    if (!ms) {
+        rc = cli_fail(cmd, &o->common, FFU_ERR_NOMEM);
+        goto out;
+    }
+    int nfaces = 0;
+    for (int r = 0; r < total; r++) {
+        double t[ST_COUNT + 1];
+        t[0] = ffu_clock_sec();
+        st = ffu_detector_detect(det, &img, &faces);
+        t[1] = ffu_clock_sec();
+        if (!st && faces.count == 0)
+            st = ffu_error_set(FFU_ERR_FORMAT, "%s: no face found", path);
+        ffu_face *f = st ? NULL : &faces.faces[0];
+        if (!st) st = ffu_landmarker_run(lm, &img, f);
+        t[2] = ffu_clock_sec();
+        if (!st) st = ffu_face_quality_compute(&img, f);
+        t[3] = ffu_clock_sec();
+        if (!st) st = ffu_liveness_run(live, &img, f);
+        t[4] = ffu_clock_sec();
+        if (!st) st = ffu_attributes_run(attr, &img, f);
+        t[5] = ffu_clock_sec();
+        if (!st) st = ffu_embedder_run(emb, &img, f, 1);
+        t[6] = ffu_clock_sec();
+        if (st) {
+            rc = cli_fail(cmd, &o->common, st);
+            goto out;
+        }
+        nfaces = faces.count;
+        if (r >= o->warmup)
+            for (int s = 0; s < ST_COUNT; s++)
+                ms[(size_t)s * o->runs + (r - o->warmup)] = 1000 * (t[s + 1] - t[s]);
+    }
+    double med[ST_COUNT], sum = 0;
+    for (int s = 0; s < ST_COUNT; s++) {
+        double *v = ms + (size_t)s * o->runs;
+        qsort(v, (size_t)o->runs, sizeof *v, cmp_double);
+        med[s] = v[o->runs / 2];
+        sum += med[s];
+    }
+    if (o->common.json) {
+        if ((st = ffu_jw_create(&w, 1))) {
+            rc = cli_fail(cmd, &o->common, st);
+            goto out;
+        }
+        ffu_jw_begin_object(w);
+        ffu_jw_key(w, "image"), ffu_jw_string(w, path);
+        ffu_jw_key(w, "width"), ffu_jw_int(w, img.width);
+        ffu_jw_key(w, "height"), ffu_jw_int(w, img.height);
+        ffu_jw_key(w, "faces"), ffu_jw_int(w, nfaces);
+        ffu_jw_key(w, "threads"), ffu_jw_int(w, o->threads);
+        ffu_jw_key(w, "runs"), ffu_jw_int(w, o->runs);
+        ffu_jw_key(w, "median_ms");
+        ffu_jw_begin_object(w);
+        for (int s = 0; s < ST_COUNT; s++)
+            ffu_jw_key(w, stage_names[s]), ffu_jw_number(w, med[s]);
+        ffu_jw_end_object(w);
+        ffu_jw_key(w, "sum_of_medians_ms"), ffu_jw_number(w, sum);
+        ffu_jw_end_object(w);
+        rc = cli_print_json(w);
+    } else {
+        printf("%s at %dx%d, %d face%s, %d thread%s, median of %d runs after %d warm-up:\n",
+               path, img.width, img.height, nfaces, nfaces == 1 ? "" : "s", o->threads,
+               o->threads == 1 ? "" : "s", o->runs, o->warmup);
+        printf("  %-11s %8s\n", "stage", "ms");
+        for (int s = 0; s < ST_COUNT; s++)
+            printf("  %-11s %8.3f\n", stage_names[s], med[s]);
+        printf("  %-11s %8.3f\n", "total", sum);
+    }
+out:
+    ffu_jw_destroy(w);
+    free(ms);
+    ffu_face_list_free(&faces);
+    ffu_attributes_destroy(attr);
+    ffu_liveness_destroy(live);
+    ffu_embedder_destroy(emb);
+    ffu_landmarker_destroy(lm);
+    ffu_detector_destroy(det);
+    ffu_image_release(&img);
+    ffu_image_release(&photo);
+    return rc;
+}
+
 static int run(const cli_command *cmd, int argc, char **argv)
 {
     bench_opts o;
     int npos, done;
     int rc = cli_parse(cmd, bench_options, &o, argc, argv, &npos, &done);
     if (rc || done) goto out;
-    if (npos < 1 || strcmp(argv[0], "nn") != 0)
+    if (npos >= 1 && !strcmp(argv[0], "face"))
+        rc = npos == 2 ? bench_face(cmd, &o, argv[1])
+                       : cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "bench face needs one IMG");
+    else if (npos < 1 || strcmp(argv[0], "nn") != 0)
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
-                          npos ? "unknown benchmark '%s' (use: bench nn MODEL)"
-                               : "missing benchmark%s (use: bench nn MODEL)",
+                          npos ? "unknown benchmark '%s' (use: bench nn MODEL | bench face IMG)"
+                               : "missing benchmark%s (use: bench nn MODEL | bench face IMG)",
                           npos ? argv[0] : "");
     else if (npos != 2)
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "bench nn needs one MODEL (got %d)",
@@ -183,12 +340,15 @@ out:
 
 const cli_command cli_cmd_bench = {
     "bench",
-    "measure inference latency and memory of a model",
-    "facefuse bench nn MODEL [--backend cpu|ref] [--threads N] [--runs N] [--warmup N] [--bf16] [--json]",
+    "measure inference latency and memory of a model, or a face analysis per stage",
+    "facefuse bench nn MODEL [--backend cpu|ref] [--threads N] [--runs N] [--warmup N] [--bf16] [--json]\n"
+    "       facefuse bench face IMG [--size WxH] [--threads N] [--runs N] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
     "--batch; fix other dynamic dims with --shape NAME=DIMS), fills the inputs with fixed\n"
     "pseudo-random values, runs --warmup untimed inferences and then --runs timed ones.\n"
     "Prints the median and minimum milliseconds per inference and the planned peak\n"
-    "activation memory. Timings are for reading and comparing, never pass/fail.",
+    "activation memory. `bench face` times each stage of a full analysis of the photo's\n"
+    "first face with the default models (the photo centre-cropped and resized to --size,\n"
+    "640x480 by default). Timings are for reading and comparing, never pass/fail.",
     run,
 };
