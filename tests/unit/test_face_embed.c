@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "face/eval_run.h"
 #include "face/face_internal.h"
 #include "facefuse/face.h"
 #include "test.h"
@@ -202,7 +203,7 @@ static void test_embed_dims_and_models(void)
         ffu_embedder_destroy(e);
         CHECK(name_ok);
         CHECK_EQ_INT(dim, embedders[i].dim);
-        CHECK(thr > -1 && thr < 1);
+        CHECK(thr > -1 && thr <= 1);
     }
     /* the default is one of the table's */
     const ffu_zoo_entry *def = ffu_zoo_default(FFU_ROLE_EMBED);
@@ -458,7 +459,77 @@ static void test_embed_follows_keypoints(void)
     CHECK_NEAR(s_bgr, 1.0, 1e-5);
 }
 
+/* ---- the LFW driver (eval_lfw_run.c) ------------------------------------------------ */
+
+static void test_lfw_pick_face(void)
+{
+    ffu_face_list l = {0};
+    CHECK_EQ_INT(lfw_pick_face(&l, 250, 250), -1);
+    CHECK_EQ_INT(lfw_pick_face(NULL, 250, 250), -1);
+    const float boxes[4][4] = {
+        {10, 10, 80, 80},    /* big, off centre */
+        {100, 100, 50, 50},  /* centred (125, 125), small */
+        {90, 90, 70, 70},    /* centred (125, 125), larger: wins the tie */
+        {120, 118, 10, 10},  /* nearly centred (125, 123) but 2 px off */
+    };
+    int ok = 1;
+    for (int i = 0; i < 4 && ok; i++) {
+        ffu_face *f = ffu_face_list_push(&l);
+        ok = f != NULL;
+        if (ok)
+            memcpy(f->box, boxes[i], sizeof f->box);
+    }
+    int all = ok ? lfw_pick_face(&l, 250, 250) : -2;
+    l.count = 2;
+    int two = lfw_pick_face(&l, 250, 250);
+    l.count = 1;
+    int one = lfw_pick_face(&l, 250, 250);
+    ffu_face_list_free(&l);
+    CHECK(ok);
+    CHECK_EQ_INT(all, 2);
+    CHECK_EQ_INT(two, 1);
+    CHECK_EQ_INT(one, 0);
+}
+
+/* Three LFW images, two pairs: each image embedded once, the same-person pair more
+ * alike than the other; a missing image is an error, not a missing face. */
+static void test_lfw_run_small(void)
+{
+    char dir[1024];
+    if (!test_shared_path("data/lfw/images/Abel_Pacheco/Abel_Pacheco_0001.jpg", dir, sizeof dir) ||
+        !test_shared_path("data/lfw", dir, sizeof dir))
+        TEST_SKIP("LFW missing");
+    ffu_embedder *e = NULL;
+    ffu_detector *d = NULL;
+    if (ffu_embedder_create(NULL, &e) || ffu_detector_create(NULL, &d)) {
+        ffu_embedder_destroy(e);
+        TEST_SKIP("default embedder or detector not installed");
+    }
+    static const char text[] = "1\t1\nAbel_Pacheco\t1\t4\nAbel_Pacheco\t1\tAkhmed_Zakayev\t1\n";
+    static const char bad[] = "1\t1\nAbel_Pacheco\t1\t999\nAbel_Pacheco\t1\tAkhmed_Zakayev\t1\n";
+    lfw_pairs *p = NULL, *pb = NULL;
+    float sims[2] = {0, 0};
+    lfw_run_stats st;
+    int parsed = lfw_pairs_parse(text, sizeof text - 1, dir, &p) == FFU_OK &&
+                 lfw_pairs_parse(bad, sizeof bad - 1, dir, &pb) == FFU_OK;
+    ffu_status run = parsed ? lfw_run_pairs(p, d, e, sims, &st) : FFU_ERR_INTERNAL;
+    ffu_status run_bad = parsed ? lfw_run_pairs(pb, d, e, sims + 0, NULL) : FFU_OK;
+    ffu_status run_null = lfw_run_pairs(p, d, NULL, sims, NULL);
+    lfw_pairs_free(p);
+    lfw_pairs_free(pb);
+    ffu_detector_destroy(d);
+    ffu_embedder_destroy(e);
+    CHECK(parsed);
+    CHECK_EQ_INT(run, FFU_OK);
+    CHECK_EQ_INT(st.images, 3);
+    CHECK_EQ_INT(st.nofaces, 0);
+    CHECK(isfinite(sims[0]) && isfinite(sims[1]));
+    CHECK(sims[0] > sims[1]);
+    CHECK(run_bad != FFU_OK);
+    CHECK_EQ_INT(run_null, FFU_ERR_INVALID);
+}
+
 TEST_MAIN(test_align_puts_keypoints_on_template, test_align_bad_input,
           test_embed_dims_and_models, test_embed_bad_input, test_similarity,
           test_embed_same_vs_different, test_embed_batch_equals_single,
-          test_embed_follows_keypoints)
+          test_embed_follows_keypoints, test_lfw_pick_face, test_lfw_run_small)
