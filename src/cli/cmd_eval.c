@@ -1,11 +1,17 @@
-/* `facefuse eval lfw|wider`: accuracy on the real evaluation data in ../shared/data,
- * with the protocols the papers use, so that a number in docs/EVAL.md can be rerun
- * with one command.
- *   eval wider  WIDER FACE val subset: AP easy/medium/hard (official protocol,
- *               IoU 0.5) per detector, plus the best-F1 operating point
- *   eval lfw    LFW View-2 folds: k-fold accuracy, best threshold, TAR at FAR 1e-3 and
- *               1e-2, AUC per embedder
- * The metric code is src/face/eval_*.c; this file runs the models over the images. */
+/* `facefuse eval lfw|wider|landmarks|liveness`: accuracy on the real evaluation data in
+ * ../shared/data, with the protocols the papers (or our tests) use, so that a number in
+ * docs/EVAL.md can be rerun with one command.
+ *   eval wider      WIDER FACE val subset: AP easy/medium/hard (official protocol,
+ *                   IoU 0.5) per detector, plus the best-F1 operating point
+ *   eval lfw        LFW View-2 folds: k-fold accuracy, best threshold, TAR at FAR 1e-3
+ *                   and 1e-2, AUC per embedder
+ *   eval landmarks  300-W annotated Helen faces: NME (outer eye corners) per landmarker,
+ *                   faces given from the truth as tests/unit/test_face_landmark.c does
+ *   eval liveness   NUAA imposter split: AUC, APCER/BPCER/ACER at the zoo threshold and
+ *                   at the ACER-minimising one, as tests/unit/test_face_liveness_attr.c
+ * The WIDER/LFW metric code is src/face/eval_*.c; the landmark and liveness metrics are
+ * a few lines each and live here. */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +20,7 @@
 #include "cli.h"
 #include "face/eval.h"
 #include "face/eval_run.h"
+#include "face/landmark_internal.h"
 #include "facefuse/face.h"
 #include "facefuse/image.h"
 #include "ffu_config.h"
@@ -23,7 +30,7 @@ static const char *const backend_names[] = {"cpu", "ref", NULL};
 typedef struct {
     cli_common common;
     char *data;
-    char *detector, *embedder;
+    char *detector, *embedder, *landmarker, *liveness;
     double min_score, nms;
     int input_size, min_face, limit, threads, backend;
 } eval_opts;
@@ -31,16 +38,24 @@ typedef struct {
 static const ffu_option eval_options[] = {
     CLI_COMMON_OPTIONS,
     {"data", 0, FFU_OPT_STRING, offsetof(eval_opts, data),
-     "data set folder (default: $FFU_SHARED_DIR/data/{lfw,widerface}, else ../shared/data)",
+     "data set folder (default: $FFU_SHARED_DIR/data/{lfw,widerface,landmarks68,"
+     "antispoof_nuaa}, else ../shared/data)",
      NULL, 0, 0, NULL, "DIR"},
     {"detector", 'd', FFU_OPT_STRING, offsetof(eval_opts, detector),
      "detector(s), comma-separated zoo names or FAMILY:PATH; wider: `all` = every detector "
      "in the zoo", NULL, 0, 0, NULL, "LIST"},
     {"embedder", 'e', FFU_OPT_STRING, offsetof(eval_opts, embedder),
      "lfw: embedder(s), comma-separated, or `all`", NULL, 0, 0, NULL, "LIST"},
+    {"landmarker", 'l', FFU_OPT_STRING, offsetof(eval_opts, landmarker),
+     "landmarks: landmarker(s), comma-separated, or `all` (every 68-point-capable model in "
+     "the zoo; iris is skipped)", NULL, 0, 0, NULL, "LIST"},
+    {"liveness-model", 0, FFU_OPT_STRING, offsetof(eval_opts, liveness),
+     "liveness: model(s), comma-separated, `default` (the library's default combination) "
+     "or `all` (default + every liveness model in the zoo)", NULL, 0, 0, NULL, "LIST"},
     {"min-score", 0, FFU_OPT_FLOAT, offsetof(eval_opts, min_score),
      "detection score threshold; 0 = 0.02 for wider (the protocol wants the whole PR "
-     "curve), 0.3 for lfw (every image holds a face; the centre one is used)", "0", 0, 1,
+     "curve), 0.3 for lfw (every image holds a face; the centre one is used), the "
+     "detector's default for liveness", "0", 0, 1,
      NULL, "S"},
     {"nms", 0, FFU_OPT_FLOAT, offsetof(eval_opts, nms), "NMS IoU (0 = the detector's default)",
      "0", 0, 1, NULL, "IOU"},
@@ -50,7 +65,8 @@ static const ffu_option eval_options[] = {
     {"min-face", 0, FFU_OPT_INT, offsetof(eval_opts, min_face),
      "wider: smallest face to look for (tiles); 0 = none", "0", 0, 10000, NULL, "PX"},
     {"limit", 0, FFU_OPT_INT, offsetof(eval_opts, limit),
-     "use only the first N images (wider) or pairs (lfw); 0 = all", "0", 0, 1000000, NULL, "N"},
+     "use only the first N images (wider, landmarks) or pairs (lfw), N images spread over "
+     "the list (liveness); 0 = all", "0", 0, 1000000, NULL, "N"},
     {"threads", 't', FFU_OPT_INT, offsetof(eval_opts, threads),
      "inference threads (0 = all CPUs)", "0", 0, 1024, NULL, "N"},
     {"backend", 'b', FFU_OPT_ENUM, offsetof(eval_opts, backend), "cpu or ref", "cpu", 0, 0,
@@ -329,6 +345,500 @@ out:
     return rc;
 }
 
+/* ---- 68-point landmarks ---------------------------------------------------------------- */
+
+#define L68_MAX 512
+
+typedef struct l68_face {
+    char path[1024];
+    float gt[136]; /* continuous coordinates */
+} l68_face;
+
+/* NAME.pts next to NAME.jpg/.png: 68 "x y" lines inside 300-W's braces. The points count
+ * pixels from 1 with integers at pixel centres, so a point is (x - 0.5, y - 0.5) in the
+ * face module's continuous coordinates (docs/EVAL.md "Landmarks"). */
+static int l68_load_pts(const char *path, float *p)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[256];
+    int n = 0;
+    while (n < 68 && fgets(line, sizeof line, f)) {
+        float x, y;
+        if (sscanf(line, "%f %f", &x, &y) == 2) {
+            p[2 * n] = x - 0.5f;
+            p[2 * n + 1] = y - 0.5f;
+            n++;
+        }
+    }
+    fclose(f);
+    return n == 68 ? 0 : -1;
+}
+
+static int cmp_face_path(const void *a, const void *b)
+{
+    return strcmp(((const l68_face *)a)->path, ((const l68_face *)b)->path);
+}
+
+/* The annotated faces of dir, sorted by file name (the tests' order). */
+static ffu_status l68_load(const char *dir, l68_face **out, int *count)
+{
+    *out = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return ffu_error_set(FFU_ERR_NOT_FOUND, "landmarks: cannot open %s", dir);
+    l68_face *faces = calloc(L68_MAX, sizeof *faces);
+    if (!faces) {
+        closedir(d);
+        return ffu_error_set(FFU_ERR_NOMEM, "landmark faces");
+    }
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < L68_MAX) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || len > 400 ||
+            (strcmp(e->d_name + len - 4, ".jpg") && strcmp(e->d_name + len - 4, ".png")))
+            continue;
+        char pts[1024];
+        snprintf(pts, sizeof pts, "%.600s/%.*s.pts", dir, (int)(len - 4), e->d_name);
+        if (l68_load_pts(pts, faces[n].gt))
+            continue; /* an image without its annotation is not part of the set */
+        snprintf(faces[n].path, sizeof faces[n].path, "%.600s/%s", dir, e->d_name);
+        n++;
+    }
+    closedir(d);
+    if (!n) {
+        free(faces);
+        return ffu_error_set(FFU_ERR_NOT_FOUND, "landmarks: no NAME.jpg + NAME.pts pairs in %s",
+                             dir);
+    }
+    qsort(faces, (size_t)n, sizeof *faces, cmp_face_path);
+    *out = faces;
+    *count = n;
+    return FFU_OK;
+}
+
+/* The face a detector would hand over, made from the truth so the NME does not depend
+ * on a detector: box = the points' bounding box, keypoints by MODELS.md's 68-point rule
+ * (eyes = mean of 36-41 and 42-47, nose 30, mouth corners 48 and 54). */
+static void l68_face_of(const float *p, ffu_face *f)
+{
+    static const int first[5] = {36, 42, 30, 48, 54}, count[5] = {6, 6, 1, 1, 1};
+    float *keep = f->landmarks; /* the list slot's buffer */
+    ffu_face_init(f);
+    f->landmarks = keep;
+    float x0 = p[0], y0 = p[1], x1 = p[0], y1 = p[1];
+    for (int i = 1; i < 68; i++) {
+        x0 = fminf(x0, p[2 * i]);
+        x1 = fmaxf(x1, p[2 * i]);
+        y0 = fminf(y0, p[2 * i + 1]);
+        y1 = fmaxf(y1, p[2 * i + 1]);
+    }
+    f->box[0] = x0;
+    f->box[1] = y0;
+    f->box[2] = x1 - x0;
+    f->box[3] = y1 - y0;
+    for (int k = 0; k < 5; k++) {
+        double x = 0, y = 0;
+        for (int i = first[k]; i < first[k] + count[k]; i++) {
+            x += p[2 * i];
+            y += p[2 * i + 1];
+        }
+        f->kps[2 * k] = (float)(x / count[k]);
+        f->kps[2 * k + 1] = (float)(y / count[k]);
+    }
+}
+
+typedef struct l68_result {
+    double all, inner, corners, kps, worst, seconds;
+    int faces, points;
+} l68_result;
+
+/* Mean NMEs of one landmarker over the faces. A model with its own 68 points is scored
+ * point for point; FaceMesh through its iBUG-68 subset face_mesh_to_ibug68. */
+static ffu_status l68_one(const eval_opts *o, const l68_face *set, int n, const char *name,
+                          l68_result *r)
+{
+    memset(r, 0, sizeof *r);
+    ffu_landmarker_opts lo;
+    ffu_landmarker_opts_default(&lo);
+    lo.m = model_opts(o, name);
+    ffu_landmarker *l = NULL;
+    ffu_status st = ffu_landmarker_create(&lo, &l);
+    if (st)
+        return st;
+    static const int corners[6] = {36, 39, 42, 45, 48, 54};
+    ffu_face_list list = {0};
+    cli_progress_bar bar;
+    char label[64];
+    snprintf(label, sizeof label, "landmarks %s", name);
+    cli_progress_start(&bar, label, (size_t)n, &o->common);
+    for (int k = 0; k < n && !st; k++) {
+        ffu_image img = {0};
+        st = ffu_image_load(set[k].path, FFU_PIX_RGB24, &img);
+        if (st)
+            break;
+        ffu_face_list_clear(&list);
+        ffu_face *f = ffu_face_list_push(&list);
+        if (!f) {
+            ffu_image_release(&img);
+            st = ffu_error_set(FFU_ERR_NOMEM, "face list");
+            break;
+        }
+        const float *gt = set[k].gt;
+        l68_face_of(gt, f);
+        float kgt[2 * FFU_FACE_NUM_KPS];
+        memcpy(kgt, f->kps, sizeof kgt);
+        double t0 = ffu_clock_sec();
+        st = ffu_landmarker_run(l, &img, f);
+        r->seconds += ffu_clock_sec() - t0;
+        ffu_image_release(&img);
+        if (st)
+            break;
+        if (f->num_landmarks != 68 && f->num_landmarks < 468) {
+            st = ffu_error_set(FFU_ERR_UNSUPPORTED,
+                               "landmarks: %s gives %d points, neither 68 nor a FaceMesh", name,
+                               f->num_landmarks);
+            break;
+        }
+        r->points = f->num_landmarks;
+        int idx[68];
+        for (int i = 0; i < 68; i++)
+            idx[i] = f->num_landmarks == 68 ? i : face_mesh_to_ibug68[i];
+        /* normalised by the true outer eye corners, 36 and 45 */
+        double iod = hypot(gt[72] - gt[90], gt[73] - gt[91]), a = 0, in = 0, c = 0, kp = 0;
+        for (int i = 0; i < 68; i++) {
+            const float *q = &f->landmarks[3 * idx[i]];
+            double d = hypot(q[0] - gt[2 * i], q[1] - gt[2 * i + 1]);
+            a += d;
+            if (i >= 17)
+                in += d;
+        }
+        for (int i = 0; i < 6; i++) {
+            const float *q = &f->landmarks[3 * idx[corners[i]]];
+            c += hypot(q[0] - gt[2 * corners[i]], q[1] - gt[2 * corners[i] + 1]);
+        }
+        for (int i = 0; i < FFU_FACE_NUM_KPS; i++)
+            kp += hypot(f->kps[2 * i] - kgt[2 * i], f->kps[2 * i + 1] - kgt[2 * i + 1]);
+        r->all += a / 68 / iod;
+        r->inner += in / 51 / iod;
+        r->corners += c / 6 / iod;
+        r->kps += kp / FFU_FACE_NUM_KPS / iod;
+        r->worst = fmax(r->worst, a / 68 / iod);
+        r->faces++;
+        cli_progress(&bar, (size_t)k + 1);
+    }
+    if (r->faces) {
+        r->all /= r->faces;
+        r->inner /= r->faces;
+        r->corners /= r->faces;
+        r->kps /= r->faces;
+    }
+    ffu_face_list_free(&list);
+    ffu_landmarker_destroy(l);
+    return st;
+}
+
+static int run_landmarks(const cli_command *cmd, eval_opts *o, ffu_jw *w)
+{
+    char dir[2048];
+    data_dir(o, "landmarks68", dir, sizeof dir);
+    l68_face *set = NULL;
+    int count = 0;
+    ffu_status st = l68_load(dir, &set, &count);
+    if (st)
+        return cli_fail(cmd, &o->common, st);
+    int n = o->limit > 0 && o->limit < count ? o->limit : count;
+    const char *names[64];
+    int nm = model_list(o->landmarker, FFU_ROLE_LANDMARKS, names, 64);
+    int rc = CLI_EXIT_OK;
+    if (w) {
+        ffu_jw_begin_object(w);
+        ffu_jw_key(w, "dataset"), ffu_jw_string(w, dir);
+        ffu_jw_key(w, "faces"), ffu_jw_int(w, n);
+        ffu_jw_key(w, "normalisation"), ffu_jw_string(w, "outer eye corners 36-45");
+        ffu_jw_key(w, "landmarkers");
+        ffu_jw_begin_array(w);
+    } else {
+        printf("Landmarks: %d faces from %s, boxes and keypoints from the truth, NME by the "
+               "outer eye corners (36, 45)\n", n, dir);
+        printf("%-16s %6s %6s %8s %8s %9s %11s %7s %8s\n", "landmarker", "faces", "points",
+               "all-68", "inner-51", "corners-6", "five-points", "worst", "ms/face");
+    }
+    for (int i = 0; i < nm; i++) {
+        /* iris refines a mesh's eyes; it has no 68 points of its own */
+        const ffu_zoo_entry *ze = ffu_zoo_find(names[i]);
+        if (o->landmarker && !strcmp(o->landmarker, "all") && ze && !strcmp(ze->family, "iris"))
+            continue;
+        l68_result r;
+        st = l68_one(o, set, n, names[i], &r);
+        if (st) {
+            rc = cli_fail(cmd, &o->common, st);
+            break;
+        }
+        const char *scored = r.points == 68 ? "68" : "mesh->68";
+        if (w) {
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "landmarker"), ffu_jw_string(w, names[i]);
+            ffu_jw_key(w, "faces"), ffu_jw_int(w, r.faces);
+            ffu_jw_key(w, "points"), ffu_jw_int(w, r.points);
+            ffu_jw_key(w, "scored_on"), ffu_jw_string(w, scored);
+            ffu_jw_key(w, "nme_all68"), ffu_jw_number(w, r.all);
+            ffu_jw_key(w, "nme_inner51"), ffu_jw_number(w, r.inner);
+            ffu_jw_key(w, "nme_corners6"), ffu_jw_number(w, r.corners);
+            ffu_jw_key(w, "nme_five_points"), ffu_jw_number(w, r.kps);
+            ffu_jw_key(w, "nme_worst"), ffu_jw_number(w, r.worst);
+            ffu_jw_key(w, "ms_per_face"), ffu_jw_number(w, 1000 * r.seconds / (r.faces ? r.faces : 1));
+            ffu_jw_end_object(w);
+        } else {
+            char pts[24];
+            snprintf(pts, sizeof pts, r.points == 68 ? "68" : "%d>68", r.points);
+            printf("%-16s %6d %6s %8.4f %8.4f %9.4f %11.4f %7.4f %8.1f\n", names[i], r.faces,
+                   pts, r.all, r.inner, r.corners, r.kps, r.worst,
+                   1000 * r.seconds / (r.faces ? r.faces : 1));
+            fflush(stdout);
+        }
+    }
+    if (w) {
+        ffu_jw_end_array(w);
+        ffu_jw_end_object(w);
+    }
+    free(set);
+    return rc;
+}
+
+/* ---- liveness -------------------------------------------------------------------------- */
+
+#define PAD_MAX 4096
+#define LV_MAX 16
+
+typedef struct pad_result {
+    double auc;
+    double thr, apcer, bpcer, acer;                   /* at the model's zoo threshold */
+    double best_thr, best_apcer, best_bpcer, best_acer; /* at the ACER-minimising one */
+} pad_result;
+
+/* ISO/IEC 30107-3 rates with live = score >= t: APCER = share of spoofs accepted, BPCER =
+ * share of live faces rejected, ACER their mean. */
+static void pad_at(const float *s, const int *live, int n, double t, double *apcer,
+                   double *bpcer)
+{
+    int fa = 0, fr = 0, np = 0, nn = 0;
+    for (int i = 0; i < n; i++) {
+        if (live[i]) {
+            np++;
+            fr += s[i] < t;
+        } else {
+            nn++;
+            fa += s[i] >= t;
+        }
+    }
+    *apcer = nn ? (double)fa / nn : NAN;
+    *bpcer = np ? (double)fr / np : NAN;
+}
+
+/* AUC = P(live score > spoof score), ties half; the best threshold is searched over every
+ * score and "above all" (ties broken towards the lower threshold), as the unit test does,
+ * so it is optimistic: chosen on the test data. */
+static pad_result pad_eval(const float *s, const int *live, int n, double thr)
+{
+    pad_result r = {0};
+    int np = 0, nn = 0;
+    for (int i = 0; i < n; i++)
+        live[i] ? np++ : nn++;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; live[i] && j < n; j++)
+            if (!live[j])
+                r.auc += s[i] > s[j] ? 1 : s[i] == s[j] ? 0.5 : 0;
+    r.auc = np && nn ? r.auc / ((double)np * nn) : NAN;
+    r.thr = thr;
+    pad_at(s, live, n, thr, &r.apcer, &r.bpcer);
+    r.acer = (r.apcer + r.bpcer) / 2;
+    r.best_acer = INFINITY;
+    for (int k = 0; k <= n; k++) {
+        double t = k < n ? s[k] : 1.0 + 1e-6, a, b;
+        pad_at(s, live, n, t, &a, &b);
+        if ((a + b) / 2 < r.best_acer || ((a + b) / 2 == r.best_acer && t < r.best_thr)) {
+            r.best_acer = (a + b) / 2;
+            r.best_thr = t;
+            r.best_apcer = a;
+            r.best_bpcer = b;
+        }
+    }
+    return r;
+}
+
+/* "default" (or an empty name) is the library's default: NULL spec, which pairs
+ * antispoof with liveness. Its threshold is the default entry's. */
+static float lv_threshold(const char *name)
+{
+    ffu_zoo_entry e;
+    char path[1024];
+    const char *spec = name && strcmp(name, "default") ? name : NULL;
+    float t = ffu_zoo_resolve(FFU_ROLE_LIVENESS, spec, &e, path, sizeof path) ? 0.5f : e.threshold;
+    ffu_error_clear();
+    return t > 0 ? t : 0.5f;
+}
+
+static int run_liveness(const cli_command *cmd, eval_opts *o, ffu_jw *w)
+{
+    char dir[2048], csv[2100];
+    data_dir(o, "antispoof_nuaa", dir, sizeof dir);
+    snprintf(csv, sizeof csv, "%s/labels.csv", dir);
+    const char *names[LV_MAX];
+    int nm = 0;
+    if (!o->liveness || !*o->liveness) {
+        names[nm++] = "default";
+    } else if (!strcmp(o->liveness, "all")) {
+        names[nm++] = "default";
+        nm += model_list(o->liveness, FFU_ROLE_LIVENESS, names + 1, LV_MAX - 1);
+    } else {
+        nm = model_list(o->liveness, FFU_ROLE_LIVENESS, names, LV_MAX);
+    }
+    ffu_liveness *lv[LV_MAX] = {0};
+    float *score[LV_MAX] = {0};
+    double secs[LV_MAX] = {0};
+    int *live = calloc(PAD_MAX, sizeof *live);
+    ffu_detector *det = NULL;
+    ffu_face_list list = {0};
+    FILE *f = NULL;
+    int rc = CLI_EXIT_OK, n = 0, rows = 0, missed = 0;
+    ffu_status st = live ? FFU_OK : ffu_error_set(FFU_ERR_NOMEM, "labels");
+    for (int m = 0; m < nm && !st; m++) {
+        ffu_face_model_opts mo = model_opts(o, strcmp(names[m], "default") ? names[m] : NULL);
+        score[m] = calloc(PAD_MAX, sizeof *score[m]);
+        st = score[m] ? ffu_liveness_create(&mo, &lv[m])
+                      : ffu_error_set(FFU_ERR_NOMEM, "scores");
+    }
+    ffu_detector_opts d;
+    ffu_detector_opts_default(&d);
+    d.m = model_opts(o, o->detector);
+    if (o->min_score > 0)
+        d.min_score = (float)o->min_score;
+    d.nms_iou = (float)o->nms;
+    d.input_size = o->input_size;
+    if (!st)
+        st = ffu_detector_create(&d, &det);
+    if (!st && !(f = fopen(csv, "r")))
+        st = ffu_error_set(FFU_ERR_NOT_FOUND, "liveness: cannot open %s", csv);
+    if (st) {
+        rc = cli_fail(cmd, &o->common, st);
+        goto out;
+    }
+    /* count the rows first so the bar knows its length */
+    char line[2048];
+    int total = 0;
+    if (fgets(line, sizeof line, f)) /* header: path,label,... */
+        while (fgets(line, sizeof line, f))
+            total += line[0] != '\n' && line[0] != '\r';
+    rewind(f);
+    if (!fgets(line, sizeof line, f))
+        total = 0;
+    /* --limit N: every k-th row, so both classes stay in (the file is sorted by class) */
+    int step = o->limit > 0 && o->limit < total ? (total + o->limit - 1) / o->limit : 1, seen = 0;
+    total = (total + step - 1) / step;
+    if (total > PAD_MAX)
+        total = PAD_MAX;
+    cli_progress_bar bar;
+    cli_progress_start(&bar, "liveness", (size_t)total, &o->common);
+    while (rows < total && fgets(line, sizeof line, f)) {
+        if (line[0] == '\n' || line[0] == '\r' || seen++ % step)
+            continue;
+        rows++;
+        char *path = strtok(line, ","), *label = strtok(NULL, ",\r\n");
+        if (!path || !label) {
+            st = ffu_error_set(FFU_ERR_FORMAT, "liveness: %s row %d: want path,label", csv, rows);
+            break;
+        }
+        char ip[4200];
+        snprintf(ip, sizeof ip, "%s/%s", dir, path);
+        ffu_image img = {0};
+        st = ffu_image_load(ip, FFU_PIX_RGB24, &img);
+        if (!st)
+            st = ffu_detector_detect(det, &img, &list);
+        int pick = st ? -1 : lfw_pick_face(&list, img.width, img.height);
+        if (!st && pick < 0)
+            missed++; /* not scored: a PAD system rejects nothing it cannot see */
+        for (int m = 0; m < nm && !st && pick >= 0; m++) {
+            double t0 = ffu_clock_sec();
+            st = ffu_liveness_run(lv[m], &img, &list.faces[pick]);
+            secs[m] += ffu_clock_sec() - t0;
+            score[m][n] = list.faces[pick].liveness;
+        }
+        ffu_image_release(&img);
+        if (st)
+            break;
+        if (pick >= 0)
+            live[n++] = atoi(label) == 1;
+        cli_progress(&bar, (size_t)rows);
+    }
+    if (st) {
+        rc = cli_fail(cmd, &o->common, st);
+        goto out;
+    }
+    int nlive = 0;
+    for (int i = 0; i < n; i++)
+        nlive += live[i];
+    if (w) {
+        ffu_jw_begin_object(w);
+        ffu_jw_key(w, "dataset"), ffu_jw_string(w, dir);
+        ffu_jw_key(w, "images"), ffu_jw_int(w, rows);
+        ffu_jw_key(w, "faces"), ffu_jw_int(w, n);
+        ffu_jw_key(w, "live"), ffu_jw_int(w, nlive);
+        ffu_jw_key(w, "spoof"), ffu_jw_int(w, n - nlive);
+        ffu_jw_key(w, "no_face_images"), ffu_jw_int(w, missed);
+        ffu_jw_key(w, "detector"), ffu_jw_string(w, ffu_detector_model(det)->name);
+        ffu_jw_key(w, "models");
+        ffu_jw_begin_array(w);
+    } else {
+        printf("Liveness: %d images from %s, %d faces (%d live, %d spoof), %d without a face, "
+               "detector %s; live = score >= threshold\n", rows, dir, n, nlive, n - nlive, missed,
+               ffu_detector_model(det)->name);
+        printf("%-14s %6s %6s %7s %7s %7s %9s %7s %7s %7s %7s\n", "model", "AUC", "thr", "APCER",
+               "BPCER", "ACER", "best-thr", "APCER", "BPCER", "ACER", "ms/face");
+    }
+    for (int m = 0; m < nm; m++) {
+        pad_result r = pad_eval(score[m], live, n, lv_threshold(names[m]));
+        double ms = 1000 * secs[m] / (n ? n : 1);
+        if (w) {
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "model"), ffu_jw_string(w, names[m]);
+            ffu_jw_key(w, "auc"), ffu_jw_number(w, r.auc);
+            ffu_jw_key(w, "threshold"), ffu_jw_number(w, r.thr);
+            ffu_jw_key(w, "apcer"), ffu_jw_number(w, r.apcer);
+            ffu_jw_key(w, "bpcer"), ffu_jw_number(w, r.bpcer);
+            ffu_jw_key(w, "acer"), ffu_jw_number(w, r.acer);
+            ffu_jw_key(w, "best_threshold"), ffu_jw_number(w, r.best_thr);
+            ffu_jw_key(w, "best_apcer"), ffu_jw_number(w, r.best_apcer);
+            ffu_jw_key(w, "best_bpcer"), ffu_jw_number(w, r.best_bpcer);
+            ffu_jw_key(w, "best_acer"), ffu_jw_number(w, r.best_acer);
+            ffu_jw_key(w, "ms_per_face"), ffu_jw_number(w, ms);
+            ffu_jw_end_object(w);
+        } else {
+            printf("%-14s %6.3f %6.3f %7.3f %7.3f %7.3f %9.3f %7.3f %7.3f %7.3f %7.1f\n", names[m],
+                   r.auc, r.thr, r.apcer, r.bpcer, r.acer, r.best_thr, r.best_apcer, r.best_bpcer,
+                   r.best_acer, ms);
+        }
+    }
+    if (w) {
+        ffu_jw_end_array(w);
+        ffu_jw_end_object(w);
+    }
+out:
+    if (f)
+        fclose(f);
+    for (int m = 0; m < nm; m++) {
+        ffu_liveness_destroy(lv[m]);
+        free(score[m]);
+    }
+    free(live);
+    ffu_face_list_free(&list);
+    ffu_detector_destroy(det);
+    return rc;
+}
+
 static int run(const cli_command *cmd, int argc, char **argv)
 {
     eval_opts o;
@@ -337,15 +847,24 @@ static int run(const cli_command *cmd, int argc, char **argv)
     int rc = cli_parse(cmd, eval_options, &o, argc, argv, &npos, &done);
     if (rc || done)
         goto out;
-    if (npos != 1 || (strcmp(argv[0], "lfw") && strcmp(argv[0], "wider"))) {
-        rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "say which evaluation: lfw or wider");
+    if (npos != 1 || (strcmp(argv[0], "lfw") && strcmp(argv[0], "wider") &&
+                      strcmp(argv[0], "landmarks") && strcmp(argv[0], "liveness"))) {
+        rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
+                          "say which evaluation: lfw, wider, landmarks or liveness");
         goto out;
     }
     if (o.common.json && ffu_jw_create(&w, 1) < 0) {
         rc = cli_fail(cmd, &o.common, FFU_ERR_NOMEM);
         goto out;
     }
-    rc = !strcmp(argv[0], "lfw") ? run_lfw(cmd, &o, w) : run_wider(cmd, &o, w);
+    if (!strcmp(argv[0], "lfw"))
+        rc = run_lfw(cmd, &o, w);
+    else if (!strcmp(argv[0], "wider"))
+        rc = run_wider(cmd, &o, w);
+    else if (!strcmp(argv[0], "landmarks"))
+        rc = run_landmarks(cmd, &o, w);
+    else
+        rc = run_liveness(cmd, &o, w);
     if (w && rc == CLI_EXIT_OK)
         rc = cli_print_json(w);
 out:
@@ -356,13 +875,20 @@ out:
 
 const cli_command cli_cmd_eval = {
     "eval",
-    "measure accuracy on the evaluation data (LFW, WIDER FACE)",
-    "facefuse eval lfw|wider [--detector LIST] [--embedder LIST] [--data DIR] [--json]",
+    "measure accuracy on the evaluation data (LFW, WIDER FACE, 300-W landmarks, NUAA)",
+    "facefuse eval lfw|wider|landmarks|liveness [--detector LIST] [--embedder LIST]\n"
+    "       [--landmarker LIST] [--liveness-model LIST] [--data DIR] [--json]",
     "wider: AP on the easy/medium/hard settings of the WIDER FACE val subset with the\n"
     "official protocol (IoU 0.5, faces outside a setting's list ignored), each detector\n"
     "at the image's own size where the model allows. lfw: verification on the View-2\n"
     "pairs: k-fold accuracy (threshold chosen on the other folds), the best single\n"
     "threshold, TAR at FAR 1e-3 and 1e-2; pairs where a face is not found count as\n"
-    "errors. Results and commands are recorded in docs/EVAL.md.",
+    "errors. landmarks: NME (mean point distance / true outer-eye-corner distance, points\n"
+    "36 and 45) on the 300-W annotated faces, each face's box and five points taken from\n"
+    "its truth; FaceMesh is scored on its 68-point subset. liveness: per model AUC and\n"
+    "APCER/BPCER/ACER at the zoo threshold and at the ACER-minimising one (chosen on the\n"
+    "set: optimistic) on the NUAA images, face = the detected one nearest the centre;\n"
+    "`default` = the library's default combination. Results and commands are recorded in\n"
+    "docs/EVAL.md.",
     run,
 };
