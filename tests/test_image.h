@@ -1,11 +1,13 @@
-/* Pixel helpers shared by the image kernel tests: one channel of one pixel, and the
- * largest byte difference between two packed images of the same size and format. */
+/* Pixel helpers shared by the image kernel tests: one channel of one pixel, the
+ * largest byte difference between two packed images of the same size and format, and
+ * filling a packed image with the fixed-seed random bytes of test.h. */
 #ifndef FFU_TEST_IMAGE_H
 #define FFU_TEST_IMAGE_H
 
 #include <stdlib.h>
 
 #include "facefuse/image.h"
+#include "test.h"
 
 static inline int px(const ffu_image *im, int x, int y, int c)
 {
@@ -22,6 +24,14 @@ static inline int max_diff(const ffu_image *a, const ffu_image *b)
             if (d > m) m = d;
         }
     return m;
+}
+
+static inline void fill_random(ffu_image *im, uint64_t *seed)
+{
+    int bpp = ffu_pixfmt_bpp(im->fmt);
+    for (int y = 0; y < im->height; y++)
+        for (int x = 0; x < im->width * bpp; x++)
+            im->data[0][(size_t)y * im->stride[0] + x] = (uint8_t)(test_rand_u64(seed) >> 56);
 }
 
 #endif

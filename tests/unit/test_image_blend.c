@@ -10,14 +10,6 @@
 #include "test.h"
 #include "test_image.h"
 
-static void fill_random(ffu_image *im, uint64_t *seed)
-{
-    int bpp = ffu_pixfmt_bpp(im->fmt);
-    for (int y = 0; y < im->height; y++)
-        for (int x = 0; x < im->width * bpp; x++)
-            im->data[0][(size_t)y * im->stride[0] + x] = (uint8_t)(test_rand_u64(seed) >> 56);
-}
-
 static void fill_value(ffu_image *im, uint8_t v)
 {
     int bpp = ffu_pixfmt_bpp(im->fmt);

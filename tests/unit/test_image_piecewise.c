@@ -9,14 +9,6 @@
 #include "test.h"
 #include "test_image.h"
 
-static void fill_random(ffu_image *im, uint64_t *seed)
-{
-    int bpp = ffu_pixfmt_bpp(im->fmt);
-    for (int y = 0; y < im->height; y++)
-        for (int x = 0; x < im->width * bpp; x++)
-            im->data[0][(size_t)y * im->stride[0] + x] = (uint8_t)(test_rand_u64(seed) >> 56);
-}
-
 /* Photo-like: smooth shading with texture of at most ~15 levels per pixel, so a 1/32 px
  * difference in sample position moves a value by at most 1. */
 static void fill_smooth(ffu_image *im)

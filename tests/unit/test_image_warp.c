@@ -9,14 +9,6 @@
 static const ffu_pixfmt packed_fmts[] = {FFU_PIX_GRAY8, FFU_PIX_RGB24, FFU_PIX_BGR24,
                                          FFU_PIX_RGBA32};
 
-static void fill_random(ffu_image *im, uint64_t *seed)
-{
-    int bpp = ffu_pixfmt_bpp(im->fmt);
-    for (int y = 0; y < im->height; y++)
-        for (int x = 0; x < im->width * bpp; x++)
-            im->data[0][(size_t)y * im->stride[0] + x] = (uint8_t)(test_rand_u64(seed) >> 56);
-}
-
 static int ref_index(int p, int n, ffu_border b)
 {
     if (p >= 0 && p < n) return p;
