@@ -121,6 +121,24 @@ static inline float test_rand_f(uint64_t *s) /* [0, 1) */
 }
 
 /* Path of a file under ../shared, or NULL when shared data is absent. */
+/* The whole file in a malloc'd buffer (free it), NULL when it cannot be read. */
+static inline uint8_t *test_read_all(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
+}
+
 static inline const char *test_shared_path(const char *rel, char *buf, size_t len)
 {
 #ifdef FFU_TEST_SHARED_DIR

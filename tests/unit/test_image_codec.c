@@ -13,23 +13,6 @@
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
-static uint8_t *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
-
 static int write_all(const char *path, const void *data, size_t size)
 {
     FILE *f = fopen(path, "wb");
@@ -299,7 +282,7 @@ static int check_real_file(const char *path)
     }
     /* probe reports the decoded size */
     size_t n;
-    uint8_t *data = read_all(path, &n);
+    uint8_t *data = test_read_all(path, &n);
     const char *fmt = NULL;
     int pw = 0, ph = 0;
     if (!bad && (!data || ffu_image_probe(data, n, &fmt, &pw, &ph) != FFU_OK || pw != rgb.width ||
@@ -365,7 +348,7 @@ static void test_real_exif_orientation(void)
         snprintf(rel, sizeof rel, "data/antispoof_minivision/%s", files[i].name);
         CHECK(test_shared_path(rel, buf, sizeof buf));
         size_t n;
-        uint8_t *data = read_all(buf, &n);
+        uint8_t *data = test_read_all(buf, &n);
         CHECK(data);
         CHECK_EQ_INT(codec_exif_jpeg_orientation(data, n), files[i].orientation);
         ffu_image raw, up;
@@ -716,7 +699,7 @@ static void test_truncated_files(void)
     for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
         char p[PATH_MAX];
         size_t n;
-        uint8_t *data = read_all(fixture(seeds[i], p, sizeof p), &n);
+        uint8_t *data = test_read_all(fixture(seeds[i], p, sizeof p), &n);
         CHECK(data);
         CHECK_EQ_INT(check_all_cuts(data, n, seeds[i]), 0);
         free(data);
@@ -1007,12 +990,12 @@ static void test_save_and_reload(void)
     snprintf(path, sizeof path, "%s/t.png", dir);
     CHECK_EQ_INT(ffu_image_save_with_text(path, &img, 0, kv), FFU_OK);
     size_t n;
-    uint8_t *data = read_all(path, &n);
+    uint8_t *data = test_read_all(path, &n);
     CHECK(data && memmem(data, n, "tEXtSoftware\0facefuse", 21));
     free(data);
     snprintf(path, sizeof path, "%s/t.jpg", dir);
     CHECK_EQ_INT(ffu_image_save_with_text(path, &img, 90, kv), FFU_OK);
-    data = read_all(path, &n);
+    data = test_read_all(path, &n);
     CHECK(data && memmem(data, n, "\xFF\xFE\x00\x14Software: facefuse", 22));
     free(data);
     int files = count_entries(dir);

@@ -47,23 +47,6 @@ static int dir_entries(const char *dir)
     return n;
 }
 
-static uint8_t *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
-
 static int write_all(const char *path, const void *data, size_t size)
 {
     FILE *f = fopen(path, "wb");
@@ -492,7 +475,7 @@ static void test_writer_errors(void)
     CHECK_EQ_INT(ffu_video_writer_write(w, &img, 0.2), FFU_OK);           /* a gap is fine */
     ffu_video_writer_abort(w);
     size_t n = 0;
-    uint8_t *old = read_all(path, &n);
+    uint8_t *old = test_read_all(path, &n);
     CHECK(old && n == 3 && memcmp(old, "old", 3) == 0);
     free(old);
     CHECK_EQ_INT(dir_entries(dir), 1);
@@ -501,7 +484,7 @@ static void test_writer_errors(void)
     CHECK_EQ_INT(ffu_video_writer_open(&w, path, &o), FFU_OK);
     CHECK_EQ_INT(ffu_video_writer_close(w), FFU_ERR_INVALID);
     CHECK_EQ_INT(dir_entries(dir), 1);
-    old = read_all(path, &n);
+    old = test_read_all(path, &n);
     CHECK(old && n == 3);
     free(old);
 
@@ -571,7 +554,7 @@ static void test_damaged_input(void)
     const char *real = test_shared_path(HAMILTON, buf, sizeof buf);
     if (real) {
         size_t n = 0;
-        uint8_t *data = read_all(real, &n);
+        uint8_t *data = test_read_all(real, &n);
         CHECK(data);
         size_t cuts[] = {16, 1000, n / 2, n - 100};
         for (int i = 0; i < 4; i++) {
@@ -586,7 +569,7 @@ static void test_damaged_input(void)
     ffu_video_writer_opts o = {.faststart = 1, .gop = 10};
     CHECK_EQ_INT(write_pattern(path, 320, 240, 50, &o, NULL), FFU_OK);
     size_t n = 0;
-    uint8_t *data = read_all(path, &n);
+    uint8_t *data = test_read_all(path, &n);
     CHECK(data);
     CHECK(n > 4000);
     CHECK_EQ_INT(write_all(cut, data, n / 2), 0);
@@ -755,7 +738,7 @@ static void test_read_timeout(void)
     ffu_video_writer_opts wo = {.gop = 5};
     CHECK_EQ_INT(write_pattern(path, 160, 120, 50, &wo, NULL), FFU_OK);
     size_t n = 0;
-    uint8_t *data = read_all(path, &n);
+    uint8_t *data = test_read_all(path, &n);
     CHECK(data);
     unlink(path);
 
