@@ -44,4 +44,13 @@ if(FFU_BUILD_TESTS)
   target_compile_options(make_onnx_corpus PRIVATE ${FFU_C_WARNINGS})
   target_compile_definitions(make_onnx_corpus PRIVATE _GNU_SOURCE)
   target_link_libraries(make_onnx_corpus PRIVATE PkgConfig::PROTOBUF_C)
+  # Writes the synthetic swapper/enhancer/occluder/embedder models of the swap tests
+  # (same signatures as FaceFusion's files): `make_swap_models DIR`.
+  add_executable(make_swap_models
+                 ${CMAKE_CURRENT_SOURCE_DIR}/tools/make-swap-models/make_swap_models.c
+                 ${FFU_ONNX_GEN_C})
+  target_include_directories(make_swap_models PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  target_compile_options(make_swap_models PRIVATE ${FFU_C_WARNINGS})
+  target_compile_definitions(make_swap_models PRIVATE _GNU_SOURCE)
+  target_link_libraries(make_swap_models PRIVATE PkgConfig::PROTOBUF_C)
 endif()

@@ -129,6 +129,20 @@ FFU_API void ffu_sha256_final(ffu_sha256 *s, uint8_t out[32]);
 FFU_API void ffu_sha256_hex(const uint8_t digest[32], char hex[65]);
 FFU_API ffu_status ffu_sha256_file(const char *path, uint8_t out[32]);
 
+/* ---- files (src/core/file.c) ----------------------------------------------------------- */
+
+/* Reads a whole file (regular, pipe, /proc) of at most cap bytes into a malloc'd buffer
+ * (free it). FFU_ERR_NOT_FOUND, FFU_ERR_TOO_LARGE, FFU_ERR_IO with the path and reason. */
+FFU_API ffu_status ffu_file_read(const char *path, size_t cap, uint8_t **out, size_t *size);
+/* Creates an empty file beside path, exclusively: "<dir>/.<name>.tmp-<pid>-<n>" (mode
+ * 0666 less the umask), to be written and then renamed over path so that path is never
+ * seen half-written. *tmp gets its malloc'd name; *fd its descriptor, or fd NULL to have
+ * it closed (for writers that open by name). */
+FFU_API ffu_status ffu_file_create_temp(const char *path, char **tmp, int *fd);
+/* Writes data to a temporary file beside path, fsyncs it and renames it over path:
+ * afterwards path holds either its old content or all of data. */
+FFU_API ffu_status ffu_file_write_atomic(const char *path, const void *data, size_t size);
+
 /* ---- arena and object pool ------------------------------------------------------- */
 
 /* A bump allocator: many small allocations, freed all at once by reset or destroy.

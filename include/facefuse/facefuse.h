@@ -14,5 +14,8 @@
 #include "face.h"
 #include "track.h"
 #include "video.h"
+#include "gallery.h"
+#include "swap.h"
+#include "pipeline.h"
 
 #endif

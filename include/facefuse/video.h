@@ -104,6 +104,8 @@ FFU_API const char *ffu_video_reader_metadata_at(const ffu_video_reader *r, int 
  * releases it with ffu_image_release); an image that already has pixels must have
  * exactly the output format and size (ffu_video_reader_output) and is written in place,
  * so steady-state reading allocates nothing of ours. It is left as it was on error.
+ * frame NULL decodes the next frame and reports its pts without converting it (for
+ * samplers that keep 1 frame in N: the conversion is skipped for the others).
  * Returns FFU_OK, FFU_EOF at the end, or an error: FFU_ERR_FORMAT for damaged data
  * (also at the end of a truncated file, after the frames that could be decoded),
  * FFU_ERR_TIMEOUT when no frame came within timeout_ms, FFU_ERR_CLOSED when the
@@ -177,6 +179,103 @@ FFU_API ffu_status ffu_video_writer_close(ffu_video_writer *w);
 FFU_API void ffu_video_writer_abort(ffu_video_writer *w);
 
 FFU_API void ffu_video_writer_stats_get(const ffu_video_writer *w, ffu_video_writer_stats *s);
+
+/* ---- live streams: reconnect, sampling, bounded rings (src/video/stream.c) ---------- */
+
+/* A stream runs one reader on its own thread: it opens the source, decodes, keeps one
+ * frame per 1/sample_fps seconds of stream time, and puts it into a bounded ring that
+ * the consumer pops from. Live sources (rtsp, http, udp, v4l2, or live = 1) are
+ * reopened after an error, a stall or EOF, waiting backoff_initial_s, doubled after
+ * each failed attempt up to backoff_max_s, reset after a frame arrives. Files end at
+ * EOF. When the ring is full a live stream drops the oldest frame (counted); a file
+ * waits for the consumer (no frame of a file is lost) unless drop_when_full is 1.
+ * Frames live in a fixed set of ring_capacity + max_held image slots allocated at
+ * the first frame: steady-state streaming allocates nothing. */
+
+typedef enum ffu_stream_state {
+    FFU_STREAM_CONNECTING = 0, /* opening the source */
+    FFU_STREAM_RUNNING,        /* frames are arriving */
+    FFU_STREAM_BACKOFF,        /* waiting before the next reconnect attempt */
+    FFU_STREAM_ENDED,          /* a file reached EOF (ring still drains) */
+    FFU_STREAM_FAILED,         /* gave up: a file error, or max_reconnects spent */
+    FFU_STREAM_STOPPED,        /* ffu_stream_stop was called */
+} ffu_stream_state;
+
+FFU_API const char *ffu_stream_state_name(ffu_stream_state s); /* "connecting", ... */
+
+typedef struct ffu_stream_opts {
+    const char *name;      /* label in logs and health; NULL = the url (copied) */
+    double sample_fps;     /* frames kept per second of stream time; 0 = 5, < 0 = all */
+    int ring_capacity;     /* frames waiting for the consumer; 0 = 4 */
+    int max_held;          /* frames the consumer may hold at once (popped, not yet
+                            * released); 0 = 2. pop fails with FFU_AGAIN beyond it */
+    int live;              /* -1/0 = by URL scheme (rtsp/rtsps/http/https/udp/rtp/srt,
+                            * /dev/video*: live), 1 = live (reconnect even on EOF),
+                            * 2 = a file (end at EOF; no reconnect) */
+    int drop_when_full;    /* files: 1 = drop the oldest like a live source */
+    int realtime;          /* files: 1 = pace reading at the file's own speed, as a camera
+                            * would deliver it (for benchmarks and demos) */
+    int loop;              /* files: 1 = start again at EOF (with realtime: a camera) */
+    double stall_s;        /* live: no frame for this long = stall -> reconnect; 0 = 10 */
+    double backoff_initial_s; /* 0 = 0.5 */
+    double backoff_max_s;     /* 0 = 10 */
+    int max_reconnects;       /* live: attempts in a row before FAILED; 0 = forever */
+    ffu_video_reader_opts reader; /* pixel format, size, timeouts, transport, threads.
+                                   * timeout_ms 0 = min(stall_s, 10 s) */
+} ffu_stream_opts;
+
+/* One sampled frame, owned by the stream until ffu_stream_release. */
+typedef struct ffu_stream_frame {
+    ffu_image image;      /* read-only for the consumer */
+    double pts;           /* seconds on the stream clock; for live sources it continues
+                           * monotonically across reconnects (offset by the gap) */
+    int64_t seq;          /* sampled frame number, 0.. (gaps = drops) */
+    int64_t decoded_seq;  /* decoded frame number, 0.. */
+    int64_t wall_ns;      /* ffu_time_unix_ns() when it was decoded */
+    int generation;       /* connection number, 0.. (incremented by every reconnect) */
+} ffu_stream_frame;
+
+typedef struct ffu_stream_health {
+    ffu_stream_state state;
+    double input_fps;      /* decoded frames per second, over the last ~2 s */
+    double sampled_fps;    /* frames put into the ring per second, same window */
+    double processed_fps;  /* frames released by the consumer per second, same window */
+    int64_t decoded, sampled, processed;
+    int64_t dropped;       /* sampled frames evicted from a full ring */
+    int64_t reconnects;    /* successful reopenings after the first open */
+    int64_t errors;        /* failed opens/reads */
+    int ring_size;         /* frames waiting now */
+    int width, height;     /* output size (0 until the first open) */
+    double source_fps;     /* the source's declared rate; 0 unknown */
+    double thread_cpu_s;   /* CPU time of the stream's thread (demux, decode, convert) */
+    char last_error[256];  /* the last error message, "" when none */
+} ffu_stream_health;
+
+typedef struct ffu_stream ffu_stream;
+
+FFU_API void ffu_stream_opts_default(ffu_stream_opts *o);
+/* Creates and starts the stream thread; returns at once (the first open happens on the
+ * thread; its failure shows in health and in pop's status). opts may be NULL.
+ * FFU_ERR_INVALID for bad options. */
+FFU_API ffu_status ffu_stream_open(ffu_stream **out, const char *url, const ffu_stream_opts *opts);
+/* Waits up to timeout_ms (< 0 forever) for the next frame. FFU_OK: *frame points at a
+ * slot that stays valid until ffu_stream_release. FFU_ERR_TIMEOUT: none came in time.
+ * FFU_EOF: the stream ended (file EOF, or stopped) and the ring is empty. A failed
+ * stream returns its error (FFU_ERR_NOT_FOUND, FFU_ERR_FORMAT, ...) once the ring is
+ * empty. FFU_AGAIN: max_held frames are already held. Thread-safe. */
+FFU_API ffu_status ffu_stream_pop(ffu_stream *s, ffu_stream_frame **frame, int timeout_ms);
+/* Gives a popped frame back (counted as processed). NULL is a no-op. Thread-safe. */
+FFU_API void ffu_stream_release(ffu_stream *s, ffu_stream_frame *frame);
+/* Asks the thread to stop (interrupting a blocking open/read); pop then drains what is
+ * in the ring and returns FFU_EOF. Async-signal-unsafe; thread-safe; idempotent. */
+FFU_API void ffu_stream_stop(ffu_stream *s);
+/* Stops, joins and frees; frames still held become invalid. NULL is a no-op. */
+FFU_API void ffu_stream_close(ffu_stream *s);
+FFU_API void ffu_stream_health_get(ffu_stream *s, ffu_stream_health *h);
+FFU_API const char *ffu_stream_name(const ffu_stream *s);
+/* Copies the info of the current (or last) connection; zeroed before the first
+ * successful open. Thread-safe. */
+FFU_API void ffu_stream_info(ffu_stream *s, ffu_video_info *info);
 
 /* ---- FFmpeg logging -------------------------------------------------------------------- */
 

@@ -82,8 +82,16 @@ void cli_progress(cli_progress_bar *p, size_t done); /* done == total ends the l
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);
 
+/* 1 when path names a directory (after links): the commands that take "a file or a
+ * folder" (--draw, --gallery, swap targets) decide with it. */
+int cli_is_dir(const char *path);
+
 extern const cli_command cli_cmd_version, cli_cmd_info, cli_cmd_image;
 extern const cli_command cli_cmd_nn, cli_cmd_bench, cli_cmd_models, cli_cmd_eval;
 extern const cli_command cli_cmd_detect, cli_cmd_embed, cli_cmd_compare;
+extern const cli_command cli_cmd_video, cli_cmd_analyze, cli_cmd_swap;
+extern const cli_command cli_cmd_enroll, cli_cmd_identify;
+/* `facefuse eval swap` (cmd_eval_swap.c), dispatched by `facefuse eval`. */
+int cli_eval_swap(const cli_command *cmd, int argc, char **argv);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -72,6 +73,12 @@ int cli_print_json(ffu_jw *w)
     fwrite(text, 1, len, stdout);
     fputc('\n', stdout);
     return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+int cli_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* --config must be applied before the command line so that the command line wins. */

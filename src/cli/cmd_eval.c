@@ -1,4 +1,4 @@
-/* `facefuse eval lfw|wider|landmarks|liveness`: accuracy on the real evaluation data in
+/* `facefuse eval lfw|wider|landmarks|liveness|swap` (swap: cmd_eval_swap.c): accuracy on the real evaluation data in
  * ../shared/data, with the protocols the papers (or our tests) use, so that a number in
  * docs/EVAL.md can be rerun with one command.
  *   eval wider      WIDER FACE val subset: AP easy/medium/hard (official protocol,
@@ -844,13 +844,15 @@ static int run(const cli_command *cmd, int argc, char **argv)
     eval_opts o;
     int npos, done;
     ffu_jw *w = NULL;
+    if (argc >= 1 && !strcmp(argv[0], "swap")) /* own options: cmd_eval_swap.c */
+        return cli_eval_swap(cmd, argc - 1, argv + 1);
     int rc = cli_parse(cmd, eval_options, &o, argc, argv, &npos, &done);
     if (rc || done)
         goto out;
     if (npos != 1 || (strcmp(argv[0], "lfw") && strcmp(argv[0], "wider") &&
                       strcmp(argv[0], "landmarks") && strcmp(argv[0], "liveness"))) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
-                          "say which evaluation: lfw, wider, landmarks or liveness");
+                          "say which evaluation: lfw, wider, landmarks, liveness or swap");
         goto out;
     }
     if (o.common.json && ffu_jw_create(&w, 1) < 0) {
@@ -875,9 +877,10 @@ out:
 
 const cli_command cli_cmd_eval = {
     "eval",
-    "measure accuracy on the evaluation data (LFW, WIDER FACE, 300-W landmarks, NUAA)",
+    "measure accuracy on the evaluation data (LFW, WIDER FACE, 300-W, NUAA, swap quality)",
     "facefuse eval lfw|wider|landmarks|liveness [--detector LIST] [--embedder LIST]\n"
-    "       [--landmarker LIST] [--liveness-model LIST] [--data DIR] [--json]",
+    "       [--landmarker LIST] [--liveness-model LIST] [--data DIR] [--json]\n"
+    "       facefuse eval swap [--frames N] [--limit N] [--json]   (see eval swap --help)",
     "wider: AP on the easy/medium/hard settings of the WIDER FACE val subset with the\n"
     "official protocol (IoU 0.5, faces outside a setting's list ignored), each detector\n"
     "at the image's own size where the model allows. lfw: verification on the View-2\n"
@@ -888,6 +891,8 @@ const cli_command cli_cmd_eval = {
     "its truth; FaceMesh is scored on its 68-point subset. liveness: per model AUC and\n"
     "APCER/BPCER/ACER at the zoo threshold and at the ACER-minimising one (chosen on the\n"
     "set: optimistic) on the NUAA images, face = the detected one nearest the centre;\n"
+    "swap: identity transfer, background kept and landmark jitter of face swaps (its own\n"
+    "options: facefuse eval swap --help);\n"
     "`default` = the library's default combination. Results and commands are recorded in\n"
     "docs/EVAL.md.",
     run,

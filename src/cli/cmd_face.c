@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "facefuse/face.h"
@@ -142,12 +141,6 @@ static void draw_faces(ffu_image *img, const ffu_face_list *faces)
     }
 }
 
-static int is_dir(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static int run_detect(const cli_command *cmd, int argc, char **argv)
 {
     face_opts o;
@@ -167,7 +160,7 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "unknown stage in --with '%s'", o.with);
         goto out;
     }
-    if (o.draw && npos > 1 && !is_dir(o.draw)) {
+    if (o.draw && npos > 1 && !cli_is_dir(o.draw)) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
                           "--draw with several images needs an existing directory");
         goto out;

@@ -1,5 +1,5 @@
 /* `facefuse image IN -o OUT`: one image through the library's kernels -- decode
- * (EXIF orientation applied), resize, rotate/scale about the centre, gray, draw, and
+ * (EXIF orientation applied), crop, resize, rotate/scale about the centre, gray, draw, and
  * encode by extension -- with per-stage timings. The demo's main step and a handy
  * tool on its own. */
 #include <math.h>
@@ -15,6 +15,7 @@ static const char *const border_names[] = {"constant", "replicate", "reflect", N
 typedef struct {
     cli_common common;
     char *output;
+    char *crop;
     char *resize;
     double rotate;
     double scale;
@@ -30,6 +31,9 @@ static const ffu_option image_options[] = {
     CLI_COMMON_OPTIONS,
     {"output", 'o', FFU_OPT_STRING, offsetof(image_opts, output),
      "output file; .jpg, .jpeg or .png (required)", NULL, 0, 0, NULL, "PATH"},
+    {"crop", 0, FFU_OPT_STRING, offsetof(image_opts, crop),
+     "keep only the rectangle X,Y,W,H (pixels; clipped to the image) first", NULL, 0, 0,
+     NULL, "X,Y,W,H"},
     {"resize", 0, FFU_OPT_STRING, offsetof(image_opts, resize),
      "resize to WxH first; a 0 side keeps the aspect ratio (640x0)", NULL, 0, 0, NULL, "WxH"},
     {"rotate", 0, FFU_OPT_FLOAT, offsetof(image_opts, rotate),
@@ -100,6 +104,31 @@ static int run(const cli_command *cmd, int argc, char **argv)
     if ((st = ffu_image_load(input, FFU_PIX_RGB24, &img)) < 0) goto fail;
     t_decode = ms_since(t0);
     int in_w = img.width, in_h = img.height;
+
+    if (o.crop) {
+        int cx, cy, cw, ch;
+        char tail;
+        if (sscanf(o.crop, "%d,%d,%d,%d%c", &cx, &cy, &cw, &ch, &tail) != 4 || cw <= 0 ||
+            ch <= 0) {
+            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
+                              "--crop: '%s' is not X,Y,W,H with W, H > 0", o.crop);
+            goto out;
+        }
+        int x0 = cx < 0 ? 0 : cx, y0 = cy < 0 ? 0 : cy;
+        int x1 = cx + cw > img.width ? img.width : cx + cw;
+        int y1 = cy + ch > img.height ? img.height : cy + ch;
+        if (x1 <= x0 || y1 <= y0) {
+            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
+                              "--crop: %s lies outside the %dx%d image", o.crop, img.width,
+                              img.height);
+            goto out;
+        }
+        ffu_image view;
+        if ((st = ffu_image_view(&view, &img, x0, y0, x1 - x0, y1 - y0)) < 0 ||
+            (st = ffu_image_clone(&tmp, &view)) < 0)
+            goto fail;
+        replace(&img, &tmp);
+    }
 
     if (o.resize) {
         if (!rw) rw = (int)fmax(1, lround((double)img.width * rh / img.height));
@@ -196,9 +225,9 @@ out:
 const cli_command cli_cmd_image = {
     "image",
     "transform one image (resize, rotate, gray, draw) and save it",
-    "facefuse image IN -o OUT [--resize WxH] [--rotate DEG] [--scale S] [--gray] "
+    "facefuse image IN -o OUT [--crop X,Y,W,H] [--resize WxH] [--rotate DEG] [--scale S] [--gray] "
     "[--label TEXT] [--grid N] [options]",
-    "Stages run in this order: decode (EXIF orientation applied), resize, rotate/scale,\n"
+    "Stages run in this order: decode (EXIF orientation applied), crop, resize, rotate/scale,\n"
     "gray, draw, encode. The output format follows the extension (.jpg, .jpeg, .png);\n"
     "the file is written to a temporary name and renamed, never left half-written.",
     run,

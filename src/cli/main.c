@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "facefuse/video.h"
 #include "ffu_config.h"
 
 static const cli_command *const commands[] = {
@@ -12,7 +13,12 @@ static const cli_command *const commands[] = {
     &cli_cmd_detect,
     &cli_cmd_embed,
     &cli_cmd_compare,
+    &cli_cmd_analyze,
+    &cli_cmd_swap,
+    &cli_cmd_enroll,
+    &cli_cmd_identify,
     &cli_cmd_models,
+    &cli_cmd_video,
     &cli_cmd_eval,
     &cli_cmd_nn,
     &cli_cmd_bench,
@@ -66,6 +72,9 @@ int main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     if (!strcmp(name, "--version") || !strcmp(name, "-V")) name = "version";
+    /* FFmpeg's own chatter (x264's statistics, demuxer warnings) goes to our log at
+     * debug level: -v shows it; every failure that matters comes back as a status. */
+    ffu_video_route_ffmpeg_log(1);
     for (int i = 0; i < NCOMMANDS; i++)
         if (!strcmp(name, commands[i]->name)) return commands[i]->run(commands[i], argc - 2, argv + 2);
     fprintf(stderr, "facefuse: unknown command '%s' (see facefuse --help)\n", name);

@@ -184,47 +184,13 @@ ffu_status ffu_json_parse_file(const char *path, ffu_json **out)
     if (!out) return ffu_error_set(FFU_ERR_INVALID, "ffu_json_parse_file: out is NULL");
     *out = NULL;
     if (!path) return ffu_error_set(FFU_ERR_INVALID, "ffu_json_parse_file: path is NULL");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ffu_error_set(errno == ENOENT ? FFU_ERR_NOT_FOUND : FFU_ERR_IO, "%s: %s", path,
-                             strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
-        (uint64_t)st.st_size > FFU_JSON_MAX_SIZE) {
-        fclose(f);
-        return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: %lld bytes exceeds %zu MiB", path,
-                             (long long)st.st_size, FFU_JSON_MAX_SIZE >> 20);
-    }
-    /* Read in growing steps (pipes and /proc files report no size), capped. */
-    size_t cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
-    size_t len = 0;
-    char *buf = malloc(cap);
-    ffu_status s = buf ? FFU_OK : FFU_ERR_NOMEM;
-    while (s == FFU_OK) {
-        if (len == cap) {
-            char *nb = cap > FFU_JSON_MAX_SIZE ? NULL : realloc(buf, cap * 2);
-            if (!nb) {
-                s = cap > FFU_JSON_MAX_SIZE ? FFU_ERR_TOO_LARGE : FFU_ERR_NOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        len += n;
-        if (n == 0) break;
-    }
-    if (s == FFU_ERR_TOO_LARGE)
-        ffu_error_set(s, "%s: larger than %zu MiB", path, FFU_JSON_MAX_SIZE >> 20);
-    else if (s == FFU_ERR_NOMEM)
-        ffu_error_set(s, "%s: cannot allocate a read buffer", path);
-    else if (ferror(f))
-        s = ffu_error_set(FFU_ERR_IO, "%s: read error", path);
-    fclose(f);
+    uint8_t *buf;
+    size_t len;
+    ffu_status s = ffu_file_read(path, FFU_JSON_MAX_SIZE, &buf, &len);
     if (s == FFU_OK) {
         char prefix[512];
         snprintf(prefix, sizeof prefix, "%s: ", path);
-        s = parse(buf, len, out, prefix);
+        s = parse((const char *)buf, len, out, prefix);
     }
     free(buf);
     return s;

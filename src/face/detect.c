@@ -395,6 +395,9 @@ static int kps_upright(const det_cand *c)
     return dy > fabsf(dx);
 }
 
+static ffu_status map_slot(ffu_detector *d, const face_net *n, int b, const det_view *v,
+                           int rot);
+
 /* Runs views [first, first + count) of one network input size as one batch of `slots`
  * (>= count) and maps their candidates into d->pass. */
 static ffu_status run_views(ffu_detector *d, const ffu_image *img, int first, int count,
@@ -420,44 +423,52 @@ static ffu_status run_views(ffu_detector *d, const ffu_image *img, int first, in
             return st;
     if ((st = face_net_run(n)))
         return st;
-    for (int b = 0; b < count; b++) {
-        const det_view *v = &d->views[first + b];
-        d->tmp.n = 0;
-        if ((st = d->fam->decode(d->state, n, b, d->min_score, &d->tmp)))
+    for (int b = 0; b < count; b++)
+        if ((st = map_slot(d, n, b, &d->views[first + b], rot)))
             return st;
-        /* a tile drops faces cut by its inner edges: a neighbour sees them whole */
-        float tol = 2.0f;
-        for (int i = 0; i < d->tmp.n; i++) {
-            const det_cand *c = &d->tmp.v[i];
-            if (!(c->score >= d->min_score) || !isfinite(c->box[0]) || !isfinite(c->box[1]) ||
-                !isfinite(c->box[2]) || !isfinite(c->box[3]) || c->box[2] <= c->box[0] ||
-                c->box[3] <= c->box[1])
-                continue;
-            if (((v->interior & 1) && c->box[0] < tol) || ((v->interior & 2) && c->box[1] < tol) ||
-                ((v->interior & 4) && c->box[2] > v->w - tol) ||
-                ((v->interior & 8) && c->box[3] > v->h - tol))
-                continue;
-            if (d->opts.rotations && !kps_upright(c))
-                continue;
-            det_cand *o = det_cands_push(&d->pass);
-            if (!o)
-                return FFU_ERR_NOMEM;
-            float x0, y0, x1, y1;
-            map_point(v->m, c->box[0], c->box[1], &x0, &y0);
-            map_point(v->m, c->box[2], c->box[3], &x1, &y1);
-            o->box[0] = fminf(x0, x1);
-            o->box[1] = fminf(y0, y1);
-            o->box[2] = fmaxf(x0, x1);
-            o->box[3] = fmaxf(y0, y1);
-            for (int k = 0; k < FFU_FACE_NUM_KPS; k++)
-                map_point(v->m, c->kps[2 * k], c->kps[2 * k + 1], &o->kps[2 * k],
-                          &o->kps[2 * k + 1]);
-            o->score = c->score;
-            o->rotation = rot;
-            o->level = v->level;
-            if (v->max_face > 0 && fmaxf(o->box[2] - o->box[0], o->box[3] - o->box[1]) > v->max_face)
-                d->pass.n--;
-        }
+    return FFU_OK;
+}
+
+/* Decodes batch slot b of the last run of n, fed with view v, and appends its
+ * candidates in image coordinates to d->pass. */
+static ffu_status map_slot(ffu_detector *d, const face_net *n, int b, const det_view *v, int rot)
+{
+    ffu_status st;
+    d->tmp.n = 0;
+    if ((st = d->fam->decode(d->state, n, b, d->min_score, &d->tmp)))
+        return st;
+    /* a tile drops faces cut by its inner edges: a neighbour sees them whole */
+    float tol = 2.0f;
+    for (int i = 0; i < d->tmp.n; i++) {
+        const det_cand *c = &d->tmp.v[i];
+        if (!(c->score >= d->min_score) || !isfinite(c->box[0]) || !isfinite(c->box[1]) ||
+            !isfinite(c->box[2]) || !isfinite(c->box[3]) || c->box[2] <= c->box[0] ||
+            c->box[3] <= c->box[1])
+            continue;
+        if (((v->interior & 1) && c->box[0] < tol) || ((v->interior & 2) && c->box[1] < tol) ||
+            ((v->interior & 4) && c->box[2] > v->w - tol) ||
+            ((v->interior & 8) && c->box[3] > v->h - tol))
+            continue;
+        if (d->opts.rotations && !kps_upright(c))
+            continue;
+        det_cand *o = det_cands_push(&d->pass);
+        if (!o)
+            return FFU_ERR_NOMEM;
+        float x0, y0, x1, y1;
+        map_point(v->m, c->box[0], c->box[1], &x0, &y0);
+        map_point(v->m, c->box[2], c->box[3], &x1, &y1);
+        o->box[0] = fminf(x0, x1);
+        o->box[1] = fminf(y0, y1);
+        o->box[2] = fmaxf(x0, x1);
+        o->box[3] = fmaxf(y0, y1);
+        for (int k = 0; k < FFU_FACE_NUM_KPS; k++)
+            map_point(v->m, c->kps[2 * k], c->kps[2 * k + 1], &o->kps[2 * k],
+                      &o->kps[2 * k + 1]);
+        o->score = c->score;
+        o->rotation = rot;
+        o->level = v->level;
+        if (v->max_face > 0 && fmaxf(o->box[2] - o->box[0], o->box[3] - o->box[1]) > v->max_face)
+            d->pass.n--;
     }
     return FFU_OK;
 }
@@ -590,6 +601,8 @@ void ffu_detector_destroy(ffu_detector *d)
 
 const ffu_zoo_entry *ffu_detector_model(const ffu_detector *d) { return d ? &d->net.entry : NULL; }
 
+static ffu_status emit_faces(ffu_detector *d, ffu_face_list *out);
+
 ffu_status ffu_detector_detect(ffu_detector *d, const ffu_image *img, ffu_face_list *out)
 {
     if (out)
@@ -622,6 +635,12 @@ ffu_status ffu_detector_detect(ffu_detector *d, const ffu_image *img, ffu_face_l
     }
     if (st)
         return st;
+    return emit_faces(d, out);
+}
+
+/* d->all, sorted and capped, into out. */
+static ffu_status emit_faces(ffu_detector *d, ffu_face_list *out)
+{
     if (d->all.n > 1)
         qsort(d->all.v, (size_t)d->all.n, sizeof *d->all.v, by_score_desc);
     int n = d->all.n;
@@ -641,6 +660,89 @@ ffu_status ffu_detector_detect(ffu_detector *d, const ffu_image *img, ffu_face_l
         f->score = c->score;
         memcpy(f->kps, c->kps, sizeof f->kps);
         f->rotation = c->rotation;
+    }
+    return FFU_OK;
+}
+
+/* ---- several images per run (the video pipeline's cross-stream batches) -------------- */
+
+int face_detector_batchable(const ffu_detector *d)
+{
+    return d && !d->dynamic && !d->opts.rotations && d->opts.min_face <= 0;
+}
+
+/* Batches are padded to a power of two so that at most four shapes (1, 2, 4, 8) are
+ * ever planned, however the batch sizes vary from call to call. */
+static int padded_batch(int k)
+{
+    int p = 1;
+    while (p < k)
+        p *= 2;
+    return p;
+}
+
+ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *imgs,
+                                      ffu_face_list *const *outs, int n)
+{
+    if (!d || n < 0 || (n > 0 && (!imgs || !outs)))
+        return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi: bad arguments");
+    if (!face_detector_batchable(d) || n == 1) {
+        for (int i = 0; i < n; i++) {
+            ffu_status st = ffu_detector_detect(d, imgs[i], outs[i]);
+            if (st)
+                return st;
+        }
+        return FFU_OK;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!outs[i])
+            return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi: list %d is NULL", i);
+        ffu_face_list_clear(outs[i]);
+        const ffu_image *img = imgs[i];
+        if (!img || !img->data[0] || img->width < 1 || img->height < 1)
+            return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi: image %d is empty", i);
+        if (img->fmt != FFU_PIX_RGB24 && img->fmt != FFU_PIX_BGR24 &&
+            img->fmt != FFU_PIX_RGBA32 && img->fmt != FFU_PIX_GRAY8)
+            return ffu_error_set(FFU_ERR_UNSUPPORTED, "detectors take RGB, BGR, RGBA or grey "
+                                                      "images, not %s", ffu_pixfmt_name(img->fmt));
+    }
+    face_net *net = &d->net;
+    for (int i = 0; i < n; i += DET_MAX_BATCH) {
+        int k = n - i < DET_MAX_BATCH ? n - i : DET_MAX_BATCH;
+        int slots = padded_batch(k);
+        det_view views[DET_MAX_BATCH];
+        ffu_status st;
+        for (int j = 0; j < k; j++) {
+            /* batchable: exactly one whole-frame view per image */
+            if ((st = plan_views(d, imgs[i + j]->width, imgs[i + j]->height, 0)))
+                return st;
+            views[j] = d->views[0];
+        }
+        if ((st = face_net_reshape(net, slots, net->in_w, net->in_h)))
+            return st;
+        for (int b = 0; b < slots; b++) {
+            int j = b < k ? b : k - 1;
+            if ((st = face_net_fill_warp(net, b, imgs[i + j], views[j].m)))
+                return st;
+        }
+        if ((st = face_net_run(net)))
+            return st;
+        for (int j = 0; j < k; j++) {
+            d->pass.n = 0;
+            d->all.n = 0;
+            if ((st = map_slot(d, net, j, &views[j], 0)) ||
+                (st = suppress(d, &d->pass, d->nms_iou, d->fam->weighted_merge)))
+                return st;
+            drop_face_parts(&d->pass);
+            for (int c = 0; c < d->pass.n; c++) {
+                det_cand *o = det_cands_push(&d->all);
+                if (!o)
+                    return FFU_ERR_NOMEM;
+                *o = d->pass.v[c];
+            }
+            if ((st = emit_faces(d, outs[i + j])))
+                return st;
+        }
     }
     return FFU_OK;
 }

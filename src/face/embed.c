@@ -148,22 +148,25 @@ static ffu_status crop_map(const ffu_embedder *e, const float kps[10], double m[
     return ffu_affine_invert(fwd, m);
 }
 
-/* Embeds faces[0..n) (n <= EMBED_MAX_BATCH) in one run. */
-static ffu_status embed_chunk(ffu_embedder *e, const ffu_image *img, ffu_face *faces, int n)
+/* Embeds n faces (n <= EMBED_MAX_BATCH), each from its own image, in one run: the
+ * video pipeline batches the faces of several streams' frames this way. */
+static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *imgs,
+                                    ffu_face *const *faces, int n)
 {
     ffu_status st = face_net_reshape(&e->net, n, e->net.in_w, e->net.in_h);
     if (st)
         return st;
     for (int b = 0; b < n; b++) {
         double m[6];
-        if ((st = crop_map(e, faces[b].kps, m)) || (st = face_net_fill_warp(&e->net, b, img, m)))
+        if ((st = crop_map(e, faces[b]->kps, m)) ||
+            (st = face_net_fill_warp(&e->net, b, imgs[b], m)))
             return st;
     }
     if ((st = face_net_run(&e->net)))
         return st;
     ffu_nn_tensor t;
     const float *y = face_net_output(&e->net, e->out_index, &t);
-    if (!y) /* face_net_output said why; the dtype was checked at create */
+    if (!y)
         return FFU_ERR_UNSUPPORTED;
     if (per_item(&t, n) != e->dim)
         return ffu_error_set(FFU_ERR_INTERNAL, "%s: embedding output has %lld values per face, "
@@ -178,8 +181,44 @@ static ffu_status embed_chunk(ffu_embedder *e, const ffu_image *img, ffu_face *f
                                  b, ss > 0 ? "not finite" : "zero");
         float inv = (float)(1.0 / sqrt(ss));
         for (int i = 0; i < e->dim; i++)
-            faces[b].embedding[i] = v[i] * inv;
-        faces[b].embedding_dim = e->dim;
+            faces[b]->embedding[i] = v[i] * inv;
+        faces[b]->embedding_dim = e->dim;
+    }
+    return FFU_OK;
+}
+
+/* Embeds faces[0..n) (n <= EMBED_MAX_BATCH) of one image in one run. */
+static ffu_status embed_chunk(ffu_embedder *e, const ffu_image *img, ffu_face *faces, int n)
+{
+    const ffu_image *imgs[EMBED_MAX_BATCH];
+    ffu_face *fp[EMBED_MAX_BATCH];
+    for (int b = 0; b < n; b++) {
+        imgs[b] = img;
+        fp[b] = &faces[b];
+    }
+    return embed_chunk_multi(e, imgs, fp, n);
+}
+
+ffu_status face_embedder_run_multi(ffu_embedder *e, const ffu_image *const *imgs,
+                                   ffu_face *const *faces, int n)
+{
+    if (!e || n < 0 || (n > 0 && (!imgs || !faces)))
+        return ffu_error_set(FFU_ERR_INVALID, "face_embedder_run_multi: bad arguments");
+    for (int i = 0; i < n; i++) {
+        if (!imgs[i] || !faces[i] || !imgs[i]->data[0] || imgs[i]->width < 1 ||
+            imgs[i]->height < 1)
+            return ffu_error_set(FFU_ERR_INVALID, "face_embedder_run_multi: item %d has no "
+                                                  "image or face", i);
+        faces[i]->embedding_dim = 0;
+    }
+    for (int i = 0; i < n; i += EMBED_MAX_BATCH) {
+        int k = n - i < EMBED_MAX_BATCH ? n - i : EMBED_MAX_BATCH;
+        ffu_status st = embed_chunk_multi(e, imgs + i, faces + i, k);
+        if (st) {
+            for (int j = 0; j < n; j++)
+                faces[j]->embedding_dim = 0;
+            return st;
+        }
     }
     return FFU_OK;
 }

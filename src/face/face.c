@@ -164,6 +164,25 @@ ffu_status ffu_face_write_json(const ffu_face *f, ffu_jw *w)
     return ffu_jw_status(w);
 }
 
+float face_box_iou(const float a[4], const float b[4])
+{
+    float x0 = fmaxf(a[0], b[0]), y0 = fmaxf(a[1], b[1]);
+    float x1 = fminf(a[0] + a[2], b[0] + b[2]), y1 = fminf(a[1] + a[3], b[1] + b[3]);
+    float iw = x1 - x0, ih = y1 - y0;
+    if (!(iw > 0) || !(ih > 0)) return 0;
+    float inter = iw * ih, uni = a[2] * a[3] + b[2] * b[3] - inter;
+    return uni > 0 ? inter / uni : 0;
+}
+
+int face_list_largest(const ffu_face_list *l)
+{
+    int best = 0;
+    for (int i = 1; i < l->count; i++)
+        if (l->faces[i].box[2] * l->faces[i].box[3] > l->faces[best].box[2] * l->faces[best].box[3])
+            best = i;
+    return best;
+}
+
 float ffu_face_similarity(const float *a, const float *b, int dim)
 {
     double ab = 0, aa = 0, bb = 0;

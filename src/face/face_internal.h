@@ -56,4 +56,33 @@ void face_warp_map(const double g[6], double m[6]);
 ffu_status face_align_transform(const float kps[10], const char *template_name, int size,
                                 double fwd[6]);
 
+/* ---- face boxes (x, y, w, h), for the modules that match or pick faces -------------- */
+
+/* Intersection over union; 0 when the boxes do not overlap. One definition for the
+ * tracker, the swap smoother and the swap evaluation, so that "the same face in the
+ * next frame" is measured the same way everywhere. */
+float face_box_iou(const float a[4], const float b[4]);
+/* Index of the face with the largest box area (the first of equals; 0 when the list is
+ * empty): the one face of a photo that enrolment, swap sources and the evaluations
+ * use. */
+int face_list_largest(const ffu_face_list *l);
+
+/* ---- multi-image entry points for the video pipeline (src/pipeline) ---------------- */
+
+/* ffu_embedder_run for n faces that come from different images: face i is aligned from
+ * imgs[i] (borrowed, RGB24/BGR24/RGBA32/GRAY8) and gets its embedding; runs in batches
+ * of up to 32 faces. Results equal ffu_embedder_run's for the same face and image. */
+ffu_status face_embedder_run_multi(ffu_embedder *e, const ffu_image *const *imgs,
+                                   ffu_face *const *faces, int n);
+
+/* 1 when ffu_detector_detect of any image is one network run of the whole frame (a
+ * fixed-input model, no tiling, no rotations), so frames of different streams can share
+ * one batched run: face_detector_detect_multi. */
+int face_detector_batchable(const ffu_detector *d);
+/* ffu_detector_detect on n images: outs[i] gets the faces of imgs[i], the same faces
+ * detect would give. When the detector is batchable the images go through the network
+ * together (up to 8 per run), else one after the other. */
+ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *imgs,
+                                      ffu_face_list *const *outs, int n);
+
 #endif

@@ -59,6 +59,12 @@ static const ffu_zoo_entry zoo[] = {
     /* ---- embedders: threshold = cosine similarity for "same person" (docs/EVAL.md):
      * the best single threshold on LFW folds 1-5 with YuNet keypoints. Normalisation
      * and channel order were checked on LFW (a wrong one costs several points). */
+    /* (x - 127.5) / 127.5, R,G,B; LFW 98.8%. First of the "arcface" family, so a user's
+     * "arcface:PATH" (InsightFace's arcface_w600k_r50.onnx and the like, which the ONNX
+     * swappers need) gets InsightFace's normalisation. */
+    {"mobilefacenet-onnx", FFU_ROLE_EMBED, "arcface",
+     "shared:models/mobilefacenet_insightface_pytorch.onnx", 112, 112, 127.5f, 127.5f, 0, 0,
+     "arcface_112_v2", 0.25f, 0, "MIT (TreB1eN InsightFace_Pytorch)", SH},
     /* Not the default: the packaged graph gives nearly one vector for every face (cosine
      * 0.9999 between different people, in TensorFlow.js too); LFW 61.7%. */
     {"mobilefacenet", FFU_ROLE_EMBED, "arcface", "mobilefacenet.json", 112, 112, 0.0f, 255.0f, 0,
@@ -70,10 +76,6 @@ static const ffu_zoo_entry zoo[] = {
     /* raw 0..255 (the graph subtracts 127.5 and scales itself), R,G,B; LFW 91.4% */
     {"mobileface", FFU_ROLE_EMBED, "arcface", "mobileface.json", 112, 112, 0.0f, 1.0f, 0, 0,
      "arcface_112_v2", 0.20f, 0, "MIT (package)", HM},
-    /* (x - 127.5) / 127.5, R,G,B; LFW 98.8% */
-    {"mobilefacenet-onnx", FFU_ROLE_EMBED, "arcface",
-     "shared:models/mobilefacenet_insightface_pytorch.onnx", 112, 112, 127.5f, 127.5f, 0, 0,
-     "arcface_112_v2", 0.25f, 0, "MIT (TreB1eN InsightFace_Pytorch)", SH},
     /* ---- liveness */
     {"antispoof", FFU_ROLE_LIVENESS, "antispoof", "antispoof.json", 128, 128, 0.0f, 255.0f, 0, 0,
      NULL, 0.5f, 1, "MIT (package)", HM},

@@ -115,81 +115,7 @@ ffu_status ffu_image_probe(const void *data, size_t size, const char **format, i
 
 /* ---- files --------------------------------------------------------------------------- */
 
-static ffu_status errno_status(int err, const char *path, const char *what)
-{
-    char buf[128];
-    const char *text = strerror_r(err, buf, sizeof buf); /* GNU: returns the text */
-    if (err == ENOENT || err == ENOTDIR)
-        return ffu_error_set(FFU_ERR_NOT_FOUND, "%s: %s", path, text);
-    return ffu_error_set(FFU_ERR_IO, "%s: %s: %s", path, what, text);
-}
-
-/* Reads a whole file (regular or not) of at most `cap` bytes into a malloc'd buffer. */
-static ffu_status read_file(const char *path, size_t cap, uint8_t **out, size_t *size)
-{
-    *out = NULL;
-    *size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return errno_status(errno, path, "cannot open");
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int err = errno;
-        close(fd);
-        return errno_status(err, path, "cannot stat");
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        return ffu_error_set(FFU_ERR_IO, "%s: is a directory", path);
-    }
-    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > cap) {
-        close(fd);
-        return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: file of %lld bytes exceeds the %zu MiB cap",
-                             path, (long long)st.st_size, cap >> 20);
-    }
-    /* Sized from stat for regular files; grown for pipes and files that change. */
-    size_t alloc = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, len = 0;
-    uint8_t *buf = malloc(alloc);
-    if (!buf) {
-        close(fd);
-        return ffu_error_set(FFU_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, alloc);
-    }
-    for (;;) {
-        if (len == alloc) {
-            if (alloc > cap) { /* read more than cap bytes: too large */
-                free(buf);
-                close(fd);
-                return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: file exceeds the %zu MiB cap", path,
-                                     cap >> 20);
-            }
-            size_t na = alloc * 2 > cap + 1 ? cap + 1 : alloc * 2;
-            uint8_t *nb = realloc(buf, na);
-            if (!nb) {
-                free(buf);
-                close(fd);
-                return ffu_error_set(FFU_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, na);
-            }
-            buf = nb;
-            alloc = na;
-        }
-        ssize_t n = read(fd, buf + len, alloc - len);
-        if (n == 0) break;
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            int err = errno;
-            free(buf);
-            close(fd);
-            return errno_status(err, path, "read failed");
-        }
-        len += (size_t)n;
-    }
-    close(fd);
-    *out = buf;
-    *size = len;
-    return FFU_OK;
-}
-
-/* Re-sets the current error detail as "path: detail". */
-static ffu_status prefix_path(ffu_status st, const char *path)
+ffu_status prefix_path(ffu_status st, const char *path)
 {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", ffu_error_message());
@@ -207,7 +133,7 @@ ffu_status ffu_image_load(const char *path, ffu_pixfmt want, ffu_image *out)
                              ffu_pixfmt_name(want));
     uint8_t *data;
     size_t size;
-    ffu_status st = read_file(path, FFU_IMAGE_MAX_FILE_BYTES, &data, &size);
+    ffu_status st = ffu_file_read(path, FFU_IMAGE_MAX_FILE_BYTES, &data, &size);
     if (st < 0) return st;
     st = ffu_image_decode(data, size, want, out);
     free(data);
@@ -253,60 +179,6 @@ ffu_status ffu_image_encode_png(const ffu_image *img, const char *const *text_kv
     return codec_png_encode(img, text_kv, out, size);
 }
 
-/* Writes data to "<dir>/.<name>.tmp-<pid>-<n>" then renames it over path. */
-static ffu_status write_file_atomic(const char *path, const uint8_t *data, size_t size)
-{
-    static atomic_uint counter; /* distinct temp names for threads of one process */
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash ? (int)(slash - path + 1) : 0;
-    char tmp[4096];
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        int n = snprintf(tmp, sizeof tmp, "%.*s.%s.tmp-%ld-%u", dirlen, path, path + dirlen,
-                         (long)getpid(), atomic_fetch_add(&counter, 1u));
-        if (n < 0 || (size_t)n >= sizeof tmp)
-            return ffu_error_set(FFU_ERR_INVALID, "%s: path too long", path);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST)
-            return errno_status(errno, path, "cannot create a temporary file");
-    }
-    if (fd < 0) return ffu_error_set(FFU_ERR_IO, "%s: no free temporary file name", path);
-    size_t done = 0;
-    while (done < size) {
-        ssize_t n = write(fd, data + done, size - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            int err = n < 0 ? errno : EIO;
-            close(fd);
-            unlink(tmp);
-            return errno_status(err, path, "write failed");
-        }
-        done += (size_t)n;
-    }
-    /* fsync before rename: after a crash the file is either old or whole, never empty. */
-    if (fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
-        int err = errno;
-        close(fd);
-        unlink(tmp);
-        return errno_status(err, path, "fsync failed");
-    }
-    if (close(fd) != 0) {
-        int err = errno;
-        unlink(tmp);
-        return errno_status(err, path, "close failed");
-    }
-    if (rename(tmp, path) != 0) {
-        int err = errno;
-        unlink(tmp);
-        /* A missing directory was caught at open; here ENOENT/ENOTDIR would be odd, but
-         * the path exists in some form, so report I/O rather than "not found". */
-        char buf[128];
-        return ffu_error_set(FFU_ERR_IO, "%s: cannot rename into place: %s", path,
-                             strerror_r(err, buf, sizeof buf));
-    }
-    return FFU_OK;
-}
-
 ffu_status ffu_image_save_with_text(const char *path, const ffu_image *img, int quality,
                                     const char *const *text_kv)
 {
@@ -330,7 +202,7 @@ ffu_status ffu_image_save_with_text(const char *path, const ffu_image *img, int 
     st = jpeg ? codec_jpeg_encode(img, quality, text_kv, &buf, &size)
               : codec_png_encode(img, text_kv, &buf, &size);
     if (st < 0) return prefix_path(st, path);
-    st = write_file_atomic(path, buf, size);
+    st = ffu_file_write_atomic(path, buf, size);
     free(buf);
     if (st == FFU_ERR_NOT_FOUND) { /* a missing directory is an output I/O error */
         char msg[512];

@@ -67,18 +67,29 @@ ffu_status track_emit(ffu_tracker *t, const ffu_track_event *e)
     return FFU_OK;
 }
 
-static void num(ffu_jw *w, const char *key, double v)
+/* Events are read by people and stored by the line: numbers carry the digits that mean
+ * something (times to 1 ms, pixels to 0.01, scores to 1e-4), not float noise. */
+#define DIGITS_TIME 1e3
+#define DIGITS_PX 1e2
+#define DIGITS_SCORE 1e4
+
+static void number(ffu_jw *w, double v, double scale)
+{
+    ffu_jw_number(w, isfinite(v) ? round(v * scale) / scale : v);
+}
+
+static void num(ffu_jw *w, const char *key, double v, double scale)
 {
     ffu_jw_key(w, key);
-    ffu_jw_number(w, v);
+    number(w, v, scale);
 }
 
 static void pair(ffu_jw *w, const char *key, const float xy[2])
 {
     ffu_jw_key(w, key);
     ffu_jw_begin_array(w);
-    ffu_jw_number(w, xy[0]);
-    ffu_jw_number(w, xy[1]);
+    number(w, xy[0], DIGITS_PX);
+    number(w, xy[1], DIGITS_PX);
     ffu_jw_end_array(w);
 }
 
@@ -105,18 +116,18 @@ ffu_status ffu_track_event_write_json(const ffu_track_event *e, const char *stre
     ffu_jw_string(w, event_names[e->type]);
     ffu_jw_key(w, "stream");
     ffu_jw_string(w, stream); /* NULL -> null */
-    num(w, "time", e->time);
+    num(w, "time", e->time, DIGITS_TIME);
     ffu_jw_key(w, "track_id");
     ffu_jw_int(w, e->track_id);
     ffu_jw_key(w, "box");
     ffu_jw_begin_array(w);
     for (int i = 0; i < 4; i++)
-        ffu_jw_number(w, e->box[i]);
+        number(w, e->box[i], DIGITS_PX);
     ffu_jw_end_array(w);
-    num(w, "score", e->score);
+    num(w, "score", e->score, DIGITS_SCORE);
     switch (e->type) {
     case FFU_EVENT_FACE_APPEARED:
-        num(w, "quality", e->quality);
+        num(w, "quality", e->quality, DIGITS_SCORE);
         break;
     case FFU_EVENT_IDENTITY_CONFIRMED:
     case FFU_EVENT_UNKNOWN_FACE:
@@ -128,10 +139,10 @@ ffu_status ffu_track_event_write_json(const ffu_track_event *e, const char *stre
             else
                 ffu_jw_null(w);
         }
-        num(w, "similarity", e->similarity);
+        num(w, "similarity", e->similarity, DIGITS_SCORE);
         ffu_jw_key(w, "votes");
         ffu_jw_int(w, e->votes);
-        num(w, "quality", e->quality);
+        num(w, "quality", e->quality, DIGITS_SCORE);
         if (e->snapshot) {
             ffu_jw_key(w, "snapshot");
             ffu_jw_string(w, e->snapshot);
@@ -142,7 +153,7 @@ ffu_status ffu_track_event_write_json(const ffu_track_event *e, const char *stre
         ffu_jw_string(w, e->zone >= 0 ? e->zone_name : NULL);
         ffu_jw_key(w, "zone_index");
         ffu_jw_int(w, e->zone);
-        num(w, "dwell", e->dwell);
+        num(w, "dwell", e->dwell, DIGITS_TIME);
         ffu_jw_key(w, "occupancy");
         ffu_jw_bool(w, e->occupancy);
         if (e->occupancy) {
@@ -152,15 +163,15 @@ ffu_status ffu_track_event_write_json(const ffu_track_event *e, const char *stre
         break;
     case FFU_EVENT_TRACK_ENDED:
         identity(w, e);
-        num(w, "first_seen", e->first_seen);
-        num(w, "last_seen", e->last_seen);
-        num(w, "duration", e->last_seen - e->first_seen);
+        num(w, "first_seen", e->first_seen, DIGITS_TIME);
+        num(w, "last_seen", e->last_seen, DIGITS_TIME);
+        num(w, "duration", e->last_seen - e->first_seen, DIGITS_TIME);
         pair(w, "first", e->first_xy);
         pair(w, "last", e->last_xy);
-        num(w, "path_length", e->path_length);
+        num(w, "path_length", e->path_length, DIGITS_PX);
         ffu_jw_key(w, "hits");
         ffu_jw_int(w, e->hits);
-        num(w, "quality", e->quality);
+        num(w, "quality", e->quality, DIGITS_SCORE);
         ffu_jw_key(w, "zones");
         ffu_jw_begin_array(w);
         for (int z = 0; z < e->num_zones && z < FFU_TRACK_MAX_ZONES; z++) {
@@ -168,7 +179,7 @@ ffu_status ffu_track_event_write_json(const ffu_track_event *e, const char *stre
             ffu_jw_begin_object(w);
             ffu_jw_key(w, "name");
             ffu_jw_string(w, e->zone_names ? e->zone_names[z] : NULL);
-            num(w, "seconds", e->zone_time[z]);
+            num(w, "seconds", e->zone_time[z], DIGITS_TIME);
             ffu_jw_end_object(w);
         }
         ffu_jw_end_array(w);

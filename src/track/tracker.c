@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "face/face_internal.h"
 #include "track_internal.h"
 
 static const char *tracker_item_name(const void *obj) { return ((const ffu_tracker *)obj)->name; }
@@ -208,16 +209,6 @@ void track_ref_point(const ffu_tracker *t, const float box[4], float xy[2])
 {
     xy[0] = box[0] + box[2] * 0.5f;
     xy[1] = t->o.zone_point == FFU_TRACK_POINT_FOOT ? box[1] + box[3] : box[1] + box[3] * 0.5f;
-}
-
-static float iou(const float a[4], const float b[4])
-{
-    float x0 = fmaxf(a[0], b[0]), y0 = fmaxf(a[1], b[1]);
-    float x1 = fminf(a[0] + a[2], b[0] + b[2]), y1 = fminf(a[1] + a[3], b[1] + b[3]);
-    float iw = x1 - x0, ih = y1 - y0;
-    if (!(iw > 0) || !(ih > 0)) return 0;
-    float inter = iw * ih, uni = a[2] * a[3] + b[2] * b[3] - inter;
-    return uni > 0 ? inter / uni : 0;
 }
 
 /* ---- lookup and info ------------------------------------------------------------------- */
@@ -500,7 +491,7 @@ static ffu_status associate(ffu_tracker *t, track **pool, int np, const int *idx
         for (int k = 0; k < nd; k++) {
             const ffu_face *f = &dets[idx[k]];
             float s = fused ? fminf(fmaxf(f->score, 0.0f), 1.0f) : 1.0f;
-            t->cost[(size_t)p * nd + k] = 1.0 - (double)iou(pb, f->box) * s;
+            t->cost[(size_t)p * nd + k] = 1.0 - (double)face_box_iou(pb, f->box) * s;
         }
     }
     ffu_status st =

@@ -593,10 +593,11 @@ static double frame_time(ffu_video_reader *r)
     return (double)(ts - r->origin) * av_q2d(r->st->time_base);
 }
 
-ffu_status ffu_video_reader_read(ffu_video_reader *r, ffu_image *frame, double *pts)
+ffu_status video_reader_decode(ffu_video_reader *r, double *pts)
 {
     if (pts) *pts = 0;
-    if (!r || !frame) return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_read: NULL argument");
+    if (!r) return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_read: NULL reader");
+    av_frame_unref(r->frame); /* a frame decoded but never converted */
     arm_deadline(r);
     for (;;) {
         ffu_status st = decode_next(r);
@@ -607,14 +608,34 @@ ffu_status ffu_video_reader_read(ffu_video_reader *r, ffu_image *frame, double *
             continue;
         }
         r->seeking = 0;
-        st = convert_frame(r, frame);
-        av_frame_unref(r->frame);
-        if (st < 0) return st;
         r->last_pts = t;
         r->stats.frames++;
         if (pts) *pts = t;
         return FFU_OK;
     }
+}
+
+void video_reader_skip_nonref(ffu_video_reader *r, int skip)
+{
+    if (r) r->dec->skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
+}
+
+ffu_status video_reader_convert(ffu_video_reader *r, ffu_image *img)
+{
+    if (!r || !img || !r->frame->buf[0])
+        return ffu_error_set(FFU_ERR_INVALID, "video_reader_convert: no decoded frame");
+    return convert_frame(r, img);
+}
+
+ffu_status ffu_video_reader_read(ffu_video_reader *r, ffu_image *frame, double *pts)
+{
+    ffu_status st = video_reader_decode(r, pts);
+    /* frame NULL: decoded but not converted (a sampler skipping frames saves the
+     * colour conversion, the dearest step after decoding at 1080p). */
+    if (st == FFU_OK && frame) st = convert_frame(r, frame);
+    if (r) av_frame_unref(r->frame);
+    if (st < 0 && pts) *pts = 0;
+    return st;
 }
 
 ffu_status ffu_video_reader_seek(ffu_video_reader *r, double seconds)
@@ -629,6 +650,7 @@ ffu_status ffu_video_reader_seek(ffu_video_reader *r, double seconds)
     if (ticks > (double)(INT64_MAX / 2)) ticks = (double)(INT64_MAX / 2);
     int64_t ts = (int64_t)ticks + r->origin;
     arm_deadline(r);
+    av_frame_unref(r->frame);
     int ret = av_seek_frame(r->fmt, r->vstream, ts, AVSEEK_FLAG_BACKWARD);
     if (ret < 0) /* some demuxers only seek by bytes or to any frame */
         ret = avformat_seek_file(r->fmt, r->vstream, INT64_MIN, ts, ts, 0);

@@ -61,39 +61,6 @@ static ffu_status sticky(ffu_video_writer *w, ffu_status st)
     return st;
 }
 
-/* Creates "<dir>/.<name>.part-<pid>-<n>" exclusively (mode 0666 less the umask, like the
- * final file would get) and returns its name. */
-static ffu_status make_temp(const char *path, char **out)
-{
-    static atomic_uint counter; /* distinct names for writers on several threads */
-    *out = NULL;
-    const char *slash = strrchr(path, '/');
-    int dirlen = slash ? (int)(slash - path + 1) : 0;
-    size_t cap = strlen(path) + 64;
-    char *tmp = malloc(cap);
-    if (!tmp) return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", path);
-    for (int attempt = 0; attempt < 100; attempt++) {
-        snprintf(tmp, cap, "%.*s.%s.part-%ld-%u", dirlen, path, path + dirlen, (long)getpid(),
-                 atomic_fetch_add(&counter, 1u));
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd >= 0) {
-            close(fd);
-            *out = tmp;
-            return FFU_OK;
-        }
-        if (errno != EEXIST) {
-            int err = errno;
-            free(tmp);
-            char buf[128];
-            return ffu_error_set(err == ENOENT ? FFU_ERR_NOT_FOUND : FFU_ERR_IO,
-                                 "%s: cannot create a file there: %s", path,
-                                 strerror_r(err, buf, sizeof buf));
-        }
-    }
-    free(tmp);
-    return ffu_error_set(FFU_ERR_IO, "%s: no free temporary file name", path);
-}
-
 static void writer_free(ffu_video_writer *w)
 {
     if (w->oc && w->oc->pb) avio_closep(&w->oc->pb);
@@ -307,7 +274,7 @@ ffu_status ffu_video_writer_open(ffu_video_writer **out, const char *path,
     w->height = o->height;
     av_reduce(&w->fps_num, &w->fps_den, o->fps_num, den, INT_MAX);
 
-    ffu_status st = make_temp(path, &w->tmp);
+    ffu_status st = ffu_file_create_temp(path, &w->tmp, NULL);
     if (st < 0) goto fail;
     int ret = avformat_alloc_output_context2(&w->oc, ofmt, NULL, w->tmp);
     if (ret < 0) {

@@ -12,25 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct eb {
-    uint8_t *p;
-    size_t n, cap;
-} eb;
+#include "byte_writer.h"
 
-static inline void eb_bytes(eb *b, const void *d, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n)
-            cap *= 2;
-        uint8_t *q = realloc(b->p, cap);
-        if (!q) abort(); /* test tool: out of memory is fatal */
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, d, n);
-    b->n += n;
-}
+typedef byte_writer eb;
+
+static inline void eb_bytes(eb *b, const void *d, size_t n) { bw_bytes(b, d, n); }
 
 static inline void eb_int(eb *b, int64_t v)
 {

@@ -8,19 +8,6 @@
 
 #include "fuzz/ert_builder.h"
 
-static int save(const char *dir, const char *name, const uint8_t *p, size_t n)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(p, 1, n, f) != n) {
-        fprintf(stderr, "cannot write %s\n", path);
-        if (f) fclose(f);
-        return 1;
-    }
-    return fclose(f) != 0;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -40,14 +27,14 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof valid / sizeof valid[0]; i++) {
         eb b = {0};
         eb_model(&b, &valid[i].s);
-        rc |= save(argv[1], valid[i].name, b.p, b.n);
+        rc |= bw_save(argv[1], valid[i].name, b.p, b.n);
         if (i == 1) {
             /* damaged copies of small.dat */
-            rc |= save(argv[1], "truncated.dat", b.p, b.n / 2);
+            rc |= bw_save(argv[1], "truncated.dat", b.p, b.n / 2);
             uint8_t *c = malloc(b.n);
             memcpy(c, b.p, b.n);
             c[b.n / 3] ^= 0x40; /* a control byte with the text-format bits, or a bad value */
-            rc |= save(argv[1], "flipped.dat", c, b.n);
+            rc |= bw_save(argv[1], "flipped.dat", c, b.n);
             free(c);
         }
         free(b.p);
@@ -58,7 +45,7 @@ int main(int argc, char **argv)
     eb_column(&b, 2);
     eb_float(&b, 0.5f);
     eb_special(&b, 32002);
-    rc |= save(argv[1], "nan.dat", b.p, b.n);
+    rc |= bw_save(argv[1], "nan.dat", b.p, b.n);
     /* a cascade count far beyond the file */
     b.n = 0;
     eb_int(&b, 1);
@@ -67,7 +54,7 @@ int main(int argc, char **argv)
     eb_float(&b, 0.75f);
     eb_int(&b, 40);
     eb_int(&b, 1000000);
-    rc |= save(argv[1], "huge_count.dat", b.p, b.n);
+    rc |= bw_save(argv[1], "huge_count.dat", b.p, b.n);
     free(b.p);
     return rc;
 }

@@ -1,61 +1,10 @@
 /* The facefuse command line, run as a user would: help and usage, exit codes,
  * one-line errors on stderr, --json documents that parse, --config files, and an
  * image round trip through `facefuse image`. */
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include "facefuse/image.h"
 #include "facefuse/models.h"
 #include "test.h"
-
-#define FACEFUSE FFU_TEST_BINARY_DIR "/facefuse"
-
-typedef struct {
-    int code;
-    char out[65536];
-    char err[8192];
-} run_result;
-
-static void slurp(int fd, char *buf, size_t cap)
-{
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(fd, buf + len, cap - 1 - len)) > 0) len += (size_t)n;
-    buf[len] = 0;
-}
-
-/* Runs facefuse with a NULL-terminated argument list. */
-static void run(run_result *r, const char *const *args)
-{
-    char outname[] = "/tmp/ffu_cli_out_XXXXXX", errname[] = "/tmp/ffu_cli_err_XXXXXX";
-    int fo = mkstemp(outname), fe = mkstemp(errname);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fo, 1);
-        dup2(fe, 2);
-        const char *argv[64] = {FACEFUSE};
-        for (int i = 0; args[i] && i < 62; i++) argv[i + 1] = args[i];
-        execv(FACEFUSE, (char *const *)argv);
-        _exit(127);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    lseek(fo, 0, SEEK_SET);
-    lseek(fe, 0, SEEK_SET);
-    slurp(fo, r->out, sizeof r->out);
-    slurp(fe, r->err, sizeof r->err);
-    close(fo), close(fe);
-    unlink(outname), unlink(errname);
-}
-
-static int count_lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
+#include "test_cli.h"
 
 static run_result r;
 

@@ -80,6 +80,9 @@ static void test_resolve(void)
     CHECK_EQ_INT(st, FFU_OK);
     CHECK_STR(e.family, "arcface");
     CHECK(e.align_template != NULL);
+    /* InsightFace's convention, (x - 127.5) / 127.5, which ArcFace ONNX files expect */
+    CHECK_NEAR(e.norm_mean, 127.5, 1e-6);
+    CHECK_NEAR(e.norm_std, 127.5, 1e-6);
 }
 
 static void test_resolve_installed_defaults(void)

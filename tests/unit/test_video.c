@@ -2,20 +2,17 @@
  * (frame count, size, timestamps, pixel formats, seeking), writing H.264 and reading it
  * back (PSNR, metadata, audio copied from a real clip), damaged input (truncated,
  * garbage, empty) and network timeouts against loopback sockets that never answer. */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <strings.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <libavformat/avformat.h>
 
 #include "facefuse/video.h"
 #include "test.h"
+#include "test_video.h"
 
 #define HAMILTON "data/videos/face_recognition_short_hamilton_clip.mp4"
 
@@ -45,15 +42,6 @@ static int dir_entries(const char *dir)
         if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
     closedir(d);
     return n;
-}
-
-static int write_all(const char *path, const void *data, size_t size)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    size_t n = fwrite(data, 1, size, f);
-    fclose(f);
-    return n == size ? 0 : -1;
 }
 
 /* The synthetic clip: smooth colour waves that move each frame plus a grey block that
@@ -88,7 +76,7 @@ static double psnr_rgb(const ffu_image *a, const ffu_image *b)
     return mse <= 0 ? 99 : 10 * log10(255.0 * 255.0 / mse);
 }
 
-/* Writes n frames of the pattern at 25 fps to path; 0 on success. */
+/* Writes n frames of the pattern at 25 fps to path. */
 static ffu_status write_pattern(const char *path, int w, int h, int n,
                                 const ffu_video_writer_opts *extra, const char *comment)
 {
@@ -96,28 +84,7 @@ static ffu_status write_pattern(const char *path, int w, int h, int n,
     o.width = w, o.height = h, o.fps_num = 25, o.fps_den = 1;
     if (!o.crf) o.crf = 18;
     if (!o.preset) o.preset = "veryfast";
-    ffu_video_writer *vw = NULL;
-    ffu_status st = ffu_video_writer_open(&vw, path, &o);
-    if (st < 0) return st;
-    if (comment && (st = ffu_video_writer_set_metadata(vw, "comment", comment)) < 0) {
-        ffu_video_writer_abort(vw);
-        return st;
-    }
-    ffu_image img;
-    if ((st = ffu_image_create(&img, FFU_PIX_RGB24, w, h)) < 0) {
-        ffu_video_writer_abort(vw);
-        return st;
-    }
-    for (int i = 0; i < n && st >= 0; i++) {
-        pattern(&img, i);
-        st = ffu_video_writer_write(vw, &img, i / 25.0);
-    }
-    ffu_image_release(&img);
-    if (st < 0) {
-        ffu_video_writer_abort(vw);
-        return st;
-    }
-    return ffu_video_writer_close(vw);
+    return test_write_clip(path, &o, n, pattern, comment);
 }
 
 /* ---- reading real clips ---------------------------------------------------------------- */
@@ -461,7 +428,7 @@ static void test_writer_errors(void)
     CHECK_EQ_INT(dir_entries(dir), 0);
 
     /* A file already at path survives a writer that fails or is aborted. */
-    CHECK_EQ_INT(write_all(path, "old", 3), 0);
+    CHECK_EQ_INT(test_write_file(path, "old", 3), 0);
     CHECK_EQ_INT(ffu_video_writer_open(&w, path, &o), FFU_OK);
     CHECK_EQ_INT(dir_entries(dir), 2); /* path + the temporary file */
     ffu_image img, wrong;
@@ -533,13 +500,13 @@ static void test_damaged_input(void)
     /* Missing, empty, garbage. */
     CHECK_EQ_INT(ffu_video_reader_open(&r, "/nonexistent/clip.mp4", NULL), FFU_ERR_NOT_FOUND);
     CHECK(r == NULL);
-    CHECK_EQ_INT(write_all(cut, "", 0), 0);
+    CHECK_EQ_INT(test_write_file(cut, "", 0), 0);
     CHECK_EQ_INT(ffu_video_reader_open(&r, cut, NULL), FFU_ERR_FORMAT);
     uint64_t seed = 5;
     uint8_t garbage[65536];
     for (size_t i = 0; i < sizeof garbage; i++)
         garbage[i] = (uint8_t)test_rand_u64(&seed);
-    CHECK_EQ_INT(write_all(cut, garbage, sizeof garbage), 0);
+    CHECK_EQ_INT(test_write_file(cut, garbage, sizeof garbage), 0);
     ffu_status st = ffu_video_reader_open(&r, cut, NULL);
     CHECK(st == FFU_ERR_FORMAT || st == FFU_ERR_UNSUPPORTED);
     CHECK_EQ_INT(ffu_video_reader_open_memory(&r, garbage, sizeof garbage, NULL), FFU_ERR_FORMAT);
@@ -558,7 +525,7 @@ static void test_damaged_input(void)
         CHECK(data);
         size_t cuts[] = {16, 1000, n / 2, n - 100};
         for (int i = 0; i < 4; i++) {
-            CHECK_EQ_INT(write_all(cut, data, cuts[i]), 0);
+            CHECK_EQ_INT(test_write_file(cut, data, cuts[i]), 0);
             CHECK_EQ_INT(ffu_video_reader_open(&r, cut, NULL), FFU_ERR_FORMAT);
         }
         free(data);
@@ -572,7 +539,7 @@ static void test_damaged_input(void)
     uint8_t *data = test_read_all(path, &n);
     CHECK(data);
     CHECK(n > 4000);
-    CHECK_EQ_INT(write_all(cut, data, n / 2), 0);
+    CHECK_EQ_INT(test_write_file(cut, data, n / 2), 0);
     int frames = 0;
     CHECK_EQ_INT(ffu_video_reader_open(&r, cut, NULL), FFU_OK);
     CHECK_EQ_INT(ffu_video_reader_info(r)->frame_count, 50);
@@ -639,27 +606,10 @@ static void test_damaged_input(void)
 
 /* ---- network timeouts ------------------------------------------------------------------- */
 
-/* A loopback TCP socket that listens but never answers: the kernel completes the
- * handshake, so clients connect and then wait for a reply that never comes. */
-static int silent_listener(int *port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 8) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        close(fd);
-        return -1;
-    }
-    *port = ntohs(a.sin_port);
-    return fd;
-}
-
 static void test_open_timeout(void)
 {
     int port = 0;
-    int fd = silent_listener(&port);
+    int fd = test_loopback_socket(&port, 1);
     CHECK(fd >= 0);
     const char *schemes[] = {"rtsp", "http"};
     for (int i = 0; i < 2; i++) {
@@ -685,7 +635,7 @@ static int stop_now(void *user) { return atomic_load((atomic_int *)user); }
 static void test_interrupt(void)
 {
     int port = 0;
-    int fd = silent_listener(&port);
+    int fd = test_loopback_socket(&port, 1);
     CHECK(fd >= 0);
     char url[128];
     snprintf(url, sizeof url, "rtsp://127.0.0.1:%d/stream", port);
@@ -695,38 +645,6 @@ static void test_interrupt(void)
     CHECK_EQ_INT(ffu_video_reader_open(&r, url, &o), FFU_ERR_CLOSED);
     CHECK(r == NULL);
     close(fd);
-}
-
-/* An HTTP server that sends its headers and the first `size` bytes of a video, then
- * keeps the connection open without sending more: a stalled live stream. */
-typedef struct stall_server {
-    int fd;
-    const uint8_t *data;
-    size_t size;
-    atomic_int stop;
-} stall_server;
-
-static void *stall_main(void *arg)
-{
-    stall_server *s = arg;
-    int c = accept(s->fd, NULL, NULL);
-    if (c < 0) return NULL;
-    char req[4096];
-    ssize_t got = recv(c, req, sizeof req, 0); /* the GET; its content does not matter */
-    (void)got;
-    const char *hdr = "HTTP/1.0 200 OK\r\nContent-Type: video/x-matroska\r\n\r\n";
-    if (send(c, hdr, strlen(hdr), MSG_NOSIGNAL) > 0) {
-        size_t off = 0;
-        while (off < s->size) {
-            ssize_t k = send(c, s->data + off, s->size - off, MSG_NOSIGNAL);
-            if (k <= 0) break;
-            off += (size_t)k;
-        }
-    }
-    while (!atomic_load(&s->stop))
-        usleep(10000);
-    close(c);
-    return NULL;
 }
 
 static void test_read_timeout(void)
@@ -742,12 +660,9 @@ static void test_read_timeout(void)
     CHECK(data);
     unlink(path);
 
-    stall_server s = {.data = data, .size = n / 2};
+    test_stall_server s;
     int port = 0;
-    s.fd = silent_listener(&port);
-    CHECK(s.fd >= 0);
-    pthread_t th;
-    CHECK(pthread_create(&th, NULL, stall_main, &s) == 0);
+    CHECK(test_stall_server_start(&s, data, n / 2, &port) == 0);
     char url[128];
     snprintf(url, sizeof url, "http://127.0.0.1:%d/live.mkv", port);
     ffu_video_reader_opts o = {.timeout_ms = 1500, .format = "matroska"};
@@ -761,9 +676,7 @@ static void test_read_timeout(void)
                ffu_error_message());
         ffu_video_reader_close(r);
     }
-    atomic_store(&s.stop, 1);
-    pthread_join(th, NULL);
-    close(s.fd);
+    test_stall_server_stop(&s);
     free(data);
     CHECK_EQ_INT(st, FFU_ERR_TIMEOUT);
     CHECK(frames > 0 && frames < 50);

@@ -1,0 +1,76 @@
+/* facefuse gallery: a set of named identities, each with one or more face templates
+ * (L2-normalised embeddings), and the search that matches a probe embedding against it.
+ * A watchlist is a gallery: load it from a directory (one sub-directory of photos per
+ * person; the largest face of each photo is enrolled) or from a gallery file written by
+ * ffu_gallery_save (binary, versioned, checksummed; the loader rejects malformed files
+ * with a clear error and is fuzzed). Embeddings of one gallery all come from one
+ * embedder (its name and dimension are stored and checked).
+ *
+ * Thread-safety: search and the getters may run on many threads at once; add, remove
+ * and load need exclusive access. */
+#ifndef FACEFUSE_GALLERY_H
+#define FACEFUSE_GALLERY_H
+
+#include "core.h"
+#include "face.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FFU_GALLERY_NAME_MAX 128 /* bytes of an identity name, NUL included */
+
+typedef struct ffu_gallery ffu_gallery;
+
+/* An empty gallery for embeddings of `dim` floats from the embedder called `model`
+ * (zoo name or spec, copied; used to refuse mixing embedders). */
+FFU_API ffu_status ffu_gallery_create(int dim, const char *model, ffu_gallery **out);
+FFU_API void ffu_gallery_destroy(ffu_gallery *g);
+
+FFU_API int ffu_gallery_dim(const ffu_gallery *g);
+FFU_API const char *ffu_gallery_model(const ffu_gallery *g);
+FFU_API int ffu_gallery_identity_count(const ffu_gallery *g);
+FFU_API int ffu_gallery_template_count(const ffu_gallery *g); /* over all identities */
+/* Name of identity i (0..count-1), NULL when out of range. */
+FFU_API const char *ffu_gallery_name(const ffu_gallery *g, int identity);
+/* Index of the identity called name, -1 when absent. */
+FFU_API int ffu_gallery_find(const ffu_gallery *g, const char *name);
+
+/* Adds one template (dim floats, normalised here) to the identity `name`, creating it
+ * when new; *identity (may be NULL) gets its index. `source` (may be NULL) records
+ * where it came from (a photo path), copied. */
+FFU_API ffu_status ffu_gallery_add(ffu_gallery *g, const char *name, const float *embedding,
+                                   const char *source, int *identity);
+
+/* One search answer. */
+typedef struct ffu_gallery_match {
+    int identity;     /* index, -1 when the gallery is empty */
+    float similarity; /* cosine similarity: max over the identity's templates */
+} ffu_gallery_match;
+
+/* The k best identities (each identity once, best template) for a probe of dim floats,
+ * highest similarity first. Returns how many were written (min(k, identities)). */
+FFU_API int ffu_gallery_search(const ffu_gallery *g, const float *probe, ffu_gallery_match *out,
+                               int k);
+
+/* Enrols a directory: every sub-directory is one identity named after it, every
+ * JPEG/PNG inside one template (largest face; photos with no face are skipped with a
+ * warning and counted in *skipped, may be NULL). Also accepts files directly in dir
+ * named "Name.jpg" / "Name_2.png" (identity = name up to the last '_' + digits).
+ * The analyzer must have FFU_STAGE_EMBED (and landmarks if the embedder needs them);
+ * the gallery's dim and model must match its embedder. FFU_ERR_NOT_FOUND when dir has
+ * no photo at all. */
+FFU_API ffu_status ffu_gallery_enroll_dir(ffu_gallery *g, ffu_analyzer *a, const char *dir,
+                                          int *skipped);
+
+/* Gallery files ("FFGL" magic, version, model, dim, identities, templates, CRC-32).
+ * save writes a temporary file and renames it into place. load creates a new gallery;
+ * FFU_ERR_FORMAT names what is wrong with a damaged file. */
+FFU_API ffu_status ffu_gallery_save(const ffu_gallery *g, const char *path);
+FFU_API ffu_status ffu_gallery_load(const char *path, ffu_gallery **out);
+FFU_API ffu_status ffu_gallery_load_memory(const void *data, size_t size, ffu_gallery **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

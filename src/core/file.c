@@ -1,0 +1,160 @@
+/* Whole-file reads with a size cap and all-or-nothing writes (temporary file beside
+ * the target, fsync, rename): the two file patterns every module needs -- image and
+ * gallery files, JSON configs, video outputs -- written once here. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "facefuse/core.h"
+
+static ffu_status errno_status(int err, const char *path, const char *what)
+{
+    char buf[128];
+    const char *text = strerror_r(err, buf, sizeof buf); /* GNU: returns the text */
+    if (err == ENOENT || err == ENOTDIR)
+        return ffu_error_set(FFU_ERR_NOT_FOUND, "%s: %s", path, text);
+    return ffu_error_set(FFU_ERR_IO, "%s: %s: %s", path, what, text);
+}
+
+ffu_status ffu_file_read(const char *path, size_t cap, uint8_t **out, size_t *size)
+{
+    if (!out || !size) return ffu_error_set(FFU_ERR_INVALID, "ffu_file_read: NULL output");
+    *out = NULL;
+    *size = 0;
+    if (!path) return ffu_error_set(FFU_ERR_INVALID, "ffu_file_read: NULL path");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno_status(errno, path, "cannot open");
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = errno;
+        close(fd);
+        return errno_status(err, path, "cannot stat");
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return ffu_error_set(FFU_ERR_IO, "%s: is a directory", path);
+    }
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > cap) {
+        close(fd);
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: file of %lld bytes exceeds the cap of %zu",
+                             path, (long long)st.st_size, cap);
+    }
+    /* Sized from stat for regular files; grown for pipes and files that change. */
+    size_t alloc = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, len = 0;
+    if (alloc > cap + 1) alloc = cap + 1;
+    uint8_t *buf = malloc(alloc);
+    if (!buf) {
+        close(fd);
+        return ffu_error_set(FFU_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, alloc);
+    }
+    for (;;) {
+        if (len == alloc) {
+            if (alloc > cap) { /* read more than cap bytes: too large */
+                free(buf);
+                close(fd);
+                return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: file exceeds the cap of %zu",
+                                     path, cap);
+            }
+            size_t na = alloc * 2 > cap + 1 ? cap + 1 : alloc * 2;
+            uint8_t *nb = realloc(buf, na);
+            if (!nb) {
+                free(buf);
+                close(fd);
+                return ffu_error_set(FFU_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, na);
+            }
+            buf = nb;
+            alloc = na;
+        }
+        ssize_t n = read(fd, buf + len, alloc - len);
+        if (n == 0) break;
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            int err = errno;
+            free(buf);
+            close(fd);
+            return errno_status(err, path, "read failed");
+        }
+        len += (size_t)n;
+    }
+    close(fd);
+    *out = buf;
+    *size = len;
+    return FFU_OK;
+}
+
+ffu_status ffu_file_create_temp(const char *path, char **tmp, int *fd)
+{
+    static atomic_uint counter; /* distinct names for threads of one process */
+    if (tmp) *tmp = NULL;
+    if (fd) *fd = -1;
+    if (!path || !tmp) return ffu_error_set(FFU_ERR_INVALID, "ffu_file_create_temp: NULL argument");
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    size_t cap = strlen(path) + 64;
+    char *name = malloc(cap);
+    if (!name) return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", path);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        snprintf(name, cap, "%.*s.%s.tmp-%ld-%u", dirlen, path, path + dirlen, (long)getpid(),
+                 atomic_fetch_add(&counter, 1u));
+        /* mode 0666 less the umask: what the final file would get */
+        int f = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (f >= 0) {
+            if (fd) *fd = f;
+            else close(f);
+            *tmp = name;
+            return FFU_OK;
+        }
+        if (errno != EEXIST) {
+            int err = errno;
+            free(name);
+            return errno_status(err, path, "cannot create a file there");
+        }
+    }
+    free(name);
+    return ffu_error_set(FFU_ERR_IO, "%s: no free temporary file name", path);
+}
+
+ffu_status ffu_file_write_atomic(const char *path, const void *data, size_t size)
+{
+    if (!path || (!data && size))
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_file_write_atomic: NULL argument");
+    char *tmp;
+    int fd;
+    ffu_status st = ffu_file_create_temp(path, &tmp, &fd);
+    if (st) return st;
+    const uint8_t *p = data;
+    size_t done = 0;
+    int err = 0;
+    const char *what = "write failed";
+    while (!err && done < size) {
+        ssize_t n = write(fd, p + done, size - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) err = n < 0 ? errno : EIO;
+        else done += (size_t)n;
+    }
+    /* fsync before rename: after a crash the file is either old or whole, never empty. */
+    if (!err && fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
+        err = errno, what = "fsync failed";
+    if (close(fd) != 0 && !err) err = errno, what = "close failed";
+    if (!err && rename(tmp, path) != 0) {
+        /* The directory exists (the temporary file was made in it): not "not found". */
+        int e = errno;
+        char buf[128];
+        unlink(tmp);
+        free(tmp);
+        return ffu_error_set(FFU_ERR_IO, "%s: cannot rename into place: %s", path,
+                             strerror_r(e, buf, sizeof buf));
+    }
+    if (err) {
+        unlink(tmp);
+        free(tmp);
+        return errno_status(err, path, what);
+    }
+    free(tmp);
+    return FFU_OK;
+}

@@ -1,0 +1,306 @@
+/* Enrolling a directory of photos into a gallery: the way a watchlist is usually
+ * handed over (a folder per person, or "Name.jpg" / "Name_2.jpg" files). Photos are
+ * visited in sorted order so the same folder always gives the same gallery. Every
+ * template is computed first and only then added, with room reserved beforehand, so a
+ * failure part-way (out of memory, a broken analyzer) leaves the gallery as it was. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "face/face_internal.h"
+#include "gallery_internal.h"
+
+typedef struct job {
+    char *path;
+    char *name; /* identity */
+} job;
+
+typedef struct job_list {
+    job *items;
+    int count, cap;
+} job_list;
+
+static void jobs_free(job_list *l)
+{
+    for (int i = 0; i < l->count; i++) {
+        free(l->items[i].path);
+        free(l->items[i].name);
+    }
+    free(l->items);
+}
+
+static int is_photo(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot && dot != name &&
+           (!strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png"));
+}
+
+static char *join(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = malloc(la + lb + 2);
+    if (s) {
+        memcpy(s, a, la);
+        s[la] = '/';
+        memcpy(s + la + 1, b, lb + 1);
+    }
+    return s;
+}
+
+/* "Barack Obama_2.jpg" -> "Barack Obama": the stem, less a trailing '_' + digits. */
+static char *loose_name(const char *file)
+{
+    size_t n = (size_t)(strrchr(file, '.') - file);
+    size_t u = n;
+    while (u > 0 && file[u - 1] >= '0' && file[u - 1] <= '9')
+        u--;
+    if (u < n && u > 1 && file[u - 1] == '_')
+        n = u - 1;
+    return strndup(file, n);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The entries of dir except hidden ones, sorted. */
+static ffu_status list_dir(const char *dir, char ***out, int *count)
+{
+    *out = NULL;
+    *count = 0;
+    DIR *d = opendir(dir);
+    if (!d) {
+        char eb[128];
+        int err = errno;
+        return ffu_error_set(err == ENOENT || err == ENOTDIR ? FFU_ERR_NOT_FOUND : FFU_ERR_IO,
+                             "%s: %s", dir, strerror_r(err, eb, sizeof eb));
+    }
+    char **v = NULL;
+    int n = 0, cap = 0;
+    ffu_status st = FFU_OK;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32;
+            char **nv = realloc(v, sizeof *v * (size_t)cap);
+            if (!nv) {
+                st = ffu_error_set(FFU_ERR_NOMEM, "%s: listing", dir);
+                break;
+            }
+            v = nv;
+        }
+        if (!(v[n] = strdup(e->d_name))) {
+            st = ffu_error_set(FFU_ERR_NOMEM, "%s: listing", dir);
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    if (st) {
+        for (int i = 0; i < n; i++)
+            free(v[i]);
+        free(v);
+        return st;
+    }
+    if (n)
+        qsort(v, (size_t)n, sizeof *v, cmp_str);
+    *out = v;
+    *count = n;
+    return FFU_OK;
+}
+
+static void names_free(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Takes ownership of path and name (both freed on failure). */
+static ffu_status jobs_push(job_list *l, char *path, char *name)
+{
+    if (!path || !name)
+        goto nomem;
+    if (l->count == l->cap) {
+        int cap = l->cap ? l->cap * 2 : 64;
+        job *nj = realloc(l->items, sizeof *nj * (size_t)cap);
+        if (!nj)
+            goto nomem;
+        l->items = nj;
+        l->cap = cap;
+    }
+    l->items[l->count++] = (job){path, name};
+    return FFU_OK;
+nomem:
+    free(path);
+    free(name);
+    return ffu_error_set(FFU_ERR_NOMEM, "gallery: photo list");
+}
+
+/* Every photo of the layout: DIR/PERSON/photo.jpg and DIR/Name[_N].jpg. */
+static ffu_status collect(const ffu_gallery *g, const char *dir, job_list *jobs)
+{
+    char **top;
+    int ntop;
+    ffu_status st = list_dir(dir, &top, &ntop);
+    for (int i = 0; !st && i < ntop; i++) {
+        char *path = join(dir, top[i]);
+        struct stat sb;
+        if (!path) {
+            st = ffu_error_set(FFU_ERR_NOMEM, "gallery: path");
+        } else if (stat(path, &sb) != 0) {
+            free(path); /* a dangling link: nothing to enrol */
+        } else if (S_ISDIR(sb.st_mode)) {
+            char **sub;
+            int nsub;
+            st = list_dir(path, &sub, &nsub);
+            if (st && st != FFU_ERR_NOMEM) {
+                FFU_LOG(g, FFU_LOG_WARN, "skipped: %s", ffu_error_message());
+                st = FFU_OK; /* one unreadable folder does not spoil the rest */
+            }
+            for (int j = 0; !st && j < nsub; j++) {
+                if (!is_photo(sub[j]))
+                    continue;
+                char *p = join(path, sub[j]);
+                struct stat fb;
+                if (p && (stat(p, &fb) != 0 || !S_ISREG(fb.st_mode))) {
+                    free(p);
+                    continue;
+                }
+                st = jobs_push(jobs, p, strdup(top[i]));
+            }
+            names_free(sub, nsub);
+            free(path);
+        } else if (S_ISREG(sb.st_mode) && is_photo(top[i])) {
+            st = jobs_push(jobs, path, loose_name(top[i]));
+        } else {
+            free(path);
+        }
+    }
+    names_free(top, ntop);
+    return st;
+}
+
+/* Templates computed and waiting to be added. */
+typedef struct staged {
+    int job;  /* index into the job list (its name) */
+    char *src;
+} staged;
+
+static ffu_status enroll_photo(ffu_gallery *g, ffu_analyzer *a, const char *path,
+                               ffu_face_list *faces, float *unit, int *ok)
+{
+    *ok = 0;
+    ffu_image img = {0};
+    ffu_status st = ffu_image_load(path, FFU_PIX_RGB24, &img);
+    if (st == FFU_ERR_NOMEM)
+        return st;
+    if (st) {
+        FFU_LOG(g, FFU_LOG_WARN, "%s: skipped: %s", path, ffu_error_message());
+        return FFU_OK;
+    }
+    st = ffu_analyzer_run(a, &img, faces);
+    ffu_image_release(&img);
+    if (st) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s", ffu_error_message());
+        return ffu_error_set(st, "%s: %s", path, msg);
+    }
+    if (faces->count == 0) {
+        FFU_LOG(g, FFU_LOG_WARN, "%s: no face found, skipped", path);
+        return FFU_OK;
+    }
+    const ffu_face *best = &faces->faces[face_list_largest(faces)];
+    if (best->embedding_dim == 0)
+        return ffu_error_set(FFU_ERR_INVALID,
+                             "gallery: the analyzer does not embed (add FFU_STAGE_EMBED)");
+    if (best->embedding_dim != g->dim)
+        return ffu_error_set(FFU_ERR_INVALID,
+                             "gallery holds %d-float templates of %s; the analyzer's embedder "
+                             "gives %d floats",
+                             g->dim, g->model, best->embedding_dim);
+    if (!gallery_normalize(best->embedding, g->dim, unit)) {
+        FFU_LOG(g, FFU_LOG_WARN, "%s: the embedding is zero or not finite, skipped", path);
+        return FFU_OK;
+    }
+    *ok = 1;
+    return FFU_OK;
+}
+
+ffu_status ffu_gallery_enroll_dir(ffu_gallery *g, ffu_analyzer *a, const char *dir,
+                                  int *skipped)
+{
+    if (skipped)
+        *skipped = 0;
+    if (!g || !a || !dir)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_gallery_enroll_dir: NULL argument");
+    job_list jobs = {0};
+    ffu_status st = collect(g, dir, &jobs);
+    if (!st && jobs.count == 0)
+        st = ffu_error_set(FFU_ERR_NOT_FOUND,
+                           "%s: no JPEG or PNG photo (neither PERSON/photo.jpg nor Name.jpg)",
+                           dir);
+    staged *stg = NULL;
+    float *units = NULL;
+    int nst = 0, nskip = 0;
+    ffu_face_list faces = {0};
+    if (!st) {
+        stg = malloc(sizeof *stg * (size_t)jobs.count);
+        units = malloc(sizeof *units * (size_t)jobs.count * (size_t)g->dim);
+        if (!stg || !units)
+            st = ffu_error_set(FFU_ERR_NOMEM, "gallery: %d photos", jobs.count);
+    }
+    for (int i = 0; !st && i < jobs.count; i++) {
+        const job *j = &jobs.items[i];
+        const char *why = gallery_check_name(j->name, strlen(j->name), FFU_GALLERY_NAME_MAX);
+        if (why) {
+            FFU_LOG(g, FFU_LOG_WARN, "%s: skipped: identity name \"%.40s\" is %s", j->path,
+                    j->name, why);
+            nskip++;
+            continue;
+        }
+        if (strlen(j->path) >= GALLERY_SOURCE_MAX) {
+            FFU_LOG(g, FFU_LOG_WARN, "%.80s...: skipped: path too long", j->path);
+            nskip++;
+            continue;
+        }
+        int ok;
+        st = enroll_photo(g, a, j->path, &faces, units + (size_t)nst * (size_t)g->dim, &ok);
+        if (!st && ok) {
+            stg[nst].job = i;
+            stg[nst].src = jobs.items[i].path;
+            jobs.items[i].path = NULL; /* now owned by the staged entry */
+            nst++;
+        } else if (!st) {
+            nskip++;
+        }
+    }
+    ffu_face_list_free(&faces);
+    if (!st)
+        st = gallery_reserve(g, nst, nst);
+    if (!st) {
+        for (int i = 0; i < nst; i++) {
+            const char *name = jobs.items[stg[i].job].name;
+            gallery_insert(g, name, strlen(name), units + (size_t)i * (size_t)g->dim, stg[i].src);
+            stg[i].src = NULL;
+        }
+        FFU_LOG(g, FFU_LOG_INFO, "%s: enrolled %d photos, skipped %d; %d identities", dir, nst,
+                nskip, g->nid);
+        if (skipped)
+            *skipped = nskip;
+    } else {
+        for (int i = 0; i < nst; i++)
+            free(stg[i].src);
+    }
+    free(stg);
+    free(units);
+    jobs_free(&jobs);
+    return st;
+}

@@ -1,0 +1,158 @@
+/* `facefuse video info|convert|from-images` run as a user would: a clip made from
+ * photos has the frame count, size and rate asked for and its tag; convert changes
+ * size and frame rate by time (frames repeated or dropped) and keeps the audio; info
+ * reports both in JSON; bad arguments and missing files give one-line errors. */
+#include <stdio.h>
+#include <string.h>
+
+#include "facefuse/core.h"
+#include "facefuse/image.h"
+#include "facefuse/video.h"
+#include "test.h"
+#include "test_cli.h"
+
+static run_result r;
+static char dir[] = "/tmp/ffu_cli_video_XXXXXX";
+
+static void make_photo(const char *path, int w, int h, int seed)
+{
+    ffu_image img;
+    CHECK_EQ_INT(ffu_image_create(&img, FFU_PIX_RGB24, w, h), FFU_OK);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            uint8_t *p = img.data[0] + (size_t)y * img.stride[0] + 3 * x;
+            p[0] = (uint8_t)(x * 255 / w), p[1] = (uint8_t)(y * 255 / h), p[2] = (uint8_t)seed;
+        }
+    CHECK_EQ_INT(ffu_image_save(path, &img, 95), FFU_OK);
+    ffu_image_release(&img);
+}
+
+/* Opens path and returns its info through *in (reader closed). */
+static int probe(const char *path, ffu_video_info *in)
+{
+    ffu_video_reader *rd;
+    if (ffu_video_reader_open(&rd, path, NULL))
+        return -1;
+    *in = *ffu_video_reader_info(rd);
+    ffu_video_reader_close(rd);
+    return 0;
+}
+
+/* Frames a reader really returns (the container's count can be an estimate). */
+static int count_frames(const char *path)
+{
+    ffu_video_reader *rd;
+    if (ffu_video_reader_open(&rd, path, NULL))
+        return -1;
+    int n = 0;
+    while (ffu_video_reader_read(rd, NULL, NULL) == FFU_OK) n++;
+    ffu_video_reader_close(rd);
+    return n;
+}
+
+static void test_from_images_and_info(void)
+{
+    char a[512], b[512], clip[512];
+    snprintf(a, sizeof a, "%s/a.png", dir);
+    snprintf(b, sizeof b, "%s/b.jpg", dir);
+    snprintf(clip, sizeof clip, "%s/clip.mp4", dir);
+    make_photo(a, 300, 200, 10);
+    make_photo(b, 200, 300, 200);
+    run(&r, (const char *const[]){"video", "from-images", a, b, "-o", clip, "--size", "320x240",
+                                  "--seconds", "0.8", "--fps", "10", "-q", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_video_info in;
+    CHECK_EQ_INT(probe(clip, &in), 0);
+    CHECK_EQ_INT(in.width, 320);
+    CHECK_EQ_INT(in.height, 240);
+    CHECK_EQ_INT(in.fps_num, 10);
+    CHECK_EQ_INT(in.fps_den, 1);
+    CHECK_EQ_INT(count_frames(clip), 16); /* 2 photos x 0.8 s x 10 fps */
+
+    run(&r, (const char *const[]){"video", "info", clip, "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = NULL;
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    const ffu_json *v = ffu_json_at(j, 0);
+    CHECK(v != NULL);
+    CHECK_EQ_INT((int)ffu_json_number(ffu_json_get(v, "width"), -1), 320);
+    CHECK_EQ_INT((int)ffu_json_number(ffu_json_get(v, "frames"), -1), 16);
+    CHECK_STR(ffu_json_string(ffu_json_get(v, "codec")), "h264");
+    const char *comment = ffu_json_string(ffu_json_get(ffu_json_get(v, "metadata"), "comment"));
+    CHECK(comment && strstr(comment, "facefuse"));
+    ffu_json_free(j);
+}
+
+static void test_convert(void)
+{
+    char buf[512];
+    const char *src = test_shared_path("data/videos/liveportrait_driving_d12.mp4", buf, sizeof buf);
+    if (!src)
+        TEST_SKIP("shared video liveportrait_driving_d12.mp4 absent");
+    char out[512];
+    snprintf(out, sizeof out, "%s/conv.mp4", dir);
+    /* 25 fps in, 2 s at 10 fps and 256x256 out: 20 frames, audio kept. */
+    run(&r, (const char *const[]){"video", "convert", src, "-o", out, "--size", "256x256",
+                                  "--fps", "10", "--max-seconds", "2", "-q", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_video_info in;
+    CHECK_EQ_INT(probe(out, &in), 0);
+    CHECK_EQ_INT(in.width, 256);
+    CHECK_EQ_INT(in.fps_num, 10);
+    CHECK_EQ_INT(count_frames(out), 20);
+    CHECK_EQ_INT(in.has_audio, 1);
+    /* 50 fps: every input frame shown twice. */
+    run(&r, (const char *const[]){"video", "convert", src, "-o", out, "--fps", "50",
+                                  "--max-seconds", "1", "-q", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK_EQ_INT(count_frames(out), 50);
+}
+
+static void test_errors(void)
+{
+    run(&r, (const char *const[]){"video", NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "give a subcommand") != NULL);
+    run(&r, (const char *const[]){"video", "frobnicate", NULL});
+    CHECK_EQ_INT(r.code, 2);
+    run(&r, (const char *const[]){"video", "info", "/nonexistent/x.mp4", NULL});
+    CHECK_EQ_INT(r.code, 4);
+    CHECK_EQ_INT(count_lines(r.err), 1);
+    char a[512], out[512];
+    snprintf(a, sizeof a, "%s/a.png", dir);
+    snprintf(out, sizeof out, "%s/bad.mp4", dir);
+    run(&r, (const char *const[]){"video", "from-images", a, "-o", out, "--size", "321x240",
+                                  NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(access(out, F_OK) != 0);
+    /* A photo that cannot be read: no half-written video is left. */
+    run(&r, (const char *const[]){"video", "from-images", a, "/nonexistent.png", "-o", out,
+                                  NULL});
+    CHECK(r.code != 0);
+    CHECK(access(out, F_OK) != 0);
+}
+
+static void setup(void)
+{
+    if (!mkdtemp(dir))
+        TEST_SKIP("mkdtemp failed");
+}
+
+static void cleanup(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cleanup of %s failed\n", dir);
+}
+
+static void test_all(void)
+{
+    setup();
+    test_from_images_and_info();
+    test_errors();
+    test_convert(); /* last: it may skip */
+    cleanup();
+}
+
+TEST_MAIN(test_all)
