@@ -13,11 +13,10 @@
  *   bench_swap --source PHOTO --video IN --out OUT.mp4 [--preset P] [--blend B]
  *              [--frames N] [--dump POINTS.txt]
  *
- * Prints one line per stage: "stage NAME median_ms mean_ms cpu_median_ms cpu_mean_ms"
- * (cpu is -1 for the inner swap stages, which the library times in wall clock only),
- * then "frames N", "faces N", "loop_s S", "loop_cpu_s S", "fps F", after a line
- * "per_frame_apply MS..." (apply's wall time, frame by frame). Not a test: driven by
- * bench/swap/run. */
+ * Prints "per_frame_apply MS..." (apply's wall time, frame by frame), one line per
+ * stage: "stage NAME median_ms mean_ms cpu_median_ms cpu_mean_ms" (cpu is -1 for the
+ * inner swap stages, which the library times in wall clock only), then "frames N",
+ * "faces N", "loop_s S", "loop_cpu_s S", "fps F". Not a test: driven by bench/swap/run. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,12 +27,23 @@
 #include "facefuse/video.h"
 
 enum {
-    S_DECODE, S_DETECT, S_LANDMARKS, S_SELECT, S_SMOOTH, S_WARP, S_MASK, S_COLOUR, S_BLEND,
-    S_APPLY, S_ENCODE, S_TOTAL, S_COUNT
+    S_DECODE,
+    S_DETECT,
+    S_LANDMARKS,
+    S_SELECT,
+    S_SMOOTH,
+    S_WARP,
+    S_MASK,
+    S_COLOUR,
+    S_BLEND,
+    S_APPLY,
+    S_ENCODE,
+    S_TOTAL,
+    S_COUNT
 };
 static const char *stage_names[S_COUNT] = {"decode", "detect", "landmarks", "select",
-                                           "smooth", "warp", "mask", "colour",
-                                           "blend", "apply", "encode", "total"};
+                                           "smooth", "warp",   "mask",      "colour",
+                                           "blend",  "apply",  "encode",    "total"};
 /* Stages with their own CPU-time measurement (top-level calls on this thread). */
 static const int has_cpu[S_COUNT] = {1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 1, 1};
 
@@ -59,8 +69,7 @@ static int cmp_double(const void *a, const void *b)
 
 static double median(double *v, int n)
 {
-    if (n <= 0)
-        return -1;
+    if (n <= 0) return -1;
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
@@ -102,8 +111,7 @@ int main(int argc, char **argv)
     long max_frames = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (i + 1 >= argc)
-            usage();
+        if (i + 1 >= argc) usage();
         if (!strcmp(a, "--source"))
             source = argv[++i];
         else if (!strcmp(a, "--video"))
@@ -121,8 +129,7 @@ int main(int argc, char **argv)
         else
             usage();
     }
-    if (!source || !video || !out)
-        usage();
+    if (!source || !video || !out) usage();
 
     /* What `facefuse swap --threads 1 --model-threads 1` configures, on this thread. */
     ffu_swapper_opts so;
@@ -132,20 +139,16 @@ int main(int argc, char **argv)
     so.landmarks.threads = 1;
     so.embed.threads = 1;
     if (blend) {
-        if (strcmp(blend, "feather") && strcmp(blend, "poisson"))
-            usage();
+        if (strcmp(blend, "feather") && strcmp(blend, "poisson")) usage();
         so.blend = strcmp(blend, "poisson") ? FFU_SWAP_BLEND_FEATHER : FFU_SWAP_BLEND_POISSON;
-        so.blend_set = 1;
     }
     ffu_swapper *sw = NULL, *probe = NULL;
     ffu_image photo = {0};
     ffu_status st;
-    if ((st = ffu_image_load(source, FFU_PIX_RGB24, &photo)) < 0)
-        return fail(source, st);
+    if ((st = ffu_image_load(source, FFU_PIX_RGB24, &photo)) < 0) return fail(source, st);
     if ((st = ffu_swapper_create(&so, &sw)) < 0 || (st = ffu_swapper_create(&so, &probe)) < 0)
         return fail("swapper", st);
-    if ((st = ffu_swapper_set_source(sw, &photo, 1)) < 0)
-        return fail("source", st);
+    if ((st = ffu_swapper_set_source(sw, &photo, 1)) < 0) return fail("source", st);
 
     FILE *df = NULL;
     if (dump) {
@@ -169,12 +172,10 @@ int main(int argc, char **argv)
     ro.pixfmt = FFU_PIX_RGB24;
     ro.threads = 1;
     ffu_video_reader *rd = NULL;
-    if ((st = ffu_video_reader_open(&rd, video, &ro)) < 0)
-        return fail(video, st);
+    if ((st = ffu_video_reader_open(&rd, video, &ro)) < 0) return fail(video, st);
     const ffu_video_info *in = ffu_video_reader_info(rd);
     long cap = in->frame_count > 0 ? (long)in->frame_count + 16 : 4096;
-    if (max_frames > 0 && max_frames < cap)
-        cap = max_frames;
+    if (max_frames > 0 && max_frames < cap) cap = max_frames;
     ffu_video_writer_opts wo;
     memset(&wo, 0, sizeof wo);
     wo.width = in->width;
@@ -186,21 +187,17 @@ int main(int argc, char **argv)
     wo.threads = 1;
     wo.format = "mp4";
     ffu_video_writer *wr = NULL;
-    if ((st = ffu_video_writer_open(&wr, out, &wo)) < 0)
-        return fail(out, st);
+    if ((st = ffu_video_writer_open(&wr, out, &wo)) < 0) return fail(out, st);
     ffu_swap_smoother *sm = NULL;
-    if ((st = ffu_swap_smoother_create(0.5f, &sm)) < 0)
-        return fail("smoother", st);
+    if ((st = ffu_swap_smoother_create(0.5f, &sm)) < 0) return fail("smoother", st);
 
     double *wall[S_COUNT], *cpu[S_COUNT];
     for (int s = 0; s < S_COUNT; s++) {
         wall[s] = calloc((size_t)cap, sizeof(double));
         cpu[s] = calloc((size_t)cap, sizeof(double));
-        if (!wall[s] || !cpu[s])
-            return fail("memory", FFU_ERR_NOMEM);
+        if (!wall[s] || !cpu[s]) return fail("memory", FFU_ERR_NOMEM);
     }
-    if (df)
-        fprintf(df, "video %d %d\n", in->width, in->height);
+    if (df) fprintf(df, "video %d %d\n", in->width, in->height);
 
     ffu_image frame = {0};
     ffu_face_list targets = {0};
@@ -209,25 +206,21 @@ int main(int argc, char **argv)
     for (; n < cap; n++) {
         double pts, w0 = wall_ms(), c0 = cpu_ms();
         st = ffu_video_reader_read(rd, &frame, &pts);
-        if (st == FFU_EOF)
-            break;
-        if (st < 0)
-            return fail("decode", st);
+        if (st == FFU_EOF) break;
+        if (st < 0) return fail("decode", st);
         double w1 = wall_ms(), c1 = cpu_ms();
         ffu_swap_timing a, b;
         ffu_swapper_timing_get(sw, &a);
         if ((st = ffu_swapper_find_targets(sw, &frame, &targets)) < 0)
             return fail("find_targets", st);
         double w2 = wall_ms(), c2 = cpu_ms();
-        if ((st = ffu_swap_smoother_apply(sm, &targets, pts)) < 0)
-            return fail("smooth", st);
+        if ((st = ffu_swap_smoother_apply(sm, &targets, pts)) < 0) return fail("smooth", st);
         double w3 = wall_ms(), c3 = cpu_ms();
         if (targets.count > 0 && (st = ffu_swapper_apply(sw, &frame, &targets)) < 0)
             return fail("apply", st);
         double w4 = wall_ms(), c4 = cpu_ms();
         ffu_swapper_timing_get(sw, &b);
-        if ((st = ffu_video_writer_write(wr, &frame, pts)) < 0)
-            return fail("encode", st);
+        if ((st = ffu_video_writer_write(wr, &frame, pts)) < 0) return fail("encode", st);
         double w5 = wall_ms(), c5 = cpu_ms();
         faces += targets.count;
         if (df) {
@@ -250,8 +243,7 @@ int main(int argc, char **argv)
         (void)c2;
     }
     /* The encoder's flush belongs to the run: counted in the loop's totals. */
-    if ((st = ffu_video_writer_close(wr)) < 0)
-        return fail("encoder flush", st);
+    if ((st = ffu_video_writer_close(wr)) < 0) return fail("encoder flush", st);
     double loop_w = wall_ms() - loop_w0, loop_c = cpu_ms() - loop_c0;
     if (df && fclose(df) != 0) {
         perror(dump);

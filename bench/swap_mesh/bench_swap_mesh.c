@@ -210,7 +210,6 @@ static void quality(void)
             ffu_swapper_opts o;
             ffu_swapper_opts_default(&o);
             o.threads = 1;
-            o.blend_set = 1;
             o.blend = v >= 3 ? FFU_SWAP_BLEND_POISSON : FFU_SWAP_BLEND_FEATHER;
             o.colour = (ffu_swap_colour)(v % 3);
             ffu_swapper *sw;
@@ -274,7 +273,6 @@ int main(int argc, char **argv)
     ffu_swapper_opts_default(&o);
     o.threads = 1; /* one worker per core in video: each model on one thread */
     stage_times("Default mesh swapper (feather, Lab), one thread", &o, &src, &frame);
-    o.blend_set = 1;
     o.blend = FFU_SWAP_BLEND_POISSON;
     stage_times("Poisson blending, Lab, one thread", &o, &src, &frame);
     o.blend = FFU_SWAP_BLEND_FEATHER;

@@ -79,8 +79,8 @@ typedef struct ffu_swapper_opts {
     int keep_mouth;          /* region mask leaves the target's mouth interior */
     int keep_eyes;           /* region mask leaves the target's eyes */
     ffu_swap_colour colour;  /* ffu_swapper_opts_default: LAB (0 is NONE) */
-    ffu_swap_blend blend;    /* mesh default: whatever docs/SWAP.md measures best */
-    int blend_set;           /* 1: use `blend` as given (0 means FEATHER then) */
+    ffu_swap_blend blend;    /* 0 = FEATHER, the default: docs/SWAP.md measures it as good
+                              * at the seam as Poisson and far cheaper */
     /* Target selection */
     ffu_swap_select select;
     ffu_swap_order order;

@@ -722,7 +722,6 @@ int cli_eval_swap(const cli_command *cmd, int argc, char **argv)
         so.backend = backend;
         so.threads = o.threads;
         so.blend = variants[v].blend;
-        so.blend_set = 1;
         so.colour = variants[v].colour;
         if ((st = ffu_swapper_create(&so, &sw[v])))
             goto fail;

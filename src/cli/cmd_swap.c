@@ -757,10 +757,7 @@ static int build_swapper_opts(const cli_command *cmd, swap_opts *o, int any_vide
     static const ffu_swap_colour colours[] = {FFU_SWAP_COLOUR_LAB, FFU_SWAP_COLOUR_MULTISCALE,
                                               FFU_SWAP_COLOUR_NONE};
     so->colour = colours[o->colour];
-    if (o->blend) {
-        so->blend = o->blend == 1 ? FFU_SWAP_BLEND_POISSON : FFU_SWAP_BLEND_FEATHER;
-        so->blend_set = 1;
-    }
+    if (o->blend) so->blend = o->blend == 1 ? FFU_SWAP_BLEND_POISSON : FFU_SWAP_BLEND_FEATHER;
     static const ffu_swap_select selects[] = {FFU_SWAP_SELECT_ONE, FFU_SWAP_SELECT_MANY,
                                               FFU_SWAP_SELECT_REFERENCE};
     so->select = selects[o->select];

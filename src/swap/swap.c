@@ -26,9 +26,6 @@
 #define SWAP_DEFAULT_CODEFORMER_WEIGHT 0.5f
 #define SWAP_DEFAULT_MASK_BLUR 0.3f
 #define SWAP_REGION_BLUR 0.025f /* region mask feather in crops, share of the oval width */
-/* The mesh swapper's default blending (docs/SWAP.md: feather is as good at the seam on
- * real pairs and several times cheaper than Poisson). */
-#define SWAP_MESH_DEFAULT_BLEND FFU_SWAP_BLEND_FEATHER
 
 struct ffu_swapper {
     ffu_swapper_opts o; /* strings not kept: everything is opened at create */
@@ -150,7 +147,6 @@ ffu_status ffu_swapper_create(const ffu_swapper_opts *opts, ffu_swapper **out)
     if (!sw->o.enhancer_blend) sw->o.enhancer_blend = SWAP_DEFAULT_ENHANCER_BLEND;
     if (!sw->o.codeformer_weight) sw->o.codeformer_weight = SWAP_DEFAULT_CODEFORMER_WEIGHT;
     if (!sw->o.mask_blur) sw->o.mask_blur = SWAP_DEFAULT_MASK_BLUR;
-    if (mesh && !o.blend_set) sw->o.blend = SWAP_MESH_DEFAULT_BLEND;
 
     ffu_status st;
     ffu_detector_opts dopt = o.detect;

@@ -333,7 +333,6 @@ static void test_outside_roi_untouched(void)
         ffu_swapper_opts o;
         ffu_swapper_opts_default(&o);
         o.select = FFU_SWAP_SELECT_MANY;
-        o.blend_set = 1;
         o.blend = v & 1 ? FFU_SWAP_BLEND_POISSON : FFU_SWAP_BLEND_FEATHER;
         o.colour = (ffu_swap_colour)(v / 2); /* none, lab, multiscale */
         o.keep_mouth = o.keep_eyes = v == 3;
@@ -378,7 +377,6 @@ static void test_keep_mouth_and_eyes(void)
         ffu_swapper_opts o;
         ffu_swapper_opts_default(&o);
         o.keep_mouth = o.keep_eyes = 1;
-        o.blend_set = 1;
         o.blend = blend ? FFU_SWAP_BLEND_POISSON : FFU_SWAP_BLEND_FEATHER;
         ffu_swapper *sw = NULL;
         if (!make_swapper(&o, &sw)) TEST_SKIP("default models not installed");
