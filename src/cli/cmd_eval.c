@@ -420,37 +420,6 @@ static ffu_status l68_load(const char *dir, l68_face **out, int *count)
     return FFU_OK;
 }
 
-/* The face a detector would hand over, made from the truth so the NME does not depend
- * on a detector: box = the points' bounding box, keypoints by MODELS.md's 68-point rule
- * (eyes = mean of 36-41 and 42-47, nose 30, mouth corners 48 and 54). */
-static void l68_face_of(const float *p, ffu_face *f)
-{
-    static const int first[5] = {36, 42, 30, 48, 54}, count[5] = {6, 6, 1, 1, 1};
-    float *keep = f->landmarks; /* the list slot's buffer */
-    ffu_face_init(f);
-    f->landmarks = keep;
-    float x0 = p[0], y0 = p[1], x1 = p[0], y1 = p[1];
-    for (int i = 1; i < 68; i++) {
-        x0 = fminf(x0, p[2 * i]);
-        x1 = fmaxf(x1, p[2 * i]);
-        y0 = fminf(y0, p[2 * i + 1]);
-        y1 = fmaxf(y1, p[2 * i + 1]);
-    }
-    f->box[0] = x0;
-    f->box[1] = y0;
-    f->box[2] = x1 - x0;
-    f->box[3] = y1 - y0;
-    for (int k = 0; k < 5; k++) {
-        double x = 0, y = 0;
-        for (int i = first[k]; i < first[k] + count[k]; i++) {
-            x += p[2 * i];
-            y += p[2 * i + 1];
-        }
-        f->kps[2 * k] = (float)(x / count[k]);
-        f->kps[2 * k + 1] = (float)(y / count[k]);
-    }
-}
-
 typedef struct l68_result {
     double all, inner, corners, kps, worst, seconds;
     int faces, points;
@@ -488,7 +457,7 @@ static ffu_status l68_one(const eval_opts *o, const l68_face *set, int n, const 
             break;
         }
         const float *gt = set[k].gt;
-        l68_face_of(gt, f);
+        landmark_face_from_68(gt, f);
         float kgt[2 * FFU_FACE_NUM_KPS];
         memcpy(kgt, f->kps, sizeof kgt);
         double t0 = ffu_clock_sec();
@@ -613,62 +582,6 @@ static int run_landmarks(const cli_command *cmd, eval_opts *o, ffu_jw *w)
 
 #define PAD_MAX 4096
 #define LV_MAX 16
-
-typedef struct pad_result {
-    double auc;
-    double thr, apcer, bpcer, acer;                   /* at the model's zoo threshold */
-    double best_thr, best_apcer, best_bpcer, best_acer; /* at the ACER-minimising one */
-} pad_result;
-
-/* ISO/IEC 30107-3 rates with live = score >= t: APCER = share of spoofs accepted, BPCER =
- * share of live faces rejected, ACER their mean. */
-static void pad_at(const float *s, const int *live, int n, double t, double *apcer,
-                   double *bpcer)
-{
-    int fa = 0, fr = 0, np = 0, nn = 0;
-    for (int i = 0; i < n; i++) {
-        if (live[i]) {
-            np++;
-            fr += s[i] < t;
-        } else {
-            nn++;
-            fa += s[i] >= t;
-        }
-    }
-    *apcer = nn ? (double)fa / nn : NAN;
-    *bpcer = np ? (double)fr / np : NAN;
-}
-
-/* AUC = P(live score > spoof score), ties half; the best threshold is searched over every
- * score and "above all" (ties broken towards the lower threshold), as the unit test does,
- * so it is optimistic: chosen on the test data. */
-static pad_result pad_eval(const float *s, const int *live, int n, double thr)
-{
-    pad_result r = {0};
-    int np = 0, nn = 0;
-    for (int i = 0; i < n; i++)
-        live[i] ? np++ : nn++;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; live[i] && j < n; j++)
-            if (!live[j])
-                r.auc += s[i] > s[j] ? 1 : s[i] == s[j] ? 0.5 : 0;
-    r.auc = np && nn ? r.auc / ((double)np * nn) : NAN;
-    r.thr = thr;
-    pad_at(s, live, n, thr, &r.apcer, &r.bpcer);
-    r.acer = (r.apcer + r.bpcer) / 2;
-    r.best_acer = INFINITY;
-    for (int k = 0; k <= n; k++) {
-        double t = k < n ? s[k] : 1.0 + 1e-6, a, b;
-        pad_at(s, live, n, t, &a, &b);
-        if ((a + b) / 2 < r.best_acer || ((a + b) / 2 == r.best_acer && t < r.best_thr)) {
-            r.best_acer = (a + b) / 2;
-            r.best_thr = t;
-            r.best_apcer = a;
-            r.best_bpcer = b;
-        }
-    }
-    return r;
-}
 
 /* "default" (or an empty name) is the library's default: NULL spec, which pairs
  * antispoof with liveness. Its threshold is the default entry's. */
@@ -800,7 +713,7 @@ static int run_liveness(const cli_command *cmd, eval_opts *o, ffu_jw *w)
                "BPCER", "ACER", "best-thr", "APCER", "BPCER", "ACER", "ms/face");
     }
     for (int m = 0; m < nm; m++) {
-        pad_result r = pad_eval(score[m], live, n, lv_threshold(names[m]));
+        eval_pad r = eval_pad_rates(score[m], live, n, lv_threshold(names[m]));
         double ms = 1000 * secs[m] / (n ? n : 1);
         if (w) {
             ffu_jw_begin_object(w);

@@ -44,23 +44,24 @@ ffu_status ffu_file_read(const char *path, size_t cap, uint8_t **out, size_t *si
         return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: file of %lld bytes exceeds the cap of %zu",
                              path, (long long)st.st_size, cap);
     }
-    /* Sized from stat for regular files; grown for pipes and files that change. */
-    size_t alloc = S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536, len = 0;
-    if (alloc > cap + 1) alloc = cap + 1;
+    /* Sized from stat for regular files (+1 to see a file that grows, +1 for the NUL);
+     * grown for pipes and files that change. */
+    size_t alloc = S_ISREG(st.st_mode) ? (size_t)st.st_size + 2 : 65536, len = 0;
+    if (alloc > cap + 2) alloc = cap + 2;
     uint8_t *buf = malloc(alloc);
     if (!buf) {
         close(fd);
         return ffu_error_set(FFU_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, alloc);
     }
     for (;;) {
-        if (len == alloc) {
-            if (alloc > cap) { /* read more than cap bytes: too large */
+        if (len + 1 == alloc) {
+            if (len > cap) { /* read more than cap bytes: too large */
                 free(buf);
                 close(fd);
                 return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: file exceeds the cap of %zu",
                                      path, cap);
             }
-            size_t na = alloc * 2 > cap + 1 ? cap + 1 : alloc * 2;
+            size_t na = alloc * 2 > cap + 2 ? cap + 2 : alloc * 2;
             uint8_t *nb = realloc(buf, na);
             if (!nb) {
                 free(buf);
@@ -70,7 +71,7 @@ ffu_status ffu_file_read(const char *path, size_t cap, uint8_t **out, size_t *si
             buf = nb;
             alloc = na;
         }
-        ssize_t n = read(fd, buf + len, alloc - len);
+        ssize_t n = read(fd, buf + len, alloc - 1 - len);
         if (n == 0) break;
         if (n < 0) {
             if (errno == EINTR) continue;
@@ -82,6 +83,11 @@ ffu_status ffu_file_read(const char *path, size_t cap, uint8_t **out, size_t *si
         len += (size_t)n;
     }
     close(fd);
+    if (len > cap) {
+        free(buf);
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: file exceeds the cap of %zu", path, cap);
+    }
+    buf[len] = 0;
     *out = buf;
     *size = len;
     return FFU_OK;

@@ -11,10 +11,6 @@
 
 #include "facefuse/core.h"
 
-/* Reads a whole file of at most `max` bytes into a malloc'd buffer (NUL-terminated;
- * *len excludes the NUL). Shared by the loaders below; lives in eval_wider.c. */
-ffu_status eval_read_text(const char *path, size_t max, char **buf, size_t *len);
-
 /* ==== WIDER FACE (eval_wider.c) ======================================================= */
 
 enum { WIDER_EASY = 0, WIDER_MEDIUM = 1, WIDER_HARD = 2, WIDER_SETTINGS = 3 };
@@ -178,5 +174,20 @@ typedef struct lfw_roc_point {
  * (n + 1 is always enough). */
 ffu_status lfw_roc(int n, const uint8_t *same, const float *sim, lfw_roc_point *pts, int cap,
                    int *npoints);
+
+/* ==== liveness / presentation-attack detection (eval_pad.c) ======================== */
+
+typedef struct eval_pad {
+    double auc;                     /* P(live score > spoof score), ties count half */
+    double thr, apcer, bpcer, acer; /* at the given threshold (live = score >= thr) */
+    /* at the ACER-minimising threshold, searched over every score and "above all" (ties
+     * towards the lower threshold): optimistic, chosen on the data itself */
+    double best_thr, best_apcer, best_bpcer, best_acer;
+} eval_pad;
+
+/* ISO/IEC 30107-3 rates: APCER = share of spoofs accepted as live, BPCER = share of live
+ * faces rejected, ACER their mean. s: n scores (1 = live), live: n labels (1 live, 0
+ * spoof). Rates are NAN when a class is empty. */
+eval_pad eval_pad_rates(const float *s, const int *live, int n, double thr);
 
 #endif

@@ -215,7 +215,7 @@ ffu_status lfw_pairs_load(const char *dir, lfw_pairs **out)
     snprintf(path, sizeof path, "%s/pairs.txt", dir);
     char *text = NULL;
     size_t len = 0;
-    ffu_status st = eval_read_text(path, LFW_MAX_FILE_BYTES, &text, &len);
+    ffu_status st = ffu_file_read(path, LFW_MAX_FILE_BYTES, (uint8_t **)&text, &len);
     if (st < 0) return st;
     st = lfw_pairs_parse(text, len, dir, out);
     if (st < 0) {

@@ -44,56 +44,6 @@
 #define WIDER_MAX_NAME 1024
 #define WIDER_MAX_BOX_LINE 512
 
-ffu_status eval_read_text(const char *path, size_t max, char **buf, size_t *len)
-{
-    *buf = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ffu_error_set(errno == ENOENT ? FFU_ERR_NOT_FOUND : FFU_ERR_IO, "%s: %s", path,
-                             strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    if (!b) {
-        fclose(f);
-        return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", path);
-    }
-    for (;;) {
-        if (n + 1 >= cap) {
-            if (cap > max) {
-                free(b);
-                fclose(f);
-                return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: larger than %zu bytes", path, max);
-            }
-            char *nb = realloc(b, cap * 2);
-            if (!nb) {
-                free(b);
-                fclose(f);
-                return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", path);
-            }
-            b = nb;
-            cap *= 2;
-        }
-        size_t got = fread(b + n, 1, cap - 1 - n, f);
-        if (got == 0) break;
-        n += got;
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(b);
-        return ffu_error_set(FFU_ERR_IO, "%s: read error", path);
-    }
-    if (n > max) {
-        free(b);
-        return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: larger than %zu bytes", path, max);
-    }
-    b[n] = 0;
-    *buf = b;
-    *len = n;
-    return FFU_OK;
-}
-
 /* ---- line reading over a memory buffer ------------------------------------------------ */
 
 typedef struct lines {
@@ -523,9 +473,9 @@ ffu_status wider_gt_load(const char *dir, wider_gt **out)
     size_t gl, dl;
     ffu_status st;
     snprintf(path, sizeof path, "%s/gt.txt", dir);
-    if ((st = eval_read_text(path, WIDER_MAX_FILE_BYTES, &g, &gl)) < 0) return st;
+    if ((st = ffu_file_read(path, WIDER_MAX_FILE_BYTES, (uint8_t **)&g, &gl)) < 0) return st;
     snprintf(path, sizeof path, "%s/difficulty.txt", dir);
-    if ((st = eval_read_text(path, WIDER_MAX_FILE_BYTES, &d, &dl)) < 0) {
+    if ((st = ffu_file_read(path, WIDER_MAX_FILE_BYTES, (uint8_t **)&d, &dl)) < 0) {
         free(g);
         return st;
     }

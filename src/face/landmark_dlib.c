@@ -15,7 +15,7 @@ static const struct {
     int first, count;
 } kp68[FFU_FACE_NUM_KPS] = {{36, 6}, {42, 6}, {30, 1}, {48, 1}, {54, 1}};
 
-static void five_from_68(const float *xy, int step, float *kps)
+void landmark_kps_from_68(const float *xy, int step, float kps[2 * FFU_FACE_NUM_KPS])
 {
     for (int k = 0; k < FFU_FACE_NUM_KPS; k++) {
         double x = 0, y = 0;
@@ -28,6 +28,25 @@ static void five_from_68(const float *xy, int step, float *kps)
     }
 }
 
+void landmark_face_from_68(const float *xy, ffu_face *f)
+{
+    float *keep = f->landmarks; /* the list slot's buffer */
+    ffu_face_init(f);
+    f->landmarks = keep;
+    float x0 = xy[0], y0 = xy[1], x1 = xy[0], y1 = xy[1];
+    for (int i = 1; i < 68; i++) {
+        x0 = fminf(x0, xy[2 * i]);
+        x1 = fmaxf(x1, xy[2 * i]);
+        y0 = fminf(y0, xy[2 * i + 1]);
+        y1 = fmaxf(y1, xy[2 * i + 1]);
+    }
+    f->box[0] = x0;
+    f->box[1] = y0;
+    f->box[2] = x1 - x0;
+    f->box[3] = y1 - y0;
+    landmark_kps_from_68(xy, 2, f->kps);
+}
+
 void ert_face_box(const ert_model *m, const ffu_face *f, float box[4])
 {
     box[0] = f->box[0], box[1] = f->box[1], box[2] = f->box[2], box[3] = f->box[3];
@@ -37,7 +56,7 @@ void ert_face_box(const ert_model *m, const ffu_face *f, float box[4])
         set |= f->kps[i] != 0;
     if (!set) return;
     float mean5[2 * FFU_FACE_NUM_KPS];
-    five_from_68(ert_model_mean_shape(m), 2, mean5);
+    landmark_kps_from_68(ert_model_mean_shape(m), 2, mean5);
     /* kps (face coordinates) -> dlib pixel centres */
     double u[FFU_FACE_NUM_KPS][2], mx = 0, my = 0, gx = 0, gy = 0, num = 0, den = 0;
     for (int k = 0; k < FFU_FACE_NUM_KPS; k++) {
@@ -75,6 +94,6 @@ ffu_status ert_face_run(const ert_model *m, const ffu_image *img, ffu_face *f)
         f->landmarks[3 * i + 1] = pts[2 * i + 1] + 0.5f;
         f->landmarks[3 * i + 2] = 0;
     }
-    five_from_68(f->landmarks, 3, f->kps);
+    landmark_kps_from_68(f->landmarks, 3, f->kps);
     return FFU_OK;
 }

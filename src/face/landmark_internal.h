@@ -27,6 +27,15 @@ void face_box_roi_map(const ffu_face *f, double scale, int in_w, int in_h, doubl
  * outline does not follow the 300-W jaw convention). */
 extern const short face_mesh_to_ibug68[68];
 
+/* The five keypoints from iBUG's 68 points, MODELS.md's rule: eyes = mean of 36-41 and
+ * 42-47, nose 30, mouth corners 48 and 54. step = floats per point (2, or 3 with z). */
+void landmark_kps_from_68(const float *xy, int step, float kps[2 * FFU_FACE_NUM_KPS]);
+/* The face a detector would hand over, made from 68 true points (x, y pairs) so that a
+ * landmark evaluation does not depend on a detector: box = the points' bounding box,
+ * keypoints by the rule above, other fields "not computed"; f->landmarks (a list slot's
+ * buffer) is kept. */
+void landmark_face_from_68(const float *xy, ffu_face *f);
+
 /* Checks the image the face stages take and the face's box; FFU_OK or an error set. */
 ffu_status face_check_input(const ffu_image *img, const ffu_face *f, const char *who);
 

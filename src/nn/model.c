@@ -17,45 +17,6 @@
 
 /* ---- files ------------------------------------------------------------------------------ */
 
-/* Reads a whole file into malloc'd memory (one spare NUL byte after the end). */
-static ffu_status read_file(const char *path, size_t cap, void **out, size_t *size)
-{
-    *out = NULL;
-    *size = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (errno == ENOENT) return ffu_error_set(FFU_ERR_NOT_FOUND, "%s: no such file", path);
-        return ffu_error_set(FFU_ERR_IO, "%s: %s", path, strerror(errno));
-    }
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return ffu_error_set(FFU_ERR_IO, "%s: not a regular file", path);
-    }
-    if ((uint64_t)st.st_size > cap) {
-        fclose(f);
-        return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: %lld bytes is over the %zu-byte limit", path,
-                             (long long)st.st_size, cap);
-    }
-    size_t n = (size_t)st.st_size;
-    char *buf = malloc(n + 1);
-    if (!buf) {
-        fclose(f);
-        return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory for %zu bytes", path, n);
-    }
-    size_t got = n ? fread(buf, 1, n, f) : 0;
-    int err = ferror(f);
-    fclose(f);
-    if (got != n || err) {
-        free(buf);
-        return ffu_error_set(FFU_ERR_IO, "%s: read %zu of %zu bytes", path, got, n);
-    }
-    buf[n] = 0;
-    *out = buf;
-    *size = n;
-    return FFU_OK;
-}
-
 static int looks_like_json(const void *data, size_t size)
 {
     const unsigned char *p = data;
@@ -149,9 +110,9 @@ static ffu_status read_tfjs_weights(const char *json_path, const void *json, siz
             }
             char path[8192];
             snprintf(path, sizeof path, "%s%s", dir, rel);
-            void *part;
+            uint8_t *part;
             size_t psize;
-            if ((st = read_file(path, NN_MAX_WEIGHTS_BYTES - used, &part, &psize)) < 0) {
+            if ((st = ffu_file_read(path, NN_MAX_WEIGHTS_BYTES - used, &part, &psize)) < 0) {
                 if (st == FFU_ERR_TOO_LARGE)
                     st = ffu_error_set(FFU_ERR_TOO_LARGE,
                                        "%s: weights files are over the %zu-byte limit", base,
@@ -330,9 +291,10 @@ ffu_status ffu_nn_model_load(const char *path, ffu_nn_model **out)
     if (!out) return ffu_error_set(FFU_ERR_INVALID, "ffu_nn_model_load: out is NULL");
     *out = NULL;
     if (!path) return ffu_error_set(FFU_ERR_INVALID, "ffu_nn_model_load: path is NULL");
-    void *data, *weights = NULL;
+    uint8_t *data;
+    void *weights = NULL;
     size_t size, wsize = 0;
-    ffu_status st = read_file(path, NN_MAX_MODEL_BYTES, &data, &size);
+    ffu_status st = ffu_file_read(path, NN_MAX_MODEL_BYTES, &data, &size);
     if (st < 0) return st;
     if (looks_like_json(data, size) &&
         (st = read_tfjs_weights(path, data, size, &weights, &wsize)) < 0) {

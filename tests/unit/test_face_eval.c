@@ -671,7 +671,30 @@ static void test_lfw_real_pairs(void)
     CHECK_NEAR(r.best_thr, 0.5, 1e-6);
 }
 
-TEST_MAIN(test_wider_parse, test_wider_parse_errors, test_wider_iou_convention, test_wider_perfect,
+/* Liveness rates on a hand-worked case: live 0.9 0.8 0.4, spoof 0.6 0.3 0.2. AUC =
+ * 8 of 9 pairs ordered; at 0.5 one spoof passes and one live face fails (1/3 each);
+ * the best ACER is 1/6, at 0.8 and at 0.4, and the tie goes to the lower threshold. */
+static void test_pad_rates(void)
+{
+    const float s[6] = {0.9f, 0.6f, 0.8f, 0.3f, 0.4f, 0.2f};
+    const int live[6] = {1, 0, 1, 0, 1, 0};
+    eval_pad r = eval_pad_rates(s, live, 6, 0.5);
+    CHECK_NEAR(r.auc, 8.0 / 9, 1e-12);
+    CHECK_NEAR(r.apcer, 1.0 / 3, 1e-12);
+    CHECK_NEAR(r.bpcer, 1.0 / 3, 1e-12);
+    CHECK_NEAR(r.acer, 1.0 / 3, 1e-12);
+    CHECK_NEAR(r.best_acer, 1.0 / 6, 1e-12);
+    CHECK_NEAR(r.best_thr, 0.4f, 1e-7);
+    CHECK_NEAR(r.best_apcer, 1.0 / 3, 1e-12);
+    CHECK_NEAR(r.best_bpcer, 0, 1e-12);
+    /* a set without spoofs: no AUC, no APCER */
+    const int all_live[3] = {1, 1, 1};
+    r = eval_pad_rates(s, all_live, 3, 0.5);
+    CHECK(isnan(r.auc) && isnan(r.apcer));
+    CHECK_NEAR(r.bpcer, 0, 1e-12);
+}
+
+TEST_MAIN(test_pad_rates, test_wider_parse, test_wider_parse_errors, test_wider_iou_convention, test_wider_perfect,
           test_wider_hand_worked, test_wider_duplicates, test_wider_ignored,
           test_wider_border_match, test_wider_tie_first_box, test_wider_edges, test_wider_real_gt,
           test_lfw_parse, test_lfw_separable, test_lfw_kfold, test_lfw_tar_far, test_lfw_roc,

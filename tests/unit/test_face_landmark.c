@@ -77,41 +77,6 @@ static const l68_set *l68(void)
     return s.n ? &s : NULL;
 }
 
-/* Five points from 68 (MODELS.md): eyes = mean(36-41), mean(42-47); nose 30; mouth
- * 48, 54. step = floats per point. */
-static void kps_from_68(const float *p, int step, float *kps)
-{
-    static const int first[5] = {36, 42, 30, 48, 54}, count[5] = {6, 6, 1, 1, 1};
-    for (int k = 0; k < 5; k++) {
-        double x = 0, y = 0;
-        for (int i = first[k]; i < first[k] + count[k]; i++) {
-            x += p[step * i];
-            y += p[step * i + 1];
-        }
-        kps[2 * k] = (float)(x / count[k]);
-        kps[2 * k + 1] = (float)(y / count[k]);
-    }
-}
-
-static void face_from_68(const float *p, ffu_face *f)
-{
-    float *keep = f->landmarks; /* the list slot's buffer */
-    ffu_face_init(f);
-    f->landmarks = keep;
-    float x0 = 1e9f, y0 = 1e9f, x1 = -1e9f, y1 = -1e9f;
-    for (int i = 0; i < 68; i++) {
-        x0 = fminf(x0, p[2 * i]);
-        x1 = fmaxf(x1, p[2 * i]);
-        y0 = fminf(y0, p[2 * i + 1]);
-        y1 = fmaxf(y1, p[2 * i + 1]);
-    }
-    f->box[0] = x0;
-    f->box[1] = y0;
-    f->box[2] = x1 - x0;
-    f->box[3] = y1 - y0;
-    kps_from_68(p, 2, f->kps);
-}
-
 static double iod_of(const float *gt) { return hypot(gt[72] - gt[90], gt[73] - gt[91]); }
 
 /* Index of iBUG point i in a face's landmarks (itself, or its FaceMesh vertex). */
@@ -158,7 +123,7 @@ static int nme_of(const char *model, int iris, nme *out)
         }
         ffu_face_list_clear(&list);
         ffu_face *f = ffu_face_list_push(&list);
-        face_from_68(s->gt[k], f);
+        landmark_face_from_68(s->gt[k], f);
         float kgt[10];
         memcpy(kgt, f->kps, sizeof kgt);
         st = ffu_landmarker_run(l, &img, f);
@@ -278,7 +243,7 @@ static void check_rotation(const char *model, double deg, double max_diff)
         CHECK(ffu_affine_invert(fwd, inv) == FFU_OK);
         ffu_face_list_clear(&list);
         ffu_face *up = ffu_face_list_push(&list);
-        face_from_68(s->gt[k], up);
+        landmark_face_from_68(s->gt[k], up);
         CHECK(ffu_landmarker_run(l, &img, up) == FFU_OK);
         /* the rotated face as a detector would report it: the bounding box of the
          * turned points, the turned keypoints */
@@ -288,7 +253,7 @@ static void check_rotation(const char *model, double deg, double max_diff)
                                 &turned[2 * i + 1]);
         ffu_face *rf = ffu_face_list_push(&list);
         up = &list.faces[0];
-        face_from_68(turned, rf);
+        landmark_face_from_68(turned, rf);
         CHECK(ffu_landmarker_run(l, &rot, rf) == FFU_OK);
         CHECK_EQ_INT(rf->num_landmarks, up->num_landmarks);
         double sum = 0;
@@ -351,7 +316,7 @@ static void test_iris_inside_the_eyes(void)
         CHECK(ffu_image_load(s->path[k], FFU_PIX_RGB24, &img) == FFU_OK);
         ffu_face_list_clear(&list);
         ffu_face *f = ffu_face_list_push(&list);
-        face_from_68(s->gt[k], f);
+        landmark_face_from_68(s->gt[k], f);
         CHECK(ffu_landmarker_run(l, &img, f) == FFU_OK);
         ffu_image_release(&img);
         CHECK_EQ_INT(f->num_landmarks, 478);
@@ -396,7 +361,7 @@ static void test_keypoints_refined(void)
         CHECK(ffu_image_load(s->path[k], FFU_PIX_RGB24, &img) == FFU_OK);
         ffu_face_list_clear(&list);
         ffu_face *f = ffu_face_list_push(&list);
-        face_from_68(s->gt[k], f);
+        landmark_face_from_68(s->gt[k], f);
         float truth[10];
         memcpy(truth, f->kps, sizeof truth);
         double iod = iod_of(s->gt[k]);
