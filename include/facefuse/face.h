@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "core.h"
+#include "gpu.h"
 #include "image.h"
 
 #ifdef __cplusplus
@@ -129,8 +130,10 @@ FFU_API ffu_status ffu_zoo_resolve(ffu_face_role role, const char *spec, ffu_zoo
 /* Options shared by every model-backed stage. */
 typedef struct ffu_face_model_opts {
     const char *model;   /* spec for ffu_zoo_resolve; NULL = default */
-    const char *backend; /* "cpu" (default) or "ref" */
+    const char *backend; /* "cpu" (default), "ref" or "cuda" (NVIDIA GPU) */
     int threads;         /* 0 = all cores */
+    int device;          /* cuda: the CUDA device index */
+    int fp16;            /* cuda: fp16 compute where each node's accuracy check passes */
 } ffu_face_model_opts;
 
 /* ---- detection --------------------------------------------------------------------- */
@@ -198,6 +201,21 @@ FFU_API const ffu_zoo_entry *ffu_embedder_model(const ffu_embedder *e);
 /* Aligns each face by its keypoints and fills face->embedding (n faces, batched). */
 FFU_API ffu_status ffu_embedder_run(ffu_embedder *e, const ffu_image *img, ffu_face *faces,
                                     int n);
+
+/* ---- frames already on the GPU -------------------------------------------------------- */
+
+/* With backend "cuda" the detector and the embedder also take a frame that is in device
+ * memory (gpu.h: an NVDEC surface, or an image uploaded once per frame): crops, resizes
+ * and normalisation run on the GPU (image_gpu.h's warp-to-tensor kernel), the networks
+ * read their inputs where the kernel wrote them, and only boxes, keypoints and
+ * embeddings come back to the host. Formats: RGB24, BGR24, RGBA32 and NV12. The faces
+ * are those the host calls give for the same pixels, within the backend's numerical
+ * tolerance. Handles of other backends answer FFU_ERR_UNSUPPORTED. The calls return
+ * when the results are on the host; the frame must stay valid until then. */
+FFU_API ffu_status ffu_detector_detect_gpu(ffu_detector *d, const ffu_gpu_image *img,
+                                           ffu_face_list *out);
+FFU_API ffu_status ffu_embedder_run_gpu(ffu_embedder *e, const ffu_gpu_image *img,
+                                        ffu_face *faces, int n);
 /* Cosine similarity of two embeddings of the same dimension. */
 FFU_API float ffu_face_similarity(const float *a, const float *b, int dim);
 

@@ -8,7 +8,9 @@
 #define FFU_VERSION_PATCH 0
 
 #include "core.h"
+#include "gpu.h"
 #include "image.h"
+#include "image_gpu.h"
 #include "models.h"
 #include "nn.h"
 #include "face.h"

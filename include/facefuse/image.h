@@ -235,17 +235,37 @@ FFU_API ffu_status ffu_draw_label(ffu_image *img, int x, int y, const char *text
  *     when read); gray = BT.601 luma, (4899 R + 9617 G + 1868 B + 8192) >> 14.
  *   NV12, YUV420P -> GRAY8, RGB24, BGR24, RGBA32, and NV12 <-> YUV420P.
  *   GRAY8, RGB24, BGR24, RGBA32 -> NV12, YUV420P (chroma = the mean of each 2x2 block).
- * YUV is BT.601; ffu_image_convert uses limited ("video", "TV") range, Y 16..235 and
- * U, V 16..240, the usual range of camera and file video. ffu_image_convert_range
- * chooses full range (JPEG-style, 0..255) instead. Same format = copy. Size or format
- * mismatches and unsupported pairs -> FFU_ERR_INVALID / FFU_ERR_UNSUPPORTED. */
+ * ffu_image_convert codes YUV as BT.601 limited ("video", "TV") range, Y 16..235 and
+ * U, V 16..240; ffu_image_convert_range chooses the range (full = JPEG-style 0..255),
+ * ffu_image_convert_yuv the matrix too (HD video is BT.709: ffu_video_reader_color
+ * says which a stream uses). YUV -> GRAY8 is the scaled Y, the matrix's own luma.
+ * Same format = copy. Size or format mismatches and unsupported pairs ->
+ * FFU_ERR_INVALID / FFU_ERR_UNSUPPORTED. The integers are 16-bit fixed point, the same
+ * ones the GPU twins (image_gpu.h) use. */
 typedef enum ffu_yuv_range {
-    FFU_YUV_LIMITED = 0, /* BT.601 "TV" range */
-    FFU_YUV_FULL = 1,    /* BT.601 full range (JFIF) */
+    FFU_YUV_LIMITED = 0, /* "TV" range */
+    FFU_YUV_FULL = 1,    /* full range (JFIF) */
 } ffu_yuv_range;
+/* The RGB <-> YUV matrix, by its luma weights Kr, Kb. */
+typedef enum ffu_yuv_matrix {
+    FFU_YUV_BT601 = 0,  /* Kr 0.299, Kb 0.114: SD video, JPEG; the default */
+    FFU_YUV_BT709 = 1,  /* Kr 0.2126, Kb 0.0722: HD video */
+    FFU_YUV_BT2020 = 2, /* Kr 0.2627, Kb 0.0593 (non-constant luminance): UHD video */
+    FFU_YUV_MATRIX_COUNT,
+} ffu_yuv_matrix;
+/* How an image's YUV is coded. {0} is BT.601 limited, ffu_image_convert's coding. */
+typedef struct ffu_yuv_coding {
+    ffu_yuv_matrix matrix;
+    ffu_yuv_range range;
+} ffu_yuv_coding;
 FFU_API ffu_status ffu_image_convert(const ffu_image *src, ffu_image *dst);
 FFU_API ffu_status ffu_image_convert_range(const ffu_image *src, ffu_image *dst,
                                            ffu_yuv_range range);
+FFU_API ffu_status ffu_image_convert_yuv(const ffu_image *src, ffu_image *dst,
+                                         ffu_yuv_coding coding);
+/* The coding ffu_video_reader_color reports: matrix 709 -> BT709, 2020 -> BT2020,
+ * anything else BT601; full_range != 0 -> FFU_YUV_FULL. */
+FFU_API ffu_yuv_coding ffu_image_yuv_coding(int matrix, int full_range);
 
 typedef enum ffu_interp {
     FFU_INTERP_NEAREST = 0,  /* pixel centres: src = floor((dst + 0.5) * scale) */
@@ -302,8 +322,7 @@ FFU_API ffu_status ffu_affine_invert(const double m[6], double out[6]);
 FFU_API ffu_status ffu_cuda_resize_bilinear_u8(const uint8_t *h_src, int sw, int sh,
                                                int sstride, uint8_t *h_dst, int dw, int dh,
                                                int dstride, int channels);
-/* Number of usable CUDA devices: 0 without CUDA support, a driver or a GPU. */
-FFU_API int ffu_cuda_device_count(void);
+/* Devices: ffu_gpu_device_count (gpu.h). Device-resident image kernels: image_gpu.h. */
 
 /* ---- piecewise-affine warp, masks, blending, colour transfer ----------------------- */
 /* (src/image/piecewise.c, blend.c, colour.c; method and accuracy in docs/IMAGE_BLEND.md)

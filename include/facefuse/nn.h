@@ -1,6 +1,8 @@
 /* facefuse nn: the inference engine. Loads ONNX and TensorFlow.js graph models into
  * one graph IR, optimises it, plans its memory once per input shape, and runs it on a
- * backend: `ref` (plain C, the oracle) or `cpu` (oneDNN, falling back to ref per op).
+ * backend: `ref` (plain C, the oracle), `cpu` (oneDNN, falling back to ref per op) or
+ * `cuda` (cuDNN, cuBLAS and our kernels on an NVIDIA GPU; ref on the host per op where
+ * it has no kernel, with the copies planned; docs/NN_CUDA.md).
  *
  * Lifecycle: ffu_nn_model_load -> ffu_nn_session_create (choose backend, threads,
  * input shapes) -> fill inputs (ffu_nn_session_input gives the buffer) ->
@@ -56,6 +58,7 @@ typedef struct ffu_nn_tensor {
 
 typedef struct ffu_nn_model ffu_nn_model;
 typedef struct ffu_nn_session ffu_nn_session;
+typedef struct ffu_gpu_stream ffu_gpu_stream; /* facefuse/gpu.h */
 
 /* ---- models ------------------------------------------------------------------------ */
 
@@ -89,10 +92,20 @@ FFU_API ffu_status ffu_nn_model_describe(const ffu_nn_model *m, ffu_jw *w);
 /* ---- sessions ---------------------------------------------------------------------- */
 
 typedef struct ffu_nn_session_opts {
-    const char *backend; /* "ref", "cpu" (oneDNN where it can, ref elsewhere), NULL = "cpu" */
+    const char *backend; /* "ref", "cpu" (oneDNN where it can, ref elsewhere), "cuda" (GPU
+                            where it can, ref elsewhere), NULL = "cpu" */
     int threads;         /* 0 = ffu_cpu_count() */
     int batch;           /* items per run: dim 0 of every input declared 1 or dynamic; 0 = 1 */
     int bf16;            /* 1: allow bf16 compute where the backend's accuracy check passes */
+    /* cuda only */
+    int fp16;            /* 1: fp16 compute with fp32 accumulation where each node's accuracy
+                            check against fp32 passes (fp32 elsewhere) */
+    int device;          /* CUDA device index (0 = the first) */
+    int device_io;       /* 1: inputs and outputs live in device memory: the data pointers of
+                            ffu_nn_session_input/_output are device pointers (never touch
+                            them on the CPU); fill them with GPU kernels, run with
+                            ffu_nn_session_run_device so frames never leave the GPU */
+    int no_cuda_graphs;  /* 1: do not capture fixed-shape plans into CUDA graphs */
 } ffu_nn_session_opts;
 
 FFU_API void ffu_nn_session_opts_default(ffu_nn_session_opts *o);
@@ -115,6 +128,15 @@ FFU_API ffu_status ffu_nn_session_set_input_shape(ffu_nn_session *s, int i, int 
  * set_input_shape or destroy). Plans the session if needed. */
 FFU_API ffu_status ffu_nn_session_input(ffu_nn_session *s, int i, ffu_nn_tensor *t);
 FFU_API ffu_status ffu_nn_session_run(ffu_nn_session *s);
+/* cuda: queues one run on `stream` (NULL: the session's own) after the work already
+ * there and returns without waiting (only nodes that fall back to the CPU make it
+ * wait). The outputs are ready once the stream reaches this point; until then do not
+ * touch inputs or outputs (host I/O: pinned buffers the GPU copies from and into).
+ * FFU_ERR_INVALID on sessions without a device backend. */
+FFU_API ffu_status ffu_nn_session_run_device(ffu_nn_session *s, ffu_gpu_stream *stream);
+/* Waits for the session's queued GPU work (after ffu_nn_session_run_device on its own
+ * stream); a no-op for CPU backends. */
+FFU_API ffu_status ffu_nn_session_sync(ffu_nn_session *s);
 /* Output i of the last run; the data stays valid until the next run. */
 FFU_API ffu_status ffu_nn_session_output(const ffu_nn_session *s, int i, ffu_nn_tensor *t);
 /* Bytes of activation memory planned for one run (inputs and outputs included). */

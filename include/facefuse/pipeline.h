@@ -11,7 +11,14 @@
  * what was decoded, flushes the trackers (track_ended events), finishes the videos and
  * heatmaps and flushes the events file before it returns.
  *
- * Design, scheduler and batching, event schema and measured costs: docs/ANALYZE.md. */
+ * Design, scheduler and batching, event schema and measured costs: docs/ANALYZE.md.
+ *
+ * GPU (backend "cuda"): every worker's models run on the GPU (each model session with
+ * its own CUDA stream), streams that decode with NVDEC on the pipeline's device keep
+ * their frames in device memory (detection, face quality, embedding and watchlist
+ * search read them there), and frames come to the host only for what needs them there
+ * (annotated video, snapshots, heatmaps, landmarks, liveness), through pinned buffers.
+ * docs/ANALYZE.md, "GPU", has the batching policy and what has run on a GPU. */
 #ifndef FACEFUSE_PIPELINE_H
 #define FACEFUSE_PIPELINE_H
 
@@ -64,10 +71,21 @@ typedef struct ffu_pipeline_opts {
      * ("facemesh") refines them first (slower; see docs/ANALYZE.md for the measured
      * effect). */
     const char *detector, *landmarks, *embedder, *liveness;
-    const char *backend; /* "cpu" (NULL) or "ref" */
+    /* "cpu" (NULL), "ref" or "cuda". cuda: create fails with FFU_ERR_DEVICE (no
+     * usable device) or FFU_ERR_UNSUPPORTED (a build without CUDA) before any model
+     * is loaded. */
+    const char *backend;
+    int device;          /* cuda: CUDA device of the models (0 = the first) */
+    int fp16;            /* cuda: fp16 compute where each node's accuracy check passes */
+    /* cuda: 1 = frames always come to the host (NVDEC frames are downloaded by the
+     * stream), as on the CPU; 0 = streams that decode with NVDEC on `device` hand their
+     * frames over in device memory (ffu_stream_opts.gpu_frames). */
+    int host_frames;
     int workers;         /* worker threads; 0 = CPU count */
-    int max_batch;       /* 8: most faces per embedder run (frames per detector run: at
-                          * most 2 on the CPU, see docs/ANALYZE.md) */
+    /* Most faces per embedder run; 0 (the default) = by backend: 8 on the CPU, 64 on
+     * the GPU. Frames per detector run: at most 2 on the CPU, 8 on the GPU (and never
+     * more than max_batch); see docs/ANALYZE.md. */
+    int max_batch;
     int max_wait_ms;     /* 4: how long a partial batch may wait for other streams */
     int realtime;        /* files are read at their own speed, as a camera would */
     int min_face;        /* smallest face to find (pixels); 0 = whole-frame detection */
@@ -90,6 +108,8 @@ typedef struct ffu_pipeline_stream_opts {
     const char *annotate;
     int live;             /* as ffu_stream_opts.live: 0 = by URL, 1 live, 2 file */
     int loop;             /* files: start again at EOF (with realtime: a camera) */
+    int hwaccel;          /* ffu_video_hwaccel: decode on NVDEC (auto/cuda) or CPU (0) */
+    int hw_device;        /* CUDA device for hwaccel */
 } ffu_pipeline_stream_opts;
 
 /* Per-stream numbers; times are totals in milliseconds of worker time. */
@@ -123,6 +143,12 @@ typedef struct ffu_pipeline_stats {
     double wall_s;                       /* run's duration */
     double busy_ms;                      /* worker time spent in steps */
     int detect_batched;                  /* 1: the detector takes several frames per run */
+    /* backend cuda */
+    int on_gpu;                 /* 1: the models run on the GPU */
+    int64_t gpu_frames;         /* frames analysed from device memory (NVDEC, no download) */
+    int64_t host_downloads;     /* device frames downloaded whole (annotation, snapshots,
+                                 * heatmap, landmarks, liveness) */
+    int64_t gpu_searches;       /* faces searched against the watchlist on the GPU */
 } ffu_pipeline_stats;
 
 FFU_API void ffu_pipeline_opts_default(ffu_pipeline_opts *o);

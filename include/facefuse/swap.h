@@ -194,6 +194,8 @@ typedef struct ffu_swap_video_opts {
     const char *preset;   /* NULL = "veryfast" */
     int keep_audio;       /* 1 (default through opts_default): audio copied */
     int64_t max_frames;   /* 0 = all */
+    int hwaccel;          /* ffu_video_hwaccel for decoding the input: 0 = CPU */
+    int hw_device;        /* CUDA device for hwaccel */
     /* Called on the calling thread about every 0.25 s and at the end; a non-zero
      * answer stops the job (FFU_ERR_CLOSED; no output is left). */
     int (*progress)(void *user, const ffu_swap_progress *p);

@@ -10,6 +10,7 @@
 #define FACEFUSE_VIDEO_H
 
 #include "core.h"
+#include "gpu.h"
 #include "image.h"
 
 #ifdef __cplusplus
@@ -25,6 +26,20 @@ typedef enum ffu_rtsp_transport {
     FFU_RTSP_TCP = 0, /* RTP interleaved in the RTSP TCP connection: works through NAT */
     FFU_RTSP_UDP = 1, /* RTP over UDP: lower latency, may lose packets */
 } ffu_rtsp_transport;
+
+/* Where a reader decodes (docs/VIDEO.md, "Hardware decoding"). */
+typedef enum ffu_video_hwaccel {
+    FFU_VIDEO_HWACCEL_NONE = 0, /* libavcodec on the CPU */
+    FFU_VIDEO_HWACCEL_AUTO,     /* NVDEC when this build, the machine and the codec allow it,
+                                 * else the CPU (one info log line says why) */
+    FFU_VIDEO_HWACCEL_CUDA,     /* NVDEC required: open fails with FFU_ERR_DEVICE without it */
+    FFU_VIDEO_HWACCEL_COUNT
+} ffu_video_hwaccel;
+
+/* "none", "auto", "cuda"; "unknown" for values out of range. */
+FFU_API const char *ffu_video_hwaccel_name(ffu_video_hwaccel h);
+/* The inverse (exact, lower case); FFU_ERR_INVALID naming the choices otherwise. */
+FFU_API ffu_status ffu_video_hwaccel_parse(const char *s, ffu_video_hwaccel *out);
 
 /* Options of ffu_video_reader_open. A zeroed struct gives the defaults. */
 typedef struct ffu_video_reader_opts {
@@ -45,6 +60,10 @@ typedef struct ffu_video_reader_opts {
     /* Extra FFmpeg demuxer/protocol options as a NULL-terminated key, value list, e.g.
      * {"video_size", "1280x720", "framerate", "30", NULL} for v4l2. Borrowed. */
     const char *const *av_options;
+    /* Decoder: NONE (CPU, the default), AUTO or CUDA (NVDEC through FFmpeg's CUDA
+     * hwaccel, frames stay in device memory until read() needs them on the host). */
+    ffu_video_hwaccel hwaccel;
+    int hw_device; /* CUDA device index (as ffu_gpu_open counts them) for AUTO/CUDA */
 } ffu_video_reader_opts;
 
 /* What ffu_video_reader_info reports about the opened video stream. */
@@ -61,6 +80,12 @@ typedef struct ffu_video_info {
     int audio_streams;
     char audio_codec[32]; /* of the first audio stream, "" when none */
     int seekable;         /* ffu_video_reader_seek can work */
+    /* The decoder in use: hwaccel is FFU_VIDEO_HWACCEL_CUDA while NVDEC decodes, NONE on
+     * the CPU; decoder names it, "h264 (nvdec)", "h264 (cpu)", "libdav1d (cpu)". Set at
+     * open; if NVDEC refuses the stream at its first frame (profile, size), AUTO moves
+     * to the CPU and both change then. */
+    ffu_video_hwaccel hwaccel;
+    char decoder[48];
 } ffu_video_info;
 
 typedef struct ffu_video_reader_stats {
@@ -113,6 +138,27 @@ FFU_API const char *ffu_video_reader_metadata_at(const ffu_video_reader *r, int 
  * a reader may be read again (a live source may recover), but the reliable recovery is
  * close + open, which is what the stream layer does. */
 FFU_API ffu_status ffu_video_reader_read(ffu_video_reader *r, ffu_image *frame, double *pts);
+
+/* Decodes the next frame and gives it as a view of device memory (NV12, the decoded
+ * size, data[0] = Y, data[1] = interleaved UV, strides in bytes, frame->gpu = the
+ * reader's ffu_gpu of hw_device, owned = 0) in the CUDA runtime's primary context,
+ * the one ffu_gpu_open shares. Nothing is copied when NVDEC produced NV12; the decode is
+ * complete when this returns. The view is valid until the next read, read_gpu, seek or
+ * close of r, and the decoder may reuse the surface after that call: synchronise any
+ * stream that reads the view before reading on. Do not release it
+ * (ffu_gpu_image_release of a view is harmless). Odd sizes are rounded down to even.
+ * Needs a reader that opened with NVDEC (info.hwaccel == CUDA at open), else
+ * FFU_ERR_UNSUPPORTED; a stream NVDEC later refused (AUTO), or a surface that is not
+ * NV12 (10-bit), is converted on the CPU and uploaded into a buffer the reader owns,
+ * with the same validity. Returns as read(); frame zeroed on error. */
+FFU_API ffu_status ffu_video_reader_read_gpu(ffu_video_reader *r, ffu_gpu_image *frame,
+                                             double *pts);
+
+/* The colour coding of the last decoded frame (of the stream's header before the first):
+ * matrix 601, 709 or 2020 (untagged: 709 from 1280 wide or 577 high up, else 601),
+ * full_range 1 for 0..255 luma, 0 for 16..235. For turning read_gpu's NV12 into RGB the
+ * way read() does. Either pointer may be NULL. */
+FFU_API void ffu_video_reader_color(const ffu_video_reader *r, int *matrix, int *full_range);
 
 /* Moves to `seconds` (on the read() clock): the next read returns the first frame whose
  * time is at or after it (within half a frame), decoded from the keyframe before.
@@ -220,8 +266,19 @@ typedef struct ffu_stream_opts {
     double backoff_initial_s; /* 0 = 0.5 */
     double backoff_max_s;     /* 0 = 10 */
     int max_reconnects;       /* live: attempts in a row before FAILED; 0 = forever */
-    ffu_video_reader_opts reader; /* pixel format, size, timeouts, transport, threads.
+    ffu_video_reader_opts reader; /* pixel format, size, timeouts, transport, threads,
+                                   * hwaccel (NVDEC; without gpu_frames frames reach the
+                                   * ring on the host, only sampled ones are downloaded;
+                                   * health.decoder).
                                    * timeout_ms 0 = min(stall_s, 10 s) */
+    /* 1: while the reader decodes with NVDEC, sampled frames stay in device memory: the
+     * ring's slots are NV12 ffu_gpu_images (allocated once from the pool of the reader's
+     * device), each filled by a device-to-device copy of the NVDEC surface on the
+     * stream's own CUDA stream, and frame->on_gpu is 1 (frame->image is empty). Without
+     * NVDEC (hwaccel none, AUTO on a machine without it, NVDEC refusing the codec, a
+     * reconnection at another size) the stream gives host frames as if this were 0:
+     * not an error; health.gpu_frames says which, and one info line says why. */
+    int gpu_frames;
 } ffu_stream_opts;
 
 /* One sampled frame, owned by the stream until ffu_stream_release. */
@@ -233,6 +290,18 @@ typedef struct ffu_stream_frame {
     int64_t decoded_seq;  /* decoded frame number, 0.. */
     int64_t wall_ns;      /* ffu_time_unix_ns() when it was decoded */
     int generation;       /* connection number, 0.. (incremented by every reconnect) */
+    /* gpu_frames: on_gpu 1 when the frame is `gpu` (NV12 in device memory, owned by the
+     * stream, read-only, valid until release) instead of `image`. */
+    int on_gpu;
+    ffu_gpu_image gpu;
+    /* How the frame's YUV is coded (for `gpu`, and for `image` when the stream gives
+     * NV12 / YUV420P): yuv_full_range 0 = limited 16..235, the usual video range;
+     * yuv_matrix the stream's matrix as ffu_video_reader_color reports it (BT.709 for
+     * HD and tagged streams). Decode with
+     * ffu_gpu_image_convert_yuv(..., (ffu_yuv_coding){yuv_matrix, yuv_full_range ?
+     * FFU_YUV_FULL : FFU_YUV_LIMITED}) for the colours read() would give. */
+    int yuv_full_range;
+    ffu_yuv_matrix yuv_matrix;
 } ffu_stream_frame;
 
 typedef struct ffu_stream_health {
@@ -248,6 +317,8 @@ typedef struct ffu_stream_health {
     int width, height;     /* output size (0 until the first open) */
     double source_fps;     /* the source's declared rate; 0 unknown */
     double thread_cpu_s;   /* CPU time of the stream's thread (demux, decode, convert) */
+    char decoder[48];      /* ffu_video_info.decoder of the current connection, "" before */
+    int gpu_frames;        /* 1 while sampled frames go into the ring in device memory */
     char last_error[256];  /* the last error message, "" when none */
 } ffu_stream_health;
 

@@ -79,6 +79,35 @@ void cli_progress_start(cli_progress_bar *p, const char *label, size_t total,
                         const cli_common *common);
 void cli_progress(cli_progress_bar *p, size_t done); /* done == total ends the line */
 
+/* The engine backends every --backend option offers, in option-table order (NULL ends
+ * the list), and the help text that goes with them. */
+extern const char *const cli_backend_names[];
+#define CLI_BACKEND_HELP "cpu (oneDNN, ref where it cannot), ref (plain C) or cuda (NVIDIA GPU)"
+
+/* --hwaccel none|auto|cuda and --hw-device N for commands that decode video, into int
+ * fields `hwaccel` (an ffu_video_hwaccel: the names are in enum order) and `hw_device`
+ * of the command's options struct TYPE. */
+extern const char *const cli_hwaccel_names[];
+#define CLI_HWACCEL_OPTIONS(TYPE)                                                          \
+    {"hwaccel", 0, FFU_OPT_ENUM, offsetof(TYPE, hwaccel),                                  \
+     "decode video on: none (the CPU), auto (NVDEC when a CUDA device can, else the CPU) " \
+     "or cuda (NVDEC, or fail)", "none", 0, 0, cli_hwaccel_names, NULL},                     \
+    {"hw-device", 0, FFU_OPT_INT, offsetof(TYPE, hw_device), "CUDA device for --hwaccel",   \
+     "0", 0, 63, NULL, "N"}
+
+/* --device N and --fp16 for --backend cuda, into int fields `device` and `fp16` of TYPE. */
+#define CLI_GPU_OPTIONS(TYPE)                                                              \
+    {"device", 0, FFU_OPT_INT, offsetof(TYPE, device),                                     \
+     "--backend cuda: the CUDA device (0 = the first)", "0", 0, 63, NULL, "N"},              \
+    {"fp16", 0, FFU_OPT_BOOL, offsetof(TYPE, fp16),                                        \
+     "--backend cuda: fp16 compute where each layer's accuracy check against fp32 passes",  \
+     NULL, 0, 0, NULL, NULL}
+
+/* 1 when argv (before any "--") holds --NAME or --NAME=VALUE: for defaults that depend on
+ * other options ("--backend cuda" decodes with --hwaccel auto unless --hwaccel is given).
+ * Call before cli_parse, which reorders argv. */
+int cli_arg_given(int argc, char **argv, const char *name);
+
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);
 

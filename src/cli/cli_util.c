@@ -202,3 +202,18 @@ void cli_progress_start(cli_progress_bar *p, const char *label, size_t total,
     p->last = 0;
     p->enabled = isatty(2) && !(common && common->quiet);
 }
+
+const char *const cli_backend_names[] = {"cpu", "ref", "cuda", NULL};
+const char *const cli_hwaccel_names[] = {"none", "auto", "cuda", NULL};
+
+int cli_arg_given(int argc, char **argv, const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) break;
+        if (a[0] == '-' && a[1] == '-' && !strncmp(a + 2, name, n) && (!a[2 + n] || a[2 + n] == '='))
+            return 1;
+    }
+    return 0;
+}

@@ -15,7 +15,6 @@
 #include "cli.h"
 #include "facefuse/pipeline.h"
 
-static const char *const backend_names[] = {"cpu", "ref", NULL};
 
 typedef struct {
     cli_common common;
@@ -25,6 +24,7 @@ typedef struct {
     char *detector, *landmarks, *embedder, *liveness_model;
     double liveness_gate, dwell;
     int workers, max_batch, max_wait_ms, min_face, realtime, loop, backend;
+    int hwaccel, hw_device, device, fp16, host_frames;
 } analyze_opts;
 
 static const ffu_option analyze_options[] = {
@@ -76,8 +76,9 @@ static const ffu_option analyze_options[] = {
     {"workers", 0, FFU_OPT_INT, offsetof(analyze_opts, workers),
      "worker threads shared by all streams (0 = one per CPU)", "0", 0, 256, NULL, "N"},
     {"max-batch", 0, FFU_OPT_INT, offsetof(analyze_opts, max_batch),
-     "most faces per embedder run (the detector takes at most 2 frames per run on the CPU)",
-     "8", 1, 32, NULL, "N"},
+     "most faces per embedder run (0 = by backend: 8 on the CPU, 64 on the GPU; the "
+     "detector takes at most 2 frames per run on the CPU, 8 on the GPU)", "0", 0, 64, NULL,
+     "N"},
     {"max-wait", 0, FFU_OPT_INT, offsetof(analyze_opts, max_wait_ms),
      "milliseconds a partial batch waits for other streams", "4", 0, 10000, NULL, "MS"},
     {"realtime", 0, FFU_OPT_BOOL, offsetof(analyze_opts, realtime),
@@ -86,7 +87,12 @@ static const ffu_option analyze_options[] = {
      "start files again at their end (with --realtime: a simulated camera; stop with "
      "Ctrl-C)", NULL, 0, 0, NULL, NULL},
     {"backend", 'b', FFU_OPT_ENUM, offsetof(analyze_opts, backend),
-     "cpu (oneDNN) or ref (plain C)", "cpu", 0, 0, backend_names, NULL},
+     CLI_BACKEND_HELP, "cpu", 0, 0, cli_backend_names, NULL},
+    CLI_HWACCEL_OPTIONS(analyze_opts),
+    CLI_GPU_OPTIONS(analyze_opts),
+    {"host-frames", 0, FFU_OPT_BOOL, offsetof(analyze_opts, host_frames),
+     "--backend cuda: bring every decoded frame to the host (to compare with the "
+     "device-frame path)", NULL, 0, 0, NULL, NULL},
     {0},
 };
 
@@ -225,6 +231,12 @@ static void summary_json(ffu_pipeline *p, const analyze_opts *o, int interrupted
     ffu_jw_key(w, "embed_faces"), ffu_jw_int(w, ps.embed_items);
     ffu_jw_key(w, "cross_stream_embed_runs"), ffu_jw_int(w, ps.cross_stream_embed_runs);
     ffu_jw_end_object(w);
+    ffu_jw_key(w, "gpu"), ffu_jw_begin_object(w);
+    ffu_jw_key(w, "models_on_gpu"), ffu_jw_bool(w, ps.on_gpu);
+    ffu_jw_key(w, "frames_from_device_memory"), ffu_jw_int(w, ps.gpu_frames);
+    ffu_jw_key(w, "frame_downloads"), ffu_jw_int(w, ps.host_downloads);
+    ffu_jw_key(w, "gpu_searches"), ffu_jw_int(w, ps.gpu_searches);
+    ffu_jw_end_object(w);
     ffu_jw_end_object(w);
     cli_print_json(w);
     ffu_jw_destroy(w);
@@ -256,12 +268,18 @@ static void summary_text(ffu_pipeline *p)
            ps.wall_s, (long long)ps.detect_runs, (long long)ps.detect_items,
            (long long)ps.embed_runs, (long long)ps.embed_items,
            (long long)ps.cross_stream_embed_runs);
+    if (ps.on_gpu)
+        printf("GPU: %lld frames analysed in device memory, %lld downloaded, %lld faces "
+               "searched on the GPU\n", (long long)ps.gpu_frames, (long long)ps.host_downloads,
+               (long long)ps.gpu_searches);
 }
 
 static int run_analyze(const cli_command *cmd, int argc, char **argv)
 {
     analyze_opts o;
     int npos = 0, done = 0;
+    int hwaccel_given = cli_arg_given(argc, argv, "hwaccel");
+    int hw_device_given = cli_arg_given(argc, argv, "hw-device");
     int rc = cli_parse(cmd, analyze_options, &o, argc, argv, &npos, &done);
     if (rc || done) {
         ffu_options_free(analyze_options, &o);
@@ -316,9 +334,18 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
     po.landmarks = o.landmarks;
     po.embedder = o.embedder;
     po.liveness = o.liveness_model;
-    po.backend = backend_names[o.backend];
+    po.backend = cli_backend_names[o.backend];
     po.workers = o.workers;
     po.max_batch = o.max_batch;
+    po.device = o.device;
+    po.fp16 = o.fp16;
+    po.host_frames = o.host_frames;
+    /* On the GPU, decode on the GPU too unless told otherwise: frames then stay in device
+     * memory from NVDEC to the networks (with CPU decoding as auto's fallback). */
+    if (!strcmp(po.backend, "cuda")) {
+        if (!hwaccel_given) o.hwaccel = FFU_VIDEO_HWACCEL_AUTO;
+        if (!hw_device_given) o.hw_device = o.device;
+    }
     po.max_wait_ms = o.max_wait_ms;
     po.realtime = o.realtime;
     po.min_face = o.min_face;
@@ -336,6 +363,8 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
         so.url = o.inputs.items[i];
         so.name = i < o.names.count ? o.names.items[i] : NULL;
         so.loop = o.loop;
+        so.hwaccel = o.hwaccel;
+        so.hw_device = o.hw_device;
         char buf[4096];
         if (annotate_path(&o, i, buf, sizeof buf, &so.annotate)) {
             rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "--annotate %s: %s",

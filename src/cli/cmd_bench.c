@@ -15,7 +15,6 @@
 #include "facefuse/nn.h"
 #include "nn/ir.h"
 
-static const char *const bench_backends[] = {"cpu", "ref", NULL};
 
 typedef struct {
     cli_common common;
@@ -27,12 +26,14 @@ typedef struct {
     int bf16;
     ffu_strlist shapes;
     char *size;
+    int device, fp16; /* CLI_GPU_OPTIONS */
 } bench_opts;
 
 static const ffu_option bench_options[] = {
     CLI_COMMON_OPTIONS,
     {"backend", 'b', FFU_OPT_ENUM, offsetof(bench_opts, backend),
-     "cpu (oneDNN, ref where it cannot) or ref (plain C)", "cpu", 0, 0, bench_backends, NULL},
+     CLI_BACKEND_HELP, "cpu", 0, 0, cli_backend_names, NULL},
+    CLI_GPU_OPTIONS(bench_opts),
     {"threads", 't', FFU_OPT_INT, offsetof(bench_opts, threads), "worker threads (0 = all CPUs)",
      "1", 0, 1024, NULL, "N"},
     {"runs", 'n', FFU_OPT_INT, offsetof(bench_opts, runs), "timed runs", "50", 1, 1000000, NULL,
@@ -72,10 +73,12 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     double load_ms = (double)(ffu_clock_ns() - t0) / 1e6;
     ffu_nn_session_opts so;
     ffu_nn_session_opts_default(&so);
-    so.backend = bench_backends[o->backend];
+    so.backend = cli_backend_names[o->backend];
     so.threads = o->threads;
     so.bf16 = o->bf16;
     so.batch = o->batch;
+    so.device = o->device;
+    so.fp16 = o->fp16;
     if ((st = ffu_nn_session_create(m, &so, &s)) < 0) goto fail;
     for (int k = 0; k < o->shapes.count; k++)
         if ((st = cli_nn_apply_shape(s, m, o->shapes.items[k])) < 0) goto fail;
@@ -129,7 +132,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_begin_object(w);
         ffu_jw_key(w, "ok"), ffu_jw_bool(w, 1);
         ffu_jw_key(w, "model"), ffu_jw_string(w, path);
-        ffu_jw_key(w, "backend"), ffu_jw_string(w, bench_backends[o->backend]);
+        ffu_jw_key(w, "backend"), ffu_jw_string(w, cli_backend_names[o->backend]);
         ffu_jw_key(w, "threads"), ffu_jw_int(w, o->threads ? o->threads : ffu_cpu_count());
         ffu_jw_key(w, "batch"), ffu_jw_int(w, o->batch);
         ffu_jw_key(w, "runs"), ffu_jw_int(w, o->runs);
@@ -150,7 +153,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
         printf("%s on %s, %d thread%s, batch %d: median %.3f ms, min %.3f ms, mean %.3f ms "
                "(%d runs after %d warm-up; first run %.1f ms, load %.1f ms, plan %.1f ms)\n"
                "peak activation memory: %.2f MiB\n",
-               path, bench_backends[o->backend], o->threads ? o->threads : ffu_cpu_count(),
+               path, cli_backend_names[o->backend], o->threads ? o->threads : ffu_cpu_count(),
                (o->threads ? o->threads : ffu_cpu_count()) == 1 ? "" : "s", o->batch, median,
                ms[0], sum / o->runs, o->runs, o->warmup, first_ms, load_ms, plan_ms,
                (double)peak / (1 << 20));
@@ -216,7 +219,11 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         rc = cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE, "--size wants WxH, not '%s'", o->size);
         goto out;
     }
-    ffu_face_model_opts m = {NULL, bench_backends[o->backend], o->threads};
+    ffu_face_model_opts m = {.model = NULL,
+                             .backend = cli_backend_names[o->backend],
+                             .threads = o->threads,
+                             .device = o->device,
+                             .fp16 = o->fp16};
     ffu_detector_opts dopts;
     ffu_landmarker_opts lopts;
     ffu_detector_opts_default(&dopts);
@@ -341,7 +348,7 @@ out:
 const cli_command cli_cmd_bench = {
     "bench",
     "measure inference latency and memory of a model, or a face analysis per stage",
-    "facefuse bench nn MODEL [--backend cpu|ref] [--threads N] [--runs N] [--warmup N] [--bf16] [--json]\n"
+    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--device N] [--fp16] [--json]\n"
     "       facefuse bench face IMG [--size WxH] [--threads N] [--runs N] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
     "--batch; fix other dynamic dims with --shape NAME=DIMS), fills the inputs with fixed\n"

@@ -25,7 +25,6 @@
 #include "facefuse/image.h"
 #include "ffu_config.h"
 
-static const char *const backend_names[] = {"cpu", "ref", NULL};
 
 typedef struct {
     cli_common common;
@@ -33,6 +32,7 @@ typedef struct {
     char *detector, *embedder, *landmarker, *liveness;
     double min_score, nms;
     int input_size, min_face, limit, threads, backend;
+    int device, fp16; /* CLI_GPU_OPTIONS */
 } eval_opts;
 
 static const ffu_option eval_options[] = {
@@ -69,8 +69,9 @@ static const ffu_option eval_options[] = {
      "the list (liveness); 0 = all", "0", 0, 1000000, NULL, "N"},
     {"threads", 't', FFU_OPT_INT, offsetof(eval_opts, threads),
      "inference threads (0 = all CPUs)", "0", 0, 1024, NULL, "N"},
-    {"backend", 'b', FFU_OPT_ENUM, offsetof(eval_opts, backend), "cpu or ref", "cpu", 0, 0,
-     backend_names, NULL},
+    {"backend", 'b', FFU_OPT_ENUM, offsetof(eval_opts, backend), CLI_BACKEND_HELP, "cpu", 0, 0,
+     cli_backend_names, NULL},
+    CLI_GPU_OPTIONS(eval_opts),
     {0},
 };
 
@@ -111,7 +112,11 @@ static int model_list(char *spec, ffu_face_role role, const char **names, int ca
 
 static ffu_face_model_opts model_opts(const eval_opts *o, const char *name)
 {
-    ffu_face_model_opts m = {name, backend_names[o->backend], o->threads};
+    ffu_face_model_opts m = {.model = name,
+                             .backend = cli_backend_names[o->backend],
+                             .threads = o->threads,
+                             .device = o->device,
+                             .fp16 = o->fp16};
     return m;
 }
 

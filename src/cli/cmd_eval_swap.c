@@ -38,7 +38,6 @@
 #define ES_MATCH_IOU 0.3f   /* output face = the detection overlapping the target this much */
 #define ES_DUPLICATE_COS 0.9f /* "other photos" closer than this to the source are copies */
 
-static const char *const backend_names[] = {"cpu", "ref", NULL};
 
 typedef struct {
     cli_common common;
@@ -72,8 +71,8 @@ static const ffu_option es_options[] = {
     {"threads", 't', FFU_OPT_INT, offsetof(es_opts, threads),
      "intra-op threads per model (0 = all CPUs); 1 is fastest for these small models, "
      "and does not spin against the other cores' work", "1", 0, 1024, NULL, "N"},
-    {"backend", 'b', FFU_OPT_ENUM, offsetof(es_opts, backend), "cpu or ref", "cpu", 0, 0,
-     backend_names, NULL},
+    {"backend", 'b', FFU_OPT_ENUM, offsetof(es_opts, backend), CLI_BACKEND_HELP, "cpu", 0, 0,
+     cli_backend_names, NULL},
     {0},
 };
 
@@ -703,15 +702,15 @@ int cli_eval_swap(const cli_command *cmd, int argc, char **argv)
     c->o = &o;
     data_root(&o, c->root, sizeof c->root);
     double t0 = ffu_clock_sec();
-    const char *backend = backend_names[o.backend];
-    ffu_face_model_opts mo = {NULL, backend, o.threads};
+    const char *backend = cli_backend_names[o.backend];
+    ffu_face_model_opts mo = {.model = NULL, .backend = backend, .threads = o.threads};
     ffu_detector_opts dopt;
     ffu_detector_opts_default(&dopt);
     dopt.m = mo;
     ffu_landmarker_opts lopt;
     ffu_landmarker_opts_default(&lopt);
     lopt.m = mo;
-    ffu_face_model_opts eo = {o.embedder, backend, o.threads};
+    ffu_face_model_opts eo = {.model = o.embedder, .backend = backend, .threads = o.threads};
     if ((st = load_identities(c)) || (st = ffu_detector_create(&dopt, &c->det)) ||
         (st = ffu_landmarker_create(&lopt, &c->lm)) || (st = ffu_embedder_create(&eo, &c->emb)))
         goto fail;

@@ -15,7 +15,6 @@
 #include "facefuse/face.h"
 #include "facefuse/image.h"
 
-static const char *const backend_names[] = {"cpu", "ref", NULL};
 
 typedef struct {
     cli_common common;
@@ -25,6 +24,7 @@ typedef struct {
     int threads, backend;
     char *with;
     char *draw;
+    int device, fp16; /* CLI_GPU_OPTIONS */
 } face_opts;
 
 #define FACE_MODEL_OPTIONS                                                                  \
@@ -49,7 +49,8 @@ typedef struct {
     {"threads", 't', FFU_OPT_INT, offsetof(face_opts, threads),                            \
      "inference threads (0 = all CPUs)", "0", 0, 1024, NULL, "N"},                          \
     {"backend", 'b', FFU_OPT_ENUM, offsetof(face_opts, backend),                            \
-     "cpu (oneDNN) or ref (plain C)", "cpu", 0, 0, backend_names, NULL}
+     CLI_BACKEND_HELP, "cpu", 0, 0, cli_backend_names, NULL},                             \
+    CLI_GPU_OPTIONS(face_opts)
 
 static const ffu_option detect_options[] = {
     CLI_COMMON_OPTIONS,
@@ -104,7 +105,11 @@ static void analyzer_opts_from(const face_opts *o, unsigned stages, ffu_analyzer
 {
     ffu_analyzer_opts_default(ao);
     ao->stages = stages;
-    ffu_face_model_opts m = {NULL, backend_names[o->backend], o->threads};
+    ffu_face_model_opts m = {.model = NULL,
+                             .backend = cli_backend_names[o->backend],
+                             .threads = o->threads,
+                             .device = o->device,
+                             .fp16 = o->fp16};
     ao->detect.m = m;
     ao->detect.m.model = o->detector;
     ao->detect.min_score = (float)o->min_score;

@@ -16,13 +16,13 @@
 #include "facefuse/gallery.h"
 #include "facefuse/image.h"
 
-static const char *const gallery_backend_names[] = {"cpu", "ref", NULL};
 
 typedef struct {
     cli_common common;
     char *detector, *embedder, *output, *gallery;
     int threads, backend, min_face, top;
     double threshold;
+    int device, fp16; /* CLI_GPU_OPTIONS */
 } gallery_opts;
 
 #define GALLERY_MODEL_OPTIONS                                                               \
@@ -38,7 +38,8 @@ typedef struct {
     {"threads", 't', FFU_OPT_INT, offsetof(gallery_opts, threads),                          \
      "inference threads (0 = all CPUs)", "0", 0, 1024, NULL, "N"},                          \
     {"backend", 'b', FFU_OPT_ENUM, offsetof(gallery_opts, backend),                         \
-     "cpu (oneDNN) or ref (plain C)", "cpu", 0, 0, gallery_backend_names, NULL}
+     CLI_BACKEND_HELP, "cpu", 0, 0, cli_backend_names, NULL},                             \
+    CLI_GPU_OPTIONS(gallery_opts)
 
 static const ffu_option enroll_options[] = {
     CLI_COMMON_OPTIONS,
@@ -70,7 +71,11 @@ static ffu_status open_models(const gallery_opts *o, ffu_analyzer **an, const ch
     ffu_analyzer_opts ao;
     ffu_analyzer_opts_default(&ao);
     ao.stages = FFU_STAGE_LANDMARKS | FFU_STAGE_EMBED;
-    ffu_face_model_opts m = {NULL, gallery_backend_names[o->backend], o->threads};
+    ffu_face_model_opts m = {.model = NULL,
+                             .backend = cli_backend_names[o->backend],
+                             .threads = o->threads,
+                             .device = o->device,
+                             .fp16 = o->fp16};
     ao.detect.m = m;
     ao.detect.m.model = o->detector;
     ao.detect.min_face = o->min_face;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "facefuse/gpu.h"
 #include "facefuse/image.h"
 #include "facefuse/models.h"
 #include "ffu_config.h"
@@ -48,7 +49,7 @@ static int run(const cli_command *cmd, int argc, char **argv)
     ffu_cpu_name(cpu, sizeof cpu);
     ffu_cpu_features_string(features, feats, sizeof feats);
     ffu_model_dir(dir, sizeof dir);
-    int ndev = ffu_cuda_device_count();
+    int ndev = ffu_gpu_device_count();
     int nmodels = ffu_model_files_count(), good = 0;
     ffu_model_state states[256];
     for (int i = 0; i < nmodels && i < 256; i++) {
@@ -81,6 +82,20 @@ static int run(const cli_command *cmd, int argc, char **argv)
         ffu_jw_begin_object(w);
         ffu_jw_key(w, "compiled"), ffu_jw_bool(w, FFU_HAVE_CUDA);
         ffu_jw_key(w, "devices"), ffu_jw_int(w, ndev);
+        ffu_jw_key(w, "device_list");
+        ffu_jw_begin_array(w);
+        for (int i = 0; i < ndev; i++) {
+            ffu_gpu_device_info d;
+            if (ffu_gpu_device_info_get(i, &d) < 0) continue;
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "index"), ffu_jw_int(w, i);
+            ffu_jw_key(w, "name"), ffu_jw_string(w, d.name);
+            ffu_jw_key(w, "compute_capability"), ffu_jw_number(w, d.cc_major + d.cc_minor / 10.0);
+            ffu_jw_key(w, "multiprocessors"), ffu_jw_int(w, d.sm_count);
+            ffu_jw_key(w, "memory_mib"), ffu_jw_int(w, (int64_t)(d.mem_total >> 20));
+            ffu_jw_end_object(w);
+        }
+        ffu_jw_end_array(w);
         ffu_jw_end_object(w);
         ffu_jw_key(w, "models");
         ffu_jw_begin_object(w);
@@ -112,11 +127,18 @@ static int run(const cli_command *cmd, int argc, char **argv)
                FFU_HAVE_CUDA ? "compiled (" FFU_CUDA_COMPILER ")" : "not compiled",
                FFU_SANITIZE ? "on" : "off");
         printf("cpu:     %s, %d threads\n         %s\n", cpu, ffu_cpu_count(), feats);
-        if (FFU_HAVE_CUDA)
+        if (FFU_HAVE_CUDA) {
             printf("cuda:    %d device%s%s\n", ndev, ndev == 1 ? "" : "s",
                    ndev ? "" : " (GPU paths disabled)");
-        else
+        } else {
             printf("cuda:    not in this build\n");
+        }
+        for (int i = 0; i < ndev; i++) {
+            ffu_gpu_device_info d;
+            if (ffu_gpu_device_info_get(i, &d) == FFU_OK)
+                printf("  %d: %s, compute %d.%d, %d SMs, %zu MiB\n", i, d.name, d.cc_major,
+                       d.cc_minor, d.sm_count, d.mem_total >> 20);
+        }
         printf("models:  %s\n         %d of %d files %s\n", dir, good, nmodels,
                o.fast ? "present (size checked)" : "verified (sha256)");
         for (int i = 0; i < nmodels && i < 256; i++) {

@@ -23,7 +23,7 @@
 #include "nn/ir.h"
 #include "nn/onnx/onnx.h"
 
-static const char *const backend_names[] = {"cpu", "ref", "all", NULL};
+static const char *const backend_names[] = {"cpu", "ref", "cuda", "all", NULL};
 static const char *const norm_names[] = {"unit", "symmetric", "imagenet", "raw", NULL};
 static const char *const outfmt_names[] = {"pb", "f32", NULL};
 
@@ -43,17 +43,20 @@ typedef struct {
     double rtol, atol;
     int no_fork;
     int timeout;
+    int device, fp16; /* CLI_GPU_OPTIONS */
 } nn_opts;
 
 static const ffu_option nn_options[] = {
     CLI_COMMON_OPTIONS,
     {"backend", 'b', FFU_OPT_ENUM, offsetof(nn_opts, backend),
-     "cpu (oneDNN, ref where it cannot), ref (plain C), all (test: both)", "cpu", 0, 0,
+     "cpu (oneDNN, ref where it cannot), ref (plain C), cuda (NVIDIA GPU), "
+     "all (nn test: cpu and ref)", "cpu", 0, 0,
      backend_names, NULL},
     {"threads", 't', FFU_OPT_INT, offsetof(nn_opts, threads), "worker threads (0 = all CPUs)",
      "0", 0, 1024, NULL, "N"},
     {"batch", 0, FFU_OPT_INT, offsetof(nn_opts, batch), "items per run: dim 0 of inputs declared 1 or dynamic",
      "1", 1, 65536, NULL, "N"},
+    CLI_GPU_OPTIONS(nn_opts),
     {"bf16", 0, FFU_OPT_BOOL, offsetof(nn_opts, bf16),
      "cpu: bf16 Conv/Gemm/MatMul where the CPU has AVX512-BF16 and each node's accuracy "
      "check passes",
@@ -159,6 +162,8 @@ static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const ch
     so.threads = o->threads;
     so.batch = o->batch;
     so.bf16 = o->bf16;
+    so.device = o->device;
+    so.fp16 = o->fp16;
     ffu_status st = ffu_nn_session_create(m, &so, out);
     if (st < 0) return st;
     for (int k = 0; k < o->shapes.count; k++) {
@@ -183,7 +188,7 @@ static int cmd_info(const cli_command *cmd, nn_opts *o, const char *path)
     int rc = CLI_EXIT_OK;
     ffu_status st = ffu_nn_model_load(path, &m);
     if (st < 0) return cli_fail(cmd, &o->common, st);
-    const char *backend = o->backend == 1 ? "ref" : "cpu";
+    const char *backend = o->backend == 3 ? "cpu" : backend_names[o->backend];
     ffu_nn_tensor t;
     /* planning happens on first use: asking for input 0 (or running an input-less
      * model) makes it happen */
@@ -520,7 +525,7 @@ static int cmd_run(const cli_command *cmd, nn_opts *o, const char *path)
                           o->inputs.count);
         goto out;
     }
-    if ((st = open_session(m, o, o->backend == 1 ? "ref" : "cpu", &s)) < 0) goto fail;
+    if ((st = open_session(m, o, o->backend == 3 ? "cpu" : backend_names[o->backend], &s)) < 0) goto fail;
     for (int i = 0; i < nin; i++) {
         const char *f = o->inputs.items[i];
         if (ends_with(f, ".jpg") || ends_with(f, ".jpeg") || ends_with(f, ".png"))
@@ -852,8 +857,12 @@ static int cmd_test(const cli_command *cmd, nn_opts *o, int npos, char **pos)
 {
     const char *backends[2];
     int nb = 0;
-    if (o->backend == 0 || o->backend == 2) backends[nb++] = "cpu";
-    if (o->backend == 1 || o->backend == 2) backends[nb++] = "ref";
+    if (o->backend == 3) {
+        backends[nb++] = "cpu";
+        backends[nb++] = "ref";
+    } else {
+        backends[nb++] = backend_names[o->backend];
+    }
     int totals[2][3] = {{0}};
     ffu_jw *w = NULL;
     if (o->common.json) {

@@ -40,7 +40,6 @@ static const char *const order_names[] = {"large-small", "small-large", "left-ri
 static const char *const gender_names[] = {"any", "male", "female", NULL};
 static const char *const colour_names[] = {"lab", "multiscale", "none", NULL};
 static const char *const blend_names[] = {"auto", "poisson", "feather", NULL};
-static const char *const backend_names[] = {"cpu", "ref", NULL};
 
 typedef struct {
     cli_common common;
@@ -68,6 +67,7 @@ typedef struct {
     double min_score;
     int min_face, backend;
     int force;
+    int hwaccel, hw_device;
 } swap_opts;
 
 /* clang-format off */
@@ -171,11 +171,12 @@ static const ffu_option swap_options[] = {
         NULL, "NAME[:PATH]"),
     {"embedder", 'e', FFU_OPT_STRING, offsetof(swap_opts, embedder),
      "embedder for --select reference and ONNX swappers", NULL, 0, 0, NULL, "NAME[:PATH]"},
-    {"backend", 'b', FFU_OPT_ENUM, offsetof(swap_opts, backend), "cpu (oneDNN) or ref", "cpu", 0, 0,
-     backend_names, NULL},
+    {"backend", 'b', FFU_OPT_ENUM, offsetof(swap_opts, backend), CLI_BACKEND_HELP, "cpu", 0, 0,
+     cli_backend_names, NULL},
     OPT("force", FFU_OPT_BOOL, force,
         "--output-dir: redo every target even when the journal says it is done", NULL, 0, 0, NULL,
         NULL),
+    CLI_HWACCEL_OPTIONS(swap_opts),
     {0},
 };
 
@@ -581,6 +582,8 @@ static void do_video(swap_ctx *c, target *t)
     vo.preset = c->o->preset;
     vo.keep_audio = c->o->audio;
     vo.max_frames = c->o->max_frames;
+    vo.hwaccel = c->o->hwaccel;
+    vo.hw_device = c->o->hw_device;
     vo.progress = on_progress;
     vo.user = c;
     vo.stats = &stats;
@@ -775,7 +778,7 @@ static int build_swapper_opts(const cli_command *cmd, swap_opts *o, int any_vide
     if (o->age_max > 0 && o->age_min > o->age_max)
         return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE, "--age-min is above --age-max");
     so->reference_distance = (float)o->reference_distance;
-    const char *backend = backend_names[o->backend];
+    const char *backend = cli_backend_names[o->backend];
     so->backend = backend;
     int threads = o->model_threads;
     if (!threads && any_video) {

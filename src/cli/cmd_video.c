@@ -29,6 +29,7 @@ typedef struct {
     double zoom;
     double max_seconds;
     int crf;
+    int hwaccel, hw_device;
 } video_opts;
 
 static const ffu_option video_options[] = {
@@ -49,6 +50,7 @@ static const ffu_option video_options[] = {
      NULL, "Z"},
     {"crf", 0, FFU_OPT_INT, offsetof(video_opts, crf), "from-images: x264 quality",
      "20", 1, 51, NULL, "N"},
+    CLI_HWACCEL_OPTIONS(video_opts),
     {0},
 };
 
@@ -68,6 +70,7 @@ static void info_json(ffu_jw *w, const char *path, ffu_video_reader *r)
     ffu_jw_key(w, "frames"), ffu_jw_int(w, in->frame_count);
     ffu_jw_key(w, "frames_exact"), ffu_jw_bool(w, in->frame_count_exact);
     ffu_jw_key(w, "codec"), ffu_jw_string(w, in->codec);
+    ffu_jw_key(w, "decoder"), ffu_jw_string(w, in->decoder);
     ffu_jw_key(w, "container"), ffu_jw_string(w, in->container);
     ffu_jw_key(w, "audio_streams"), ffu_jw_int(w, in->audio_streams);
     if (in->has_audio)
@@ -90,7 +93,7 @@ static void info_text(const char *path, ffu_video_reader *r)
            in->container);
     if (in->has_audio)
         printf(", audio %s", in->audio_codec);
-    printf("\n");
+    printf("\n  decoder: %s\n", in->decoder);
     const char *k, *v;
     for (int i = 0; (k = ffu_video_reader_metadata_at(r, i, &v)); i++)
         printf("  %s: %s\n", k, v);
@@ -109,7 +112,9 @@ static int run_info(const cli_command *cmd, video_opts *o, int n, char **paths)
     int rc = 0;
     for (int i = 0; i < n; i++) {
         ffu_video_reader *r;
-        ffu_status st = ffu_video_reader_open(&r, paths[i], NULL);
+        ffu_video_reader_opts ro = {.hwaccel = (ffu_video_hwaccel)o->hwaccel,
+                                    .hw_device = o->hw_device};
+        ffu_status st = ffu_video_reader_open(&r, paths[i], &ro);
         if (st) {
             fprintf(stderr, "facefuse video: %s\n", ffu_error_message());
             rc = cli_exit_code(st);

@@ -10,7 +10,11 @@
  * scale/offset in the upright frame and the rotation upright frame -> image. A face
  * found at rotation r appears turned r degrees clockwise in the image: rotating the
  * image r degrees counter-clockwise makes it upright. With opts.rotations, a face belongs
- * to the view that shows it upright (kps_upright) and scores best. */
+ * to the view that shows it upright (kps_upright) and scores best.
+ *
+ * Frames in device memory (ffu_detector_detect_gpu, backend cuda) take the same path:
+ * a view is a matrix whatever holds the pixels, and det_src only tells face_net which
+ * fill to use. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +53,31 @@ struct ffu_detector {
     unsigned char *dead; /* NMS scratch */
     int dead_cap;
 };
+
+/* The frame being searched: a host image or (backend cuda) a device one. */
+typedef struct det_src {
+    const ffu_image *img;
+    const ffu_gpu_image *gimg;
+    int w, h;
+} det_src;
+
+static det_src host_src(const ffu_image *img)
+{
+    det_src s = {img, NULL, img->width, img->height};
+    return s;
+}
+
+static det_src device_src(const ffu_gpu_image *img)
+{
+    det_src s = {NULL, img, img->width, img->height};
+    return s;
+}
+
+static ffu_status fill_src(face_net *n, int b, const det_src *src, const double m[6])
+{
+    return src->gimg ? face_net_fill_warp_gpu(n, b, src->gimg, m)
+                     : face_net_fill_warp(n, b, src->img, m);
+}
 
 static const det_family *const families[] = {
     &det_family_blazeface, &det_family_yunet,     &det_family_scrfd,
@@ -400,7 +429,7 @@ static ffu_status map_slot(ffu_detector *d, const face_net *n, int b, const det_
 
 /* Runs views [first, first + count) of one network input size as one batch of `slots`
  * (>= count) and maps their candidates into d->pass. */
-static ffu_status run_views(ffu_detector *d, const ffu_image *img, int first, int count,
+static ffu_status run_views(ffu_detector *d, const det_src *src, int first, int count,
                             int slots, int rot)
 {
     const det_view *v0 = &d->views[first];
@@ -409,7 +438,9 @@ static ffu_status run_views(ffu_detector *d, const ffu_image *img, int first, in
     if (d->dynamic && v0->level > 0) {
         n = &d->tiles;
         if (!n->session) {
-            ffu_face_model_opts mo = {d->spec, d->backend, d->opts.m.threads};
+            ffu_face_model_opts mo = d->opts.m; /* threads, device, fp16 */
+            mo.model = d->spec;
+            mo.backend = d->backend;
             if ((st = face_net_open(n, FFU_ROLE_DETECT, &mo)))
                 return st;
             n->norm = d->net.norm; /* with the family's tweaks (per-channel means) */
@@ -419,7 +450,7 @@ static ffu_status run_views(ffu_detector *d, const ffu_image *img, int first, in
     if ((st = face_net_reshape(n, slots, v0->w, v0->h)))
         return st;
     for (int b = 0; b < slots; b++)
-        if ((st = face_net_fill_warp(n, b, img, d->views[first + (b < count ? b : count - 1)].m)))
+        if ((st = fill_src(n, b, src, d->views[first + (b < count ? b : count - 1)].m)))
             return st;
     if ((st = face_net_run(n)))
         return st;
@@ -474,9 +505,9 @@ static ffu_status map_slot(ffu_detector *d, const face_net *n, int b, const det_
 }
 
 /* One rotation: plan, run in batches, suppress; survivors are appended to d->all. */
-static ffu_status run_rotation(ffu_detector *d, const ffu_image *img, int rot)
+static ffu_status run_rotation(ffu_detector *d, const det_src *src, int rot)
 {
-    ffu_status st = plan_views(d, img->width, img->height, rot);
+    ffu_status st = plan_views(d, src->w, src->h, rot);
     if (st)
         return st;
     d->pass.n = 0;
@@ -492,7 +523,7 @@ static ffu_status run_rotation(ffu_detector *d, const ffu_image *img, int rot)
         int per = (total + batches - 1) / batches;
         for (int k = i; k < j; k += per) {
             int cnt = j - k < per ? j - k : per;
-            if ((st = run_views(d, img, k, cnt, per, rot)))
+            if ((st = run_views(d, src, k, cnt, per, rot)))
                 return st;
         }
         i = j;
@@ -603,6 +634,36 @@ const ffu_zoo_entry *ffu_detector_model(const ffu_detector *d) { return d ? &d->
 
 static ffu_status emit_faces(ffu_detector *d, ffu_face_list *out);
 
+static ffu_status check_host_image(const ffu_image *img, const char *what)
+{
+    if (!img || !img->data[0] || img->width < 1 || img->height < 1)
+        return ffu_error_set(FFU_ERR_INVALID, "%s: empty image", what);
+    if (img->fmt != FFU_PIX_RGB24 && img->fmt != FFU_PIX_BGR24 && img->fmt != FFU_PIX_RGBA32 &&
+        img->fmt != FFU_PIX_GRAY8)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "detectors take RGB, BGR, RGBA or grey "
+                                                  "images, not %s", ffu_pixfmt_name(img->fmt));
+    return FFU_OK;
+}
+
+/* A device frame for a cuda detector (face_net_fill_warp_gpu checks the rest). */
+static ffu_status check_device_image(const ffu_detector *d, const ffu_gpu_image *img,
+                                     const char *what)
+{
+    if (!face_net_on_gpu(&d->net))
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: the detector runs on backend '%s'; "
+                             "frames in device memory need backend cuda", what,
+                             d->backend ? d->backend : "cpu");
+    if (!img || !img->data[0] || img->width < 1 || img->height < 1)
+        return ffu_error_set(FFU_ERR_INVALID, "%s: empty device image", what);
+    if (img->fmt != FFU_PIX_RGB24 && img->fmt != FFU_PIX_BGR24 && img->fmt != FFU_PIX_RGBA32 &&
+        img->fmt != FFU_PIX_NV12)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: device frames must be RGB, BGR, RGBA "
+                             "or NV12, not %s", what, ffu_pixfmt_name(img->fmt));
+    return FFU_OK;
+}
+
+static ffu_status detect_src(ffu_detector *d, const det_src *src, ffu_face_list *out);
+
 ffu_status ffu_detector_detect(ffu_detector *d, const ffu_image *img, ffu_face_list *out)
 {
     if (out)
@@ -610,14 +671,33 @@ ffu_status ffu_detector_detect(ffu_detector *d, const ffu_image *img, ffu_face_l
     if (!d || !img || !out)
         return ffu_error_set(FFU_ERR_INVALID, "ffu_detector_detect: %s is NULL",
                              !d ? "detector" : !img ? "image" : "face list");
-    if (!img->data[0] || img->width < 1 || img->height < 1)
-        return ffu_error_set(FFU_ERR_INVALID, "ffu_detector_detect: empty image");
-    if (img->fmt != FFU_PIX_RGB24 && img->fmt != FFU_PIX_BGR24 && img->fmt != FFU_PIX_RGBA32 &&
-        img->fmt != FFU_PIX_GRAY8)
-        return ffu_error_set(FFU_ERR_UNSUPPORTED, "detectors take RGB, BGR, RGBA or grey "
-                                                  "images, not %s", ffu_pixfmt_name(img->fmt));
+    ffu_status st = check_host_image(img, "ffu_detector_detect");
+    if (st)
+        return st;
+    det_src src = host_src(img);
+    return detect_src(d, &src, out);
+}
+
+ffu_status ffu_detector_detect_gpu(ffu_detector *d, const ffu_gpu_image *img, ffu_face_list *out)
+{
+    if (out)
+        ffu_face_list_clear(out);
+    if (!d || !img || !out)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_detector_detect_gpu: %s is NULL",
+                             !d ? "detector" : !img ? "image" : "face list");
+    ffu_status st = check_device_image(d, img, "ffu_detector_detect_gpu");
+    if (st)
+        return st;
+    det_src src = device_src(img);
+    return detect_src(d, &src, out);
+}
+
+int face_detector_on_gpu(const ffu_detector *d) { return d && face_net_on_gpu(&d->net); }
+
+static ffu_status detect_src(ffu_detector *d, const det_src *src, ffu_face_list *out)
+{
     d->all.n = 0;
-    ffu_status st = run_rotation(d, img, 0);
+    ffu_status st = run_rotation(d, src, 0);
     if (!st && d->opts.rotations) {
         /* Nothing upright: try the other three. Faces upright: still look at 180 degrees,
          * because detectors also "find" upside-down faces with upright-looking keypoints
@@ -625,9 +705,9 @@ ffu_status ffu_detector_detect(ffu_detector *d, const ffu_image *img, ffu_face_l
          * scores higher and wins the NMS below. */
         if (d->all.n == 0) {
             for (int rot = 90; rot <= 270 && !st; rot += 90)
-                st = run_rotation(d, img, rot);
+                st = run_rotation(d, src, rot);
         } else {
-            st = run_rotation(d, img, 180);
+            st = run_rotation(d, src, 180);
         }
         /* one face seen at two rotations: keep the better view */
         if (!st)
@@ -681,30 +761,18 @@ static int padded_batch(int k)
     return p;
 }
 
-ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *imgs,
-                                      ffu_face_list *const *outs, int n)
+/* The faces of n frames (host images or device ones), each as detect_src finds them. */
+static ffu_status detect_multi(ffu_detector *d, const det_src *srcs, ffu_face_list *const *outs,
+                               int n)
 {
-    if (!d || n < 0 || (n > 0 && (!imgs || !outs)))
-        return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi: bad arguments");
     if (!face_detector_batchable(d) || n == 1) {
         for (int i = 0; i < n; i++) {
-            ffu_status st = ffu_detector_detect(d, imgs[i], outs[i]);
+            ffu_face_list_clear(outs[i]);
+            ffu_status st = detect_src(d, &srcs[i], outs[i]);
             if (st)
                 return st;
         }
         return FFU_OK;
-    }
-    for (int i = 0; i < n; i++) {
-        if (!outs[i])
-            return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi: list %d is NULL", i);
-        ffu_face_list_clear(outs[i]);
-        const ffu_image *img = imgs[i];
-        if (!img || !img->data[0] || img->width < 1 || img->height < 1)
-            return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi: image %d is empty", i);
-        if (img->fmt != FFU_PIX_RGB24 && img->fmt != FFU_PIX_BGR24 &&
-            img->fmt != FFU_PIX_RGBA32 && img->fmt != FFU_PIX_GRAY8)
-            return ffu_error_set(FFU_ERR_UNSUPPORTED, "detectors take RGB, BGR, RGBA or grey "
-                                                      "images, not %s", ffu_pixfmt_name(img->fmt));
     }
     face_net *net = &d->net;
     for (int i = 0; i < n; i += DET_MAX_BATCH) {
@@ -714,7 +782,7 @@ ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *i
         ffu_status st;
         for (int j = 0; j < k; j++) {
             /* batchable: exactly one whole-frame view per image */
-            if ((st = plan_views(d, imgs[i + j]->width, imgs[i + j]->height, 0)))
+            if ((st = plan_views(d, srcs[i + j].w, srcs[i + j].h, 0)))
                 return st;
             views[j] = d->views[0];
         }
@@ -722,7 +790,7 @@ ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *i
             return st;
         for (int b = 0; b < slots; b++) {
             int j = b < k ? b : k - 1;
-            if ((st = face_net_fill_warp(net, b, imgs[i + j], views[j].m)))
+            if ((st = fill_src(net, b, &srcs[i + j], views[j].m)))
                 return st;
         }
         if ((st = face_net_run(net)))
@@ -743,6 +811,66 @@ ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *i
             if ((st = emit_faces(d, outs[i + j])))
                 return st;
         }
+    }
+    return FFU_OK;
+}
+
+/* Frames per detect_multi call: their det_src entries live on the stack. */
+#define DET_MULTI_CHUNK 64
+
+ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *imgs,
+                                      ffu_face_list *const *outs, int n)
+{
+    if (!d || n < 0 || (n > 0 && (!imgs || !outs)))
+        return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi: bad arguments");
+    for (int i = 0; i < n; i++) {
+        if (!outs[i])
+            return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi: list %d is NULL", i);
+        ffu_face_list_clear(outs[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        ffu_status st = check_host_image(imgs[i], "face_detector_detect_multi");
+        if (st)
+            return st;
+    }
+    for (int i = 0; i < n; i += DET_MULTI_CHUNK) {
+        det_src srcs[DET_MULTI_CHUNK];
+        int k = n - i < DET_MULTI_CHUNK ? n - i : DET_MULTI_CHUNK;
+        for (int j = 0; j < k; j++)
+            srcs[j] = host_src(imgs[i + j]);
+        ffu_status st = detect_multi(d, srcs, outs + i, k);
+        if (st)
+            return st;
+    }
+    return FFU_OK;
+}
+
+ffu_status face_detector_detect_multi_gpu(ffu_detector *d, const ffu_gpu_image *const *imgs,
+                                          ffu_face_list *const *outs, int n)
+{
+    if (!d || n < 0 || (n > 0 && (!imgs || !outs)))
+        return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi_gpu: bad arguments");
+    for (int i = 0; i < n; i++) {
+        if (!outs[i])
+            return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi_gpu: list %d is "
+                                                  "NULL", i);
+        ffu_face_list_clear(outs[i]);
+    }
+    if (!face_net_on_gpu(&d->net))
+        return check_device_image(d, NULL, "face_detector_detect_multi_gpu");
+    for (int i = 0; i < n; i++) {
+        ffu_status st = check_device_image(d, imgs[i], "face_detector_detect_multi_gpu");
+        if (st)
+            return st;
+    }
+    for (int i = 0; i < n; i += DET_MULTI_CHUNK) {
+        det_src srcs[DET_MULTI_CHUNK];
+        int k = n - i < DET_MULTI_CHUNK ? n - i : DET_MULTI_CHUNK;
+        for (int j = 0; j < k; j++)
+            srcs[j] = device_src(imgs[i + j]);
+        ffu_status st = detect_multi(d, srcs, outs + i, k);
+        if (st)
+            return st;
     }
     return FFU_OK;
 }

@@ -3,7 +3,8 @@
  * ffu_face_similarity compares against the embedder's calibrated threshold. The zoo row
  * says template, input size and normalisation; this file only knows which output is the
  * descriptor (multi-output models such as faceres also predict age and gender) and how
- * loose a family's crop is. */
+ * loose a family's crop is. With backend cuda the faces may also come from frames in
+ * device memory (ffu_embedder_run_gpu): the crops are then cut on the GPU. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,11 +49,9 @@ static int64_t per_item(const ffu_nn_tensor *t, int batch)
  * shapes of one run of a blank crop. */
 static ffu_status pick_output(ffu_embedder *e)
 {
-    ffu_nn_tensor in;
-    ffu_status st = ffu_nn_session_input(e->net.session, 0, &in);
+    ffu_status st = face_net_clear_input(&e->net); /* device memory with cuda */
     if (st)
         return st;
-    memset(in.data, 0, in.nbytes);
     if ((st = face_net_run(&e->net)))
         return st;
     int best = -1;
@@ -149,17 +148,22 @@ static ffu_status crop_map(const ffu_embedder *e, const float kps[10], double m[
 }
 
 /* Embeds n faces (n <= EMBED_MAX_BATCH), each from its own image, in one run: the
- * video pipeline batches the faces of several streams' frames this way. */
+ * video pipeline batches the faces of several streams' frames this way. Face b comes
+ * from imgs[b], or with gimgs (cuda) from the device frame gimgs[b]. */
 static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *imgs,
-                                    ffu_face *const *faces, int n)
+                                    const ffu_gpu_image *const *gimgs, ffu_face *const *faces,
+                                    int n)
 {
     ffu_status st = face_net_reshape(&e->net, n, e->net.in_w, e->net.in_h);
     if (st)
         return st;
     for (int b = 0; b < n; b++) {
         double m[6];
-        if ((st = crop_map(e, faces[b]->kps, m)) ||
-            (st = face_net_fill_warp(&e->net, b, imgs[b], m)))
+        if ((st = crop_map(e, faces[b]->kps, m)))
+            return st;
+        st = gimgs ? face_net_fill_warp_gpu(&e->net, b, gimgs[b], m)
+                   : face_net_fill_warp(&e->net, b, imgs[b], m);
+        if (st)
             return st;
     }
     if ((st = face_net_run(&e->net)))
@@ -196,7 +200,7 @@ static ffu_status embed_chunk(ffu_embedder *e, const ffu_image *img, ffu_face *f
         imgs[b] = img;
         fp[b] = &faces[b];
     }
-    return embed_chunk_multi(e, imgs, fp, n);
+    return embed_chunk_multi(e, imgs, NULL, fp, n);
 }
 
 ffu_status face_embedder_run_multi(ffu_embedder *e, const ffu_image *const *imgs,
@@ -213,7 +217,7 @@ ffu_status face_embedder_run_multi(ffu_embedder *e, const ffu_image *const *imgs
     }
     for (int i = 0; i < n; i += EMBED_MAX_BATCH) {
         int k = n - i < EMBED_MAX_BATCH ? n - i : EMBED_MAX_BATCH;
-        ffu_status st = embed_chunk_multi(e, imgs + i, faces + i, k);
+        ffu_status st = embed_chunk_multi(e, imgs + i, NULL, faces + i, k);
         if (st) {
             for (int j = 0; j < n; j++)
                 faces[j]->embedding_dim = 0;
@@ -235,6 +239,74 @@ ffu_status ffu_embedder_run(ffu_embedder *e, const ffu_image *img, ffu_face *fac
         int k = n - i < EMBED_MAX_BATCH ? n - i : EMBED_MAX_BATCH;
         ffu_status st = embed_chunk(e, img, faces + i, k);
         if (st) {
+            for (int j = 0; j < n; j++)
+                faces[j].embedding_dim = 0;
+            return st;
+        }
+    }
+    return FFU_OK;
+}
+
+/* ---- frames in device memory (backend cuda) -------------------------------------------- */
+
+int face_embedder_on_gpu(const ffu_embedder *e) { return e && face_net_on_gpu(&e->net); }
+
+static ffu_status check_gpu_handle(const ffu_embedder *e, const char *what)
+{
+    if (!face_net_on_gpu(&e->net))
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: the embedder runs on a CPU backend; "
+                             "frames in device memory need backend cuda", what);
+    return FFU_OK;
+}
+
+ffu_status face_embedder_run_multi_gpu(ffu_embedder *e, const ffu_gpu_image *const *imgs,
+                                       ffu_face *const *faces, int n)
+{
+    const char *what = "face_embedder_run_multi_gpu";
+    if (!e || n < 0 || (n > 0 && (!imgs || !faces)))
+        return ffu_error_set(FFU_ERR_INVALID, "%s: bad arguments", what);
+    for (int i = 0; i < n; i++) {
+        if (!imgs[i] || !faces[i] || !imgs[i]->data[0] || imgs[i]->width < 1 ||
+            imgs[i]->height < 1)
+            return ffu_error_set(FFU_ERR_INVALID, "%s: item %d has no device image or face",
+                                 what, i);
+        faces[i]->embedding_dim = 0;
+    }
+    ffu_status st = check_gpu_handle(e, what);
+    if (st)
+        return st;
+    for (int i = 0; i < n; i += EMBED_MAX_BATCH) {
+        int k = n - i < EMBED_MAX_BATCH ? n - i : EMBED_MAX_BATCH;
+        if ((st = embed_chunk_multi(e, NULL, imgs + i, faces + i, k))) {
+            for (int j = 0; j < n; j++)
+                faces[j]->embedding_dim = 0;
+            return st;
+        }
+    }
+    return FFU_OK;
+}
+
+ffu_status ffu_embedder_run_gpu(ffu_embedder *e, const ffu_gpu_image *img, ffu_face *faces, int n)
+{
+    const char *what = "ffu_embedder_run_gpu";
+    if (!e || !img || n < 0 || (n > 0 && !faces))
+        return ffu_error_set(FFU_ERR_INVALID, "%s: bad arguments", what);
+    if (!img->data[0] || img->width < 1 || img->height < 1)
+        return ffu_error_set(FFU_ERR_INVALID, "%s: empty device image", what);
+    for (int i = 0; i < n; i++)
+        faces[i].embedding_dim = 0;
+    ffu_status st = check_gpu_handle(e, what);
+    if (st)
+        return st;
+    for (int i = 0; i < n; i += EMBED_MAX_BATCH) {
+        int k = n - i < EMBED_MAX_BATCH ? n - i : EMBED_MAX_BATCH;
+        const ffu_gpu_image *imgs[EMBED_MAX_BATCH];
+        ffu_face *fp[EMBED_MAX_BATCH];
+        for (int b = 0; b < k; b++) {
+            imgs[b] = img;
+            fp[b] = &faces[i + b];
+        }
+        if ((st = embed_chunk_multi(e, NULL, imgs, fp, k))) {
             for (int j = 0; j < n; j++)
                 faces[j].embedding_dim = 0;
             return st;

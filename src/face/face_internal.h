@@ -2,11 +2,20 @@
  * model and feeds it. A stage resolves its model spec, gets a session with the model's
  * layout (NCHW or NHWC, read from the declared input shape) and normalisation, fills
  * batch slots from image regions through an affine warp (alignment crops, detector
- * letterboxes, rotated crops all use the same call) and reads f32 outputs. */
+ * letterboxes, rotated crops all use the same call) and reads f32 outputs.
+ *
+ * With backend "cuda" the same calls run on the GPU (docs/FACE.md, "GPU"): the session
+ * keeps its inputs and outputs in device memory, a fill uploads the host image (once
+ * per image and run) and runs image_gpu.h's warp-to-tensor kernel into the input slot,
+ * face_net_fill_warp_gpu does the same from a frame already on the device, and a run
+ * copies the outputs into pinned host mirrors, so face_net_output still gives host
+ * floats and no stage's decoding knows where the network ran. */
 #ifndef FFU_FACE_INTERNAL_H
 #define FFU_FACE_INTERNAL_H
 
 #include "facefuse/face.h"
+#include "facefuse/gpu.h"
+#include "facefuse/image_gpu.h"
 #include "facefuse/nn.h"
 
 typedef struct face_net {
@@ -20,6 +29,23 @@ typedef struct face_net {
     int dynamic_hw;       /* the model accepts any input size */
     ffu_norm_params norm; /* for an RGB-ordered image; face_net_fill swaps for BGR */
     ffu_image scratch;    /* one in_w x in_h crop */
+    /* backend "cuda" only (gpu != NULL): */
+    ffu_gpu *gpu;
+    ffu_gpu_stream *stream; /* fills, runs and output copies, in this order */
+    ffu_nn_session_opts so; /* to reopen the session with host I/O (host_io) */
+    int host_io;   /* the model cannot keep its I/O on the device (values needed at planning,
+                      looped batches): inputs and outputs are host buffers of the session */
+    ffu_gpu_image up; /* device copy of the host image filled from last in this run */
+    const uint8_t *up_src; /* ... which host pixels it holds (NULL: none) */
+    int up_stride;
+    void **mirror;       /* pinned host copies of the outputs of the last run */
+    size_t *mirror_cap;
+    int nmirror;
+    int out_ready;       /* the mirrors hold the outputs of the last run */
+    float *h_slot;       /* pinned: one slot filled on the CPU (grey images) */
+    size_t h_slot_cap;
+    void *d_stage;       /* host_io: one slot filled on the GPU, copied into the host input */
+    size_t d_stage_cap;
 } face_net;
 
 /* Resolves o->model (NULL = the role's default) and opens a session: batch 1, the zoo
@@ -36,6 +62,24 @@ ffu_status face_net_fill_warp(face_net *n, int b, const ffu_image *img, const do
  * input; returns the input -> image map in m_out (may be NULL). */
 ffu_status face_net_fill_box(face_net *n, int b, const ffu_image *img, const float box[4],
                              double m_out[6]);
+/* Fills batch slot b from a frame in device memory (RGB24, BGR24, RGBA32 or NV12 with
+ * video range; m as for face_net_fill_warp). cuda nets only: FFU_ERR_UNSUPPORTED on
+ * others. The frame must stay valid until face_net_run returns. */
+ffu_status face_net_fill_warp_gpu(face_net *n, int b, const ffu_gpu_image *img, const double m[6]);
+/* Zeroes every slot of the input (a blank run). */
+ffu_status face_net_clear_input(face_net *n);
+/* 1 when n runs on the cuda backend. */
+int face_net_on_gpu(const face_net *n);
+/* What face_net_fill_warp(_gpu) hands the warp-to-tensor kernel for slot b of a source
+ * of format fmt (NV12: coded as `yuv`, the frame's ffu_gpu_image.yuv): one job
+ * (source 0), the sampling and normalisation options and the view of the input tensor
+ * at `data`. Plain C, so that a unit test can run the kernel's
+ * per-pixel body (image_gpu_hd.h) with these on the CPU and compare with the CPU fill:
+ * the matrices and normalisation of both paths must mean the same thing. */
+void face_net_warp_setup(const face_net *n, int b, ffu_pixfmt fmt, ffu_yuv_coding yuv,
+                         const double m[6], void *data, ffu_gpu_warp_job *job,
+                         ffu_gpu_warp_opts *o, ffu_gpu_tensor_view *t);
+/* Runs the network; with cuda the outputs are on the host when it returns. */
 ffu_status face_net_run(face_net *n);
 /* Output i of the last run as f32 (NULL with the error set for other dtypes); t may be
  * NULL. */
@@ -84,5 +128,14 @@ int face_detector_batchable(const ffu_detector *d);
  * together (up to 8 per run), else one after the other. */
 ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *imgs,
                                       ffu_face_list *const *outs, int n);
+/* The same two on frames in device memory (ffu_detector_detect_gpu and
+ * ffu_embedder_run_gpu of several frames at once; cuda handles only). */
+ffu_status face_detector_detect_multi_gpu(ffu_detector *d, const ffu_gpu_image *const *imgs,
+                                          ffu_face_list *const *outs, int n);
+ffu_status face_embedder_run_multi_gpu(ffu_embedder *e, const ffu_gpu_image *const *imgs,
+                                       ffu_face *const *faces, int n);
+/* 1 when the handle runs on the cuda backend (so it takes GPU frames). */
+int face_detector_on_gpu(const ffu_detector *d);
+int face_embedder_on_gpu(const ffu_embedder *e);
 
 #endif

@@ -1,16 +1,16 @@
 /* Colour conversion between the u8 pixel formats: channel reorders, BT.601 luma for
- * gray, and BT.601 YUV 4:2:0 (NV12, YUV420P) in limited or full range, both ways.
- * Decoded video arrives as NV12/YUV420P and the encoder wants them back, everything in
- * between (models, drawing) works on packed RGB/BGR.
+ * gray, and YUV 4:2:0 (NV12, YUV420P) in BT.601, BT.709 or BT.2020, limited or full
+ * range, both ways. Decoded video arrives as NV12/YUV420P and the encoder wants them
+ * back, everything in between (models, drawing) works on packed RGB/BGR.
  *
- * Arithmetic is 16-bit fixed point with rounding. The YUV coefficients are derived from
- * the BT.601 constants (Kr = 0.299, Kb = 0.114) and the range scales at call time, so
- * the two directions come from one definition. */
-#include <math.h>
+ * Arithmetic is 16-bit fixed point with rounding. The YUV coefficients come from one
+ * table (yuv_coefs.h) that the GPU kernels read too, so CPU and GPU give the same
+ * bytes; both directions come from the same Kr, Kb there. */
 #include <stdint.h>
 #include <string.h>
 
 #include "facefuse/image.h"
+#include "yuv_coefs.h"
 
 /* Where R, G, B (and A) sit in a packed pixel; GRAY8 reads its value for all three. */
 typedef struct {
@@ -57,36 +57,6 @@ static void convert_packed(const ffu_image *src, ffu_image *dst, layout s, layou
             if (d.a >= 0) dp[d.a] = s.a >= 0 ? sp[s.a] : 255;
         }
     }
-}
-
-/* ---- YUV coefficients ---------------------------------------------------------------- */
-
-typedef struct {
-    /* YUV -> RGB, Q16 */
-    int yoff, cy, crv, cgu, cgv, cbu;
-    /* RGB -> YUV, Q16 */
-    int yr, yg, yb, ur, ug, ub, vr, vg, vb;
-} yuv_coefs;
-
-static int q16(double v) { return (int)lround(v * 65536.0); }
-
-static void yuv_coefs_init(yuv_coefs *k, ffu_yuv_range range)
-{
-    const double kr = 0.299, kb = 0.114, kg = 1.0 - kr - kb;
-    /* Full range: Y 0..255, chroma 0..255 around 128. Limited: Y 16..235 (219 steps),
-     * chroma 16..240 (224 steps). */
-    double ys = range == FFU_YUV_FULL ? 1.0 : 255.0 / 219.0;
-    double cs = range == FFU_YUV_FULL ? 1.0 : 255.0 / 224.0;
-    k->yoff = range == FFU_YUV_FULL ? 0 : 16;
-    k->cy = q16(ys);
-    k->crv = q16(cs * 2 * (1 - kr));
-    k->cgu = q16(cs * 2 * (1 - kb) * kb / kg);
-    k->cgv = q16(cs * 2 * (1 - kr) * kr / kg);
-    k->cbu = q16(cs * 2 * (1 - kb));
-    k->yr = q16(kr / ys), k->yg = q16(kg / ys), k->yb = q16(kb / ys);
-    double cu = 1.0 / (cs * 2 * (1 - kb)), cv = 1.0 / (cs * 2 * (1 - kr));
-    k->ur = q16(-kr * cu), k->ug = q16(-kg * cu), k->ub = q16((1 - kb) * cu);
-    k->vr = q16((1 - kr) * cv), k->vg = q16(-kg * cv), k->vb = q16(-kb * cv);
 }
 
 /* ---- YUV 4:2:0 -> packed ------------------------------------------------------------- */
@@ -215,7 +185,7 @@ static ffu_status check_image(const ffu_image *im, const char *which)
     return FFU_OK;
 }
 
-ffu_status ffu_image_convert_range(const ffu_image *src, ffu_image *dst, ffu_yuv_range range)
+ffu_status ffu_image_convert_yuv(const ffu_image *src, ffu_image *dst, ffu_yuv_coding coding)
 {
     ffu_status st;
     if ((st = check_image(src, "source")) < 0 || (st = check_image(dst, "destination")) < 0)
@@ -223,15 +193,15 @@ ffu_status ffu_image_convert_range(const ffu_image *src, ffu_image *dst, ffu_yuv
     if (src->width != dst->width || src->height != dst->height)
         return ffu_error_set(FFU_ERR_INVALID, "convert: size mismatch %dx%d -> %dx%d",
                              src->width, src->height, dst->width, dst->height);
-    if (range != FFU_YUV_LIMITED && range != FFU_YUV_FULL)
-        return ffu_error_set(FFU_ERR_INVALID, "convert: unknown YUV range %d", (int)range);
+    const yuv_coefs *k = yuv_coefs_of(coding);
+    if (!k)
+        return ffu_error_set(FFU_ERR_INVALID, "convert: unknown YUV coding (matrix %d, range %d)",
+                             (int)coding.matrix, (int)coding.range);
     if (src->data[0] == dst->data[0])
         return ffu_error_set(FFU_ERR_INVALID, "convert: source and destination are the same "
                              "pixels");
     layout ls = {0, 0, 0, 0, -1, 0}, ld = ls;
     int sp = packed_layout(src->fmt, &ls), dp = packed_layout(dst->fmt, &ld);
-    yuv_coefs k;
-    yuv_coefs_init(&k, range);
     if (sp && dp) {
         if (src->fmt == dst->fmt)
             copy_rows(dst->data[0], dst->stride[0], src->data[0], src->stride[0],
@@ -239,16 +209,31 @@ ffu_status ffu_image_convert_range(const ffu_image *src, ffu_image *dst, ffu_yuv
         else
             convert_packed(src, dst, ls, ld);
     } else if (!sp && dp) {
-        yuv_to_packed(src, dst, ld, &k);
+        yuv_to_packed(src, dst, ld, k);
     } else if (sp && !dp) {
-        packed_to_yuv(src, dst, ls, &k);
+        packed_to_yuv(src, dst, ls, k);
     } else {
         yuv_to_yuv(src, dst);
     }
     return FFU_OK;
 }
 
+ffu_status ffu_image_convert_range(const ffu_image *src, ffu_image *dst, ffu_yuv_range range)
+{
+    if (range != FFU_YUV_LIMITED && range != FFU_YUV_FULL)
+        return ffu_error_set(FFU_ERR_INVALID, "convert: unknown YUV range %d", (int)range);
+    return ffu_image_convert_yuv(src, dst, (ffu_yuv_coding){FFU_YUV_BT601, range});
+}
+
 ffu_status ffu_image_convert(const ffu_image *src, ffu_image *dst)
 {
-    return ffu_image_convert_range(src, dst, FFU_YUV_LIMITED);
+    return ffu_image_convert_yuv(src, dst, (ffu_yuv_coding){FFU_YUV_BT601, FFU_YUV_LIMITED});
+}
+
+ffu_yuv_coding ffu_image_yuv_coding(int matrix, int full_range)
+{
+    ffu_yuv_coding c = {FFU_YUV_BT601, full_range ? FFU_YUV_FULL : FFU_YUV_LIMITED};
+    if (matrix == 709) c.matrix = FFU_YUV_BT709;
+    if (matrix == 2020) c.matrix = FFU_YUV_BT2020;
+    return c;
 }

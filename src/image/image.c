@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "facefuse/image.h"
+#include "image_internal.h"
 
 static const struct {
     const char *name;
@@ -43,25 +44,35 @@ static ffu_status check_dims(ffu_pixfmt fmt, int width, int height)
     return FFU_OK;
 }
 
-static int align64(int v) { return (v + 63) & ~63; }
+static int align_up(int v, int a) { return (v + a - 1) / a * a; }
+
+ffu_status image_plane_layout(ffu_pixfmt fmt, int width, int height, int align,
+                              int strides[3], int rows[3], size_t *total)
+{
+    for (int p = 0; p < 3; p++) strides[p] = rows[p] = 0;
+    *total = 0;
+    ffu_status st = check_dims(fmt, width, height);
+    if (st < 0) return st;
+    if (fmt == FFU_PIX_NV12) {
+        strides[0] = align_up(width, align), rows[0] = height;
+        strides[1] = align_up(width, align), rows[1] = height / 2;
+    } else if (fmt == FFU_PIX_YUV420P) {
+        strides[0] = align_up(width, align), rows[0] = height;
+        strides[1] = strides[2] = align_up(width / 2, align), rows[1] = rows[2] = height / 2;
+    } else {
+        strides[0] = align_up(width * ffu_pixfmt_bpp(fmt), align), rows[0] = height;
+    }
+    for (int p = 0; p < 3; p++) *total += (size_t)strides[p] * (size_t)rows[p];
+    return FFU_OK;
+}
 
 ffu_status ffu_image_create(ffu_image *img, ffu_pixfmt fmt, int width, int height)
 {
     memset(img, 0, sizeof *img);
-    ffu_status st = check_dims(fmt, width, height);
+    int strides[3], rows[3];
+    size_t total;
+    ffu_status st = image_plane_layout(fmt, width, height, 64, strides, rows, &total);
     if (st < 0) return st;
-    int strides[3] = {0, 0, 0}, rows[3] = {0, 0, 0};
-    if (fmt == FFU_PIX_NV12) {
-        strides[0] = align64(width), rows[0] = height;
-        strides[1] = align64(width), rows[1] = height / 2;
-    } else if (fmt == FFU_PIX_YUV420P) {
-        strides[0] = align64(width), rows[0] = height;
-        strides[1] = strides[2] = align64(width / 2), rows[1] = rows[2] = height / 2;
-    } else {
-        strides[0] = align64(width * ffu_pixfmt_bpp(fmt)), rows[0] = height;
-    }
-    size_t total = 0;
-    for (int p = 0; p < 3; p++) total += (size_t)strides[p] * (size_t)rows[p];
     ffu_buffer *buf;
     if ((st = ffu_buffer_create(&buf, total, 1)) < 0) return st;
     uint8_t *base = ffu_buffer_data(buf);

@@ -2,16 +2,34 @@
  * backends (the chosen one, then `ref` as the fallback): during planning each node is
  * given to the first backend whose supports() accepts it, which prepare()s it once the
  * shapes are final; running the plan calls run() node by node. Backends are vtables,
- * like ggml's: `ref` (src/nn/ref/), `cpu` on oneDNN (src/nn/cpu/), and later `cuda`.
+ * like ggml's: `ref` (src/nn/ref/), `cpu` on oneDNN (src/nn/cpu/), `cuda` (src/nn/cuda/).
  *
- * Memory: the session plans one activation arena; a backend's run() receives plain
- * pointers into it (inputs, outputs) and a scratch area of scratch_bytes(). Anything a
- * backend keeps per node (a primitive, reordered weights) hangs on node->priv and is
- * freed by release(). */
+ * Memory spaces: a backend reads and writes memory of one space. NN_SPACE_HOST is
+ * ordinary memory; a backend with its own space (cuda: device memory) also provides
+ * the memory calls below. The session plans one activation arena per space, gives
+ * every tensor the space of the node that produces it (graph inputs and outputs: the
+ * session's I/O space, host unless device I/O was asked for), and where a node reads a
+ * value that lives in another space the planner inserts an ffu.MemCopy node (plan.c,
+ * nn_plan_spaces): device -> host before a host node that falls back to ref, host ->
+ * device after it. Constants are uploaded once per plan into the space of the nodes
+ * that read them. So run() only ever sees pointers of its own space: in[i] and out[i]
+ * in its arena or constant region, scratch in its space (scratch_bytes() of it).
+ * prepare() still sees host data in g->tensors[t].data (weights to convert or upload).
+ *
+ * Ordering: device backends queue work (runs, copies) asynchronously in order on their
+ * stream; the session calls sync() before a host node reads what a copy produced or
+ * writes host memory a queued copy may still read, and at the end of a host-I/O run.
+ *
+ * Anything a backend keeps per node (a primitive, reordered weights) hangs on
+ * node->priv and is freed by release(). */
 #ifndef FFU_NN_BACKEND_H
 #define FFU_NN_BACKEND_H
 
 #include "ir.h"
+
+/* Memory spaces. Device backends take ids from NN_SPACE_DEVICE up; a session has at
+ * most NN_SPACE_MAX of them (host included). */
+enum { NN_SPACE_HOST = 0, NN_SPACE_DEVICE = 1, NN_SPACE_MAX = 4 };
 
 typedef struct nn_backend nn_backend;
 
@@ -22,10 +40,10 @@ typedef struct nn_backend_ops {
     int (*supports)(nn_backend *b, const nn_graph *g, const nn_node *n);
     /* Per-node set-up after shapes are final (may allocate; called once per plan). */
     ffu_status (*prepare)(nn_backend *b, nn_graph *g, nn_node *n);
-    /* Scratch bytes the node needs at run time (may be 0). */
+    /* Scratch bytes the node needs at run time (may be 0), in the backend's space. */
     size_t (*scratch_bytes)(nn_backend *b, const nn_graph *g, const nn_node *n);
     /* Runs one node. in[i] is NULL for omitted inputs; constant inputs point at their
-     * data. Must not allocate. */
+     * data (in this backend's space). Must not allocate. */
     ffu_status (*run)(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
                       void *const *out, void *scratch);
     /* Frees node->priv (sets it to NULL). */
@@ -35,18 +53,55 @@ typedef struct nn_backend_ops {
      * node runs ("brgconv_1x1:avx512_core", "" when none) and how many layout
      * conversions (reorders between NCHW and the backend's layout) each run makes.
      * A node that computes in bf16 (the session's bf16 option) has an impl starting
-     * with "bf16 " (describe counts those). */
+     * with "bf16 " (describe counts those), in fp16 with "fp16 ". */
     void (*node_info)(nn_backend *b, const nn_node *n, const char **impl, int *reorders);
+
+    /* ---- memory of a device space (required when b->space != NN_SPACE_HOST) ---- */
+    /* bytes (> 0) of the backend's space, 256-byte aligned. */
+    ffu_status (*mem_alloc)(nn_backend *b, size_t bytes, void **p);
+    void (*mem_free)(nn_backend *b, void *p); /* NULL is a no-op */
+    /* Optional: host memory the backend copies from and to fastest (pinned), for the
+     * session's host arena; NULL: the session uses aligned_alloc. */
+    ffu_status (*host_alloc)(nn_backend *b, size_t bytes, void **p);
+    void (*host_free)(nn_backend *b, void *p);
+    /* Copies bytes between the host and the backend's space (or within it), queued in
+     * order with its runs. src may be read until the next sync(). */
+    ffu_status (*copy)(nn_backend *b, void *dst, int dst_space, const void *src, int src_space,
+                       size_t bytes);
+    /* Waits until every queued run and copy has finished. */
+    ffu_status (*sync)(nn_backend *b);
+    /* Optional: the queue (a cudaStream_t) the next runs use; NULL = the backend's own.
+     * The backend orders work on the new queue after what it queued on the old one. */
+    ffu_status (*set_stream)(nn_backend *b, void *stream);
+    /* Optional: runs a whole plan section whose every node (copies included) is this
+     * backend's: body(ctx) issues the runs. A backend may capture the first runs of a
+     * plan and replay them (CUDA graphs) while plan_id stays the same; a new plan_id
+     * means the plan changed. body is always called on the calling thread. */
+    ffu_status (*execute)(nn_backend *b, uint64_t plan_id, ffu_status (*body)(void *ctx),
+                          void *ctx);
 } nn_backend_ops;
 
 struct nn_backend {
     const nn_backend_ops *ops;
     int threads; /* worker threads it may use */
     int bf16;    /* bf16 compute allowed where the accuracy check passed */
+    int fp16;    /* fp16 (fp32 accumulation) allowed where the accuracy check passed */
+    int space;   /* NN_SPACE_HOST, or the device space its run() works in */
 };
 
 /* Constructors; each returns FFU_ERR_UNSUPPORTED when the backend is not built in. */
 ffu_status nn_backend_ref_create(nn_backend **out);
 ffu_status nn_backend_cpu_create(nn_backend **out, int threads, int bf16);
+
+/* The CUDA backend (src/nn/cuda/) on device `device`: FFU_ERR_DEVICE ("no CUDA device")
+ * on machines without one and in builds without CUDA. fp16 asks
+ * for fp16 compute with fp32 accumulation where each node's accuracy check passes;
+ * graphs (1) captures fixed-shape plans into CUDA graphs. */
+typedef struct nn_cuda_opts {
+    int device;
+    int fp16;
+    int graphs;
+} nn_cuda_opts;
+ffu_status nn_backend_cuda_create(nn_backend **out, const nn_cuda_opts *o);
 
 #endif

@@ -127,6 +127,7 @@ typedef struct nn_tensor {
     /* planning state, owned by the session (see plan.c) */
     int64_t offset;  /* byte offset in the session's activation arena; -1 = none */
     int alias;       /* tensor whose memory this one shares (Reshape, in place); -1 */
+    int space;       /* memory space of its planned buffer (backend.h): 0 = host */
 } nn_tensor;
 
 /* Fused forms beyond node->act (set by the plan-time fusion in fuse.c):

@@ -75,6 +75,14 @@ ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
  * dead-node removal and the fusions that need shapes. */
 ffu_status nn_graph_specialize_finish(nn_graph *g);
 
+/* A session whose main backend is `main` (made by the caller, owned by the session
+ * from here on, also on error) with `ref` as the fallback; o->backend is ignored.
+ * Tests use it to run a plan on a backend of their own (a fake device space). */
+ffu_status nn_session_create_with(const ffu_nn_model *m, const ffu_nn_session_opts *o,
+                                  nn_backend *main, ffu_nn_session **out);
+/* The planned graph of a session (copies and spaces included), NULL before planning. */
+const nn_graph *nn_session_graph(const ffu_nn_session *s);
+
 /* ---- batch.c ------------------------------------------------------------------------ */
 
 /* How a session computes a batch. Inputs whose declared dim 0 is 1 or dynamic carry
@@ -99,7 +107,8 @@ ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ff
 /* ---- plan.c ------------------------------------------------------------------------- */
 
 typedef struct nn_plan_stats {
-    size_t arena_bytes;   /* size of the activation arena (every offset + size fits) */
+    size_t arena_bytes;   /* all arenas together (every space) */
+    size_t space_bytes[NN_SPACE_MAX]; /* the arena of each memory space (backend.h) */
     size_t io_bytes;      /* of which dedicated to graph inputs and outputs */
     size_t naive_bytes;   /* sum of all activation sizes (what no reuse would need) */
     int ntensors;         /* activations planned */
@@ -108,12 +117,25 @@ typedef struct nn_plan_stats {
 } nn_plan_stats;
 
 /* Plans the activation memory of a specialised graph (every shape known, nodes in
- * execution order): sets tensor->offset (bytes into one 64-byte aligned arena) and
+ * execution order): sets tensor->offset (bytes into the 64-byte aligned arena of the
+ * tensor's memory space, tensor->space; views and in-place never cross spaces) and
  * tensor->alias (root tensor whose memory a view or in-place output shares, -1
  * otherwise; the alias carries the root's offset). Constants keep offset -1.
  * Graph inputs and outputs get dedicated regions; other blocks are reused best-fit
  * once their last reader ran. `allow_alias` 0 disables views and in-place (tests). */
 ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats);
+
+/* Memory spaces (backend.h): node_space[i] is the space of the backend that runs node
+ * i, io_space that of the graph inputs and outputs. Gives every non-constant tensor
+ * the space of its producer (graph inputs and outputs: io_space) and inserts an
+ * ffu.MemCopy node wherever a node reads a value from another space: once per value
+ * and space, right before the first reader there; a graph output produced in another
+ * space is written there under a new tensor and copied into the output after its
+ * producer. Constants are left alone (sessions upload them). Graph input and output
+ * tensor indices do not change. Nodes keep their order (and n->backend); copy nodes
+ * get backend -1 (the session gives them to the device backend of their pair of
+ * spaces). *ncopies counts the copies. */
+ffu_status nn_plan_spaces(nn_graph *g, const int *node_space, int io_space, int *ncopies);
 
 /* 1 if node i of a planned graph needs no run: a view whose output aliases input 0. */
 int nn_plan_node_is_view(const nn_graph *g, const nn_node *n);

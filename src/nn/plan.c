@@ -9,7 +9,11 @@
  *     not a graph input, output or constant), and so does a Conv over its fused
  *     residual input (ir.h);
  *   - graph inputs and outputs get dedicated regions, so the caller may fill inputs
- *     before any run and outputs survive until the next run. */
+ *     before any run and outputs survive until the next run;
+ *   - each memory space (host, a device backend's memory; backend.h) has its own
+ *     arena and free list, and nn_plan_spaces inserts the copies between spaces
+ *     before memory is planned. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,7 +130,8 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
     int nt = g->ntensors, nn = g->nnodes;
     int *last = malloc(sizeof(int) * (size_t)(nt ? nt : 1));
     unsigned char *done = calloc((size_t)(nt ? nt : 1), 1);
-    freelist fl = {0};
+    freelist fls[NN_SPACE_MAX];
+    memset(fls, 0, sizeof fls);
     ffu_status st = FFU_OK;
     if (!last || !done) {
         st = ffu_error_set(FFU_ERR_NOMEM, "out of memory planning %d tensors", nt);
@@ -137,6 +142,11 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
         x->offset = -1;
         x->alias = -1;
         last[t] = x->producer;
+        if (x->space < 0 || x->space >= NN_SPACE_MAX) {
+            st = ffu_error_set(FFU_ERR_INTERNAL, "tensor '%s' is in memory space %d", x->name,
+                               x->space);
+            goto out;
+        }
         if (needs_memory(x)) {
             if (!nn_shape_known(&x->shape)) {
                 st = ffu_error_set(FFU_ERR_INTERNAL, "tensor '%s' has no known shape to plan",
@@ -164,6 +174,7 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
             int in = n->ninputs > 0 ? n->inputs[0] : -1;
             if (in < 0 || !needs_memory(&g->tensors[in])) continue;
             if (nn_tensor_bytes(&g->tensors[in]) != out->nbytes) continue;
+            if (g->tensors[in].space != out->space) continue;
             int root = g->tensors[in].alias >= 0 ? g->tensors[in].alias : in;
             out->alias = root;
             if (last[o] > last[root]) last[root] = last[o];
@@ -180,13 +191,17 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
                          ? g->tensors[n->inputs[0]].alias
                          : n->inputs[0];
             if (needs_memory(x) && !(r->flags & (NN_T_INPUT | NN_T_OUTPUT)) && x0 != root &&
+                r->space == out->space &&
                 x->dtype == out->dtype && x->nbytes == out->nbytes && last[root] == i) {
                 out->alias = root;
                 last[root] = last[o] > i ? last[o] : i;
                 stats->ninplace++;
             }
         } else if (fl_op & NN_OPF_ELEMENTWISE) {
-            for (int j = 0; j < n->ninputs; j++) {
+            /* variadic ops (Sum, Mean, Max, Min) fold their inputs into the output one
+             * at a time (ref and cuda alike): from the third input on, an input that
+             * shared the output's memory would be read after the fold overwrote it */
+            for (int j = 0; j < n->ninputs && j < 2; j++) {
                 int in = n->inputs[j];
                 if (in < 0) continue;
                 const nn_tensor *x = &g->tensors[in];
@@ -194,6 +209,7 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
                 const nn_tensor *r = &g->tensors[root];
                 if (!needs_memory(x) || (r->flags & (NN_T_INPUT | NN_T_OUTPUT))) continue;
                 if (x->dtype != out->dtype || x->nbytes != out->nbytes) continue;
+                if (r->space != out->space) continue;
                 if (last[root] != i) continue; /* someone reads it later */
                 out->alias = root;
                 last[root] = last[o] > i ? last[o] : i;
@@ -210,14 +226,15 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
         for (int k = 0; k < cnt; k++) {
             nn_tensor *x = &g->tensors[list[k]];
             if (!needs_memory(x) || x->offset >= 0) continue;
-            x->offset = (int64_t)fl.end;
-            fl.end += align_up(x->nbytes ? x->nbytes : 1);
+            freelist *fl = &fls[x->space];
+            x->offset = (int64_t)fl->end;
+            fl->end += align_up(x->nbytes ? x->nbytes : 1);
             done[list[k]] = 1;
             stats->ntensors++;
             stats->naive_bytes += x->nbytes;
         }
     }
-    stats->io_bytes = fl.end;
+    for (int sp = 0; sp < NN_SPACE_MAX; sp++) stats->io_bytes += fls[sp].end;
 
     for (int i = 0; i < nn; i++) {
         const nn_node *n = &g->nodes[i];
@@ -225,7 +242,7 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
             int o = n->outputs[j];
             nn_tensor *x = &g->tensors[o];
             if (!needs_memory(x) || x->offset >= 0 || x->alias >= 0) continue;
-            x->offset = (int64_t)fl_alloc(&fl, align_up(x->nbytes ? x->nbytes : 1));
+            x->offset = (int64_t)fl_alloc(&fls[x->space], align_up(x->nbytes ? x->nbytes : 1));
             stats->ntensors++;
             stats->naive_bytes += x->nbytes;
         }
@@ -247,17 +264,165 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
                 nn_tensor *r = &g->tensors[root];
                 if (done[root] || !needs_memory(r) || r->offset < 0 || last[root] > i) continue;
                 done[root] = 1;
-                if (fl_free(&fl, (size_t)r->offset, align_up(r->nbytes ? r->nbytes : 1)) < 0) {
+                if (fl_free(&fls[r->space], (size_t)r->offset,
+                            align_up(r->nbytes ? r->nbytes : 1)) < 0) {
                     st = ffu_error_set(FFU_ERR_NOMEM, "out of memory planning");
                     goto out;
                 }
             }
         }
     }
-    stats->arena_bytes = fl.end;
+    for (int sp = 0; sp < NN_SPACE_MAX; sp++) {
+        stats->space_bytes[sp] = fls[sp].end;
+        stats->arena_bytes += fls[sp].end;
+    }
 out:
     free(last);
     free(done);
-    free(fl.b);
+    for (int sp = 0; sp < NN_SPACE_MAX; sp++) free(fls[sp].b);
+    return st;
+}
+
+/* ---- memory spaces --------------------------------------------------------------------- */
+
+/* A copy node to place next to an original node of the graph. */
+typedef struct copy_at {
+    int node;   /* index of the copy node (appended) */
+    int anchor; /* original node it goes next to */
+    int after;  /* 1: after the anchor (an output's copy), 0: before (a reader's) */
+} copy_at;
+
+/* A fresh tensor like t (dtype, shape) in space sp; its index or < 0. */
+static int shadow_tensor(nn_graph *g, int t, int sp)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%.120s@space%d", g->tensors[t].name, sp);
+    int r = nn_graph_find(g, name) < 0 ? nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL)
+                                       : nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    if (r < 0) return r;
+    nn_tensor *x = &g->tensors[r], *src = &g->tensors[t]; /* re-read: add may realloc */
+    x->dtype = src->dtype;
+    x->shape = src->shape;
+    x->space = sp;
+    return r;
+}
+
+static int add_copy(nn_graph *g, int from, int to, copy_at **list, int *n, int *cap, int anchor,
+                    int after)
+{
+    char name[160];
+    snprintf(name, sizeof name, "copy:%.120s", g->tensors[to].name);
+    int node = nn_graph_add_node(g, NN_OP_MEM_COPY, name, &from, 1, &to, 1);
+    if (node < 0) return node;
+    g->nodes[node].backend = -1;
+    if (*n == *cap) {
+        int nc = *cap ? *cap * 2 : 16;
+        copy_at *nl = realloc(*list, sizeof(copy_at) * (size_t)nc);
+        if (!nl) return ffu_error_set(FFU_ERR_NOMEM, "out of memory placing copies");
+        *list = nl;
+        *cap = nc;
+    }
+    (*list)[(*n)++] = (copy_at){node, anchor, after};
+    return node;
+}
+
+ffu_status nn_plan_spaces(nn_graph *g, const int *node_space, int io_space, int *ncopies)
+{
+    *ncopies = 0;
+    int nt0 = g->ntensors, nn0 = g->nnodes;
+    ffu_status st = FFU_OK;
+    /* var[t * NN_SPACE_MAX + sp]: the tensor holding t's value in space sp, or -1 */
+    int *var = malloc(sizeof(int) * (size_t)(nt0 ? nt0 : 1) * NN_SPACE_MAX);
+    int *home = malloc(sizeof(int) * (size_t)(nt0 ? nt0 : 1)); /* where t's value is made */
+    copy_at *cl = NULL;
+    int ncl = 0, capcl = 0;
+    nn_node *order = NULL;
+    if (!var || !home) goto nomem;
+    for (int i = 0; i < nt0 * NN_SPACE_MAX; i++) var[i] = -1;
+    for (int i = 0; i < nn0; i++)
+        if (node_space[i] < 0 || node_space[i] >= NN_SPACE_MAX) {
+            st = ffu_error_set(FFU_ERR_INTERNAL, "node %d is in memory space %d", i, node_space[i]);
+            goto out;
+        }
+    /* where each value is produced; outputs made elsewhere get a shadow + a copy */
+    for (int t = 0; t < nt0; t++) {
+        nn_tensor *x = &g->tensors[t];
+        home[t] = -1;
+        if (x->flags & NN_T_CONST) continue;
+        int p = x->producer;
+        if (p < 0 && !(x->flags & NN_T_INPUT)) continue; /* never written: nothing to do */
+        int sp = p >= 0 ? node_space[p] : io_space;
+        home[t] = sp;
+        x->space = sp;
+        var[t * NN_SPACE_MAX + sp] = t;
+        if (p >= 0 && (x->flags & NN_T_OUTPUT) && sp != io_space) {
+            int sh = shadow_tensor(g, t, sp);
+            if (sh < 0) {
+                st = sh;
+                goto out;
+            }
+            nn_node *pn = &g->nodes[p];
+            for (int j = 0; j < pn->noutputs; j++)
+                if (pn->outputs[j] == t) pn->outputs[j] = sh;
+            g->tensors[sh].producer = p;
+            g->tensors[t].space = io_space;
+            var[t * NN_SPACE_MAX + sp] = sh;
+            var[t * NN_SPACE_MAX + io_space] = t;
+            int c = add_copy(g, sh, t, &cl, &ncl, &capcl, p, 1);
+            if (c < 0) {
+                st = c;
+                goto out;
+            }
+        }
+    }
+    /* every reader in another space reads a copy made right before the first of them */
+    for (int i = 0; i < nn0; i++) {
+        int sp = node_space[i];
+        for (int j = 0; j < g->nodes[i].ninputs; j++) {
+            int t = g->nodes[i].inputs[j];
+            if (t < 0 || t >= nt0 || home[t] < 0) continue;
+            int *v = &var[t * NN_SPACE_MAX + sp];
+            if (*v < 0) {
+                int src = var[t * NN_SPACE_MAX + home[t]];
+                int sh = shadow_tensor(g, t, sp);
+                if (sh < 0) {
+                    st = sh;
+                    goto out;
+                }
+                int c = add_copy(g, src, sh, &cl, &ncl, &capcl, i, 0);
+                if (c < 0) {
+                    st = c;
+                    goto out;
+                }
+                *v = sh;
+            }
+            g->nodes[i].inputs[j] = *v;
+        }
+    }
+    if (!ncl) goto out;
+    /* the new order: copies next to their anchors (in the order they were made) */
+    order = malloc(sizeof(nn_node) * (size_t)g->nnodes);
+    if (!order) goto nomem;
+    int k = 0;
+    for (int i = 0; i < nn0; i++) {
+        for (int c = 0; c < ncl; c++)
+            if (cl[c].anchor == i && !cl[c].after) order[k++] = g->nodes[cl[c].node];
+        order[k++] = g->nodes[i];
+        for (int c = 0; c < ncl; c++)
+            if (cl[c].anchor == i && cl[c].after) order[k++] = g->nodes[cl[c].node];
+    }
+    memcpy(g->nodes, order, sizeof(nn_node) * (size_t)k);
+    for (int i = 0; i < g->nnodes; i++)
+        for (int j = 0; j < g->nodes[i].noutputs; j++)
+            if (g->nodes[i].outputs[j] >= 0) g->tensors[g->nodes[i].outputs[j]].producer = i;
+    *ncopies = ncl;
+    goto out;
+nomem:
+    st = ffu_error_set(FFU_ERR_NOMEM, "out of memory placing copies between memory spaces");
+out:
+    free(var);
+    free(home);
+    free(cl);
+    free(order);
     return st;
 }

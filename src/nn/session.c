@@ -3,9 +3,11 @@
  * input shapes (a dynamic first dimension becomes the batch), infers every shape in
  * order, folds nodes whose inputs are all constant by running their reference kernel
  * (Shape -> Gather -> Concat -> Reshape chains vanish here), drops what became dead,
- * gives each node to the first backend that supports it (cpu, then ref), lets the
- * backends prepare, and plans one activation arena (plan.c). Running is a loop over
- * precomputed pointers: it allocates nothing. */
+ * gives each node to the first backend that supports it (cpu or cuda, then ref), puts
+ * copies where values cross memory spaces (a cuda node's output read by a ref node),
+ * lets the backends prepare, uploads constants into the device spaces that read them,
+ * and plans one activation arena per memory space (plan.c, backend.h). Running is a
+ * loop over precomputed pointers: it allocates nothing. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,14 +16,19 @@
 #include "backend.h"
 #include "fuse.h"
 
-#define MAX_BACKENDS 2
+#define MAX_BACKENDS 3
 
 struct ffu_nn_session {
     const ffu_nn_model *m;
     char backend[16];        /* what was asked for */
-    int threads, batch, bf16;
+    int threads, batch, bf16, fp16, graphs, device;
     nn_backend *be[MAX_BACKENDS];
     int nbe;
+    /* memory spaces (backend.h): the backend owning each device space, the space of the
+     * graph inputs and outputs, and the backend whose host_alloc gives the host arena */
+    nn_backend *space_be[NN_SPACE_MAX];
+    int io_space;
+    nn_backend *host_be;
     const char *note;        /* why the session runs on less than it was asked */
     nn_shape *shapes;        /* requested shape of each model input */
     int dirty;               /* the plan is out of date */
@@ -30,9 +37,17 @@ struct ffu_nn_session {
     ffu_arena *fold;         /* data of constants folded at plan time */
     int nfolded;
     nn_plan_stats stats;
-    size_t scratch_bytes;
-    unsigned char *arena;
-    void *scratch;
+    size_t scratch_bytes;    /* all spaces together */
+    size_t scratch_sp[NN_SPACE_MAX];
+    unsigned char *arena[NN_SPACE_MAX]; /* per memory space */
+    void *scratch[NN_SPACE_MAX];
+    unsigned char *cdata[NN_SPACE_MAX]; /* constants uploaded into a device space */
+    size_t *coff;            /* per tensor: offset of its upload in cdata (see plan_nodes) */
+    size_t cbytes;           /* their bytes, all spaces */
+    int ncopies;             /* copy nodes between spaces in the plan */
+    nn_backend *exec_be;     /* the one backend that runs every node (graphs), or NULL */
+    uint64_t plan_id;        /* changes with every plan (backend.h execute) */
+    unsigned inflight;       /* backends (bit per index) with queued work not synced */
     void **io;               /* per node: input pointers, then output pointers */
     int *io_off;             /* node i's pointers start at io + io_off[i] */
     unsigned char *skip;     /* views that alias their input: nothing to run */
@@ -147,8 +162,50 @@ static void reset_bound(ffu_nn_session *s)
     s->values_planned = 0;
 }
 
+/* ---- memory of each space ------------------------------------------------------------- */
+
+/* bytes of space sp: device memory from the space's backend; host memory pinned by the
+ * main backend when it offers that (fast, asynchronous copies), else aligned_alloc. */
+static void *space_alloc(ffu_nn_session *s, int sp, size_t bytes)
+{
+    void *p = NULL;
+    bytes = bytes ? (bytes + 255) & ~(size_t)255 : 256;
+    if (sp == NN_SPACE_HOST) {
+        if (s->host_be) return s->host_be->ops->host_alloc(s->host_be, bytes, &p) < 0 ? NULL : p;
+        return aligned_alloc(64, bytes);
+    }
+    nn_backend *b = s->space_be[sp];
+    if (!b || b->ops->mem_alloc(b, bytes, &p) < 0) return NULL;
+    return p;
+}
+
+static void space_free(ffu_nn_session *s, int sp, void *p)
+{
+    if (!p) return;
+    if (sp == NN_SPACE_HOST) {
+        if (s->host_be) s->host_be->ops->host_free(s->host_be, p);
+        else free(p);
+    } else if (s->space_be[sp]) {
+        s->space_be[sp]->ops->mem_free(s->space_be[sp], p);
+    }
+}
+
+/* Waits for every backend with queued work. */
+static ffu_status sync_all(ffu_nn_session *s)
+{
+    ffu_status st = FFU_OK;
+    for (int b = 0; b < s->nbe; b++)
+        if ((s->inflight >> b) & 1u) {
+            ffu_status r = s->be[b]->ops->sync ? s->be[b]->ops->sync(s->be[b]) : FFU_OK;
+            if (r < 0 && st == FFU_OK) st = r;
+        }
+    s->inflight = 0;
+    return st;
+}
+
 static void release_plan(ffu_nn_session *s)
 {
+    sync_all(s); /* nothing queued may still use what is released below */
     if (s->g)
         for (int i = 0; i < s->g->nnodes; i++) {
             nn_node *n = &s->g->nodes[i];
@@ -159,12 +216,22 @@ static void release_plan(ffu_nn_session *s)
     s->g = NULL;
     ffu_arena_destroy(s->fold);
     s->fold = NULL;
-    free(s->arena);
-    free(s->scratch);
+    for (int sp = 0; sp < NN_SPACE_MAX; sp++) {
+        space_free(s, sp, s->arena[sp]);
+        space_free(s, sp, s->scratch[sp]);
+        space_free(s, sp, s->cdata[sp]);
+        s->arena[sp] = NULL, s->scratch[sp] = NULL, s->cdata[sp] = NULL;
+        s->scratch_sp[sp] = 0;
+    }
+    s->cbytes = 0;
+    free(s->coff);
+    s->coff = NULL;
+    s->ncopies = 0;
+    s->exec_be = NULL;
     free(s->io);
     free(s->io_off);
     free(s->skip);
-    s->arena = NULL, s->scratch = NULL, s->io = NULL, s->io_off = NULL, s->skip = NULL;
+    s->io = NULL, s->io_off = NULL, s->skip = NULL;
     for (int i = 0; s->loop_in && i < s->m->ninputs; i++) free(s->loop_in[i]);
     for (int i = 0; s->loop_out && i < s->m->g->noutputs; i++) free(s->loop_out[i]);
     free(s->loop_in);
@@ -180,10 +247,41 @@ static void release_plan(ffu_nn_session *s)
     s->dirty = 1;
 }
 
+/* Records the memory spaces of the session's backends (after they were created). */
+static ffu_status register_spaces(ffu_nn_session *s, int device_io)
+{
+    for (int b = 0; b < s->nbe; b++) {
+        nn_backend *be = s->be[b];
+        int sp = be->space;
+        if (sp < 0 || sp >= NN_SPACE_MAX)
+            return ffu_error_set(FFU_ERR_INTERNAL, "backend '%s' has memory space %d",
+                                 be->ops->name, sp);
+        if (sp != NN_SPACE_HOST) {
+            if (!be->ops->mem_alloc || !be->ops->mem_free || !be->ops->copy || !be->ops->sync)
+                return ffu_error_set(FFU_ERR_INTERNAL, "backend '%s' has device memory but no "
+                                     "memory calls", be->ops->name);
+            if (!s->space_be[sp]) s->space_be[sp] = be;
+        }
+        if (!s->host_be && be->ops->host_alloc && be->ops->host_free) s->host_be = be;
+    }
+    s->io_space = NN_SPACE_HOST;
+    if (device_io) {
+        if (!s->nbe || s->be[0]->space == NN_SPACE_HOST)
+            return ffu_error_set(FFU_ERR_INVALID, "device_io needs a backend with device memory "
+                                 "(cuda), not '%s'", s->backend);
+        s->io_space = s->be[0]->space;
+    }
+    return FFU_OK;
+}
+
 static ffu_status create_backends(ffu_nn_session *s)
 {
     ffu_status st;
-    if (strcmp(s->backend, "cpu") == 0) {
+    if (strcmp(s->backend, "cuda") == 0) {
+        nn_cuda_opts co = {.device = s->device, .fp16 = s->fp16, .graphs = s->graphs};
+        if ((st = nn_backend_cuda_create(&s->be[s->nbe], &co)) < 0) return st;
+        s->nbe++;
+    } else if (strcmp(s->backend, "cpu") == 0) {
         st = nn_backend_cpu_create(&s->be[s->nbe], s->threads, s->bf16);
         if (st == FFU_OK) {
             s->nbe++;
@@ -194,41 +292,58 @@ static ffu_status create_backends(ffu_nn_session *s)
             return st;
         }
     } else if (strcmp(s->backend, "ref") != 0) {
-        if (strcmp(s->backend, "cuda") == 0)
-            return ffu_error_set(FFU_ERR_UNSUPPORTED, "backend 'cuda' is not built in yet");
-        return ffu_error_set(FFU_ERR_INVALID, "unknown backend '%s' (use ref or cpu)", s->backend);
+        return ffu_error_set(FFU_ERR_INVALID, "unknown backend '%s' (use ref, cpu or cuda)",
+                             s->backend);
     }
     if ((st = nn_backend_ref_create(&s->be[s->nbe])) < 0) return st;
     s->nbe++;
     return FFU_OK;
 }
 
-ffu_status ffu_nn_session_create(const ffu_nn_model *m, const ffu_nn_session_opts *o,
-                                 ffu_nn_session **out)
+/* main (may be NULL): a backend made by the caller (tests), owned by the session from
+ * here on, also on error; it replaces the one o->backend names. */
+static ffu_status session_create(const ffu_nn_model *m, const ffu_nn_session_opts *o,
+                                 nn_backend *main, ffu_nn_session **out)
 {
-    if (!out) return ffu_error_set(FFU_ERR_INVALID, "ffu_nn_session_create: out is NULL");
+    if (!out) {
+        if (main) main->ops->destroy(main);
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_nn_session_create: out is NULL");
+    }
     *out = NULL;
-    if (!m) return ffu_error_set(FFU_ERR_INVALID, "ffu_nn_session_create: model is NULL");
+    if (!m) {
+        if (main) main->ops->destroy(main);
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_nn_session_create: model is NULL");
+    }
     ffu_nn_session_opts def;
     if (!o) {
         ffu_nn_session_opts_default(&def);
         o = &def;
     }
-    const char *bn = o->backend ? o->backend : "cpu";
-    if (strlen(bn) >= sizeof((ffu_nn_session *)0)->backend)
-        return ffu_error_set(FFU_ERR_INVALID, "unknown backend '%s' (use ref or cpu)", bn);
-    if (o->batch < 0 || o->threads < 0)
-        return ffu_error_set(FFU_ERR_INVALID, "batch and threads must not be negative");
+    const char *bn = main ? main->ops->name : o->backend ? o->backend : "cpu";
+    ffu_status st;
+    if (strlen(bn) >= sizeof((ffu_nn_session *)0)->backend) {
+        st = ffu_error_set(FFU_ERR_INVALID, "unknown backend '%s' (use ref, cpu or cuda)", bn);
+        goto fail_main;
+    }
+    if (o->batch < 0 || o->threads < 0 || o->device < 0) {
+        st = ffu_error_set(FFU_ERR_INVALID, "batch, threads and device must not be negative");
+        goto fail_main;
+    }
     ffu_nn_session *s = calloc(1, sizeof *s);
-    if (!s) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    if (!s) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        goto fail_main;
+    }
     s->m = m;
     strcpy(s->backend, bn);
     s->threads = o->threads ? o->threads : ffu_cpu_count();
     s->batch = o->batch ? o->batch : 1;
     s->bf16 = o->bf16;
+    s->fp16 = o->fp16;
+    s->graphs = !o->no_cuda_graphs;
+    s->device = o->device;
     s->dirty = 1;
     s->batch_n = 1;
-    ffu_status st;
     s->shapes = calloc((size_t)(m->ninputs ? m->ninputs : 1), sizeof(nn_shape));
     s->item = calloc((size_t)(m->ninputs ? m->ninputs : 1), 1);
     if (!s->shapes || !s->item) {
@@ -241,12 +356,41 @@ ffu_status ffu_nn_session_create(const ffu_nn_model *m, const ffu_nn_session_opt
         if (sh.rank > 0 && (sh.d[0] < 0 || sh.d[0] == 1)) sh.d[0] = s->batch;
         s->shapes[i] = sh;
     }
-    if ((st = create_backends(s)) < 0) goto fail;
+    if (main) {
+        s->be[s->nbe++] = main;
+        main = NULL;
+        if ((st = nn_backend_ref_create(&s->be[s->nbe])) < 0) goto fail;
+        s->nbe++;
+    } else if ((st = create_backends(s)) < 0) {
+        goto fail;
+    }
+    if ((st = register_spaces(s, o->device_io)) < 0) goto fail;
     *out = s;
     return FFU_OK;
 fail:
     ffu_nn_session_destroy(s);
     return st;
+fail_main:
+    if (main) main->ops->destroy(main);
+    return st;
+}
+
+ffu_status ffu_nn_session_create(const ffu_nn_model *m, const ffu_nn_session_opts *o,
+                                 ffu_nn_session **out)
+{
+    return session_create(m, o, NULL, out);
+}
+
+ffu_status nn_session_create_with(const ffu_nn_model *m, const ffu_nn_session_opts *o,
+                                  nn_backend *main, ffu_nn_session **out)
+{
+    if (!main) return ffu_error_set(FFU_ERR_INVALID, "nn_session_create_with: no backend");
+    return session_create(m, o, main, out);
+}
+
+const nn_graph *nn_session_graph(const ffu_nn_session *s)
+{
+    return s && !s->dirty ? s->g : NULL;
 }
 
 void ffu_nn_session_destroy(ffu_nn_session *s)
@@ -391,6 +535,168 @@ nomem:
     return ffu_error_set(FFU_ERR_NOMEM, "out of memory for a looped batch of %d", s->batch_n);
 }
 
+/* Constants read by nodes of a device space are uploaded once per plan into one block
+ * of that space (s->coff[t]: offset of tensor t there; a constant read in two device
+ * spaces is not supported, nor needed with one device backend per session). */
+static ffu_status upload_constants(ffu_nn_session *s)
+{
+    nn_graph *g = s->g;
+    size_t total[NN_SPACE_MAX] = {0};
+    free(s->coff);
+    s->coff = malloc(sizeof(size_t) * (size_t)(g->ntensors ? g->ntensors : 1));
+    if (!s->coff) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    int *csp = malloc(sizeof(int) * (size_t)(g->ntensors ? g->ntensors : 1));
+    if (!csp) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    for (int t = 0; t < g->ntensors; t++) csp[t] = NN_SPACE_HOST, s->coff[t] = 0;
+    ffu_status st = FFU_OK;
+    for (int i = 0; i < g->nnodes; i++) {
+        const nn_node *n = &g->nodes[i];
+        int sp = s->be[n->backend]->space;
+        if (sp == NN_SPACE_HOST || n->op == NN_OP_MEM_COPY) continue;
+        for (int j = 0; j < n->ninputs; j++) {
+            int t = n->inputs[j];
+            if (t < 0 || !(g->tensors[t].flags & NN_T_CONST)) continue;
+            if (csp[t] == sp) continue;
+            if (csp[t] != NN_SPACE_HOST) {
+                st = nn_node_error(n, FFU_ERR_UNSUPPORTED, "constant '%s' is read in two device "
+                                   "memory spaces", g->tensors[t].name);
+                goto out;
+            }
+            csp[t] = sp;
+            s->coff[t] = total[sp];
+            total[sp] += (g->tensors[t].nbytes + 255) & ~(size_t)255;
+        }
+    }
+    for (int sp = 1; sp < NN_SPACE_MAX; sp++) {
+        if (!total[sp]) continue;
+        nn_backend *b = s->space_be[sp];
+        if (!(s->cdata[sp] = space_alloc(s, sp, total[sp]))) {
+            st = ffu_error_set(FFU_ERR_NOMEM, "out of device memory for %zu bytes of weights",
+                               total[sp]);
+            goto out;
+        }
+        s->cbytes += total[sp];
+        for (int t = 0; t < g->ntensors; t++) {
+            const nn_tensor *x = &g->tensors[t];
+            if (csp[t] != sp || !x->nbytes) continue;
+            if ((st = b->ops->copy(b, s->cdata[sp] + s->coff[t], sp, x->data, NN_SPACE_HOST,
+                                   x->nbytes)) < 0)
+                goto out;
+        }
+        if ((st = b->ops->sync(b)) < 0) goto out;
+    }
+out:
+    free(csp);
+    return st;
+}
+
+/* The backend of a copy node: the one owning the device side of its two spaces. */
+static int copy_backend(const ffu_nn_session *s, const nn_graph *g, const nn_node *n)
+{
+    const nn_tensor *x = nn_in(g, n, 0), *y = nn_out(g, n, 0);
+    int sp = x && x->space != NN_SPACE_HOST ? x->space : y ? y->space : NN_SPACE_HOST;
+    for (int b = 0; b < s->nbe; b++)
+        if (s->be[b] == s->space_be[sp]) return b;
+    return -1;
+}
+
+/* Backends, memory spaces and copies, prepare, memory, constants and the pointer table
+ * of a specialised graph (s->g). */
+static ffu_status plan_nodes(ffu_nn_session *s)
+{
+    nn_graph *g = s->g;
+    ffu_status st;
+    int *nsp = malloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+    if (!nsp) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        n->backend = -1;
+        for (int b = 0; b < s->nbe && n->backend < 0; b++)
+            if (s->be[b]->ops->supports(s->be[b], g, n)) n->backend = b;
+        if (n->backend < 0) {
+            free(nsp);
+            return nn_node_error(n, FFU_ERR_UNSUPPORTED, "no backend runs this node");
+        }
+        nsp[i] = s->be[n->backend]->space;
+    }
+    /* values that cross spaces get copy nodes (plan.c) */
+    st = nn_plan_spaces(g, nsp, s->io_space, &s->ncopies);
+    free(nsp);
+    if (st < 0) return st;
+    size_t nio = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        if (n->op == NN_OP_MEM_COPY && n->backend < 0 && (n->backend = copy_backend(s, g, n)) < 0)
+            return nn_node_error(n, FFU_ERR_INTERNAL, "no backend owns this copy's memory");
+        nio += (size_t)n->ninputs + (size_t)n->noutputs;
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        nn_node *n = &g->nodes[i];
+        if (n->op == NN_OP_MEM_COPY) continue; /* runs through copy(): nothing to prepare */
+        nn_backend *b = s->be[n->backend];
+        if (b->ops->prepare && (st = b->ops->prepare(b, g, n)) < 0) return st;
+        size_t sb = b->ops->scratch_bytes ? b->ops->scratch_bytes(b, g, n) : 0;
+        if (sb > s->scratch_sp[b->space]) s->scratch_sp[b->space] = sb;
+    }
+    if ((st = nn_plan_memory(g, 1, &s->stats)) < 0) return st;
+    s->scratch_bytes = 0;
+    for (int sp = 0; sp < NN_SPACE_MAX; sp++) {
+        int used = sp == NN_SPACE_HOST || s->stats.space_bytes[sp] || s->scratch_sp[sp];
+        if (!used) continue;
+        if (!(s->arena[sp] = space_alloc(s, sp, s->stats.space_bytes[sp])))
+            return ffu_error_set(FFU_ERR_NOMEM, "out of memory for a %zu-byte activation arena "
+                                 "(memory space %d)", s->stats.space_bytes[sp], sp);
+        if (s->scratch_sp[sp] && !(s->scratch[sp] = space_alloc(s, sp, s->scratch_sp[sp])))
+            return ffu_error_set(FFU_ERR_NOMEM, "out of memory for %zu bytes of scratch "
+                                 "(memory space %d)", s->scratch_sp[sp], sp);
+        s->scratch_bytes += s->scratch_sp[sp];
+    }
+    /* zeroed so that a run over unfilled inputs is at least deterministic (device
+     * arenas: whatever the pool had; docs/NN_CUDA.md) */
+    memset(s->arena[NN_SPACE_HOST], 0, s->stats.space_bytes[NN_SPACE_HOST]);
+    if ((st = upload_constants(s)) < 0) return st;
+    s->io = malloc(sizeof(void *) * (nio ? nio : 1));
+    s->io_off = malloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
+    s->skip = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
+    if (!s->io || !s->io_off || !s->skip) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    size_t at = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        const nn_node *n = &g->nodes[i];
+        int sp = s->be[n->backend]->space, copy = n->op == NN_OP_MEM_COPY;
+        s->io_off[i] = (int)at;
+        for (int pass = 0; pass < 2; pass++) {
+            int cnt = pass ? n->noutputs : n->ninputs;
+            const int *list = pass ? n->outputs : n->inputs;
+            for (int j = 0; j < cnt; j++) {
+                const nn_tensor *t = list[j] >= 0 ? &g->tensors[list[j]] : NULL;
+                void *p = NULL;
+                if (t && (t->flags & NN_T_CONST)) {
+                    p = sp == NN_SPACE_HOST ? t->data : s->cdata[sp] + s->coff[list[j]];
+                } else if (t && t->offset >= 0) {
+                    /* a node sees only its own space; a copy sees both of its sides */
+                    if (!copy && t->space != sp)
+                        return nn_node_error(n, FFU_ERR_INTERNAL, "tensor '%s' is in memory "
+                                             "space %d, the node runs in %d", t->name,
+                                             t->space, sp);
+                    p = s->arena[t->space] + t->offset;
+                }
+                s->io[at++] = p;
+            }
+        }
+        s->skip[i] = (unsigned char)nn_plan_node_is_view(g, n);
+    }
+    /* one backend runs everything: it may capture the plan (backend.h execute) */
+    s->exec_be = NULL;
+    int one = -1;
+    for (int i = 0; i < g->nnodes; i++) {
+        if (s->skip[i]) continue;
+        if (one < 0) one = g->nodes[i].backend;
+        else if (one != g->nodes[i].backend) one = -2;
+    }
+    if (one >= 0 && s->be[one]->ops->execute) s->exec_be = s->be[one];
+    return FFU_OK;
+}
+
 static ffu_status plan(ffu_nn_session *s)
 {
     release_plan(s);
@@ -432,59 +738,17 @@ static ffu_status plan(ffu_nn_session *s)
         }
     }
     if (st < 0) goto fail;
-    nn_graph *g = s->g;
-    size_t nio = 0;
-    for (int i = 0; i < g->nnodes; i++) {
-        nn_node *n = &g->nodes[i];
-        n->backend = -1;
-        for (int b = 0; b < s->nbe && n->backend < 0; b++)
-            if (s->be[b]->ops->supports(s->be[b], g, n)) n->backend = b;
-        if (n->backend < 0) {
-            st = nn_node_error(n, FFU_ERR_UNSUPPORTED, "no backend runs this node");
-            goto fail;
-        }
-        nio += (size_t)n->ninputs + (size_t)n->noutputs;
-    }
-    for (int i = 0; i < g->nnodes; i++) {
-        nn_node *n = &g->nodes[i];
-        nn_backend *b = s->be[n->backend];
-        if (b->ops->prepare && (st = b->ops->prepare(b, g, n)) < 0) goto fail;
-        size_t sb = b->ops->scratch_bytes ? b->ops->scratch_bytes(b, g, n) : 0;
-        if (sb > s->scratch_bytes) s->scratch_bytes = sb;
-    }
-    if ((st = nn_plan_memory(g, 1, &s->stats)) < 0) goto fail;
-    size_t ab = (s->stats.arena_bytes + 63) & ~(size_t)63;
-    s->arena = aligned_alloc(64, ab ? ab : 64);
-    s->scratch = s->scratch_bytes ? aligned_alloc(64, (s->scratch_bytes + 63) & ~(size_t)63) : NULL;
-    s->io = malloc(sizeof(void *) * (nio ? nio : 1));
-    s->io_off = malloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
-    s->skip = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
-    if (!s->arena || (s->scratch_bytes && !s->scratch) || !s->io || !s->io_off || !s->skip) {
-        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory for a %zu-byte activation arena", ab);
+    if (s->io_space != NN_SPACE_HOST && (s->bound_mode || s->looped)) {
+        st = ffu_error_set(FFU_ERR_UNSUPPORTED, "device_io: the model needs %s, which runs "
+                           "on host buffers; use host I/O", s->bound_mode ?
+                           "input values at planning time" : "a looped batch");
         goto fail;
     }
-    /* zeroed so that a run over unfilled inputs is at least deterministic */
-    memset(s->arena, 0, ab ? ab : 64);
-    size_t at = 0;
-    for (int i = 0; i < g->nnodes; i++) {
-        const nn_node *n = &g->nodes[i];
-        s->io_off[i] = (int)at;
-        for (int pass = 0; pass < 2; pass++) {
-            int cnt = pass ? n->noutputs : n->ninputs;
-            const int *list = pass ? n->outputs : n->inputs;
-            for (int j = 0; j < cnt; j++) {
-                const nn_tensor *t = list[j] >= 0 ? &g->tensors[list[j]] : NULL;
-                void *p = NULL;
-                if (t && (t->flags & NN_T_CONST)) p = t->data;
-                else if (t && t->offset >= 0) p = s->arena + t->offset;
-                s->io[at++] = p;
-            }
-        }
-        s->skip[i] = (unsigned char)nn_plan_node_is_view(g, n);
-    }
+    if ((st = plan_nodes(s)) < 0) goto fail;
     if (s->looped && (st = plan_loop(s)) < 0) goto fail;
     s->dirty = 0;
     s->runs = 0;
+    s->plan_id++;
     s->values_planned = s->bound_mode;
     return FFU_OK;
 fail:
@@ -505,7 +769,7 @@ static void fill_tensor(const ffu_nn_session *s, int t, ffu_nn_tensor *out)
     out->rank = x->shape.rank;
     for (int k = 0; k < x->shape.rank; k++) out->dims[k] = x->shape.d[k];
     if (x->flags & NN_T_CONST) out->data = x->data;
-    else out->data = x->offset >= 0 ? s->arena + x->offset : NULL;
+    else out->data = x->offset >= 0 ? s->arena[x->space] + x->offset : NULL;
     out->nbytes = nn_tensor_bytes(x);
 }
 
@@ -575,8 +839,12 @@ static ffu_status sync_bound(ffu_nn_session *s)
     return FFU_OK;
 }
 
-static ffu_status run_nodes(ffu_nn_session *s)
+/* The plan's nodes in order. Device work is queued; before a host node runs, every
+ * backend with queued work is synchronised (the host node may read what a copy brings
+ * back, or overwrite host memory a queued copy still reads). */
+static ffu_status run_body(void *ctx)
 {
+    ffu_nn_session *s = ctx;
     const nn_graph *g = s->g;
     ffu_status st;
     for (int i = 0; i < g->nnodes; i++) {
@@ -584,9 +852,45 @@ static ffu_status run_nodes(ffu_nn_session *s)
         const nn_node *n = &g->nodes[i];
         nn_backend *b = s->be[n->backend];
         void *const *in = s->io + s->io_off[i];
-        if ((st = b->ops->run(b, g, n, in, in + n->ninputs, s->scratch)) < 0) return st;
+        if (n->op == NN_OP_MEM_COPY) {
+            const nn_tensor *x = nn_in(g, n, 0), *y = nn_out(g, n, 0);
+            if (b->space == NN_SPACE_HOST) { /* never planned: both sides on the host */
+                if ((st = b->ops->run(b, g, n, in, in + 1, s->scratch[NN_SPACE_HOST])) < 0)
+                    return st;
+                continue;
+            }
+            if (y->space == NN_SPACE_HOST && (s->inflight & ~(1u << n->backend)) &&
+                (st = sync_all(s)) < 0)
+                return st;
+            if ((st = b->ops->copy(b, in[1], y->space, in[0], x->space, nn_tensor_bytes(x))) < 0)
+                return st;
+            s->inflight |= 1u << n->backend;
+            continue;
+        }
+        if (b->space == NN_SPACE_HOST && s->inflight && (st = sync_all(s)) < 0) return st;
+        if ((st = b->ops->run(b, g, n, in, in + n->ninputs, s->scratch[b->space])) < 0) return st;
+        if (b->space != NN_SPACE_HOST) s->inflight |= 1u << n->backend;
     }
     return FFU_OK;
+}
+
+/* One pass over the plan; with finish, waits until its results are in memory. */
+static ffu_status run_nodes(ffu_nn_session *s, int finish)
+{
+    ffu_status st;
+    if (s->exec_be) {
+        st = s->exec_be->ops->execute(s->exec_be, s->plan_id, run_body, s);
+        if (s->exec_be->space != NN_SPACE_HOST)
+            for (int b = 0; b < s->nbe; b++)
+                if (s->be[b] == s->exec_be) s->inflight |= 1u << b;
+    } else {
+        st = run_body(s);
+    }
+    if (st < 0) {
+        sync_all(s); /* leave nothing queued behind an error */
+        return st;
+    }
+    return finish ? sync_all(s) : FFU_OK;
 }
 
 /* Looped batch: item b's input slices in, one batch-1 run, its outputs out. Shared
@@ -602,7 +906,7 @@ static ffu_status run_looped(ffu_nn_session *s)
                 memcpy(t.data, (char *)s->loop_in[i] + (s->item[i] ? (size_t)b * t.nbytes : 0),
                        t.nbytes);
         }
-        ffu_status st = run_nodes(s);
+        ffu_status st = run_nodes(s, 1);
         if (st < 0) return st;
         for (int i = 0; i < m->g->noutputs; i++) {
             ffu_nn_tensor t;
@@ -613,15 +917,45 @@ static ffu_status run_looped(ffu_nn_session *s)
     return FFU_OK;
 }
 
+static ffu_status session_run(ffu_nn_session *s, int finish)
+{
+    ffu_status st = s->bound_mode ? FFU_OK : ensure_plan(s);
+    if (st < 0) return st;
+    /* the caller fills host inputs (and reads host outputs) between runs: nothing of an
+     * earlier unfinished run may still be queued on them */
+    if (s->inflight && s->io_space == NN_SPACE_HOST && (st = sync_all(s)) < 0) return st;
+    if (s->bound_mode && (st = sync_bound(s)) < 0) return st;
+    if ((st = s->looped ? run_looped(s) : run_nodes(s, finish)) < 0) return st;
+    s->runs++;
+    return FFU_OK;
+}
+
 ffu_status ffu_nn_session_run(ffu_nn_session *s)
 {
     if (!s) return ffu_error_set(FFU_ERR_INVALID, "session is NULL");
-    ffu_status st = s->bound_mode ? FFU_OK : ensure_plan(s);
+    /* waits: host outputs (or device ones, with device_io) are complete on return */
+    return session_run(s, 1);
+}
+
+ffu_status ffu_nn_session_run_device(ffu_nn_session *s, ffu_gpu_stream *stream)
+{
+    if (!s) return ffu_error_set(FFU_ERR_INVALID, "session is NULL");
+    nn_backend *b = s->nbe ? s->be[0] : NULL;
+    if (!b || b->space == NN_SPACE_HOST || !b->ops->set_stream)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_nn_session_run_device needs a session on a "
+                             "device backend (cuda), not '%s'", s->backend);
+    ffu_status st = b->ops->set_stream(b, stream);
     if (st < 0) return st;
-    if (s->bound_mode && (st = sync_bound(s)) < 0) return st;
-    if ((st = s->looped ? run_looped(s) : run_nodes(s)) < 0) return st;
-    s->runs++;
-    return FFU_OK;
+    st = session_run(s, 0);
+    /* later plain runs go back to the session's own queue (ordered after this one) */
+    ffu_status r = b->ops->set_stream(b, NULL);
+    return st < 0 ? st : r;
+}
+
+ffu_status ffu_nn_session_sync(ffu_nn_session *s)
+{
+    if (!s) return ffu_error_set(FFU_ERR_INVALID, "session is NULL");
+    return sync_all(s);
 }
 
 ffu_status ffu_nn_session_output(const ffu_nn_session *s, int i, ffu_nn_tensor *t)
@@ -668,6 +1002,11 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
     int bf16_ok = 0;
     for (int b = 0; b < s->nbe; b++) bf16_ok |= s->be[b]->bf16 != 0;
     ffu_jw_key(w, "bf16_granted"), ffu_jw_bool(w, bf16_ok);
+    int fp16_ok = 0;
+    for (int b = 0; b < s->nbe; b++) fp16_ok |= s->be[b]->fp16 != 0;
+    ffu_jw_key(w, "fp16"), ffu_jw_bool(w, s->fp16 != 0);
+    ffu_jw_key(w, "fp16_granted"), ffu_jw_bool(w, fp16_ok);
+    ffu_jw_key(w, "io_memory"), ffu_jw_string(w, s->io_space == NN_SPACE_HOST ? "host" : "device");
     ffu_jw_key(w, "planned"), ffu_jw_bool(w, !s->dirty);
     if (!s->dirty) {
         ffu_jw_key(w, "batch"), ffu_jw_int(w, s->batch_n);
@@ -682,22 +1021,33 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
         ffu_jw_key(w, "folded_nodes"), ffu_jw_int(w, s->nfolded);
         ffu_jw_key(w, "view_nodes"), ffu_jw_int(w, s->stats.nviews);
         ffu_jw_key(w, "inplace_nodes"), ffu_jw_int(w, s->stats.ninplace);
-        int reorders = 0, nbf16 = 0;
+        /* memory spaces: device arena and uploaded weights, copies between spaces */
+        size_t dev = 0;
+        for (int sp = 1; sp < NN_SPACE_MAX; sp++) dev += s->stats.space_bytes[sp];
+        ffu_jw_key(w, "device_arena_bytes"), ffu_jw_int(w, (int64_t)dev);
+        ffu_jw_key(w, "device_weight_bytes"), ffu_jw_int(w, (int64_t)s->cbytes);
+        ffu_jw_key(w, "copy_nodes"), ffu_jw_int(w, s->ncopies);
+        ffu_jw_key(w, "single_backend_plan"), ffu_jw_bool(w, s->exec_be != NULL);
+        int reorders = 0, nbf16 = 0, nfp16 = 0;
         for (int i = 0; i < g->nnodes; i++) {
             nn_backend *b = s->be[g->nodes[i].backend];
             const char *impl = NULL;
             int r = 0;
-            if (!s->skip[i] && b->ops->node_info) b->ops->node_info(b, &g->nodes[i], &impl, &r);
+            if (!s->skip[i] && g->nodes[i].op != NN_OP_MEM_COPY && b->ops->node_info)
+                b->ops->node_info(b, &g->nodes[i], &impl, &r);
             reorders += r;
-            /* a backend marks a node that computes in bf16 (backend.h) */
+            /* a backend marks a node that computes in bf16 or fp16 (backend.h) */
             nbf16 += impl && strncmp(impl, "bf16 ", 5) == 0;
+            nfp16 += impl && strncmp(impl, "fp16 ", 5) == 0;
         }
         ffu_jw_key(w, "reorders"), ffu_jw_int(w, reorders);
         ffu_jw_key(w, "bf16_nodes"), ffu_jw_int(w, nbf16);
+        ffu_jw_key(w, "fp16_nodes"), ffu_jw_int(w, nfp16);
         ffu_jw_key(w, "nodes_per_backend"), ffu_jw_begin_object(w);
         for (int b = 0; b < s->nbe; b++) {
             int cnt = 0;
-            for (int i = 0; i < g->nnodes; i++) cnt += g->nodes[i].backend == b && !s->skip[i];
+            for (int i = 0; i < g->nnodes; i++)
+                cnt += g->nodes[i].backend == b && !s->skip[i] && g->nodes[i].op != NN_OP_MEM_COPY;
             ffu_jw_key(w, s->be[b]->ops->name), ffu_jw_int(w, cnt);
         }
         ffu_jw_end_object(w);
@@ -709,13 +1059,19 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
             ffu_jw_begin_object(w);
             ffu_jw_key(w, "name"), ffu_jw_string(w, n->name);
             ffu_jw_key(w, "op"), ffu_jw_string(w, nn_op_name(n->op));
-            ffu_jw_key(w, "backend"),
-                ffu_jw_string(w, s->skip[i] ? "view" : s->be[n->backend]->ops->name);
+            int copy = n->op == NN_OP_MEM_COPY;
+            ffu_jw_key(w, "backend"), ffu_jw_string(w, s->skip[i] ? "view"
+                                                       : copy    ? "copy"
+                                                                 : s->be[n->backend]->ops->name);
+            if (copy)
+                ffu_jw_key(w, "impl"),
+                    ffu_jw_string(w, nn_in(g, n, 0)->space == NN_SPACE_HOST ? "host->device"
+                                                                            : "device->host");
             if (o) ffu_jw_key(w, "shape"), ffu_jw_string(w, nn_shape_str(&o->shape, buf, sizeof buf));
             nn_backend *b = s->be[n->backend];
             const char *impl = NULL;
             int r = 0;
-            if (!s->skip[i] && b->ops->node_info) b->ops->node_info(b, n, &impl, &r);
+            if (!s->skip[i] && !copy && b->ops->node_info) b->ops->node_info(b, n, &impl, &r);
             if (impl && *impl) ffu_jw_key(w, "impl"), ffu_jw_string(w, impl);
             if (r) ffu_jw_key(w, "reorders"), ffu_jw_int(w, r);
             ffu_jw_end_object(w);

@@ -44,6 +44,14 @@ static void drop_crop(pl_stream *ps, pl_crop *c)
     *c = ps->crops[--ps->ncrops];
 }
 
+int pl_crop_wanted(pl_stream *ps, int track_id, float quality)
+{
+    if (!ps->p->snapshot_dir || track_id < 0)
+        return 0;
+    pl_crop *c = find_crop(ps, track_id);
+    return !c || quality > c->quality;
+}
+
 void pl_crop_offer(pl_stream *ps, int track_id, const ffu_image *img, const ffu_face *face,
                    float quality)
 {

@@ -19,7 +19,16 @@
  * Why this shape: on a CPU, batching mostly saves per-run overhead and lets the GEMMs
  * run on bigger matrices; the model handles are per worker (one thread each), so the
  * cores never fight over one session; ordering lives only where state lives (the
- * tracker), so the stateless steps can go wide. docs/ANALYZE.md has the measurements. */
+ * tracker), so the stateless steps can go wide. docs/ANALYZE.md has the measurements.
+ *
+ * Backend cuda: the same steps and queues; the models of each worker run on the GPU on
+ * their sessions' own CUDA streams, frames of NVDEC streams stay on the device (the
+ * detector and embedder read them there, face quality reads small patches), the
+ * watchlist search of a whole embedder batch is one GPU call, and a frame is brought to
+ * the host (pinned, on the worker's stream) only for annotation, snapshots, the heatmap
+ * background, landmarks or liveness (gpu_frames.c). Batches on the GPU are formed from
+ * whatever is queued, up to 8 frames / 64 faces, without the CPU's split among idle
+ * workers: a GPU batch of 8 costs about what one frame does. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -38,7 +47,7 @@ void ffu_pipeline_opts_default(ffu_pipeline_opts *o)
         return;
     memset(o, 0, sizeof *o);
     o->sample_fps = 5;
-    o->max_batch = 8;
+    o->max_batch = 0; /* by backend: PL_EMBED_BATCH_CPU / _GPU */
     o->max_wait_ms = 4;
     o->progress_s = 0.5;
     o->id_margin = 0.1f;
@@ -75,6 +84,8 @@ static ffu_status load_watchlist(ffu_pipeline *p, const ffu_pipeline_opts *o,
         ao.stages = FFU_STAGE_EMBED | (use_landmarks(o) ? FFU_STAGE_LANDMARKS : 0);
         ao.detect.m.model = o->detector;
         ao.detect.m.backend = o->backend;
+        ao.detect.m.device = o->device;
+        ao.detect.m.fp16 = o->fp16;
         ao.detect.max_faces = 0;
         ao.landmarks.m.model = use_landmarks(o) ? o->landmarks : NULL;
         ao.embed.model = o->embedder;
@@ -137,6 +148,8 @@ static ffu_status detector_opts(ffu_pipeline *p, const ffu_pipeline_opts *o)
     p->dopts.m.model = p->detector_spec;
     p->dopts.m.backend = p->backend;
     p->dopts.m.threads = 1;
+    p->dopts.m.device = o->device;
+    p->dopts.m.fp16 = o->fp16;
     p->dopts.min_face = o->min_face;
     ffu_detector *d = NULL;
     ffu_status st = ffu_detector_create(&p->dopts, &d);
@@ -162,7 +175,8 @@ static int detector_bucket(ffu_pipeline *p, pl_worker *w, int b)
 
 static int embedder_bucket(ffu_pipeline *p, pl_worker *w, int b)
 {
-    ffu_face_model_opts mo = {p->embedder_spec, p->backend, 1};
+    ffu_face_model_opts mo = {.model = p->embedder_spec, .backend = p->backend, .threads = 1,
+                              .device = p->o.device, .fp16 = p->o.fp16};
     for (; b > 0 && !w->emb[b]; b--)
         if (ffu_embedder_create(&mo, &w->emb[b]) == FFU_OK)
             break;
@@ -172,8 +186,10 @@ static int embedder_bucket(ffu_pipeline *p, pl_worker *w, int b)
 static ffu_status create_worker(ffu_pipeline *p, pl_worker *w, const ffu_pipeline_opts *o)
 {
     w->p = p;
-    ffu_status st = ffu_detector_create(&p->dopts, &w->det[0]);
+    ffu_status st = pl_gpu_worker_init(p, w);
     if (st)
+        return st;
+    if ((st = ffu_detector_create(&p->dopts, &w->det[0])))
         return st;
     if (use_landmarks(o)) {
         ffu_landmarker_opts lo;
@@ -181,14 +197,18 @@ static ffu_status create_worker(ffu_pipeline *p, pl_worker *w, const ffu_pipelin
         lo.m.model = o->landmarks;
         lo.m.backend = o->backend;
         lo.m.threads = 1;
+        lo.m.device = o->device;
+        lo.m.fp16 = o->fp16;
         if ((st = ffu_landmarker_create(&lo, &w->lm)))
             return st;
     }
-    ffu_face_model_opts mo = {p->embedder_spec, p->backend, 1};
+    ffu_face_model_opts mo = {.model = p->embedder_spec, .backend = p->backend, .threads = 1,
+                              .device = o->device, .fp16 = o->fp16};
     if ((st = ffu_embedder_create(&mo, &w->emb[0])))
         return st;
     if (o->liveness_gate > 0) {
-        ffu_face_model_opts lm = {o->liveness, o->backend, 1};
+        ffu_face_model_opts lm = {.model = o->liveness, .backend = o->backend, .threads = 1,
+                                  .device = o->device, .fp16 = o->fp16};
         if ((st = ffu_liveness_create(&lm, &w->live)))
             return st;
     }
@@ -236,9 +256,6 @@ ffu_status ffu_pipeline_create(const ffu_pipeline_opts *o, ffu_pipeline **out)
         p->o.sample_fps = 5;
     if (p->o.progress_s == 0)
         p->o.progress_s = 0.5;
-    p->max_batch = o->max_batch > 0 ? o->max_batch : 8;
-    if (p->max_batch > PL_MAX_BATCH)
-        p->max_batch = PL_MAX_BATCH;
     p->nworkers = o->workers > 0 ? o->workers : ffu_cpu_count();
     /* borrowed strings: only the ones used after create are kept */
     p->o.watchlist = p->o.zones = p->o.detector = p->o.landmarks = NULL;
@@ -255,6 +272,13 @@ ffu_status ffu_pipeline_create(const ffu_pipeline_opts *o, ffu_pipeline **out)
         st = ffu_error_set(FFU_ERR_NOMEM, "pipeline options");
         goto fail;
     }
+    /* backend cuda: no device, no run -- said before any model is loaded */
+    if ((st = pl_gpu_open(p, o)))
+        goto fail;
+    p->max_batch = o->max_batch > 0 ? o->max_batch
+                                    : p->on_gpu ? PL_EMBED_BATCH_GPU : PL_EMBED_BATCH_CPU;
+    if (p->max_batch > PL_MAX_BATCH)
+        p->max_batch = PL_MAX_BATCH;
     if ((st = load_zones(p, o->zones)))
         goto fail;
     if ((st = detector_opts(p, o)))
@@ -269,10 +293,15 @@ ffu_status ffu_pipeline_create(const ffu_pipeline_opts *o, ffu_pipeline **out)
             goto fail;
     p->threshold = ffu_embedder_threshold(p->workers[0].emb[0]);
     p->detect_batchable = face_detector_batchable(p->workers[0].det[0]);
-    p->det_batch = p->detect_batchable ? (p->max_batch < PL_DET_BATCH ? p->max_batch : PL_DET_BATCH)
-                                       : 1;
+    int det_cap = p->on_gpu ? PL_DET_BATCH_GPU : PL_DET_BATCH;
+    p->det_batch = p->detect_batchable ? (p->max_batch < det_cap ? p->max_batch : det_cap) : 1;
+    /* device frames need both models on the GPU (a model the backend could not place
+     * there reads host frames) */
+    p->dev_frames = p->on_gpu && !o->host_frames && face_detector_on_gpu(p->workers[0].det[0]) &&
+                    face_embedder_on_gpu(p->workers[0].emb[0]);
     if ((st = load_watchlist(p, o, p->workers[0].emb[0])))
         goto fail;
+    pl_gpu_watchlist(p);
 
     if (o->tracker) {
         p->topts = *o->tracker;
@@ -305,6 +334,13 @@ ffu_status ffu_pipeline_create(const ffu_pipeline_opts *o, ffu_pipeline **out)
             goto fail;
         }
     p->stats.detect_batched = p->detect_batchable;
+    p->stats.on_gpu = p->on_gpu;
+    if (p->on_gpu)
+        FFU_LOG(&pl_log, FFU_LOG_INFO, "cuda device %d: %d workers, detector batches up to %d, "
+                "embedder up to %d, frames %s, watchlist search on the %s", o->device,
+                p->nworkers, p->det_batch, p->max_batch,
+                p->dev_frames ? "on the device when NVDEC decodes" : "on the host",
+                p->ggpu ? "GPU" : "CPU");
     *out = p;
     return FFU_OK;
 fail:
@@ -393,6 +429,8 @@ ffu_status ffu_pipeline_add_stream(ffu_pipeline *p, const ffu_pipeline_stream_op
     ps->index = p->nstreams;
     ps->live = so->live;
     ps->loop = so->loop;
+    ps->hwaccel = so->hwaccel;
+    ps->hw_device = so->hw_device;
     ps->name = strdup(name);
     ps->url = strdup(so->url);
     ps->annotate = expand_name(so->annotate, name);
@@ -432,6 +470,8 @@ static void job_free(pl_job *j)
     ffu_face_list_free(&j->faces);
     free(j->res);
     free(j->embed_idx);
+    free(j->match);
+    free(j->nmatch);
 }
 
 static void stream_free(pl_stream *ps)
@@ -469,8 +509,10 @@ void ffu_pipeline_destroy(ffu_pipeline *p)
         }
         ffu_landmarker_destroy(w->lm);
         ffu_liveness_destroy(w->live);
+        pl_gpu_worker_free(w);
     }
     free(p->workers);
+    pl_gpu_close(p); /* after the streams and workers: they hold its memory */
     if (p->events)
         fclose(p->events);
     ffu_jw_destroy(p->jw);
@@ -587,6 +629,26 @@ static ffu_status grow(void **v, int *cap, int need, size_t elem)
     return FFU_OK;
 }
 
+/* j->match (2 per face) and j->nmatch for n faces, every face "not searched". */
+static ffu_status grow_matches(pl_job *j, int n)
+{
+    if (n > j->match_cap) {
+        int c = n < 16 ? 16 : 2 * n;
+        ffu_gallery_match *m = realloc(j->match, (size_t)c * 2 * sizeof *m);
+        if (!m)
+            return ffu_error_set(FFU_ERR_NOMEM, "pipeline scratch (%d)", c);
+        j->match = m;
+        int *nm = realloc(j->nmatch, (size_t)c * sizeof *nm);
+        if (!nm)
+            return ffu_error_set(FFU_ERR_NOMEM, "pipeline scratch (%d)", c);
+        j->nmatch = nm;
+        j->match_cap = c;
+    }
+    for (int i = 0; i < n; i++)
+        j->nmatch[i] = -1;
+    return FFU_OK;
+}
+
 /* Under p->mu: the job's tracking step may start when it is its stream's next. */
 static pl_job *take_track_ready(ffu_pipeline *p)
 {
@@ -648,7 +710,9 @@ static void finish_step(pl_worker *w, pl_job *j)
 {
     ffu_pipeline *p = w->p;
     pl_stream *ps = j->ps;
-    const ffu_image *img = &j->frame->image;
+    /* host frames: the frame; device frames: downloaded below only when a snapshot or
+     * the annotated video needs the pixels */
+    const ffu_image *img = j->frame->on_gpu ? NULL : &j->frame->image;
     double pts = j->frame->pts;
     int64_t t0 = ffu_clock_ns();
     int64_t nemb = 0;
@@ -663,11 +727,21 @@ static void finish_step(pl_worker *w, pl_job *j)
             continue;
         if (id != tid)
             pl_crop_merge(ps, tid, id);
-        pl_crop_offer(ps, id, img, f, j->res[i].quality);
+        if (!img && pl_crop_wanted(ps, id, j->res[i].quality))
+            img = pl_frame_host(w, j->frame);
+        if (img)
+            pl_crop_offer(ps, id, img, f, j->res[i].quality);
         ffu_track_vote v = {-1, 0.0f, NAN, NAN, f->liveness};
         if (p->gallery) {
             ffu_gallery_match m[2];
-            int n = ffu_gallery_search(p->gallery, f->embedding, m, 2);
+            int n;
+            if (j->nmatch && j->nmatch[i] >= 0) { /* searched on the GPU with its batch */
+                n = j->nmatch[i];
+                m[0] = j->match[2 * i];
+                m[1] = j->match[2 * i + 1];
+            } else {
+                n = ffu_gallery_search(p->gallery, f->embedding, m, 2);
+            }
             if (n > 0) {
                 v.identity = m[0].identity;
                 v.similarity = m[0].similarity;
@@ -685,7 +759,10 @@ static void finish_step(pl_worker *w, pl_job *j)
     double search_ms = ms_since(t0);
     int64_t t1 = ffu_clock_ns();
     if (ps->w && !ps->writer_failed) {
-        ffu_status st = pl_annotate(ps, img, pts);
+        if (!img)
+            img = pl_frame_host(w, j->frame);
+        ffu_status st = img ? pl_annotate(ps, img, pts)
+                            : ffu_error_set(FFU_ERR_DEVICE, "frame download: %s", ffu_error_message());
         if (st) {
             ps->writer_failed = 1;
             FFU_LOG(&pl_log, FFU_LOG_WARN, "%s: annotated video %s: %s", ps->name, ps->annotate,
@@ -715,13 +792,18 @@ static void track_step(pl_worker *w, pl_job *j)
 {
     ffu_pipeline *p = w->p;
     pl_stream *ps = j->ps;
-    const ffu_image *img = &j->frame->image;
+    const ffu_stream_frame *fr = j->frame;
     double pts = j->frame->pts;
     int64_t t0 = ffu_clock_ns();
     if (!ps->width) {
-        ps->width = img->width;
-        ps->height = img->height;
-        ffu_status st = pl_outputs_begin(ps, img);
+        ps->width = fr->on_gpu ? fr->gpu.width : fr->image.width;
+        ps->height = fr->on_gpu ? fr->gpu.height : fr->image.height;
+        /* the pixels only for a heatmap background or an annotated video */
+        ffu_image size_only = {.width = ps->width, .height = ps->height};
+        const ffu_image *img = p->heatmap_dir || ps->annotate ? pl_frame_host(w, fr) : &size_only;
+        ffu_status st = img ? pl_outputs_begin(ps, img)
+                            : ffu_error_set(FFU_ERR_DEVICE, "%s: first frame: %s", ps->name,
+                                            ffu_error_message());
         if (st) {
             FFU_LOG(&pl_log, FFU_LOG_WARN, "%s: %s", ps->name, ffu_error_message());
             pthread_mutex_lock(&p->smu);
@@ -741,6 +823,8 @@ static void track_step(pl_worker *w, pl_job *j)
     ffu_status st = grow((void **)&j->res, &j->res_cap, n, sizeof *j->res);
     if (!st)
         st = grow((void **)&j->embed_idx, &j->embed_cap, n, sizeof *j->embed_idx);
+    if (!st && p->ggpu) /* room for each face's GPU search answer (2 matches, count) */
+        st = grow_matches(j, n);
     if (!st)
         st = ffu_tracker_update(ps->t, pts, j->faces.faces, n, j->res);
     if (st) {
@@ -782,18 +866,28 @@ static void track_step(pl_worker *w, pl_job *j)
 }
 
 /* Landmarks (optional), liveness (optional) and one embedder run for k faces that may
- * come from several streams; each frame whose last face this was is finished here. */
+ * come from several streams; each frame whose last face this was is finished here. On
+ * the GPU, faces of device frames are embedded from the device, the others from the
+ * host, and the watchlist search for all k is one GPU call. */
 static void embed_step(pl_worker *w, pl_item *items, int k)
 {
     ffu_pipeline *p = w->p;
     const ffu_image *imgs[PL_MAX_BATCH];
-    ffu_face *faces[PL_MAX_BATCH];
+    const ffu_gpu_image *gimgs[PL_MAX_BATCH];
+    ffu_face *faces[PL_MAX_BATCH], *gfaces[PL_MAX_BATCH];
     double lm_ms[PL_MAX_BATCH];
-    int nstreams = 0;
+    int nstreams = 0, nh = 0, ng = 0;
     const pl_stream *seen[PL_MAX_BATCH];
     for (int i = 0; i < k; i++) {
-        imgs[i] = &items[i].job->frame->image;
-        faces[i] = &items[i].job->faces.faces[items[i].face];
+        const ffu_stream_frame *fr = items[i].job->frame;
+        ffu_face *f = &items[i].job->faces.faces[items[i].face];
+        if (fr->on_gpu) {
+            gimgs[ng] = &fr->gpu;
+            gfaces[ng++] = f;
+        } else {
+            imgs[nh] = &fr->image;
+            faces[nh++] = f;
+        }
         lm_ms[i] = 0;
         int known = 0;
         for (int s = 0; s < nstreams && !known; s++)
@@ -803,19 +897,36 @@ static void embed_step(pl_worker *w, pl_item *items, int k)
         if (!w->lm && !w->live)
             continue;
         int64_t t0 = ffu_clock_ns();
+        /* landmarks and liveness read host pixels: a device frame comes down once */
+        const ffu_image *img = pl_frame_host(w, fr);
         /* a failed landmark or liveness run keeps the detector's keypoints / NAN */
-        if (w->lm && ffu_landmarker_run(w->lm, imgs[i], faces[i]) != FFU_OK)
+        if (img && w->lm && ffu_landmarker_run(w->lm, img, f) != FFU_OK)
             FFU_LOG(&pl_log, FFU_LOG_DEBUG, "landmarks: %s", ffu_error_message());
-        if (w->live && ffu_liveness_run(w->live, imgs[i], faces[i]) != FFU_OK)
+        if (img && w->live && ffu_liveness_run(w->live, img, f) != FFU_OK)
             FFU_LOG(&pl_log, FFU_LOG_DEBUG, "liveness: %s", ffu_error_message());
         lm_ms[i] = ms_since(t0);
     }
     int64_t t0 = ffu_clock_ns();
-    int b = embedder_bucket(p, w, log2_floor(k)), step = 1 << b;
-    for (int i = 0; i < k; i += step)
-        if (face_embedder_run_multi(w->emb[b], imgs + i, faces + i, step) != FFU_OK)
-            FFU_LOG(&pl_log, FFU_LOG_WARN, "embedding %d faces: %s", step, ffu_error_message());
+    /* batches of descending powers of two (13 = 8 + 4 + 1; on the CPU k is one power
+     * of two), each on the handle of its size: a handle keeps one batch size, hence one
+     * plan */
+    for (int i = 0; i < ng;) {
+        int b = embedder_bucket(p, w, log2_floor(ng - i)), n = 1 << b;
+        if (face_embedder_run_multi_gpu(w->emb[b], gimgs + i, gfaces + i, n) != FFU_OK)
+            FFU_LOG(&pl_log, FFU_LOG_WARN, "embedding %d faces on the GPU: %s", n,
+                    ffu_error_message());
+        i += n;
+    }
+    for (int i = 0; i < nh;) {
+        int b = embedder_bucket(p, w, log2_floor(nh - i)), n = 1 << b;
+        if (face_embedder_run_multi(w->emb[b], imgs + i, faces + i, n) != FFU_OK)
+            FFU_LOG(&pl_log, FFU_LOG_WARN, "embedding %d faces: %s", n, ffu_error_message());
+        i += n;
+    }
     double per = ms_since(t0) / k;
+    int64_t t1 = ffu_clock_ns();
+    int searched = pl_gpu_search(w, items, k);
+    double search_per = searched ? ms_since(t1) / searched : 0;
     pthread_mutex_lock(&p->smu);
     p->stats.embed_runs++;
     p->stats.embed_items += k;
@@ -828,6 +939,10 @@ static void embed_step(pl_worker *w, pl_item *items, int k)
         ps->st.embed_ms += per;
         ps->st.landmarks_ms += lm_ms[i];
         p->stats.busy_ms += per + lm_ms[i];
+        if (searched && items[i].job->nmatch && items[i].job->nmatch[items[i].face] >= 0) {
+            ps->st.search_ms += search_per;
+            p->stats.busy_ms += search_per;
+        }
     }
     pthread_mutex_unlock(&p->smu);
     /* which frames are complete now (a frame's faces may be split over batches) */
@@ -842,39 +957,61 @@ static void embed_step(pl_worker *w, pl_item *items, int k)
         finish_step(w, done[i]);
 }
 
-/* Detection of k frames (one batched run when the detector allows), face quality, then
- * each frame waits for its stream's tracking step. */
+/* Detection of k frames (one batched run when the detector allows; on the GPU frames
+ * in device memory are read there), face quality, then each frame waits for its
+ * stream's tracking step. */
 static void detect_step(pl_worker *w, pl_job **jobs, int k)
 {
     ffu_pipeline *p = w->p;
-    const ffu_image *imgs[8];
-    ffu_face_list *outs[8];
-    int nstreams = 0;
+    const ffu_image *imgs[PL_DET_BATCH_GPU];
+    const ffu_gpu_image *gimgs[PL_DET_BATCH_GPU];
+    ffu_face_list *outs[PL_DET_BATCH_GPU], *gouts[PL_DET_BATCH_GPU];
+    int nstreams = 0, nh = 0, ng = 0;
     for (int i = 0; i < k; i++) {
-        imgs[i] = &jobs[i]->frame->image;
-        outs[i] = &jobs[i]->faces;
+        if (jobs[i]->frame->on_gpu) {
+            gimgs[ng] = &jobs[i]->frame->gpu;
+            gouts[ng++] = &jobs[i]->faces;
+        } else {
+            imgs[nh] = &jobs[i]->frame->image;
+            outs[nh++] = &jobs[i]->faces;
+        }
         int known = 0;
         for (int s = 0; s < i && !known; s++)
             known = jobs[s]->ps == jobs[i]->ps;
         nstreams += !known;
     }
     int64_t t0 = ffu_clock_ns();
-    int b = detector_bucket(p, w, log2_floor(k)), step = 1 << b;
-    for (int i = 0; i < k; i += step)
-        if (face_detector_detect_multi(w->det[b], imgs + i, outs + i, step) != FFU_OK) {
-            FFU_LOG(&pl_log, FFU_LOG_WARN, "detection of %d frame(s): %s", step,
+    for (int i = 0; i < ng;) { /* as embed_step: descending powers of two */
+        int b = detector_bucket(p, w, log2_floor(ng - i)), n = 1 << b;
+        if (face_detector_detect_multi_gpu(w->det[b], gimgs + i, gouts + i, n) != FFU_OK) {
+            FFU_LOG(&pl_log, FFU_LOG_WARN, "detection of %d device frame(s): %s", n,
                     ffu_error_message());
-            for (int j = i; j < i + step; j++)
+            for (int j = i; j < i + n; j++)
+                ffu_face_list_clear(gouts[j]);
+        }
+        i += n;
+    }
+    for (int i = 0; i < nh;) {
+        int b = detector_bucket(p, w, log2_floor(nh - i)), n = 1 << b;
+        if (face_detector_detect_multi(w->det[b], imgs + i, outs + i, n) != FFU_OK) {
+            FFU_LOG(&pl_log, FFU_LOG_WARN, "detection of %d frame(s): %s", n, ffu_error_message());
+            for (int j = i; j < i + n; j++)
                 ffu_face_list_clear(outs[j]);
         }
-    /* quality (size, sharpness, pose) picks each track's best face; no model, ~0.03 ms */
-    for (int i = 0; i < k; i++)
+        i += n;
+    }
+    /* quality (size, sharpness, pose) picks each track's best face; no model, ~0.03 ms;
+     * device frames: from patches around the faces */
+    for (int i = 0; i < nh; i++)
         for (int f = 0; f < outs[i]->count; f++)
             ffu_face_quality_compute(imgs[i], &outs[i]->faces[f]);
+    if (ng)
+        pl_gpu_quality(w, jobs, k);
     double per = ms_since(t0) / k;
     pthread_mutex_lock(&p->smu);
     p->stats.detect_runs++;
     p->stats.detect_items += k;
+    p->stats.gpu_frames += ng;
     if (k > p->stats.max_detect_batch)
         p->stats.max_detect_batch = k;
     if (nstreams > 1)
@@ -915,7 +1052,9 @@ static void *worker_main(void *arg)
     ffu_pipeline *p = w->p;
     int64_t max_wait = (int64_t)p->o.max_wait_ms * 1000000LL;
     pl_item items[PL_MAX_BATCH];
-    pl_job *jobs[8];
+    pl_job *jobs[PL_DET_BATCH_GPU];
+    if (p->on_gpu)
+        ffu_gpu_make_current(p->gpu); /* CUDA's current device is per thread */
     pthread_mutex_lock(&p->mu);
     while (!p->shutdown) {
         pl_job *tj = take_track_ready(p);
@@ -930,8 +1069,11 @@ static void *worker_main(void *arg)
         int64_t age = ne ? now - p->eq[0].enq_ns : 0;
         int embed_due = ne > 0 && (ne >= p->max_batch || age >= max_wait);
         if (embed_due || (ne > 0 && p->dq_n == 0 && !embed_more_expected(p))) {
-            /* a power of two: the rest stays queued for the next run */
-            int k = 1 << log2_floor(ne < p->max_batch ? ne : p->max_batch);
+            /* CPU: a power of two, the rest stays queued for the next run; GPU: all that
+             * is queued (up to the cap), run as powers of two at once */
+            int k = ne < p->max_batch ? ne : p->max_batch;
+            if (!p->on_gpu)
+                k = 1 << log2_floor(k);
             memcpy(items, p->eq, (size_t)k * sizeof *items);
             memmove(p->eq, p->eq + k, (size_t)(p->eq_n - k) * sizeof *p->eq);
             p->eq_n -= k;
@@ -941,10 +1083,16 @@ static void *worker_main(void *arg)
             continue;
         }
         if (p->dq_n > 0) {
-            /* share the queued frames with the idle workers instead of taking all */
-            int share = (p->dq_n + p->idle) / (p->idle + 1);
-            int k = share < p->det_batch ? share : p->det_batch;
-            k = 1 << log2_floor(k < 1 ? 1 : k);
+            /* CPU: share the queued frames with the idle workers instead of taking all
+             * (a core per batch); GPU: one batch of what is queued, up to det_batch */
+            int k;
+            if (p->on_gpu) {
+                k = p->dq_n < p->det_batch ? p->dq_n : p->det_batch;
+            } else {
+                int share = (p->dq_n + p->idle) / (p->idle + 1);
+                k = share < p->det_batch ? share : p->det_batch;
+                k = 1 << log2_floor(k < 1 ? 1 : k);
+            }
             for (int i = 0; i < k; i++) {
                 jobs[i] = p->dq_head;
                 p->dq_head = p->dq_head->next;
@@ -1005,6 +1153,15 @@ static ffu_status open_stream(ffu_pipeline *p, pl_stream *ps)
     so.realtime = p->o.realtime;
     so.reader.pixfmt = FFU_PIX_RGB24;
     so.reader.threads = 1; /* many streams share the cores; one decoder thread each */
+    so.reader.hwaccel = (ffu_video_hwaccel)ps->hwaccel;
+    so.reader.hw_device = ps->hw_device;
+    /* device frames: only where the models can read them (the same device) */
+    ps->gpu_frames = p->dev_frames && ps->hwaccel != FFU_VIDEO_HWACCEL_NONE &&
+                     ps->hw_device == ffu_gpu_index(p->gpu);
+    so.gpu_frames = ps->gpu_frames;
+    if (p->dev_frames && ps->hwaccel != FFU_VIDEO_HWACCEL_NONE && !ps->gpu_frames)
+        FFU_LOG(&pl_log, FFU_LOG_INFO, "%s: decoding on CUDA device %d, models on %d: frames "
+                "go through the host", ps->name, ps->hw_device, ffu_gpu_index(p->gpu));
     return ffu_stream_open(&ps->s, ps->url, &so);
 }
 

@@ -236,6 +236,8 @@ static ffu_status open_all(job *j, ffu_swapper *sw, const char *in_path, const c
     ffu_video_reader_opts ro;
     memset(&ro, 0, sizeof ro);
     ro.pixfmt = FFU_PIX_RGB24;
+    ro.hwaccel = (ffu_video_hwaccel)vo->hwaccel;
+    ro.hw_device = vo->hw_device;
     if ((st = ffu_video_reader_open(&j->reader, in_path, &ro)) < 0) return st;
     const ffu_video_info *in = ffu_video_reader_info(j->reader);
     j->fps_num = in->fps_num;

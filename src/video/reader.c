@@ -3,7 +3,9 @@
  * caller's ffu_image. Blocking I/O is bounded by an AVIOInterruptCB deadline per call
  * (open, read, seek), which is how timeouts reach every protocol (file, RTSP, HTTP, UDP)
  * without protocol-specific options. Corrupt packets are skipped and counted; a stream
- * that keeps failing, or ends early, is reported as FFU_ERR_FORMAT. */
+ * that keeps failing, or ends early, is reported as FFU_ERR_FORMAT. With hwaccel
+ * (hwaccel.c) NVDEC decodes into device memory: read_gpu hands the surface out as it
+ * is, read downloads only the frames it converts. */
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -30,6 +32,12 @@ typedef struct mem_source {
     size_t size, pos;
 } mem_source;
 
+/* A swscale context and the colour coding it was last set up for. */
+typedef struct conv_state {
+    struct SwsContext *sws;
+    int colorspace, range; /* -1 = not yet */
+} conv_state;
+
 struct ffu_video_reader {
     const ffu_class *cls;
     char *name; /* url, or "memory" */
@@ -41,8 +49,18 @@ struct ffu_video_reader {
     int vstream;
     AVPacket *pkt;
     AVFrame *frame;
-    struct SwsContext *sws;
-    int sws_colorspace, sws_range; /* what sws was last configured with */
+    conv_state cv; /* decoded frame -> the caller's format */
+
+    video_hw hw;          /* NVDEC state; zeroed (CPU) unless hwaccel chose CUDA */
+    AVFrame *sw_frame;    /* host copy of a CUDA frame, reused */
+    conv_state cv_up;     /* read_gpu's fallback: host frame -> NV12 */
+    ffu_image up_host;    /* ... its NV12 on the host */
+    ffu_gpu_image up_dev; /* ... and on the device (read_gpu's view of it) */
+    int up_logged;
+    /* colour coding of the last decoded frame, for ffu_video_reader_color */
+    enum AVColorSpace last_cs;
+    enum AVColorRange last_range;
+    int last_w, last_h, last_yuvj;
 
     ffu_video_info info;
     ffu_pixfmt out_fmt;
@@ -152,7 +170,12 @@ void ffu_video_reader_close(ffu_video_reader *r)
     avcodec_free_context(&r->dec);
     av_packet_free(&r->pkt);
     av_frame_free(&r->frame);
-    sws_freeContext(r->sws);
+    av_frame_free(&r->sw_frame);
+    sws_freeContext(r->cv.sws);
+    sws_freeContext(r->cv_up.sws);
+    ffu_image_release(&r->up_host);
+    ffu_gpu_image_release(&r->up_dev);
+    video_hw_close(&r->hw); /* after everything that holds CUDA memory */
     avformat_close_input(&r->fmt); /* leaves a custom pb alone */
     if (r->mem_io) {
         av_freep(&r->mem_io->buffer);
@@ -170,6 +193,14 @@ static int is_prefix(const char *s, const char *prefix)
 static void copy_name(char *dst, size_t cap, const char *src)
 {
     snprintf(dst, cap, "%s", src ? src : "");
+}
+
+/* Names the decoder in the info: which implementation and where it runs. */
+static void set_decoder_info(ffu_video_reader *r)
+{
+    r->info.hwaccel = r->hw.active;
+    snprintf(r->info.decoder, sizeof r->info.decoder, "%s (%s)", r->dec->codec->name,
+             r->hw.active == FFU_VIDEO_HWACCEL_CUDA ? "nvdec" : "cpu");
 }
 
 static void fill_info(ffu_video_reader *r)
@@ -209,6 +240,11 @@ static void fill_info(ffu_video_reader *r)
     in->has_audio = in->audio_streams > 0;
     in->seekable = r->fmt->pb && (r->fmt->pb->seekable & AVIO_SEEKABLE_NORMAL);
     r->frame_dur = in->fps > 0 ? 1.0 / in->fps : 1.0 / 25;
+    set_decoder_info(r);
+    r->last_cs = par->color_space;
+    r->last_range = par->color_range;
+    r->last_w = par->width;
+    r->last_h = par->height;
 }
 
 static ffu_status open_common(ffu_video_reader *r, const char *url, const ffu_video_reader_opts *o)
@@ -222,6 +258,8 @@ static ffu_status open_common(ffu_video_reader *r, const char *url, const ffu_vi
                              r->name, ffu_pixfmt_name(pf));
     if (o->width < 0 || o->height < 0 || o->max_pixels < 0)
         return ffu_error_set(FFU_ERR_INVALID, "%s: negative size option", r->name);
+    ffu_status hst = video_hw_check_opts(o, r->name);
+    if (hst < 0) return hst;
     r->out_fmt = pf;
     r->timeout_ms = o->timeout_ms == 0 ? FFU_VIDEO_TIMEOUT_MS_DEFAULT : o->timeout_ms;
     r->user_interrupt = o->interrupt;
@@ -311,12 +349,22 @@ static ffu_status open_common(ffu_video_reader *r, const char *url, const ffu_vi
         return ffu_error_set(FFU_ERR_TOO_LARGE, "%s: video %dx%d exceeds the size cap", r->name,
                              par->width, par->height);
 
+    /* NVDEC or the CPU; may pick another decoder of the codec (one with a CUDA hwaccel). */
+    ffu_status st = video_hw_open(&r->hw, r, r->name, o, &codec);
+    if (st < 0) return st;
     r->dec = avcodec_alloc_context3(codec);
     if (!r->dec) return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", r->name);
     ret = avcodec_parameters_to_context(r->dec, par);
     if (ret < 0) return fail(r, ret, "bad codec parameters");
     r->dec->pkt_timebase = r->st->time_base;
     r->dec->thread_count = o->threads > 0 ? o->threads : 0;
+    if (r->hw.active == FFU_VIDEO_HWACCEL_CUDA) {
+        /* NVDEC decodes; CPU threads would only parse, and each frame thread takes one
+         * more decode surface from NVDEC's limit of 32 (FFmpeg adds thread_count to the
+         * pool): unless asked otherwise, one thread. */
+        if (o->threads <= 0) r->dec->thread_count = 1;
+        if ((st = video_hw_attach(&r->hw, r->dec, r->name)) < 0) return st;
+    }
     /* The decoder refuses larger frames itself, so a stream that grows mid-way (or lies
      * in its headers) cannot make it allocate past the cap. */
     r->dec->max_pixels = max_pixels;
@@ -343,7 +391,8 @@ static ffu_status open_common(ffu_video_reader *r, const char *url, const ffu_vi
     else if (r->fmt->start_time != AV_NOPTS_VALUE)
         r->origin = av_rescale_q(r->fmt->start_time, AV_TIME_BASE_Q, r->st->time_base);
     r->last_pts = -r->frame_dur;
-    r->sws_colorspace = r->sws_range = -1;
+    r->cv.colorspace = r->cv.range = -1;
+    r->cv_up.colorspace = r->cv_up.range = -1;
     r->end_status = FFU_EOF;
     return FFU_OK;
 }
@@ -453,6 +502,13 @@ static ffu_status decode_next(ffu_video_reader *r)
         int ret = avcodec_receive_frame(r->dec, r->frame);
         if (ret >= 0) {
             r->consecutive_errors = 0;
+            /* Did NVDEC decode it? It may refuse a stream once it sees its first SPS. */
+            ffu_status hs = video_hw_frame_check(&r->hw, r, r->name, r->dec, r->frame);
+            if (hs < 0) {
+                av_frame_unref(r->frame);
+                return hs;
+            }
+            if (hs > 0) set_decoder_info(r);
             return FFU_OK;
         }
         if (ret == AVERROR_EOF) {
@@ -541,48 +597,71 @@ static int is_yuvj(enum AVPixelFormat f)
            f == AV_PIX_FMT_YUVJ440P || f == AV_PIX_FMT_YUVJ411P;
 }
 
-static ffu_status convert_frame(ffu_video_reader *r, ffu_image *img)
+/* Converts f (host memory) into img as fmt/avfmt w x h: allocates img when it is empty,
+ * else img must be exactly that. cv keeps the swscale context between frames. */
+static ffu_status convert_into(ffu_video_reader *r, conv_state *cv, const AVFrame *f,
+                               ffu_image *img, ffu_pixfmt fmt, enum AVPixelFormat avfmt, int w,
+                               int h)
 {
-    AVFrame *f = r->frame;
     enum AVPixelFormat src = (enum AVPixelFormat)f->format;
     if (f->width <= 0 || f->height <= 0 || src == AV_PIX_FMT_NONE)
         return ffu_error_set(FFU_ERR_FORMAT, "%s: decoder gave an empty frame", r->name);
-    struct SwsContext *prev = r->sws;
-    r->sws = sws_getCachedContext(r->sws, f->width, f->height, src, r->out_w, r->out_h,
-                                  r->out_avfmt, SWS_BILINEAR, NULL, NULL, NULL);
-    if (!r->sws)
+    struct SwsContext *prev = cv->sws;
+    cv->sws = sws_getCachedContext(cv->sws, f->width, f->height, src, w, h, avfmt, SWS_BILINEAR,
+                                   NULL, NULL, NULL);
+    if (!cv->sws)
         return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: cannot convert %s %dx%d to %s", r->name,
-                             av_get_pix_fmt_name(src), f->width, f->height,
-                             ffu_pixfmt_name(r->out_fmt));
+                             av_get_pix_fmt_name(src), f->width, f->height, ffu_pixfmt_name(fmt));
     /* YUV -> RGB needs the stream's matrix and range; swscale assumes BT.601 limited. */
     const AVPixFmtDescriptor *sd = av_pix_fmt_desc_get(src);
     int src_yuv = sd && !(sd->flags & AV_PIX_FMT_FLAG_RGB) && sd->nb_components >= 3;
     int cs = sws_cs_of(f->colorspace, f->width, f->height);
     int full = f->color_range == AVCOL_RANGE_JPEG || is_yuvj(src);
-    if (src_yuv && (r->sws != prev || cs != r->sws_colorspace || full != r->sws_range)) {
-        int out_yuv = r->out_fmt == FFU_PIX_NV12 || r->out_fmt == FFU_PIX_YUV420P;
+    if (src_yuv && (cv->sws != prev || cs != cv->colorspace || full != cv->range)) {
+        int out_yuv = fmt == FFU_PIX_NV12 || fmt == FFU_PIX_YUV420P;
         /* YUV outputs keep the source's coding (no matrix change); RGB/gray are full range. */
-        sws_setColorspaceDetails(r->sws, sws_getCoefficients(cs), full, sws_getCoefficients(cs),
+        sws_setColorspaceDetails(cv->sws, sws_getCoefficients(cs), full, sws_getCoefficients(cs),
                                  out_yuv ? full : 1, 0, 1 << 16, 1 << 16);
-        r->sws_colorspace = cs;
-        r->sws_range = full;
+        cv->colorspace = cs;
+        cv->range = full;
     }
 
     if (!img->data[0]) {
-        ffu_status st = ffu_image_create(img, r->out_fmt, r->out_w, r->out_h);
+        ffu_status st = ffu_image_create(img, fmt, w, h);
         if (st < 0) return st;
-    } else if (img->fmt != r->out_fmt || img->width != r->out_w || img->height != r->out_h) {
+    } else if (img->fmt != fmt || img->width != w || img->height != h) {
         return ffu_error_set(FFU_ERR_INVALID,
                              "%s: frame image is %s %dx%d, the reader gives %s %dx%d", r->name,
                              ffu_pixfmt_name(img->fmt), img->width, img->height,
-                             ffu_pixfmt_name(r->out_fmt), r->out_w, r->out_h);
+                             ffu_pixfmt_name(fmt), w, h);
     }
     uint8_t *dst[4] = {img->data[0], img->data[1], img->data[2], NULL};
     int dst_stride[4] = {img->stride[0], img->stride[1], img->stride[2], 0};
-    int h = sws_scale(r->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst,
-                      dst_stride);
-    if (h <= 0) return ffu_error_set(FFU_ERR_INTERNAL, "%s: sws_scale failed", r->name);
+    int hh = sws_scale(cv->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst,
+                       dst_stride);
+    if (hh <= 0) return ffu_error_set(FFU_ERR_INTERNAL, "%s: sws_scale failed", r->name);
     return FFU_OK;
+}
+
+/* The decoded frame in host memory: itself, or its download from the device. */
+static ffu_status host_frame(ffu_video_reader *r, const AVFrame **out)
+{
+    *out = r->frame;
+    if (r->frame->format != AV_PIX_FMT_CUDA) return FFU_OK;
+    if (!r->sw_frame && !(r->sw_frame = av_frame_alloc()))
+        return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", r->name);
+    ffu_status st = video_hw_download(r->sw_frame, r->frame, r->name);
+    if (st < 0) return st;
+    *out = r->sw_frame;
+    return FFU_OK;
+}
+
+static ffu_status convert_frame(ffu_video_reader *r, ffu_image *img)
+{
+    const AVFrame *f;
+    ffu_status st = host_frame(r, &f);
+    if (st < 0) return st;
+    return convert_into(r, &r->cv, f, img, r->out_fmt, r->out_avfmt, r->out_w, r->out_h);
 }
 
 static double frame_time(ffu_video_reader *r)
@@ -610,6 +689,12 @@ ffu_status video_reader_decode(ffu_video_reader *r, double *pts)
         r->seeking = 0;
         r->last_pts = t;
         r->stats.frames++;
+        r->last_cs = r->frame->colorspace;
+        r->last_range = r->frame->color_range;
+        r->last_w = r->frame->width;
+        r->last_h = r->frame->height;
+        enum AVPixelFormat sw = video_hw_sw_format(r->frame);
+        r->last_yuvj = is_yuvj(sw != AV_PIX_FMT_NONE ? sw : (enum AVPixelFormat)r->frame->format);
         if (pts) *pts = t;
         return FFU_OK;
     }
@@ -663,4 +748,109 @@ ffu_status ffu_video_reader_seek(ffu_video_reader *r, double seconds)
     r->seek_to = seconds;
     r->last_pts = seconds - r->frame_dur;
     return FFU_OK;
+}
+
+/* ---- frames on the device ------------------------------------------------------------ */
+
+/* read_gpu when the frame is not an NV12 surface (NVDEC refused the stream, or a 10-bit
+ * surface): NV12 on the host, uploaded into the reader's own device buffer. */
+static ffu_status upload_nv12(ffu_video_reader *r, ffu_gpu_image *view)
+{
+    const AVFrame *f;
+    ffu_status st = host_frame(r, &f);
+    if (st < 0) return st;
+    int w = f->width & ~1, h = f->height & ~1;
+    if (w <= 0 || h <= 0)
+        return ffu_error_set(FFU_ERR_FORMAT, "%s: frame %dx%d is too small for NV12", r->name,
+                             f->width, f->height);
+    if (r->up_host.data[0] && (r->up_host.width != w || r->up_host.height != h)) {
+        ffu_image_release(&r->up_host);
+        ffu_gpu_image_release(&r->up_dev);
+    }
+    if (!r->up_logged) {
+        r->up_logged = 1;
+        FFU_LOG(r, FFU_LOG_INFO, "read_gpu: %s frames go through the host (convert + upload)",
+                av_get_pix_fmt_name(f->format));
+    }
+    st = convert_into(r, &r->cv_up, f, &r->up_host, FFU_PIX_NV12, AV_PIX_FMT_NV12, w, h);
+    if (st < 0) return st;
+    if (!r->up_dev.data[0] &&
+        (st = ffu_gpu_image_create(r->hw.gpu, &r->up_dev, FFU_PIX_NV12, w, h)) < 0)
+        return st;
+    if ((st = ffu_gpu_image_upload(NULL, &r->up_host, &r->up_dev)) < 0) return st;
+    *view = r->up_dev;
+    view->owned = 0;
+    return FFU_OK;
+}
+
+ffu_status ffu_video_reader_read_gpu(ffu_video_reader *r, ffu_gpu_image *frame, double *pts)
+{
+    if (frame) memset(frame, 0, sizeof *frame);
+    if (pts) *pts = 0;
+    if (!r || !frame)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_read_gpu: NULL argument");
+    if (!r->hw.gpu)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED,
+                             "%s: read_gpu needs a reader that decodes with NVDEC (hwaccel %s, "
+                             "decoder %s)",
+                             r->name, ffu_video_hwaccel_name(r->hw.want), r->info.decoder);
+    /* The previous view's surface is dropped here: its validity ends with this call. */
+    ffu_status st = video_reader_decode(r, pts);
+    if (st == FFU_OK) {
+        const AVFrame *f = r->frame;
+        if (video_hw_sw_format(f) == AV_PIX_FMT_NV12) {
+            st = video_hw_sync(&r->hw, r->name);
+            if (st == FFU_OK) {
+                /* NV12 images have even sizes (image_plane_layout); an odd last
+                 * row or column of the surface is left out of the view. */
+                frame->fmt = FFU_PIX_NV12;
+                frame->width = f->width & ~1;
+                frame->height = f->height & ~1;
+                frame->data[0] = f->data[0];
+                frame->data[1] = f->data[1];
+                frame->stride[0] = f->linesize[0];
+                frame->stride[1] = f->linesize[1];
+                frame->gpu = r->hw.gpu;
+                frame->owned = 0;
+            }
+        } else {
+            st = upload_nv12(r, frame);
+        }
+    }
+    if (st != FFU_OK) {
+        memset(frame, 0, sizeof *frame);
+        if (pts) *pts = 0;
+    } else {
+        int matrix = 601, full = 0;
+        ffu_video_reader_color(r, &matrix, &full);
+        frame->yuv = ffu_image_yuv_coding(matrix, full);
+    }
+    return st;
+}
+
+void ffu_video_reader_color(const ffu_video_reader *r, int *matrix, int *full_range)
+{
+    int m = 601, full = 0;
+    if (r) {
+        switch (r->last_cs) {
+        case AVCOL_SPC_BT709:
+        case AVCOL_SPC_SMPTE240M: /* 240M's matrix is within a rounding of 709's */
+            m = 709;
+            break;
+        case AVCOL_SPC_BT2020_NCL:
+        case AVCOL_SPC_BT2020_CL:
+            m = 2020;
+            break;
+        case AVCOL_SPC_BT470BG:
+        case AVCOL_SPC_SMPTE170M:
+        case AVCOL_SPC_FCC:
+            m = 601;
+            break;
+        default: /* untagged: the same rule as sws_cs_of */
+            m = (r->last_w >= 1280 || r->last_h > 576) ? 709 : 601;
+        }
+        full = r->last_range == AVCOL_RANGE_JPEG || r->last_yuvj;
+    }
+    if (matrix) *matrix = m;
+    if (full_range) *full_range = full;
 }

@@ -11,7 +11,14 @@
  * the decode thread holds it only to publish a frame or a state change, never while it
  * opens or reads. Two condition variables on CLOCK_MONOTONIC: `cv_pop` (a frame or a
  * final state for the consumer), `cv_push` (room in the ring, a stop, or the end of a
- * backoff / pacing wait for the thread). */
+ * backoff / pacing wait for the thread).
+ *
+ * Device frames (opts.gpu_frames with NVDEC): the thread reads with read_gpu, and a
+ * sampled frame is copied device to device from the NVDEC surface (valid only until the
+ * next read) into a slot's NV12 ffu_gpu_image, on the stream's own CUDA stream, synced
+ * before the frame is published. The slot is claimed under the lock (FILLING) and
+ * filled outside it, so the consumer never waits on a copy. Host frames stay as they
+ * were; a connection without NVDEC simply gives host frames. */
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -39,7 +46,7 @@
  * would simply have lost those frames. */
 #define PACE_MAX_LAG_S 1.0
 
-typedef enum slot_state { SLOT_FREE = 0, SLOT_QUEUED, SLOT_HELD } slot_state;
+typedef enum slot_state { SLOT_FREE = 0, SLOT_QUEUED, SLOT_HELD, SLOT_FILLING } slot_state;
 
 typedef struct slot {
     ffu_stream_frame frame; /* first member: a ffu_stream_frame * is a slot * */
@@ -69,6 +76,7 @@ struct ffu_stream {
     /* ---- guarded by mu ---- */
     slot *slots;
     int nslots, slots_ready;
+    int gslots_ready; /* the slots' device images exist (gpu_frames) */
     int *ring; /* slot indices, oldest at ring_head */
     int ring_cap, ring_head, ring_count;
     int held;
@@ -85,6 +93,12 @@ struct ffu_stream {
     ffu_image work;   /* the decode target; swapped into a slot when sampled */
     int out_w, out_h; /* fixed by the first open; later opens scale to it */
     ffu_pixfmt out_fmt;
+    /* gpu_frames: dev_mode while this connection reads device frames; the device, copy
+     * stream and slot size come from the first device frame and stay. */
+    int dev_mode;
+    ffu_gpu *gpu;
+    ffu_gpu_stream *copy;
+    int dev_w, dev_h;
     double frame_dur;      /* of the current connection */
     double offset;         /* stream pts = reader pts + offset */
     double last_pts;       /* stream pts of the last decoded frame; < 0 before any */
@@ -278,20 +292,13 @@ static int free_slot_locked(ffu_stream *s)
     return -1;
 }
 
-/* Moves the decoded image (s->work) into the ring as sampled frame. Returns FFU_OK,
- * FFU_ERR_CLOSED when a stop came while a file waited for room, or an allocation
- * error. */
-static ffu_status publish(ffu_stream *s, double pts, int64_t decoded_seq, int64_t wall_ns)
+/* Claims the slot the next sampled frame goes into and marks it FILLING: a free slot,
+ * or with a full ring the oldest waiting frame (live, drop_when_full) or, for a file,
+ * the first slot freed by the consumer. Returns the index, or -1 with *err set
+ * (FFU_ERR_CLOSED when a stop came while waiting). mu held. */
+static int claim_slot_locked(ffu_stream *s, ffu_status *err)
 {
     int drop = s->live || s->o.drop_when_full;
-    pthread_mutex_lock(&s->mu);
-    if (!s->slots_ready) {
-        ffu_status st = alloc_slots_locked(s);
-        if (st < 0) {
-            pthread_mutex_unlock(&s->mu);
-            return st;
-        }
-    }
     int idx;
     if (s->ring_count == s->ring_cap && drop) {
         idx = ring_pop_locked(s); /* the oldest waiting frame gives way */
@@ -300,20 +307,37 @@ static ffu_status publish(ffu_stream *s, double pts, int64_t decoded_seq, int64_
         while (s->ring_count == s->ring_cap && !atomic_load(&s->stop))
             pthread_cond_wait(&s->cv_push, &s->mu);
         if (atomic_load(&s->stop)) {
-            pthread_mutex_unlock(&s->mu);
-            return FFU_ERR_CLOSED;
+            *err = FFU_ERR_CLOSED;
+            return -1;
         }
-        /* ring_count < cap and held <= max_held leave a free slot (nslots = cap + max_held). */
+        /* queued + filling <= cap and held <= max_held leave a free slot
+         * (nslots = cap + max_held). */
         idx = free_slot_locked(s);
         if (idx < 0) {
-            pthread_mutex_unlock(&s->mu);
-            return ffu_error_set(FFU_ERR_INTERNAL, "%s: no free frame slot", s->name);
+            *err = ffu_error_set(FFU_ERR_INTERNAL, "%s: no free frame slot", s->name);
+            return -1;
         }
     }
+    s->slots[idx].state = SLOT_FILLING;
+    return idx;
+}
+
+/* The colour coding of the frame the reader just decoded (what its YUV means). */
+static void set_coding(ffu_stream *s, ffu_stream_frame *f)
+{
+    int matrix = 601, full = 0;
+    ffu_video_reader_color(s->reader, &matrix, &full);
+    ffu_yuv_coding c = ffu_image_yuv_coding(matrix, full);
+    f->yuv_full_range = c.range == FFU_YUV_FULL;
+    f->yuv_matrix = c.matrix;
+    if (f->on_gpu) f->gpu.yuv = c;
+}
+
+/* Puts a filled slot into the ring. mu held. */
+static void commit_slot_locked(ffu_stream *s, int idx, double pts, int64_t decoded_seq,
+                               int64_t wall_ns)
+{
     slot *sl = &s->slots[idx];
-    ffu_image tmp = sl->frame.image; /* same format and size as work: swap, no copy */
-    sl->frame.image = s->work;
-    s->work = tmp;
     sl->frame.pts = pts;
     sl->frame.seq = s->h.sampled++;
     sl->frame.decoded_seq = decoded_seq;
@@ -323,6 +347,98 @@ static ffu_status publish(ffu_stream *s, double pts, int64_t decoded_seq, int64_
     s->ring[(s->ring_head + s->ring_count++) % s->ring_cap] = idx;
     rate_tick_locked(s, ffu_clock_ns());
     pthread_cond_signal(&s->cv_pop);
+}
+
+/* Moves the decoded image (s->work) into the ring as sampled frame. Returns FFU_OK,
+ * FFU_ERR_CLOSED when a stop came while a file waited for room, or an allocation
+ * error. */
+static ffu_status publish(ffu_stream *s, double pts, int64_t decoded_seq, int64_t wall_ns)
+{
+    pthread_mutex_lock(&s->mu);
+    if (!s->slots_ready) {
+        ffu_status st = alloc_slots_locked(s);
+        if (st < 0) {
+            pthread_mutex_unlock(&s->mu);
+            return st;
+        }
+    }
+    ffu_status err = FFU_OK;
+    int idx = claim_slot_locked(s, &err);
+    if (idx < 0) {
+        pthread_mutex_unlock(&s->mu);
+        return err;
+    }
+    slot *sl = &s->slots[idx];
+    ffu_image tmp = sl->frame.image; /* same format and size as work: swap, no copy */
+    sl->frame.image = s->work;
+    s->work = tmp;
+    sl->frame.on_gpu = 0;
+    set_coding(s, &sl->frame);
+    commit_slot_locked(s, idx, pts, decoded_seq, wall_ns);
+    pthread_mutex_unlock(&s->mu);
+    return FFU_OK;
+}
+
+/* The device, the copy stream and the slots' NV12 images, at the first device frame
+ * (view: its device and size). Thread only; the slots are taken under mu. */
+static ffu_status prepare_gpu_slots(ffu_stream *s, const ffu_gpu_image *view)
+{
+    ffu_status st;
+    if (!s->gpu) {
+        if ((st = ffu_gpu_open(ffu_gpu_index(view->gpu), &s->gpu)) < 0) return st;
+        ffu_gpu_make_current(s->gpu); /* the device of this thread's copies */
+        if ((st = ffu_gpu_stream_create(s->gpu, &s->copy)) < 0) return st;
+        s->dev_w = view->width;
+        s->dev_h = view->height;
+    }
+    pthread_mutex_lock(&s->mu);
+    st = FFU_OK;
+    for (int i = 0; !s->gslots_ready && i < s->nslots; i++) {
+        st = ffu_gpu_image_create(s->gpu, &s->slots[i].frame.gpu, FFU_PIX_NV12, s->dev_w, s->dev_h);
+        if (st < 0) {
+            for (int k = 0; k < i; k++)
+                ffu_gpu_image_release(&s->slots[k].frame.gpu);
+            st = ffu_error_set(st, "%s: cannot allocate %d device frame slots of %dx%d", s->name,
+                               s->nslots, s->dev_w, s->dev_h);
+            break;
+        }
+    }
+    if (st == FFU_OK) s->gslots_ready = 1;
+    pthread_mutex_unlock(&s->mu);
+    return st;
+}
+
+/* The device twin of publish: the NVDEC surface (valid until the next read) is copied
+ * into a claimed slot outside the lock; the copy is complete before the frame is
+ * published. */
+static ffu_status publish_gpu(ffu_stream *s, const ffu_gpu_image *view, double pts,
+                              int64_t decoded_seq, int64_t wall_ns)
+{
+    ffu_status st = prepare_gpu_slots(s, view);
+    if (st < 0) return st;
+    pthread_mutex_lock(&s->mu);
+    int idx = claim_slot_locked(s, &st);
+    pthread_mutex_unlock(&s->mu);
+    if (idx < 0) return st;
+    slot *sl = &s->slots[idx];
+    ffu_gpu_image *d = &sl->frame.gpu;
+    int w = view->width, h = view->height;
+    st = ffu_gpu_copy_2d(s->copy, d->data[0], (size_t)d->stride[0], view->data[0],
+                         (size_t)view->stride[0], (size_t)w, (size_t)h);
+    if (st == FFU_OK)
+        st = ffu_gpu_copy_2d(s->copy, d->data[1], (size_t)d->stride[1], view->data[1],
+                             (size_t)view->stride[1], (size_t)w, (size_t)(h / 2));
+    if (st == FFU_OK) st = ffu_gpu_stream_sync(s->copy);
+    pthread_mutex_lock(&s->mu);
+    if (st < 0) {
+        sl->state = SLOT_FREE;
+        pthread_mutex_unlock(&s->mu);
+        return ffu_error_set(st, "%s: copying a decoded frame on the device: %s", s->name,
+                             ffu_error_message());
+    }
+    sl->frame.on_gpu = 1;
+    set_coding(s, &sl->frame);
+    commit_slot_locked(s, idx, pts, decoded_seq, wall_ns);
     pthread_mutex_unlock(&s->mu);
     return FFU_OK;
 }
@@ -355,6 +471,14 @@ static ffu_status open_reader(ffu_stream *s)
         s->out_h = h;
         s->out_fmt = fmt;
     }
+    s->dev_mode = 0;
+    if (s->o.gpu_frames) {
+        if (in->hwaccel == FFU_VIDEO_HWACCEL_CUDA)
+            s->dev_mode = 1;
+        else
+            FFU_LOG(s, FFU_LOG_INFO, "gpu frames: the decoder is %s, frames come on the host",
+                    in->decoder);
+    }
     s->frame_dur = in->fps > 0 ? 1.0 / in->fps : 1.0 / 25;
     /* Keeping at most every third frame: frames nothing refers to need not be decoded
      * at all (a 1080p30 x264 stream sampled at 5 fps decodes a third less). */
@@ -364,8 +488,20 @@ static ffu_status open_reader(ffu_stream *s)
     s->h.width = s->out_w;
     s->h.height = s->out_h;
     s->h.source_fps = in->fps;
+    s->h.gpu_frames = s->dev_mode;
+    snprintf(s->h.decoder, sizeof s->h.decoder, "%s", in->decoder);
     pthread_mutex_unlock(&s->mu);
     return FFU_OK;
+}
+
+/* Leaves device frames for the rest of this connection (health says so). */
+static void leave_dev_mode(ffu_stream *s, const char *why)
+{
+    s->dev_mode = 0;
+    pthread_mutex_lock(&s->mu);
+    s->h.gpu_frames = 0;
+    pthread_mutex_unlock(&s->mu);
+    FFU_LOG(s, FFU_LOG_INFO, "gpu frames: %s; frames come on the host", why);
 }
 
 /* Turns the reader's pts into the stream clock: continuous across loops and
@@ -446,8 +582,11 @@ static run_end run_connection(ffu_stream *s, ffu_status *err)
         double t = 0;
         atomic_store(&s->stalled, 0);
         if (s->live) atomic_store(&s->read_since_ns, (long long)ffu_clock_ns());
-        /* Decode only; the colour conversion is paid for the frames sampling keeps. */
-        ffu_status st = video_reader_decode(s->reader, &t);
+        /* Decode only; the colour conversion is paid for the frames sampling keeps.
+         * Device frames: the surface as it is (read_gpu copies nothing for NV12). */
+        ffu_gpu_image view = {0};
+        ffu_status st = s->dev_mode ? ffu_video_reader_read_gpu(s->reader, &view, &t)
+                                    : video_reader_decode(s->reader, &t);
         atomic_store(&s->read_since_ns, 0);
         if (atomic_load(&s->stop)) return RUN_STOP;
         if (st == FFU_EOF) {
@@ -483,19 +622,37 @@ static run_end run_connection(ffu_stream *s, ffu_status *err)
         double pts = stream_pts(s, t, now);
         s->last_pts = pts;
         s->last_frame_ns = now;
+        const ffu_video_info *vi = ffu_video_reader_info(s->reader);
         pthread_mutex_lock(&s->mu);
         int64_t dseq = s->h.decoded++;
         s->h.thread_cpu_s = thread_cpu_seconds();
+        if (vi->hwaccel != s->info.hwaccel) { /* NVDEC refused the stream: now the CPU */
+            s->info.hwaccel = vi->hwaccel;
+            memcpy(s->info.decoder, vi->decoder, sizeof s->info.decoder);
+            snprintf(s->h.decoder, sizeof s->h.decoder, "%s", vi->decoder);
+        }
         rate_tick_locked(s, now);
         if (s->state != FFU_STREAM_RUNNING) set_state_locked(s, FFU_STREAM_RUNNING);
         pthread_mutex_unlock(&s->mu);
+        /* the frame read_gpu gave is still held by the reader: the host path below can
+         * convert it when device frames stop here */
+        if (s->dev_mode && vi->hwaccel != FFU_VIDEO_HWACCEL_CUDA)
+            leave_dev_mode(s, "NVDEC refused the stream");
+        else if (s->dev_mode && ((view.width | view.height) & 1))
+            leave_dev_mode(s, "odd frame size");
+        else if (s->dev_mode && s->gpu && (view.width != s->dev_w || view.height != s->dev_h))
+            leave_dev_mode(s, "the frame size differs from the first connection's");
         if (!s->live && s->o.realtime) pace(s, pts);
         if (!want_sample(s, pts)) continue;
-        if ((st = video_reader_convert(s->reader, &s->work)) < 0) {
-            *err = st;
-            return RUN_ERROR;
+        if (s->dev_mode) {
+            st = publish_gpu(s, &view, pts, dseq, wall);
+        } else {
+            if ((st = video_reader_convert(s->reader, &s->work)) < 0) {
+                *err = st;
+                return RUN_ERROR;
+            }
+            st = publish(s, pts, dseq, wall);
         }
-        st = publish(s, pts, dseq, wall);
         if (st == FFU_ERR_CLOSED) return RUN_STOP;
         if (st < 0) {
             *err = st;
@@ -558,7 +715,8 @@ static void *stream_main(void *arg)
         if (end == RUN_ERROR) {
             if (st == FFU_ERR_CLOSED && atomic_load(&s->stop)) break;
             note_error(s, st);
-            if (!s->live || st == FFU_ERR_INVALID) {
+            /* Bad options, or NVDEC required where there is none: retrying cannot help. */
+            if (!s->live || st == FFU_ERR_INVALID || st == FFU_ERR_DEVICE) {
                 finish(s, FFU_STREAM_FAILED, st);
                 goto out;
             }
@@ -609,7 +767,7 @@ static ffu_status check_opts(const ffu_stream_opts *o)
                                  "ffu_stream_open: stall/backoff times must be in 0..1e6 s");
     if (o->max_reconnects < 0)
         return ffu_error_set(FFU_ERR_INVALID, "ffu_stream_open: max_reconnects is negative");
-    return FFU_OK;
+    return video_hw_check_opts(&o->reader, "ffu_stream_open");
 }
 
 /* The reader options hold borrowed strings; the thread outlives the caller's. */
@@ -632,10 +790,14 @@ static ffu_status copy_reader_strings(ffu_stream *s)
 static void stream_free(ffu_stream *s)
 {
     if (!s) return;
-    for (int i = 0; s->slots && i < s->nslots; i++)
+    for (int i = 0; s->slots && i < s->nslots; i++) {
         ffu_image_release(&s->slots[i].frame.image);
+        ffu_gpu_image_release(&s->slots[i].frame.gpu);
+    }
     ffu_image_release(&s->work);
     close_reader(s);
+    ffu_gpu_stream_destroy(s->copy);
+    ffu_gpu_close(s->gpu);
     free(s->slots);
     free(s->ring);
     if (s->av_options_copy)

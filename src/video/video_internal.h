@@ -27,4 +27,46 @@ void video_reader_skip_nonref(ffu_video_reader *r, int skip);
 /* avformat_network_init and avdevice registration, once per process. */
 void video_global_init(void);
 
+/* ---- NVDEC through FFmpeg's CUDA hwaccel (src/video/hwaccel.c) ---------------------- */
+
+struct AVBufferRef;
+struct AVCodec;
+struct AVCodecContext;
+struct AVFrame;
+
+/* A reader's hardware decoding state. Zeroed = CPU decoding. */
+typedef struct video_hw {
+    ffu_video_hwaccel want;   /* what the options asked for */
+    ffu_video_hwaccel active; /* CUDA while NVDEC decodes; NONE on the CPU */
+    int device;
+    ffu_gpu *gpu;                   /* held from an open that chose CUDA until close */
+    struct AVBufferRef *device_ref; /* FFmpeg's CUDA device on the primary context */
+    int refused;                    /* get_format was offered no CUDA surface */
+} video_hw;
+
+/* FFU_ERR_INVALID for an out-of-range hwaccel or a negative hw_device. */
+ffu_status video_hw_check_opts(const ffu_video_reader_opts *o, const char *name);
+/* Decides where to decode the stream `codec` (*codec) is for. CUDA: opens the ffu_gpu
+ * and FFmpeg's CUDA device on the same primary context, and may replace *codec by
+ * another decoder of the same codec that has a CUDA hwaccel (AV1: libdav1d has none,
+ * FFmpeg's own "av1" has). AUTO without NVDEC: FFU_OK, CPU, one info line on log_obj.
+ * CUDA without NVDEC: FFU_ERR_DEVICE saying why. */
+ffu_status video_hw_open(video_hw *hw, const void *log_obj, const char *name,
+                         const ffu_video_reader_opts *o, const struct AVCodec **codec);
+/* Connects an allocated, not yet opened decoder context to the CUDA device. */
+ffu_status video_hw_attach(video_hw *hw, struct AVCodecContext *dec, const char *name);
+/* After each decoded frame: FFU_OK when it is where hw says, 1 when NVDEC refused the
+ * stream and AUTO moved to the CPU (hw->active changed; logged), FFU_ERR_DEVICE when
+ * CUDA was required. */
+ffu_status video_hw_frame_check(video_hw *hw, const void *log_obj, const char *name,
+                                const struct AVCodecContext *dec, const struct AVFrame *f);
+/* Copies a CUDA frame into dst (host, the surface's sw format), reusing dst's buffers
+ * when they fit. Also copies the colour fields convert needs. */
+ffu_status video_hw_download(struct AVFrame *dst, const struct AVFrame *src, const char *name);
+/* Waits for the work FFmpeg queued on the device (the surface copy of the frame). */
+ffu_status video_hw_sync(video_hw *hw, const char *name);
+/* FFmpeg's CUDA surface format of f (AV_PIX_FMT_NV12, P010, ...), NONE if not CUDA. */
+enum AVPixelFormat video_hw_sw_format(const struct AVFrame *f);
+void video_hw_close(video_hw *hw);
+
 #endif

@@ -1,4 +1,6 @@
-/* The op table: every op in ops.def, ref vs the oneDNN cpu backend, on one-node graphs
+/* The op table: every op in ops.def, ref vs the oneDNN cpu backend (and vs the cuda
+ * backend when a GPU is present: the same table, with inputs uploaded to device memory
+ * and outputs and their guard bytes downloaded), on one-node graphs
  * with odd shapes (13, 17, 127, groups, dilations, strides, asymmetric pads,
  * broadcasting) and data from a fixed seed, in the style of ggml's test-backend-ops.
  *
@@ -10,6 +12,7 @@
  * Only FAIL fails the test; an op the cpu backend does not claim is "not supported".
  * The other tests check the backend's contract (scratch, release, threads). */
 #include "nn/backend.h"
+#include "nn/nn_internal.h"
 #include "test.h"
 
 /* the case table lists only the fields a case needs */
@@ -412,6 +415,58 @@ static double nmse(const float *want, const float *got, size_t n)
 
 enum { R_OK, R_FAIL, R_UNSUPPORTED, R_NOREF };
 
+/* Cases whose prepared node reported an fp16 implementation (node_info "fp16 ..."). */
+static int fp16_prepared;
+
+/* A backend with device memory (cuda): every input (constants too, as the session
+ * uploads them) goes to device memory, the output buffer with its guard bytes goes up
+ * and comes back, so the sentinel check sees device writes outside the output. */
+static int run_on_device(nn_backend *be, const nn_graph *g, const nn_node *n, const built *bt,
+                         const tcase *tc, guarded *out, char *why, size_t whylen)
+{
+    void *din[MAXIN] = {0}, *dout = NULL, *scratch = NULL;
+    int rc = -1, dsp = be->space;
+    size_t total = out->bytes + 2 * GUARD;
+    if (be->ops->mem_alloc(be, total, &dout) < 0) goto fail;
+    /* the output starts as NaN (all bits set), not the sentinel: an element the kernel
+     * never writes, or a library that reads the output it was told to ignore (cuDNN's
+     * fused conv with alpha2 = 0 and z = y; beta = 0 elsewhere), shows up as a NaN */
+    if (tc->inplace > 0) memcpy(out->base + GUARD, bt->in[tc->inplace], out->bytes);
+    else memset(out->base + GUARD, 0xFF, out->bytes);
+    if (be->ops->copy(be, dout, dsp, out->base, NN_SPACE_HOST, total) < 0) goto fail;
+    for (int i = 0; i < n->ninputs && i < MAXIN; i++) {
+        const nn_tensor *t = nn_in(g, n, i);
+        if (!t) continue;
+        if (tc->inplace > 0 && tc->inplace == i) {
+            din[i] = NULL; /* the output buffer itself */
+            continue;
+        }
+        size_t bytes = nn_tensor_bytes(t);
+        if (be->ops->mem_alloc(be, bytes ? bytes : 4, &din[i]) < 0) goto fail;
+        if (bytes && be->ops->copy(be, din[i], dsp, bt->in[i], NN_SPACE_HOST, bytes) < 0) goto fail;
+    }
+    size_t sb = be->ops->scratch_bytes(be, g, n);
+    if (sb && be->ops->mem_alloc(be, sb, &scratch) < 0) goto fail;
+    void *ins[MAXIN], *outs[1] = {(char *)dout + GUARD};
+    for (int i = 0; i < MAXIN; i++) ins[i] = tc->inplace == i && i > 0 ? outs[0] : din[i];
+    if (be->ops->run(be, g, n, ins, outs, scratch) < 0) {
+        snprintf(why, whylen, "run: %s", ffu_error_message());
+        goto done;
+    }
+    if (be->ops->copy(be, out->base, NN_SPACE_HOST, dout, dsp, total) < 0 || be->ops->sync(be) < 0)
+        goto fail;
+    rc = 0;
+    goto done;
+fail:
+    snprintf(why, whylen, "device: %s", ffu_error_message());
+done:
+    be->ops->sync(be);
+    for (int i = 0; i < MAXIN; i++) be->ops->mem_free(be, din[i]);
+    be->ops->mem_free(be, dout);
+    be->ops->mem_free(be, scratch);
+    return rc;
+}
+
 /* Runs one case on ref and on b; *err gets the NMSE. */
 static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err, char *why,
                     size_t whylen)
@@ -459,6 +514,16 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
         snprintf(why, whylen, "prepare: %s", ffu_error_message());
         goto out;
     }
+    if (be->ops->node_info) {
+        const char *impl = NULL;
+        int reorders = 0;
+        be->ops->node_info(be, n, &impl, &reorders);
+        fp16_prepared += impl && strncmp(impl, "fp16 ", 5) == 0;
+    }
+    if (be->space != NN_SPACE_HOST) {
+        if (run_on_device(be, g, n, &bt, tc, &cpu_out, why, whylen) < 0) goto release;
+        goto compare;
+    }
     size_t sb = be->ops->scratch_bytes(be, g, n);
     scratch = sb ? malloc(sb) : NULL;
     if (sb && !scratch) goto release;
@@ -466,6 +531,7 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
         snprintf(why, whylen, "run: %s", ffu_error_message());
         goto release;
     }
+compare:
     if (!guarded_intact(&cpu_out)) {
         snprintf(why, whylen, "wrote outside its output");
         goto release;
@@ -494,16 +560,14 @@ out:
     return res;
 }
 
-static void test_op_table(void)
+/* The whole table on one backend; the number of FAIL rows (< 0: not run). */
+static int op_table(nn_backend *be, int *oks_out)
 {
-    nn_backend *be = NULL;
-    ffu_status st = nn_backend_cpu_create(&be, 2, 0);
-    if (st == FFU_ERR_UNSUPPORTED) TEST_SKIP("built without oneDNN");
-    CHECK(st == FFU_OK && be);
+    const char *bn = be->ops->name;
     uint64_t seed = 0x5eed1234abcdULL;
     int fails = 0, oks = 0, unsup = 0, noref = 0;
     unsigned char covered[NN_OP_COUNT] = {0};
-    printf("%-22s %-28s %-22s %s\n", "op", "shape", "cpu", "nmse");
+    printf("%-22s %-28s %-22s %s\n", "op", "shape", bn, "nmse");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const tcase *tc = &cases[i];
         double err;
@@ -512,10 +576,10 @@ static void test_op_table(void)
         int r = run_case(be, tc, &seed, &err, why, sizeof why);
         const char *res = r == R_OK ? "ok" : r == R_FAIL ? "FAIL" : r == R_UNSUPPORTED ? "not supported" : "no ref";
         if (r == R_OK || r == R_FAIL)
-            printf("%-22s %-28s cpu: %-17s %.3g%s%s\n", nn_op_name(tc->op), tc->label, res, err,
-                   why[0] ? "  " : "", why);
+            printf("%-22s %-28s %s: %-17s %.3g%s%s\n", nn_op_name(tc->op), tc->label, bn, res,
+                   err, why[0] ? "  " : "", why);
         else
-            printf("%-22s %-28s cpu: %-17s -%s%s\n", nn_op_name(tc->op), tc->label, res,
+            printf("%-22s %-28s %s: %-17s -%s%s\n", nn_op_name(tc->op), tc->label, bn, res,
                    why[0] ? "  " : "", why);
         fails += r == R_FAIL, oks += r == R_OK, unsup += r == R_UNSUPPORTED, noref += r == R_NOREF;
     }
@@ -523,14 +587,79 @@ static void test_op_table(void)
      * comparison ops run on ref) */
     for (int op = 1; op < NN_OP_COUNT; op++)
         if (!covered[op]) {
-            printf("%-22s %-28s cpu: %-17s -\n", nn_op_name((nn_op)op), "(any)", "not supported");
+            printf("%-22s %-28s %s: %-17s -\n", nn_op_name((nn_op)op), "(any)", bn,
+                   "not supported");
             unsup++;
         }
-    printf("op table: %d ok, %d FAIL, %d not supported, %d without ref kernel\n", oks, fails,
-           unsup, noref);
+    printf("op table (%s): %d ok, %d FAIL, %d not supported, %d without ref kernel\n", bn, oks,
+           fails, unsup, noref);
+    *oks_out = oks;
+    return fails;
+}
+
+static void test_op_table(void)
+{
+    nn_backend *be = NULL;
+    ffu_status st = nn_backend_cpu_create(&be, 2, 0);
+    if (st == FFU_ERR_UNSUPPORTED) TEST_SKIP("built without oneDNN");
+    CHECK(st == FFU_OK && be);
+    int oks = 0, fails = op_table(be, &oks);
     be->ops->destroy(be);
     CHECK_EQ_INT(fails, 0);
     CHECK(oks > 50); /* the backend must claim the bulk of the float ops */
+}
+
+/* The same table on the GPU (skipped without a device or a CUDA build). */
+static void test_op_table_cuda(void)
+{
+    nn_backend *be = NULL;
+    nn_cuda_opts co = {.device = 0, .fp16 = 0, .graphs = 0};
+    ffu_status st = nn_backend_cuda_create(&be, &co);
+    if (st == FFU_ERR_UNSUPPORTED || st == FFU_ERR_DEVICE) TEST_SKIP(ffu_error_message());
+    CHECK(st == FFU_OK && be);
+    CHECK(be->space != NN_SPACE_HOST);
+    int oks = 0, fails = op_table(be, &oks);
+    be->ops->destroy(be);
+    CHECK_EQ_INT(fails, 0);
+    CHECK(oks > 50);
+}
+
+/* The convolutions again on cuda with fp16 allowed: each node keeps fp16 only where its
+ * own gate passed at prepare (NMSE <= 1e-5 on a random input), so the table's inputs
+ * must come out within 1e-4 of ref, and some nodes must really run in fp16 (the fp16
+ * descriptors, weight conversion, scratch layout and epilogue, in place or not). */
+static void test_op_table_cuda_fp16(void)
+{
+    nn_backend *be = NULL;
+    nn_cuda_opts co = {.device = 0, .fp16 = 1, .graphs = 0};
+    ffu_status st = nn_backend_cuda_create(&be, &co);
+    if (st == FFU_ERR_UNSUPPORTED || st == FFU_ERR_DEVICE) TEST_SKIP(ffu_error_message());
+    CHECK(st == FFU_OK && be);
+    if (!be->fp16) {
+        be->ops->destroy(be);
+        TEST_SKIP("no fp16 on this device (compute capability < 7.0 or no cuDNN)");
+    }
+    uint64_t seed = 0x5eed16ULL;
+    int fails = 0, oks = 0;
+    fp16_prepared = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].op != NN_OP_CONV) continue;
+        tcase tc = cases[i];
+        if (tc.tol < 1e-4) tc.tol = 1e-4;
+        double err;
+        char why[300];
+        int r = run_case(be, &tc, &seed, &err, why, sizeof why);
+        if (r == R_OK || r == R_FAIL)
+            printf("%-22s %-28s cuda fp16: %-6s %.3g%s%s\n", nn_op_name(tc.op), tc.label,
+                   r == R_OK ? "ok" : "FAIL", err, why[0] ? "  " : "", why);
+        fails += r == R_FAIL, oks += r == R_OK;
+    }
+    printf("conv cases on cuda with fp16: %d ok, %d FAIL, %d prepared in fp16\n", oks, fails,
+           fp16_prepared);
+    be->ops->destroy(be);
+    CHECK_EQ_INT(fails, 0);
+    CHECK(oks > 20);
+    CHECK(fp16_prepared > 0);
 }
 
 /* ---- chains: channels-last activations between cpu nodes ---------------------------------- */
@@ -820,4 +949,56 @@ static void test_contract(void)
     be->ops->destroy(be);
 }
 
-TEST_MAIN(test_op_table, test_channels_last_chain, test_contract)
+/* The device path of the table (run_on_device) proven here: the ref kernels behind a
+ * backend that declares a device space but keeps its memory in malloc. Every case must
+ * be claimed and equal ref exactly (the device harness adds no error of its own). */
+static int hd_supports(nn_backend *b, const nn_graph *g, const nn_node *n)
+{
+    const nn_op_def *d = nn_op_get(n->op);
+    return d && d->run;
+}
+static ffu_status hd_prepare(nn_backend *b, nn_graph *g, nn_node *n) { return FFU_OK; }
+static size_t hd_scratch(nn_backend *b, const nn_graph *g, const nn_node *n)
+{
+    const nn_op_def *d = nn_op_get(n->op);
+    return d->scratch_bytes ? d->scratch_bytes(g, n) : 0;
+}
+static ffu_status hd_run(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
+                         void *const *out, void *scratch)
+{
+    return nn_op_get(n->op)->run(g, n, in, out, scratch);
+}
+static void hd_release(nn_backend *b, nn_node *n) { n->priv = NULL; }
+static void hd_destroy(nn_backend *b) { free(b); }
+static ffu_status hd_alloc(nn_backend *b, size_t bytes, void **p)
+{
+    *p = malloc(bytes);
+    return *p ? FFU_OK : FFU_ERR_NOMEM;
+}
+static void hd_free(nn_backend *b, void *p) { free(p); }
+static ffu_status hd_copy(nn_backend *b, void *dst, int ds, const void *src, int ss, size_t bytes)
+{
+    memcpy(dst, src, bytes);
+    return FFU_OK;
+}
+static ffu_status hd_sync(nn_backend *b) { return FFU_OK; }
+static const nn_backend_ops hd_ops = {
+    .name = "hostdev", .supports = hd_supports, .prepare = hd_prepare,
+    .scratch_bytes = hd_scratch, .run = hd_run, .release = hd_release, .destroy = hd_destroy,
+    .mem_alloc = hd_alloc, .mem_free = hd_free, .copy = hd_copy, .sync = hd_sync,
+};
+
+static void test_op_table_device_harness(void)
+{
+    nn_backend *be = calloc(1, sizeof *be);
+    CHECK(be);
+    be->ops = &hd_ops;
+    be->threads = 1;
+    be->space = NN_SPACE_DEVICE;
+    int oks = 0, fails = op_table(be, &oks);
+    be->ops->destroy(be);
+    CHECK_EQ_INT(fails, 0);
+    CHECK_EQ_INT(oks, (int)(sizeof cases / sizeof cases[0]));
+}
+
+TEST_MAIN(test_op_table, test_op_table_cuda, test_op_table_cuda_fp16, test_op_table_device_harness, test_channels_last_chain, test_contract)

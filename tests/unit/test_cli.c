@@ -3,6 +3,7 @@
  * image round trip through `facefuse image`. */
 #include "facefuse/image.h"
 #include "facefuse/models.h"
+#include "facefuse/gpu.h"
 #include "test.h"
 #include "test_cli.h"
 
@@ -181,5 +182,31 @@ static void test_image_errors(void)
     rmdir(dir);
 }
 
+/* GPU choices on a machine without a usable device: exit 5 with a one-line reason,
+ * never a crash; `--hwaccel auto` quietly decodes on the CPU. With a device the same
+ * commands must succeed (scripts/gpu-check runs this test there). */
+static void test_gpu_options(void)
+{
+    char model[1024], clip[1024];
+    int have_model = test_shared_path("models/mobilefacenet_insightface_pytorch.onnx", model,
+                                      sizeof model) != NULL,
+        have_clip = test_shared_path("data/videos/dlib_MOT20-05-raw_even_shorter.mp4", clip,
+                                     sizeof clip) != NULL;
+    if (!have_model || !have_clip) TEST_SKIP("../shared models or videos absent");
+    int gpu = ffu_gpu_device_count() > 0;
+    run(&r, (const char *[]){"bench", "nn", model, "--backend", "cuda", "--runs", "3", NULL});
+    CHECK_EQ_INT(r.code, gpu ? 0 : 5);
+    if (!gpu) CHECK(strstr(r.err, "CUDA") || strstr(r.err, "cuda"));
+    run(&r, (const char *[]){"video", "info", clip, "--hwaccel", "cuda", NULL});
+    CHECK_EQ_INT(r.code, gpu ? 0 : 5);
+    if (!gpu) CHECK(strstr(r.err, "NVDEC") != NULL);
+    run(&r, (const char *[]){"video", "info", clip, "--hwaccel", "auto", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, gpu ? "(nvdec)" : "h264 (cpu)") != NULL);
+    run(&r, (const char *[]){"video", "info", clip, "--hwaccel", "vulkan", NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "none, auto, cuda") != NULL);
+}
+
 TEST_MAIN(test_help_and_usage, test_version_json, test_info_json, test_image_round_trip,
-          test_image_errors)
+          test_image_errors, test_gpu_options)

@@ -181,7 +181,7 @@ static int open_models(ffu_detector **det, ffu_landmarker **lm, ffu_embedder **e
     ffu_landmarker_opts l;
     ffu_landmarker_opts_default(&l);
     d.m.threads = l.m.threads = 1;
-    ffu_face_model_opts e = {NULL, NULL, 1};
+    ffu_face_model_opts e = {.model = NULL, .backend = NULL, .threads = 1};
     if (ffu_detector_create(&d, det) || ffu_landmarker_create(&l, lm) ||
         ffu_embedder_create(&e, emb)) {
         ffu_detector_destroy(*det);

@@ -32,7 +32,7 @@ static const struct {
  * other failure is a test failure, reported through *failed). */
 static ffu_embedder *open_embedder(const char *name, int *failed)
 {
-    ffu_face_model_opts o = {name, NULL, 0};
+    ffu_face_model_opts o = {.model = name, .backend = NULL, .threads = 0};
     ffu_embedder *e = NULL;
     ffu_status st = ffu_embedder_create(&o, &e);
     *failed = 0;
@@ -219,7 +219,7 @@ static void test_embed_dims_and_models(void)
 static void test_embed_bad_input(void)
 {
     ffu_embedder *e = (ffu_embedder *)1;
-    ffu_face_model_opts o = {"no-such-embedder", NULL, 0};
+    ffu_face_model_opts o = {.model = "no-such-embedder", .backend = NULL, .threads = 0};
     CHECK(ffu_embedder_create(&o, &e) == FFU_ERR_NOT_FOUND);
     CHECK(e == NULL);
     o.model = "blazeface"; /* a detector, not an embedder */
@@ -359,7 +359,7 @@ static void test_embed_batch_equals_single(void)
     const char *names[2] = {NULL, "mobileface"}; /* the default; a cheap one for N */
     int tested = 0, bad = 0;
     for (int k = 0; k < 2 && !bad; k++) {
-        ffu_face_model_opts o = {names[k], NULL, 0};
+        ffu_face_model_opts o = {.model = names[k], .backend = NULL, .threads = 0};
         ffu_embedder *e = NULL;
         if (ffu_embedder_create(&o, &e))
             continue;

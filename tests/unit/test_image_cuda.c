@@ -1,6 +1,7 @@
 /* The CUDA bilinear resize twin against the CPU resize on odd sizes (within +-1; the
  * numbers are designed to be identical). Skipped when no CUDA device is usable, which
  * also proves that asking for devices without a driver or GPU does not crash. */
+#include "facefuse/gpu.h"
 #include "facefuse/image.h"
 #include "image/kernels_internal.h"
 #include "test.h"
@@ -8,7 +9,7 @@
 /* One test, so that without a device the program exits 77 and ctest says "Skipped". */
 static void test_cuda_resize(void)
 {
-    int n = ffu_cuda_device_count();
+    int n = ffu_gpu_device_count();
     CHECK(n >= 0);
     uint8_t hs[12] = {0}, hd[12];
     ffu_status st = ffu_cuda_resize_bilinear_u8(hs, 2, 2, 6, hd, 2, 2, 6, 3);

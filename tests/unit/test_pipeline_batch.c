@@ -88,7 +88,7 @@ static void test_embed_multi(void)
         TEST_SKIP("no ../shared photos");
     ffu_detector *d = NULL;
     ffu_embedder *e = NULL;
-    ffu_face_model_opts mo = {NULL, NULL, 1};
+    ffu_face_model_opts mo = {.model = NULL, .backend = NULL, .threads = 1};
     if (ffu_detector_create(NULL, &d) != FFU_OK || ffu_embedder_create(&mo, &e) != FFU_OK) {
         ffu_detector_destroy(d);
         TEST_SKIP("default models not installed");

@@ -322,7 +322,7 @@ static void test_embedder_to_inswapper(void)
     /* mobilefacenet-onnx's zoo row is the ArcFace convention: arcface_112_v2, 112,
      * (x - 127.5) / 127.5, RGB */
     snprintf(spec, sizeof spec, "mobilefacenet-onnx:%s", epath);
-    ffu_face_model_opts eo = {spec, "cpu", 1};
+    ffu_face_model_opts eo = {.model = spec, .backend = "cpu", .threads = 1};
     ffu_embedder *emb = NULL;
     ffu_image src_img = {0};
     CHECK(ffu_embedder_create(&eo, &emb) == FFU_OK);

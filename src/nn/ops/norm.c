@@ -293,6 +293,12 @@ static ffu_status softmax_geom(const nn_node *n, const nn_shape *s, int64_t *out
     return FFU_OK;
 }
 
+ffu_status nn_softmax_geom(const nn_node *n, const nn_shape *s, int64_t *outer, int64_t *len,
+                           int64_t *inner)
+{
+    return softmax_geom(n, s, outer, len, inner);
+}
+
 static ffu_status softmax_infer(nn_graph *g, nn_node *n)
 {
     ffu_status e = nn_check_inputs(g, n, 1, 1);

@@ -371,4 +371,30 @@ enum { NN_WINDOW_CONV = 0, NN_WINDOW_POOL = 1, NN_WINDOW_CONV_TRANSPOSE = 2 };
 ffu_status nn_window_init(const nn_node *n, int kind, int nd, const int64_t *in,
                           const int64_t *kernel, nn_window *w);
 
+/* ---- geometry for other backends (the cuda backend computes exactly what ref does) --- */
+
+/* Pad's mode (0 constant, 1 reflect, 2 edge, 3 wrap) and per-dim pads, from constant
+ * inputs or attributes (pad.c); FFU_ERR_UNSUPPORTED when the pads are not constant. */
+ffu_status nn_pad_geom(const nn_graph *g, const nn_node *n, int *mode, int64_t *p0, int64_t *p1);
+
+/* Softmax / LogSoftmax as [outer][len][inner] (norm.c). */
+ffu_status nn_softmax_geom(const nn_node *n, const nn_shape *s, int64_t *outer, int64_t *len,
+                           int64_t *inner);
+
+/* Resize (nearest and linear): the per-axis tap tables resize_run builds (resize.c). */
+typedef struct nn_resize_tap {
+    int64_t idx[4]; /* idx[0] == -1: outside the crop box (the fill value) */
+    double w[4];
+} nn_resize_tap;
+typedef struct nn_resize_info {
+    int rank, linear;               /* linear: a weighted sum of taps; else copy idx[0] */
+    int ntap[FFU_NN_MAX_RANK];      /* taps per entry of each axis (1, 2) */
+    int64_t in[FFU_NN_MAX_RANK], out[FFU_NN_MAX_RANK];
+    unsigned char fill[16];         /* extrapolation value in the tensor's type */
+} nn_resize_info;
+/* tab receives sum(out[d]) entries, axis after axis (the ref kernel's scratch size).
+ * FFU_ERR_UNSUPPORTED for cubic mode or sizes that are not constant. */
+ffu_status nn_resize_taps(const nn_graph *g, const nn_node *n, nn_resize_info *info,
+                          nn_resize_tap *tab);
+
 #endif

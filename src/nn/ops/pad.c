@@ -116,6 +116,19 @@ static int64_t src_index(int64_t o, int64_t p0, int64_t in, int mode)
     }
 }
 
+ffu_status nn_pad_geom(const nn_graph *g, const nn_node *n, int *mode, int64_t *p0, int64_t *p1)
+{
+    const nn_tensor *x = nn_in(g, n, 0);
+    pad_geom pg;
+    ffu_status e = pad_geom_init(g, n, x->shape.rank, &pg);
+    if (e < 0) return e;
+    if (!pg.known) return nn_node_error(n, FFU_ERR_UNSUPPORTED, "pads are not constant");
+    *mode = pg.mode;
+    memcpy(p0, pg.p0, sizeof pg.p0);
+    memcpy(p1, pg.p1, sizeof pg.p1);
+    return FFU_OK;
+}
+
 static ffu_status pad_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
                           void *scratch)
 {

@@ -221,10 +221,8 @@ static ffu_status resize_infer(nn_graph *g, nn_node *n)
 
 /* ---- taps -------------------------------------------------------------------------------- */
 
-typedef struct rz_tap {
-    int64_t idx[4]; /* idx[0] == -1: outside the crop box (extrapolation value) */
-    double w[4];
-} rz_tap;
+/* one output index's input taps (ops_internal.h) */
+typedef nn_resize_tap rz_tap;
 
 static size_t resize_scratch(const nn_graph *g, const nn_node *n)
 {
@@ -415,6 +413,33 @@ static ffu_status resize_run(const nn_graph *g, const nn_node *n, void *const *i
             if (++idx[d] < rg.out[d]) break;
             idx[d] = 0;
         }
+    }
+    return FFU_OK;
+}
+
+ffu_status nn_resize_taps(const nn_graph *g, const nn_node *n, nn_resize_info *info,
+                          nn_resize_tap *tab)
+{
+    resize_geom rg;
+    memset(info, 0, sizeof *info);
+    ffu_status e = resize_geom_init(g, n, &rg);
+    if (e < 0) return e;
+    if (!rg.known) return nn_node_error(n, FFU_ERR_UNSUPPORTED, "scales or sizes not constant");
+    if (rg.mode == RZ_CUBIC) return nn_node_error(n, FFU_ERR_UNSUPPORTED, "cubic mode");
+    const nn_tensor *x = nn_in(g, n, 0);
+    info->rank = rg.rank;
+    info->linear = rg.mode == RZ_LINEAR;
+    float ev = (float)rg.extrapolation;
+    if (ffu_dtype_size(x->dtype) <= sizeof info->fill &&
+        (e = nn_convert(&ev, FFU_DTYPE_F32, info->fill, x->dtype, 1)) < 0)
+        return e;
+    for (int d = 0; d < rg.rank; d++) {
+        if (rg.in[d] == 0 && rg.out[d])
+            return nn_node_error(n, FFU_ERR_FORMAT, "resizing an empty dim");
+        info->in[d] = rg.in[d];
+        info->out[d] = rg.out[d];
+        info->ntap[d] = build_taps(&rg, d, tab);
+        tab += rg.out[d];
     }
     return FFU_OK;
 }
