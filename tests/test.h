@@ -8,6 +8,7 @@
 #ifndef FFU_TEST_H
 #define FFU_TEST_H
 
+#include <ftw.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -150,6 +151,38 @@ static inline const char *test_shared_path(const char *rel, char *buf, size_t le
     (void)rel; (void)buf; (void)len;
     return NULL;
 #endif
+}
+
+/* A fresh directory under /tmp for this test program, removed with everything in it
+ * when the program exits; NULL when it cannot be made. */
+static inline char *test_tmpdir_buf_(void)
+{
+    static char buf[64];
+    return buf;
+}
+static inline int test_rm_one_(const char *path, const struct stat *st, int flag,
+                               struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+static inline void test_rm_tmpdir_(void)
+{
+    if (test_tmpdir_buf_()[0])
+        nftw(test_tmpdir_buf_(), test_rm_one_, 16, FTW_DEPTH | FTW_PHYS);
+}
+static inline const char *test_tmpdir_auto(void)
+{
+    char *buf = test_tmpdir_buf_();
+    if (!buf[0]) {
+        snprintf(buf, 64, "/tmp/ffu_test_XXXXXX");
+        if (!mkdtemp(buf)) {
+            buf[0] = 0;
+            return NULL;
+        }
+        atexit(test_rm_tmpdir_);
+    }
+    return buf;
 }
 
 #endif

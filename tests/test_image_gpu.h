@@ -5,7 +5,10 @@
 #ifndef FFU_TEST_IMAGE_GPU_H
 #define FFU_TEST_IMAGE_GPU_H
 
+#include <string.h>
+
 #include "facefuse/image.h"
+#include "facefuse/gpu.h"
 #include "facefuse/image_gpu.h"
 
 static inline ffu_status cpu_job(const ffu_image *src, const double m[6],
@@ -26,6 +29,36 @@ static inline ffu_status cpu_job(const ffu_image *src, const double m[6],
     ffu_image_release(&warped);
 out:
     ffu_image_release(&rgb);
+    return st;
+}
+
+/* A device-image descriptor over host memory: the kernels' plan and per-pixel code
+ * only follow its pointers, which on the CPU may be host ones. */
+static inline ffu_gpu_image gview(const ffu_image *im)
+{
+    ffu_gpu_image g;
+    memset(&g, 0, sizeof g);
+    g.fmt = im->fmt, g.width = im->width, g.height = im->height;
+    for (int i = 0; i < 3; i++)
+        g.data[i] = im->data[i], g.stride[i] = im->stride[i];
+    return g;
+}
+
+/* The warp-to-tensor settings both tests sweep: configuration cfg (0..11) covers each
+ * interpolation, border, YUV matrix in both ranges, normalisation preset, channel swap
+ * and grey output. */
+static inline ffu_status warp_test_opts(int cfg, ffu_gpu_warp_opts *o)
+{
+    static const char *presets[] = {"imagenet", "symmetric", "unit"};
+    memset(o, 0, sizeof *o);
+    o->interp = cfg % 3 == 2 ? FFU_INTERP_NEAREST : FFU_INTERP_BILINEAR;
+    o->border = (ffu_border)(cfg % FFU_BORDER_COUNT);
+    o->border_value[0] = 114, o->border_value[1] = 20, o->border_value[2] = 250;
+    o->range = cfg & 4 ? FFU_YUV_FULL : FFU_YUV_LIMITED;
+    o->matrix = (ffu_yuv_matrix)((cfg + cfg / 4) % 3);
+    ffu_status st = ffu_norm_preset(&o->norm, presets[cfg % 3]);
+    o->norm.swap_rb = cfg & 1;
+    o->norm.gray = cfg == 7 || cfg == 10;
     return st;
 }
 

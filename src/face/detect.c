@@ -818,18 +818,22 @@ static ffu_status detect_multi(ffu_detector *d, const det_src *srcs, ffu_face_li
 /* Frames per detect_multi call: their det_src entries live on the stack. */
 #define DET_MULTI_CHUNK 64
 
-ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *imgs,
-                                      ffu_face_list *const *outs, int n)
+/* The body of both multi entry points: clears the lists, checks every frame, then runs
+ * the frames in chunks. imgs holds ffu_gpu_image pointers when `gpu`, else ffu_image. */
+static ffu_status detect_multi_any(ffu_detector *d, const void *const *imgs, int gpu,
+                                   ffu_face_list *const *outs, int n, const char *who)
 {
     if (!d || n < 0 || (n > 0 && (!imgs || !outs)))
-        return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi: bad arguments");
+        return ffu_error_set(FFU_ERR_INVALID, "%s: bad arguments", who);
     for (int i = 0; i < n; i++) {
         if (!outs[i])
-            return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi: list %d is NULL", i);
+            return ffu_error_set(FFU_ERR_INVALID, "%s: list %d is NULL", who, i);
         ffu_face_list_clear(outs[i]);
     }
+    if (gpu && !face_net_on_gpu(&d->net))
+        return check_device_image(d, NULL, who);
     for (int i = 0; i < n; i++) {
-        ffu_status st = check_host_image(imgs[i], "face_detector_detect_multi");
+        ffu_status st = gpu ? check_device_image(d, imgs[i], who) : check_host_image(imgs[i], who);
         if (st)
             return st;
     }
@@ -837,7 +841,7 @@ ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *i
         det_src srcs[DET_MULTI_CHUNK];
         int k = n - i < DET_MULTI_CHUNK ? n - i : DET_MULTI_CHUNK;
         for (int j = 0; j < k; j++)
-            srcs[j] = host_src(imgs[i + j]);
+            srcs[j] = gpu ? device_src(imgs[i + j]) : host_src(imgs[i + j]);
         ffu_status st = detect_multi(d, srcs, outs + i, k);
         if (st)
             return st;
@@ -845,32 +849,16 @@ ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *i
     return FFU_OK;
 }
 
+ffu_status face_detector_detect_multi(ffu_detector *d, const ffu_image *const *imgs,
+                                      ffu_face_list *const *outs, int n)
+{
+    return detect_multi_any(d, (const void *const *)imgs, 0, outs, n,
+                            "face_detector_detect_multi");
+}
+
 ffu_status face_detector_detect_multi_gpu(ffu_detector *d, const ffu_gpu_image *const *imgs,
                                           ffu_face_list *const *outs, int n)
 {
-    if (!d || n < 0 || (n > 0 && (!imgs || !outs)))
-        return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi_gpu: bad arguments");
-    for (int i = 0; i < n; i++) {
-        if (!outs[i])
-            return ffu_error_set(FFU_ERR_INVALID, "face_detector_detect_multi_gpu: list %d is "
-                                                  "NULL", i);
-        ffu_face_list_clear(outs[i]);
-    }
-    if (!face_net_on_gpu(&d->net))
-        return check_device_image(d, NULL, "face_detector_detect_multi_gpu");
-    for (int i = 0; i < n; i++) {
-        ffu_status st = check_device_image(d, imgs[i], "face_detector_detect_multi_gpu");
-        if (st)
-            return st;
-    }
-    for (int i = 0; i < n; i += DET_MULTI_CHUNK) {
-        det_src srcs[DET_MULTI_CHUNK];
-        int k = n - i < DET_MULTI_CHUNK ? n - i : DET_MULTI_CHUNK;
-        for (int j = 0; j < k; j++)
-            srcs[j] = device_src(imgs[i + j]);
-        ffu_status st = detect_multi(d, srcs, outs + i, k);
-        if (st)
-            return st;
-    }
-    return FFU_OK;
+    return detect_multi_any(d, (const void *const *)imgs, 1, outs, n,
+                            "face_detector_detect_multi_gpu");
 }

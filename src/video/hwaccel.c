@@ -95,7 +95,7 @@ static int ffmpeg_has_cuda(void)
  * av_hwdevice_ctx_init is FFmpeg's way to use an existing context; FFmpeg then neither
  * retains nor releases it (the runtime keeps the primary context alive until exit).
  * The driver's cuCtxGetCurrent comes through the runtime, so nothing links libcuda. */
-static int wrap_primary_context(ffu_gpu *g, AVBufferRef **out)
+static int wrap_primary_context(ffu_gpu *g, ffu_gpu_stream *stream, AVBufferRef **out)
 {
     typedef CUresult (*ctx_get_current_fn)(CUcontext *);
     *out = NULL;
@@ -115,7 +115,10 @@ static int wrap_primary_context(ffu_gpu *g, AVBufferRef **out)
     AVHWDeviceContext *dc = (AVHWDeviceContext *)ref->data;
     AVCUDADeviceContext *cu = dc->hwctx;
     cu->cuda_ctx = ctx;
-    cu->stream = NULL; /* the context's legacy default stream: video_hw_sync waits on it */
+    /* NVDEC's surface copies go on this reader's own stream, so video_hw_sync waits for
+     * this reader's copy only, not for every reader's work on the legacy default stream
+     * (with many streams that would serialise them). NULL: the legacy stream. */
+    cu->stream = stream ? (CUstream)ffu_gpu_stream_handle(stream) : NULL;
     int ret = av_hwdevice_ctx_init(ref);
     if (ret < 0) {
         av_buffer_unref(&ref);
@@ -154,7 +157,11 @@ static void try_cuda(video_hw *hw, const AVCodec **codec, char *why, size_t cap)
     AVBufferRef *ref = NULL;
     int ret = AVERROR(ENOSYS);
 #if FFU_HAVE_CUDA && CUDART_VERSION >= 12050
-    ret = wrap_primary_context(g, &ref);
+    ffu_gpu_stream *stream = NULL;
+    if (ffu_gpu_stream_create(g, &stream) < 0) stream = NULL; /* the legacy stream, then */
+    ret = wrap_primary_context(g, stream, &ref);
+    if (ret < 0) ffu_gpu_stream_destroy(stream);
+    else hw->stream = stream;
 #endif
     /* Fallback (no driver entry points): works while the primary context is inactive or
      * already has FFmpeg's flags. */
@@ -283,10 +290,11 @@ ffu_status video_hw_sync(video_hw *hw, const char *name)
     if (!hw->gpu) return ffu_error_set(FFU_ERR_INTERNAL, "%s: no CUDA device to sync", name);
     ffu_status st = ffu_gpu_make_current(hw->gpu);
     if (st < 0) return st;
-    /* FFmpeg's CUDA device has no stream of its own (AVCUDADeviceContext.stream NULL): the
-     * surface copy is queued on the context's legacy default stream, which is ours too
-     * since the context is shared. */
-    cudaError_t e = cudaStreamSynchronize(cudaStreamLegacy);
+    /* FFmpeg queues the surface copy on its device's stream: this reader's own (see
+     * wrap_primary_context), or, when FFmpeg made the device (the fallback), none, which
+     * means the context's legacy default stream -- ours too, the context being shared. */
+    cudaError_t e = cudaStreamSynchronize(
+        hw->stream ? (cudaStream_t)ffu_gpu_stream_handle(hw->stream) : cudaStreamLegacy);
     if (e != cudaSuccess)
         return ffu_error_set(FFU_ERR_DEVICE, "%s: waiting for NVDEC's copy: %s", name,
                              cudaGetErrorString(e));
@@ -301,6 +309,8 @@ void video_hw_close(video_hw *hw)
 {
     if (!hw) return;
     av_buffer_unref(&hw->device_ref);
+    ffu_gpu_stream_destroy(hw->stream); /* FFmpeg's last use of it ended with the decoder */
+    hw->stream = NULL;
     ffu_gpu_close(hw->gpu);
     hw->gpu = NULL;
     hw->active = FFU_VIDEO_HWACCEL_NONE;

@@ -41,6 +41,8 @@ typedef struct video_hw {
     int device;
     ffu_gpu *gpu;                   /* held from an open that chose CUDA until close */
     struct AVBufferRef *device_ref; /* FFmpeg's CUDA device on the primary context */
+    ffu_gpu_stream *stream;         /* this reader's stream for NVDEC's surface copies,
+                                       given to FFmpeg; NULL: the legacy default stream */
     int refused;                    /* get_format was offered no CUDA surface */
 } video_hw;
 

@@ -22,6 +22,8 @@
 #include "facefuse/image_gpu.h"
 #include "image/cuda/image_gpu_hd.h"
 #include "test.h"
+#include "test_face_gpu.h"
+#include "test_image_gpu.h"
 
 #define PHOTO_TWO "data/face_recognition_examples/examples/two_people.jpg"
 #define PHOTO_OBAMA "data/face_recognition_examples/examples/obama.jpg"
@@ -33,45 +35,6 @@
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-
-/* The photo as `fmt` (cut to even size so it also converts to NV12); 0 when absent. */
-static int load_photo(const char *rel, ffu_pixfmt fmt, ffu_image *out)
-{
-    char buf[1024];
-    memset(out, 0, sizeof *out);
-    const char *path = test_shared_path(rel, buf, sizeof buf);
-    ffu_image full, view;
-    if (!path || ffu_image_load(path, fmt, &full) != FFU_OK)
-        return 0;
-    int ok = ffu_image_view(&view, &full, 0, 0, full.width & ~1, full.height & ~1) == FFU_OK &&
-             ffu_image_clone(out, &view) == FFU_OK;
-    ffu_image_release(&full);
-    return ok;
-}
-
-/* NV12 of an RGB image, and that NV12 decoded back to RGB (video range): the host
- * image whose pixels an NV12 frame stands for. */
-static int to_nv12(const ffu_image *rgb, ffu_image *nv12, ffu_image *back)
-{
-    memset(nv12, 0, sizeof *nv12);
-    memset(back, 0, sizeof *back);
-    return ffu_image_create(nv12, FFU_PIX_NV12, rgb->width, rgb->height) == FFU_OK &&
-           ffu_image_convert(rgb, nv12) == FFU_OK &&
-           ffu_image_create(back, FFU_PIX_RGB24, rgb->width, rgb->height) == FFU_OK &&
-           ffu_image_convert(nv12, back) == FFU_OK;
-}
-
-/* A device-image descriptor over host memory: the kernel's plan and pixel body only
- * follow its pointers, which on the CPU may be host ones. */
-static ffu_gpu_image gview(const ffu_image *im)
-{
-    ffu_gpu_image g;
-    memset(&g, 0, sizeof g);
-    g.fmt = im->fmt, g.width = im->width, g.height = im->height;
-    for (int i = 0; i < 3; i++)
-        g.data[i] = im->data[i], g.stride[i] = im->stride[i];
-    return g;
-}
 
 static void sim_map(double scale, double angle, double cx, double cy, int w, int h, double m[6])
 {

@@ -19,6 +19,7 @@
 #include "facefuse/face.h"
 #include "facefuse/gpu.h"
 #include "test.h"
+#include "test_face_gpu.h"
 
 #define PHOTO_TWO "data/face_recognition_examples/examples/two_people.jpg"
 #define PHOTO_OBAMA "data/face_recognition_examples/examples/obama.jpg"
@@ -47,33 +48,6 @@ static const struct {
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-
-/* The photo as `fmt` (cut to even size so it also converts to NV12); 0 when absent. */
-static int load_photo(const char *rel, ffu_pixfmt fmt, ffu_image *out)
-{
-    char buf[1024];
-    memset(out, 0, sizeof *out);
-    const char *path = test_shared_path(rel, buf, sizeof buf);
-    ffu_image full, view;
-    if (!path || ffu_image_load(path, fmt, &full) != FFU_OK)
-        return 0;
-    int ok = ffu_image_view(&view, &full, 0, 0, full.width & ~1, full.height & ~1) == FFU_OK &&
-             ffu_image_clone(out, &view) == FFU_OK;
-    ffu_image_release(&full);
-    return ok;
-}
-
-/* NV12 of an RGB image, and that NV12 decoded back to RGB (video range): the host
- * image whose pixels an NV12 frame stands for. */
-static int to_nv12(const ffu_image *rgb, ffu_image *nv12, ffu_image *back)
-{
-    memset(nv12, 0, sizeof *nv12);
-    memset(back, 0, sizeof *back);
-    return ffu_image_create(nv12, FFU_PIX_NV12, rgb->width, rgb->height) == FFU_OK &&
-           ffu_image_convert(rgb, nv12) == FFU_OK &&
-           ffu_image_create(back, FFU_PIX_RGB24, rgb->width, rgb->height) == FFU_OK &&
-           ffu_image_convert(nv12, back) == FFU_OK;
-}
 
 /* src turned 90 degrees clockwise into dst (created here). */
 static int rotate_cw(const ffu_image *src, ffu_image *dst)

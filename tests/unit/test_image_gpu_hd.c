@@ -20,17 +20,6 @@
 #define PHOTO1 "data/dlib_faces/2008_002470.jpg"
 #define PHOTO2 "data/dlib_faces/2009_004587.jpg"
 
-/* A device-image descriptor over host memory: the plan functions only read fields. */
-static ffu_gpu_image gview(const ffu_image *im)
-{
-    ffu_gpu_image g;
-    memset(&g, 0, sizeof g);
-    g.fmt = im->fmt, g.width = im->width, g.height = im->height;
-    for (int i = 0; i < 3; i++)
-        g.data[i] = im->data[i], g.stride[i] = im->stride[i];
-    return g;
-}
-
 static void fill_noise(ffu_image *im, uint64_t *seed)
 {
     int planes = im->fmt == FFU_PIX_NV12 ? 2 : 1;
@@ -442,18 +431,9 @@ static void test_warp_tensor(void)
     float *cpu = malloc(nelem * 4);
     void *hd = malloc(nelem * 4);
     CHECK(cpu && hd);
-    static const char *presets[] = {"imagenet", "symmetric", "unit"};
     for (int cfg = 0; cfg < 12; cfg++) {
         ffu_gpu_warp_opts o;
-        memset(&o, 0, sizeof o);
-        o.interp = cfg % 3 == 2 ? FFU_INTERP_NEAREST : FFU_INTERP_BILINEAR;
-        o.border = (ffu_border)(cfg % FFU_BORDER_COUNT);
-        o.border_value[0] = 114, o.border_value[1] = 20, o.border_value[2] = 250;
-        o.range = cfg & 4 ? FFU_YUV_FULL : FFU_YUV_LIMITED;
-        o.matrix = (ffu_yuv_matrix)((cfg + cfg / 4) % 3); /* each matrix in both ranges */
-        CHECK_EQ_INT(ffu_norm_preset(&o.norm, presets[cfg % 3]), FFU_OK);
-        o.norm.swap_rb = cfg & 1;
-        o.norm.gray = cfg == 7 || cfg == 10;
+        CHECK_EQ_INT(warp_test_opts(cfg, &o), FFU_OK);
         int C = o.norm.gray ? 1 : 3, f16 = cfg & 2 ? 1 : 0;
         ffu_tensor_layout layout = cfg & 8 ? FFU_LAYOUT_NHWC : FFU_LAYOUT_NCHW;
         ffu_tensor_view tc = {cpu, layout, NB, C, TH, TW};

@@ -19,34 +19,12 @@
 #define AOC "data/videos/sadtalker_WDA_AlexandriaOcasioCortez_000.mp4"
 #define PHOTOS "data/face_recognition_examples"
 
-static char tmp[64];
 static char gallery_file[256]; /* the watchlist, enrolled once by the first test */
 static int models_missing;
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void remove_tmpdir(void)
-{
-    if (tmp[0])
-        nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static const char *tmpdir(void)
-{
-    if (!tmp[0]) {
-        snprintf(tmp, sizeof tmp, "/tmp/ffu_pipeline_test_XXXXXX");
-        if (!mkdtemp(tmp))
-            return NULL;
-        atexit(remove_tmpdir);
-    }
-    return tmp;
-}
+static const char *tmpdir(void) { return test_tmpdir_auto(); }
 
 static int file_exists(const char *path)
 {

@@ -45,30 +45,8 @@ static const char *const watchlist[][2] = {
 };
 static const char *const packed_models[] = {"blazeface-back.json", "faceres.json"};
 
-static char tmp[64];
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
-static void remove_tmpdir(void)
-{
-    if (tmp[0])
-        nftw(tmp, remove_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static const char *tmpdir(void)
-{
-    if (!tmp[0]) {
-        snprintf(tmp, sizeof tmp, "/tmp/ffu_pipeline_gpu_XXXXXX");
-        if (!mkdtemp(tmp))
-            return NULL;
-        atexit(remove_tmpdir);
-    }
-    return tmp;
-}
+static const char *tmpdir(void) { return test_tmpdir_auto(); }
 
 /* ---- backend cuda without a device --------------------------------------------------- */
 

@@ -1162,6 +1162,16 @@ static size_t cu_scratch_bytes(nn_backend *b, const nn_graph *g, const nn_node *
     return p ? p->scratch : 0;
 }
 
+/* The node's fused activation applied to its own output (variadic Sum/Mean/Max/Min,
+ * whose binary kernel steps cannot carry it on every step). */
+static ffu_status fused_act_in_place(cudaStream_t s, const cu_node *p, float *y)
+{
+    if (p->act.kind == NN_CU_ACT_NONE) return FFU_OK;
+    int64_t per = p->act.channels * p->act.inner;
+    return LAUNCH(nn_cu_channel_affine(s, y, y, NULL, NULL, NULL, per ? p->n / per : 0,
+                                       p->act.channels, p->act.inner, &p->act));
+}
+
 static ffu_status cu_run(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
                          void *const *out, void *scratch)
 {
@@ -1211,12 +1221,7 @@ static ffu_status cu_run(nn_backend *b, const nn_graph *g, const nn_node *n, voi
             if (out[0] != in[0] &&
                 (st = LAUNCH(cudaMemcpyAsync(out[0], in[0], nn_tensor_bytes(y), cudaMemcpyDeviceToDevice, s))) < 0)
                 return st;
-            int64_t per = p->act.channels * p->act.inner;
-            if (p->act.kind != NN_CU_ACT_NONE)
-                st = LAUNCH(nn_cu_channel_affine(s, out[0], out[0], NULL, NULL, NULL,
-                                                 per ? p->n / per : 0, p->act.channels,
-                                                 p->act.inner, &p->act));
-            return st;
+            return fused_act_in_place(s, p, out[0]);
         }
         for (int i = 1; i < n->ninputs; i++) {
             const float *a = i == 1 ? in[0] : out[0];
@@ -1230,11 +1235,7 @@ static ffu_status cu_run(nn_backend *b, const nn_graph *g, const nn_node *n, voi
         }
         if (n->op == NN_OP_MEAN) {
             if ((st = LAUNCH(nn_cu_unary(s, NN_CU_SCALE, out[0], out[0], p->n, p->a, 0, 0))) < 0) return st;
-            int64_t per = p->act.channels * p->act.inner;
-            if (p->act.kind != NN_CU_ACT_NONE)
-                st = LAUNCH(nn_cu_channel_affine(s, out[0], out[0], NULL, NULL, NULL,
-                                                 per ? p->n / per : 0, p->act.channels,
-                                                 p->act.inner, &p->act));
+            st = fused_act_in_place(s, p, out[0]);
         }
         return st;
     }
