@@ -93,8 +93,10 @@ typedef struct ffu_swapper_opts {
     ffu_detector_opts detect;
     ffu_face_model_opts embed;
     ffu_face_model_opts landmarks;
-    const char *backend; /* "cpu" (default) or "ref", for every model the swapper opens */
+    const char *backend; /* "cpu" (default), "ref" or "cuda", for every model it opens */
     int threads;         /* intra-op threads per model; 0 = all cores */
+    int device;          /* cuda: the CUDA device */
+    int fp16;            /* cuda: fp16 compute where each layer's accuracy check passes */
     int watermark;       /* 1: a visible "synthetic" mark in the frame's corner */
 } ffu_swapper_opts;
 

@@ -212,7 +212,8 @@ int cli_arg_given(int argc, char **argv, const char *name)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) break;
-        if (a[0] == '-' && a[1] == '-' && !strncmp(a + 2, name, n) && (!a[2 + n] || a[2 + n] == '='))
+        if (a[0] == '-' && a[1] == '-' && !strncmp(a + 2, name, n) &&
+            (!a[2 + n] || a[2 + n] == '='))
             return 1;
     }
     return 0;

@@ -44,6 +44,7 @@ typedef struct {
     char *data, *embedder, *videos;
     int frames, limit, threads, backend, no_photos, no_videos;
     double smooth;
+    int device, fp16; /* CLI_GPU_OPTIONS */
 } es_opts;
 
 static const ffu_option es_options[] = {
@@ -73,6 +74,7 @@ static const ffu_option es_options[] = {
      "and does not spin against the other cores' work", "1", 0, 1024, NULL, "N"},
     {"backend", 'b', FFU_OPT_ENUM, offsetof(es_opts, backend), CLI_BACKEND_HELP, "cpu", 0, 0,
      cli_backend_names, NULL},
+    CLI_GPU_OPTIONS(es_opts),
     {0},
 };
 
@@ -703,14 +705,16 @@ int cli_eval_swap(const cli_command *cmd, int argc, char **argv)
     data_root(&o, c->root, sizeof c->root);
     double t0 = ffu_clock_sec();
     const char *backend = cli_backend_names[o.backend];
-    ffu_face_model_opts mo = {.model = NULL, .backend = backend, .threads = o.threads};
+    ffu_face_model_opts mo = {.model = NULL, .backend = backend, .threads = o.threads,
+                              .device = o.device, .fp16 = o.fp16};
     ffu_detector_opts dopt;
     ffu_detector_opts_default(&dopt);
     dopt.m = mo;
     ffu_landmarker_opts lopt;
     ffu_landmarker_opts_default(&lopt);
     lopt.m = mo;
-    ffu_face_model_opts eo = {.model = o.embedder, .backend = backend, .threads = o.threads};
+    ffu_face_model_opts eo = {.model = o.embedder, .backend = backend, .threads = o.threads,
+                              .device = o.device, .fp16 = o.fp16};
     if ((st = load_identities(c)) || (st = ffu_detector_create(&dopt, &c->det)) ||
         (st = ffu_landmarker_create(&lopt, &c->lm)) || (st = ffu_embedder_create(&eo, &c->emb)))
         goto fail;
@@ -720,6 +724,8 @@ int cli_eval_swap(const cli_command *cmd, int argc, char **argv)
         ffu_swapper_opts_default(&so);
         so.backend = backend;
         so.threads = o.threads;
+        so.device = o.device;
+        so.fp16 = o.fp16;
         so.blend = variants[v].blend;
         so.colour = variants[v].colour;
         if ((st = ffu_swapper_create(&so, &sw[v])))

@@ -68,6 +68,7 @@ typedef struct {
     int min_face, backend;
     int force;
     int hwaccel, hw_device;
+    int device, fp16; /* CLI_GPU_OPTIONS */
 } swap_opts;
 
 /* clang-format off */
@@ -177,6 +178,7 @@ static const ffu_option swap_options[] = {
         "--output-dir: redo every target even when the journal says it is done", NULL, 0, 0, NULL,
         NULL),
     CLI_HWACCEL_OPTIONS(swap_opts),
+    CLI_GPU_OPTIONS(swap_opts),
     {0},
 };
 
@@ -787,6 +789,8 @@ static int build_swapper_opts(const cli_command *cmd, swap_opts *o, int any_vide
         if (threads < 1) threads = 1;
     }
     so->threads = threads;
+    so->device = o->device;
+    so->fp16 = o->fp16;
     so->detect.m.model = model_spec(o->detector);
     so->detect.m.backend = backend;
     so->detect.m.threads = threads;

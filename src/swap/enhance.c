@@ -114,7 +114,7 @@ static ffu_status check_model(swap_enhancer *e, int kind_given)
     return FFU_OK;
 }
 
-ffu_status swap_enhancer_open(const char *spec, const char *backend, int threads,
+ffu_status swap_enhancer_open(const char *spec, const ffu_face_model_opts *run,
                               swap_enhancer **out)
 {
     if (!out)
@@ -140,7 +140,7 @@ ffu_status swap_enhancer_open(const char *spec, const char *backend, int threads
         goto fail;
     if ((st = ffu_norm_preset(&e->norm, "symmetric")))
         goto fail;
-    if ((st = swap_session_create(e->model, backend, threads, &e->session)))
+    if ((st = swap_session_create(e->model, run, &e->session)))
         goto fail;
     int64_t dims[4] = {1, 3, ENH_SIZE, ENH_SIZE};
     if ((st = ffu_nn_session_set_input_shape(e->session, e->in_image, 4, dims)))

@@ -83,7 +83,7 @@ static ffu_status check_model(swap_occluder *o)
     return FFU_OK;
 }
 
-ffu_status swap_occluder_open(const char *spec, const char *backend, int threads,
+ffu_status swap_occluder_open(const char *spec, const ffu_face_model_opts *run,
                               swap_occluder **out)
 {
     if (!out)
@@ -105,7 +105,7 @@ ffu_status swap_occluder_open(const char *spec, const char *backend, int threads
         goto fail;
     if ((st = ffu_norm_preset(&o->norm, "unit")))
         goto fail;
-    if ((st = swap_session_create(o->model, backend, threads, &o->session)))
+    if ((st = swap_session_create(o->model, run, &o->session)))
         goto fail;
     int64_t dims[4] = {1, 3, o->size, o->size};
     if (o->layout == FFU_LAYOUT_NHWC) {

@@ -75,6 +75,8 @@ static ffu_face_model_opts stage_opts(const ffu_swapper_opts *o, ffu_face_model_
 {
     if (!m.backend) m.backend = o->backend;
     if (!m.threads) m.threads = o->threads;
+    if (!m.device) m.device = o->device;
+    if (!m.fp16) m.fp16 = o->fp16;
     return m;
 }
 
@@ -169,11 +171,14 @@ ffu_status ffu_swapper_create(const ffu_swapper_opts *opts, ffu_swapper **out)
         ffu_face_model_opts ao = stage_opts(&o, (ffu_face_model_opts){0});
         if ((st = ffu_attributes_create(&ao, &sw->attr))) goto fail;
     }
+    /* the swapper's own networks run as the swapper's options say */
+    const ffu_face_model_opts run = {.backend = o.backend, .threads = o.threads,
+                                     .device = o.device, .fp16 = o.fp16};
     if (mesh) {
         mesh_opts mo = {o.keep_mouth, o.keep_eyes, sw->o.colour, sw->o.blend};
         if ((st = mesh_swapper_create(&mo, &sw->mesh))) goto fail;
     } else {
-        if ((st = swap_net_open(o.swapper, o.backend, o.threads, &sw->net))) goto fail;
+        if ((st = swap_net_open(o.swapper, &run, &sw->net))) goto fail;
         int dim = swap_net_embedding_dim(sw->net);
         if (!(sw->net_source = calloc((size_t)(dim > 0 ? dim : 1), sizeof *sw->net_source))) {
             st = ffu_error_set(FFU_ERR_NOMEM, "swapper: out of memory");
@@ -181,10 +186,10 @@ ffu_status ffu_swapper_create(const ffu_swapper_opts *opts, ffu_swapper **out)
         }
     }
     if (o.enhancer && *o.enhancer &&
-        (st = swap_enhancer_open(o.enhancer, o.backend, o.threads, &sw->enh)))
+        (st = swap_enhancer_open(o.enhancer, &run, &sw->enh)))
         goto fail;
     if ((sw->masks & FFU_SWAP_MASK_OCCLUSION) &&
-        (st = swap_occluder_open(o.occluder, o.backend, o.threads, &sw->occ)))
+        (st = swap_occluder_open(o.occluder, &run, &sw->occ)))
         goto fail;
     *out = sw;
     return FFU_OK;

@@ -30,7 +30,9 @@ typedef struct swap_net swap_net;
 /* spec: "inswapper:PATH", "hyperswap:PATH", "simswap:PATH" or "onnx:PATH" (kind from
  * the file name, else from the inputs: a 512x512 last initializer = inswapper).
  * Checks the model's inputs (source [1,D], target [1,3,S,S]) and output. */
-ffu_status swap_net_open(const char *spec, const char *backend, int threads, swap_net **out);
+/* run: backend, threads, device and fp16 of the session (its `model` is unused); NULL =
+ * the defaults. The same for the enhancer, the occluder and swap_session_create. */
+ffu_status swap_net_open(const char *spec, const ffu_face_model_opts *run, swap_net **out);
 void swap_net_close(swap_net *n);
 const char *swap_net_kind(const swap_net *n);     /* "inswapper", "hyperswap", "simswap" */
 const char *swap_net_template(const swap_net *n); /* alignment template name */
@@ -55,7 +57,7 @@ const ffu_image *swap_net_aligned(const swap_net *n);
 
 typedef struct swap_enhancer swap_enhancer;
 /* spec: "gfpgan:PATH", "codeformer:PATH" or "onnx:PATH" (a `weight` input = codeformer). */
-ffu_status swap_enhancer_open(const char *spec, const char *backend, int threads,
+ffu_status swap_enhancer_open(const char *spec, const ffu_face_model_opts *run,
                               swap_enhancer **out);
 void swap_enhancer_close(swap_enhancer *e);
 /* Enhances the face (ffhq_512 alignment from its kps) and pastes it back into frame
@@ -68,7 +70,7 @@ ffu_status swap_enhancer_run(swap_enhancer *e, ffu_image *frame, const ffu_face 
 typedef struct swap_occluder swap_occluder;
 /* spec "onnx:PATH": input [1,S,S,3] or [1,3,S,S] RGB 0..1, output [1,S,S,1] or
  * [1,1,S,S] probability of "face, not occluded" (FaceFusion's xseg convention). */
-ffu_status swap_occluder_open(const char *spec, const char *backend, int threads,
+ffu_status swap_occluder_open(const char *spec, const ffu_face_model_opts *run,
                               swap_occluder **out);
 void swap_occluder_close(swap_occluder *o);
 /* Mask (GRAY8, crop's size; allocated when empty) of the visible face in an aligned
@@ -88,7 +90,7 @@ const char *swap_dims_str(const ffu_nn_tensor *t, char *buf, size_t len);
 const char *swap_input_names(const ffu_nn_model *m, char *buf, size_t len);
 /* Loads an ONNX model: FFU_ERR_NOT_FOUND "what model file PATH not found" when absent. */
 ffu_status swap_model_load(const char *what, const char *path, ffu_nn_model **out);
-ffu_status swap_session_create(const ffu_nn_model *m, const char *backend, int threads,
+ffu_status swap_session_create(const ffu_nn_model *m, const ffu_face_model_opts *run,
                                ffu_nn_session **out);
 
 #endif

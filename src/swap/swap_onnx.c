@@ -328,7 +328,7 @@ static ffu_status check_emap(swap_net *n, float *data, const int64_t *dims, int 
     return FFU_OK;
 }
 
-ffu_status swap_net_open(const char *spec, const char *backend, int threads, swap_net **out)
+ffu_status swap_net_open(const char *spec, const ffu_face_model_opts *run, swap_net **out)
 {
     if (!out)
         return ffu_error_set(FFU_ERR_INVALID, "swap_net_open: out is NULL");
@@ -406,7 +406,7 @@ ffu_status swap_net_open(const char *spec, const char *backend, int threads, swa
         n->denorm.scale[c] = 1.0f / (255.0f * kinds[kind].out_scale);
         n->denorm.mean[c] = 255.0f * kinds[kind].out_bias;
     }
-    if ((st = swap_session_create(n->model, backend, threads, &n->session)))
+    if ((st = swap_session_create(n->model, run, &n->session)))
         goto fail;
     int S = kinds[kind].size;
     int64_t sd[2] = {1, n->dim}, td[4] = {1, 3, S, S};
@@ -607,12 +607,16 @@ ffu_status swap_model_load(const char *what, const char *path, ffu_nn_model **ou
     return FFU_OK;
 }
 
-ffu_status swap_session_create(const ffu_nn_model *m, const char *backend, int threads,
+ffu_status swap_session_create(const ffu_nn_model *m, const ffu_face_model_opts *run,
                                ffu_nn_session **out)
 {
     ffu_nn_session_opts so;
     ffu_nn_session_opts_default(&so);
-    so.backend = backend;
-    so.threads = threads;
+    if (run) {
+        so.backend = run->backend;
+        so.threads = run->threads;
+        so.device = run->device;
+        so.fp16 = run->fp16;
+    }
     return ffu_nn_session_create(m, &so, out);
 }

@@ -20,6 +20,11 @@
 #include "swap/swap_internal.h"
 #include "test.h"
 
+/* How the swap models' sessions run in these tests (swap_*_open's `run`). */
+static const ffu_face_model_opts RUN_CPU1 = {.backend = "cpu", .threads = 1};
+static const ffu_face_model_opts RUN_REF1 = {.backend = "ref", .threads = 1};
+static const ffu_face_model_opts RUN_ONE_THREAD = {.threads = 1};
+
 /* ---- temporary model folder --------------------------------------------------------- */
 
 static char tmp_dir_[256];
@@ -190,7 +195,7 @@ static void check_swapper(int kind, const char *spec_kind, const char *file, con
     swap_net *n = NULL;
     ffu_image frame = {0}, orig = {0}, crop = {0}, mask = {0};
     float *src = malloc(512 * sizeof *src), *want_src = malloc(512 * sizeof *want_src);
-    CHECK(swap_net_open(spec, "cpu", 1, &n) == FFU_OK);
+    CHECK(swap_net_open(spec, &RUN_CPU1, &n) == FFU_OK);
     CHECK_STR(swap_net_kind(n), sm_kind_name(kind));
     CHECK_STR(swap_net_template(n), tmpl);
     CHECK_EQ_INT(swap_net_size(n), size);
@@ -358,7 +363,7 @@ static void test_swapper_dynamic_batch(void)
     char path[512];
     CHECK(model_file(sm_swapper(&c), "dyn_inswapper_128.onnx", path, sizeof path));
     swap_net *n = NULL;
-    CHECK(swap_net_open(path, "ref", 1, &n) == FFU_OK); /* bare path: guessed */
+    CHECK(swap_net_open(path, &RUN_REF1, &n) == FFU_OK); /* bare path: guessed */
     CHECK_STR(swap_net_kind(n), "inswapper");
     ffu_image frame = {0}, crop = {0};
     CHECK(make_frame(&frame) == FFU_OK);
@@ -397,7 +402,7 @@ static ffu_status open_variant(const sm_swapper_cfg *c, const char *name, const 
     else
         snprintf(spec, sizeof spec, "%s", path);
     swap_net *n = NULL;
-    ffu_status st = swap_net_open(spec, "cpu", 1, &n);
+    ffu_status st = swap_net_open(spec, &RUN_CPU1, &n);
     if (st == FFU_OK && !n)
         st = FFU_ERR_INTERNAL;
     swap_net_close(n);
@@ -440,7 +445,7 @@ static void test_swapper_rejects_malformed(void)
 
     /* missing file, not an ONNX file */
     swap_net *n = NULL;
-    CHECK_EQ_INT(swap_net_open("inswapper:/nonexistent/inswapper_128.onnx", NULL, 1, &n),
+    CHECK_EQ_INT(swap_net_open("inswapper:/nonexistent/inswapper_128.onnx", &RUN_ONE_THREAD, &n),
                  FFU_ERR_NOT_FOUND);
     CHECK(n == NULL);
     char path[512];
@@ -449,10 +454,10 @@ static void test_swapper_rejects_malformed(void)
     CHECK(f);
     fputs("this is not a protobuf at all, just text\n", f);
     fclose(f);
-    ffu_status st = swap_net_open(path, NULL, 1, &n);
+    ffu_status st = swap_net_open(path, &RUN_ONE_THREAD, &n);
     CHECK(st == FFU_ERR_FORMAT || st == FFU_ERR_UNSUPPORTED);
     CHECK(n == NULL);
-    CHECK_EQ_INT(swap_net_open(NULL, NULL, 1, &n), FFU_ERR_INVALID);
+    CHECK_EQ_INT(swap_net_open(NULL, &RUN_ONE_THREAD, &n), FFU_ERR_INVALID);
 }
 
 static void test_swapper_kind_guess(void)
@@ -464,7 +469,7 @@ static void test_swapper_kind_guess(void)
     sm_swapper_cfg_default(&c, SM_INSWAPPER);
     CHECK(model_file(sm_swapper(&c), "model_a.onnx", path, sizeof path));
     snprintf(spec, sizeof spec, "onnx:%s", path);
-    CHECK(swap_net_open(spec, NULL, 1, &n) == FFU_OK);
+    CHECK(swap_net_open(spec, &RUN_ONE_THREAD, &n) == FFU_OK);
     CHECK_STR(swap_net_kind(n), "inswapper");
     swap_net_close(n);
     n = NULL;
@@ -476,14 +481,14 @@ static void test_swapper_kind_guess(void)
     sm_swapper_cfg_default(&c, SM_SIMSWAP);
     CHECK(model_file(sm_swapper(&c), "my_SimSwap_256.onnx", path, sizeof path));
     snprintf(spec, sizeof spec, "onnx:%s", path);
-    CHECK(swap_net_open(spec, NULL, 1, &n) == FFU_OK);
+    CHECK(swap_net_open(spec, &RUN_ONE_THREAD, &n) == FFU_OK);
     CHECK_STR(swap_net_kind(n), "simswap");
     CHECK_STR(swap_net_template(n), "arcface_112_v1");
     swap_net_close(n);
     n = NULL;
     /* an explicit kind wins over the name */
     snprintf(spec, sizeof spec, "hyperswap:%s", path);
-    CHECK(swap_net_open(spec, NULL, 1, &n) == FFU_OK);
+    CHECK(swap_net_open(spec, &RUN_ONE_THREAD, &n) == FFU_OK);
     CHECK_STR(swap_net_kind(n), "hyperswap");
     swap_net_close(n);
 }
@@ -546,7 +551,7 @@ static void test_gfpgan_convention_and_blend(void)
     snprintf(spec, sizeof spec, "gfpgan:%s", path);
     swap_enhancer *e = NULL;
     ffu_image orig = {0}, full = {0}, half = {0}, none = {0};
-    CHECK(swap_enhancer_open(spec, "cpu", 1, &e) == FFU_OK);
+    CHECK(swap_enhancer_open(spec, &RUN_CPU1, &e) == FFU_OK);
     sim t;
     make_sim(&t, 0.4, -12, 200, 180, 512);
     CHECK(make_frame(&orig) == FFU_OK);
@@ -586,7 +591,7 @@ static void test_codeformer_weight(void)
     snprintf(spec, sizeof spec, "onnx:%s", path); /* a `weight` input: CodeFormer */
     swap_enhancer *e = NULL;
     ffu_image orig = {0}, out = {0};
-    CHECK(swap_enhancer_open(spec, NULL, 1, &e) == FFU_OK);
+    CHECK(swap_enhancer_open(spec, &RUN_ONE_THREAD, &e) == FFU_OK);
     sim t;
     make_sim(&t, 0.45, 20, 190, 190, 512);
     CHECK(make_frame(&orig) == FFU_OK);
@@ -611,7 +616,7 @@ static ffu_status open_enhancer(ob_model *b, const char *name, const char *kind)
         return FFU_ERR_IO;
     snprintf(spec, sizeof spec, "%s:%s", kind, path);
     swap_enhancer *e = NULL;
-    ffu_status st = swap_enhancer_open(spec, NULL, 1, &e);
+    ffu_status st = swap_enhancer_open(spec, &RUN_ONE_THREAD, &e);
     swap_enhancer_close(e);
     return st;
 }
@@ -629,7 +634,7 @@ static void test_enhancer_rejects_malformed(void)
     CHECK_EQ_INT(open_enhancer(sm_enhancer(&d), "j.onnx", "gfpgan"), FFU_ERR_FORMAT);
     CHECK(has("gfpgan: input `input` must be [1,3,512,512], this file has [1,3,256,256]"));
     swap_enhancer *e = NULL;
-    CHECK_EQ_INT(swap_enhancer_open("gfpgan:/nonexistent/gfpgan.onnx", NULL, 1, &e),
+    CHECK_EQ_INT(swap_enhancer_open("gfpgan:/nonexistent/gfpgan.onnx", &RUN_ONE_THREAD, &e),
                  FFU_ERR_NOT_FOUND);
     CHECK(e == NULL);
 }
@@ -686,8 +691,8 @@ static void test_occluder_mask_and_multiply(void)
     swap_occluder *o = NULL, *o2 = NULL;
     ffu_image crop = {0}, mask = {0}, mask2 = {0}, box = {0}, frame = {0}, orig = {0};
     snprintf(spec, sizeof spec, "onnx:%s", path);
-    CHECK(swap_occluder_open(spec, "cpu", 1, &o) == FFU_OK);
-    CHECK(swap_occluder_open(path2, "cpu", 1, &o2) == FFU_OK);
+    CHECK(swap_occluder_open(spec, &RUN_CPU1, &o) == FFU_OK);
+    CHECK(swap_occluder_open(path2, &RUN_CPU1, &o2) == FFU_OK);
     /* G = 255 on the left half ("face"), 0 on the right ("occluder"); R, B random */
     uint64_t seed = 3;
     double g[128];
@@ -765,13 +770,13 @@ static void test_occluder_rejects_malformed(void)
     char path[512];
     swap_occluder *o = NULL;
     CHECK(model_file(sm_make_inswapper(), "occ_a.onnx", path, sizeof path));
-    CHECK_EQ_INT(swap_occluder_open(path, NULL, 1, &o), FFU_ERR_FORMAT);
+    CHECK_EQ_INT(swap_occluder_open(path, &RUN_ONE_THREAD, &o), FFU_ERR_FORMAT);
     CHECK(has("one image input"));
     CHECK(model_file(sm_make_gfpgan(), "occ_b.onnx", path, sizeof path));
-    CHECK_EQ_INT(swap_occluder_open(path, NULL, 1, &o), FFU_ERR_FORMAT);
+    CHECK_EQ_INT(swap_occluder_open(path, &RUN_ONE_THREAD, &o), FFU_ERR_FORMAT);
     CHECK(has("output `output` must be [1,512,512,1] or [1,1,512,512]"));
     CHECK(o == NULL);
-    CHECK_EQ_INT(swap_occluder_open("onnx:/nonexistent/xseg.onnx", NULL, 1, &o),
+    CHECK_EQ_INT(swap_occluder_open("onnx:/nonexistent/xseg.onnx", &RUN_ONE_THREAD, &o),
                  FFU_ERR_NOT_FOUND);
 }
 
