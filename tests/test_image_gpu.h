@@ -5,11 +5,13 @@
 #ifndef FFU_TEST_IMAGE_GPU_H
 #define FFU_TEST_IMAGE_GPU_H
 
+#include <limits.h>
 #include <string.h>
 
 #include "facefuse/image.h"
 #include "facefuse/gpu.h"
 #include "facefuse/image_gpu.h"
+#include "test.h"
 
 static inline ffu_status cpu_job(const ffu_image *src, const double m[6],
                                  const ffu_gpu_warp_opts *o, ffu_tensor_view *t, int b)
@@ -60,6 +62,64 @@ static inline ffu_status warp_test_opts(int cfg, ffu_gpu_warp_opts *o)
     o->norm.swap_rb = cfg & 1;
     o->norm.gray = cfg == 7 || cfg == 10;
     return st;
+}
+
+/* A coordinate for the drawing tests: mostly in or near an image of `size`, sometimes
+ * far outside, sometimes INT_MIN / INT_MAX (the clipping must survive them). */
+static inline int rand_coord(uint64_t *seed, int size)
+{
+    switch (test_rand_u64(seed) % 10) {
+    case 0:
+        return INT_MIN;
+    case 1:
+        return INT_MAX;
+    case 2:
+        return -(int)(test_rand_u64(seed) % 1000);
+    default:
+        return (int)(test_rand_u64(seed) % (uint64_t)(size + 40)) - 20;
+    }
+}
+
+/* n random shapes over a w x h image: sides in -5 .. size - 6 (one in eight anywhere),
+ * thickness in -2 .. thick - 3, radius in rad_lo .. rad_lo + rad_n - 1 (INT_MAX one
+ * time in `huge`). */
+static inline void random_shapes(ffu_gpu_shape *shapes, int n, int w, int h, int size, int thick,
+                                 int rad_lo, int rad_n, int huge, uint64_t *seed)
+{
+    for (int i = 0; i < n; i++) {
+        ffu_gpu_shape *s = &shapes[i];
+        s->kind = (ffu_gpu_shape_kind)(test_rand_u64(seed) % FFU_GPU_SHAPE_COUNT);
+        s->x = rand_coord(seed, w), s->y = rand_coord(seed, h);
+        int big = test_rand_u64(seed) % 8 == 0;
+        s->w = big ? rand_coord(seed, w) : (int)(test_rand_u64(seed) % (uint64_t)size) - 5;
+        s->h = big ? rand_coord(seed, h) : (int)(test_rand_u64(seed) % (uint64_t)size) - 5;
+        s->thickness = (int)(test_rand_u64(seed) % (uint64_t)thick) - 2;
+        s->radius = test_rand_u64(seed) % (uint64_t)huge == 0
+                        ? INT_MAX
+                        : (int)(test_rand_u64(seed) % (uint64_t)rad_n) + rad_lo;
+        uint64_t c = test_rand_u64(seed);
+        s->color = (ffu_color){(uint8_t)c, (uint8_t)(c >> 8), (uint8_t)(c >> 16), (uint8_t)(c >> 24)};
+    }
+}
+
+/* The shapes drawn by the CPU drawing functions, in order: the GPU kernel's twin. */
+static inline ffu_status cpu_draw(ffu_image *img, const ffu_gpu_shape *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ffu_status st;
+        switch (s[i].kind) {
+        case FFU_GPU_SHAPE_RECT:
+            st = ffu_draw_rect(img, s[i].x, s[i].y, s[i].w, s[i].h, s[i].thickness, s[i].color);
+            break;
+        case FFU_GPU_SHAPE_FILL_RECT:
+            st = ffu_draw_fill_rect(img, s[i].x, s[i].y, s[i].w, s[i].h, s[i].color);
+            break;
+        default:
+            st = ffu_draw_point(img, s[i].x, s[i].y, s[i].radius, s[i].color);
+        }
+        if (st < 0) return st;
+    }
+    return FFU_OK;
 }
 
 #endif

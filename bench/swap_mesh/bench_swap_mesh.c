@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "facefuse/facefuse.h"
+#include "face/face_internal.h"
 #include "swap/mesh_internal.h"
 
 static char g_data[1024] = "../shared/data/face_recognition_examples/examples";
@@ -110,12 +111,7 @@ typedef struct idtool {
 static int embed(idtool *t, const ffu_image *img, float *e)
 {
     if (ffu_detector_detect(t->det, img, &t->l) || t->l.count == 0) return 0;
-    int b = 0;
-    for (int i = 1; i < t->l.count; i++)
-        if (t->l.faces[i].box[2] * t->l.faces[i].box[3] >
-            t->l.faces[b].box[2] * t->l.faces[b].box[3])
-            b = i;
-    ffu_face *f = &t->l.faces[b];
+    ffu_face *f = &t->l.faces[face_list_largest(&t->l)];
     if (ffu_landmarker_run(t->lm, img, f) || ffu_embedder_run(t->emb, img, f, 1)) return 0;
     memcpy(e, f->embedding, (size_t)f->embedding_dim * sizeof *e);
     return f->embedding_dim;

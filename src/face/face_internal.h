@@ -48,6 +48,9 @@ typedef struct face_net {
     size_t d_stage_cap;
 } face_net;
 
+/* The engine session options a model's ffu_face_model_opts asks for (backend, threads,
+ * device, fp16; NULL: the defaults): face_net's sessions and the swap models' use it. */
+void face_model_session_opts(const ffu_face_model_opts *o, ffu_nn_session_opts *so);
 /* Resolves o->model (NULL = the role's default) and opens a session: batch 1, the zoo
  * entry's input size for dynamic models (or the declared one). */
 ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o);

@@ -247,6 +247,16 @@ static ffu_status host_fill_gpu(face_net *n, int b, const ffu_image *img, const 
     return gpu_fill(n, b, &n->up, m);
 }
 
+void face_model_session_opts(const ffu_face_model_opts *o, ffu_nn_session_opts *so)
+{
+    ffu_nn_session_opts_default(so);
+    if (!o) return;
+    so->backend = o->backend;
+    so->threads = o->threads;
+    so->device = o->device;
+    so->fp16 = o->fp16;
+}
+
 ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o)
 {
     memset(n, 0, sizeof *n);
@@ -287,13 +297,7 @@ ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_o
     n->norm.gray = n->entry.gray || n->in_c == 1;
 
     ffu_nn_session_opts so;
-    ffu_nn_session_opts_default(&so);
-    if (o) {
-        so.backend = o->backend;
-        so.threads = o->threads;
-        so.device = o->device;
-        so.fp16 = o->fp16;
-    }
+    face_model_session_opts(o, &so);
     if (o && o->backend && !strcmp(o->backend, "cuda")) {
         if ((st = open_gpu(n, o->device)))
             goto fail;

@@ -611,12 +611,6 @@ ffu_status swap_session_create(const ffu_nn_model *m, const ffu_face_model_opts 
                                ffu_nn_session **out)
 {
     ffu_nn_session_opts so;
-    ffu_nn_session_opts_default(&so);
-    if (run) {
-        so.backend = run->backend;
-        so.threads = run->threads;
-        so.device = run->device;
-        so.fp16 = run->fp16;
-    }
+    face_model_session_opts(run, &so);
     return ffu_nn_session_create(m, &so, out);
 }

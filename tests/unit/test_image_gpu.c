@@ -445,20 +445,6 @@ static void test_warp_tensor(void)
     }
 }
 
-static int rand_coord(uint64_t *seed, int size)
-{
-    switch (test_rand_u64(seed) % 10) {
-    case 0:
-        return INT_MIN;
-    case 1:
-        return INT_MAX;
-    case 2:
-        return -(int)(test_rand_u64(seed) % 1000);
-    default:
-        return (int)(test_rand_u64(seed) % (uint64_t)(size + 40)) - 20;
-    }
-}
-
 static void test_draw(void)
 {
     NEED_GPU();
@@ -471,30 +457,8 @@ static void test_draw(void)
         ffu_gpu_image d;
         CHECK(load_photo(PHOTO2, fmts[f], 1920, 1080, &cpu) >= 0);
         CHECK_EQ_INT(upload(&cpu, &d), FFU_OK);
-        for (int i = 0; i < NS; i++) {
-            ffu_gpu_shape *s = &shapes[i];
-            s->kind = (ffu_gpu_shape_kind)(test_rand_u64(&seed) % FFU_GPU_SHAPE_COUNT);
-            s->x = rand_coord(&seed, cpu.width), s->y = rand_coord(&seed, cpu.height);
-            int big = test_rand_u64(&seed) % 8 == 0;
-            s->w = big ? rand_coord(&seed, cpu.width) : (int)(test_rand_u64(&seed) % 300) - 5;
-            s->h = big ? rand_coord(&seed, cpu.height) : (int)(test_rand_u64(&seed) % 300) - 5;
-            s->thickness = (int)(test_rand_u64(&seed) % 12) - 2;
-            s->radius =
-                test_rand_u64(&seed) % 40 == 0 ? INT_MAX : (int)(test_rand_u64(&seed) % 9) - 2;
-            uint64_t c = test_rand_u64(&seed);
-            s->color =
-                (ffu_color){(uint8_t)c, (uint8_t)(c >> 8), (uint8_t)(c >> 16), (uint8_t)(c >> 24)};
-        }
-        for (int i = 0; i < NS; i++) {
-            const ffu_gpu_shape *s = &shapes[i];
-            ffu_status st =
-                s->kind == FFU_GPU_SHAPE_RECT
-                    ? ffu_draw_rect(&cpu, s->x, s->y, s->w, s->h, s->thickness, s->color)
-                : s->kind == FFU_GPU_SHAPE_FILL_RECT
-                    ? ffu_draw_fill_rect(&cpu, s->x, s->y, s->w, s->h, s->color)
-                    : ffu_draw_point(&cpu, s->x, s->y, s->radius, s->color);
-            CHECK_EQ_INT(st, FFU_OK);
-        }
+        random_shapes(shapes, NS, cpu.width, cpu.height, 300, 12, -2, 9, 40, &seed);
+        CHECK_EQ_INT(cpu_draw(&cpu, shapes, NS), FFU_OK);
         CHECK_EQ_INT(ffu_gpu_image_draw(g_s, &d, shapes, NS), FFU_OK);
         CHECK_EQ_INT(download(&d, &gpu), FFU_OK);
         CHECK(same_bytes(&cpu, &gpu, ffu_pixfmt_name(fmts[f])));

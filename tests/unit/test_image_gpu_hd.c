@@ -530,39 +530,6 @@ static ffu_status hd_draw(ffu_image *img, const ffu_gpu_shape *shapes, int n)
     return FFU_OK;
 }
 
-static ffu_status cpu_draw(ffu_image *img, const ffu_gpu_shape *s, int n)
-{
-    for (int i = 0; i < n; i++) {
-        ffu_status st;
-        switch (s[i].kind) {
-        case FFU_GPU_SHAPE_RECT:
-            st = ffu_draw_rect(img, s[i].x, s[i].y, s[i].w, s[i].h, s[i].thickness, s[i].color);
-            break;
-        case FFU_GPU_SHAPE_FILL_RECT:
-            st = ffu_draw_fill_rect(img, s[i].x, s[i].y, s[i].w, s[i].h, s[i].color);
-            break;
-        default:
-            st = ffu_draw_point(img, s[i].x, s[i].y, s[i].radius, s[i].color);
-        }
-        if (st < 0) return st;
-    }
-    return FFU_OK;
-}
-
-static int rand_coord(uint64_t *seed, int size)
-{
-    switch (test_rand_u64(seed) % 10) {
-    case 0:
-        return INT_MIN;
-    case 1:
-        return INT_MAX;
-    case 2:
-        return -(int)(test_rand_u64(seed) % 1000);
-    default:
-        return (int)(test_rand_u64(seed) % (uint64_t)(size + 40)) - 20;
-    }
-}
-
 static void test_draw(void)
 {
     static const ffu_pixfmt fmts[] = {FFU_PIX_RGB24, FFU_PIX_BGR24, FFU_PIX_RGBA32, FFU_PIX_GRAY8};
@@ -573,20 +540,7 @@ static void test_draw(void)
         ffu_image cpu, hd;
         CHECK(load_photo(PHOTO2, fmts[f], &cpu) >= 0);
         CHECK_EQ_INT(ffu_image_clone(&hd, &cpu), FFU_OK);
-        for (int i = 0; i < NS; i++) {
-            ffu_gpu_shape *s = &shapes[i];
-            s->kind = (ffu_gpu_shape_kind)(test_rand_u64(&seed) % FFU_GPU_SHAPE_COUNT);
-            s->x = rand_coord(&seed, cpu.width), s->y = rand_coord(&seed, cpu.height);
-            int big = test_rand_u64(&seed) % 8 == 0;
-            s->w = big ? rand_coord(&seed, cpu.width) : (int)(test_rand_u64(&seed) % 90) - 5;
-            s->h = big ? rand_coord(&seed, cpu.height) : (int)(test_rand_u64(&seed) % 90) - 5;
-            s->thickness = (int)(test_rand_u64(&seed) % 30) - 2;
-            s->radius =
-                test_rand_u64(&seed) % 20 == 0 ? INT_MAX : (int)(test_rand_u64(&seed) % 25) - 3;
-            uint64_t c = test_rand_u64(&seed);
-            s->color =
-                (ffu_color){(uint8_t)c, (uint8_t)(c >> 8), (uint8_t)(c >> 16), (uint8_t)(c >> 24)};
-        }
+        random_shapes(shapes, NS, cpu.width, cpu.height, 90, 30, -3, 25, 20, &seed);
         /* Some ordinary boxes and landmarks that surely land inside. */
         shapes[0] = (ffu_gpu_shape){FFU_GPU_SHAPE_RECT, 20, 30, 100, 80, 3, 0, {255, 0, 0, 255}};
         shapes[1] = (ffu_gpu_shape){FFU_GPU_SHAPE_POINT, 60, 60, 0, 0, 0, 4, {0, 255, 0, 255}};

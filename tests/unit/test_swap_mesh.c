@@ -10,6 +10,7 @@
 
 #include "../../tools/make-swap-models/swap_models.h"
 #include "facefuse/facefuse.h"
+#include "face/face_internal.h"
 #include "swap/mesh_internal.h"
 #include "test.h"
 
@@ -218,12 +219,7 @@ static void idtool_close(idtool *t)
 static int embed_largest(idtool *t, const ffu_image *img, float *e)
 {
     if (ffu_detector_detect(t->det, img, &t->l) || t->l.count == 0) return 0;
-    int b = 0;
-    for (int i = 1; i < t->l.count; i++)
-        if (t->l.faces[i].box[2] * t->l.faces[i].box[3] >
-            t->l.faces[b].box[2] * t->l.faces[b].box[3])
-            b = i;
-    ffu_face *f = &t->l.faces[b];
+    ffu_face *f = &t->l.faces[face_list_largest(&t->l)];
     if (ffu_landmarker_run(t->lm, img, f) || ffu_embedder_run(t->emb, img, f, 1)) return 0;
     memcpy(e, f->embedding, (size_t)f->embedding_dim * sizeof *e);
     return f->embedding_dim;
