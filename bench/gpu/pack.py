@@ -234,11 +234,16 @@ def cmd_files(a):
             shutil.copy2(p, out)
             copied.append((out, size))
             total += size
-            # a TF.js graph (model.json) needs its weights (model.bin) beside it
-            binp = p[:-5] + ".bin"
+            # a TF.js graph (model.json) needs its weights (model.bin) beside it; a
+            # face-api.js model (model-weights_manifest.json) too
+            stem = p[:-5]
+            if stem.endswith("-weights_manifest"):
+                stem = stem[: -len("-weights_manifest")]
+            binp = stem + ".bin"
             if p.endswith(".json") and os.path.isfile(binp):
-                shutil.copy2(binp, out[:-5] + ".bin")
-                copied.append((out[:-5] + ".bin", os.path.getsize(binp)))
+                binout = os.path.join(os.path.dirname(out), os.path.basename(binp))
+                shutil.copy2(binp, binout)
+                copied.append((binout, os.path.getsize(binp)))
                 total += os.path.getsize(binp)
             break
     with open(os.path.join(a.out, "FILES.txt"), "w") as f:

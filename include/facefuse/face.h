@@ -112,6 +112,7 @@ typedef struct ffu_zoo_entry {
     int is_default;      /* the default for its role */
     const char *licence; /* "Apache-2.0", "MIT", "non-commercial (iBUG 300-W)", ... */
     const char *origin;  /* package or project it comes from */
+    int flip;            /* embedders: also embed the mirrored crop and average the two */
 } ffu_zoo_entry;
 
 FFU_API int ffu_zoo_count(void);
@@ -180,7 +181,7 @@ FFU_API ffu_status ffu_landmarker_run(ffu_landmarker *l, const ffu_image *img, f
 /* ---- alignment --------------------------------------------------------------------- */
 
 /* Template points (normalised 0..1, five x,y pairs) by name: arcface_112_v1,
- * arcface_112_v2, arcface_128, ffhq_512, mtcnn_512. NULL when unknown. */
+ * arcface_112_v2, arcface_128, ffhq_512, mtcnn_512, dlib_150. NULL when unknown. */
 FFU_API const float *ffu_align_template(const char *name);
 /* Warps the face to a size x size crop (same pixel format as img) by the similarity
  * that maps kps onto the template. m_out (may be NULL) gets the forward transform

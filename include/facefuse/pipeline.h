@@ -63,8 +63,9 @@ typedef struct ffu_pipeline_opts {
     const char *snapshot_dir; /* identity_confirmed / unknown_face face crops (JPEG) */
     const char *heatmap_dir;  /* <stream>.png and <stream>_overlay.png at the end */
     float liveness_gate;      /* 0 = off; else identity votes need liveness >= gate */
-    /* 0.1: a face votes for its best watchlist match only when that beats the next
-     * identity by at least this much; closer calls vote "unknown" (0 = off) */
+    /* a face votes for its best watchlist match only when that beats the next identity
+     * by at least this much; closer calls vote "unknown" (0 = off). Default -1 = by the
+     * embedder: 0.2 * (1 - its threshold), 0.018 for dlib-resnet, 0.096 for faceres */
     float id_margin;
     /* Model specs (face.h's ffu_zoo_resolve); NULL = the role's default. landmarks
      * "none" (the default) aligns faces from the detector's keypoints; a landmarker

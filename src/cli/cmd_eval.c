@@ -48,7 +48,9 @@ static const ffu_option eval_options[] = {
      "lfw: embedder(s), comma-separated, or `all`", NULL, 0, 0, NULL, "LIST"},
     {"landmarker", 'l', FFU_OPT_STRING, offsetof(eval_opts, landmarker),
      "landmarks: landmarker(s), comma-separated, or `all` (every 68-point-capable model in "
-     "the zoo; iris is skipped)", NULL, 0, 0, NULL, "LIST"},
+     "the zoo; iris is skipped); lfw: the one that refines the keypoints before alignment "
+     "(default: the default landmarker, as compare and enrol do; `none` = the detector's)",
+     NULL, 0, 0, NULL, "LIST"},
     {"liveness-model", 0, FFU_OPT_STRING, offsetof(eval_opts, liveness),
      "liveness: model(s), comma-separated, `default` (the library's default combination) "
      "or `all` (default + every liveness model in the zoo)", NULL, 0, 0, NULL, "LIST"},
@@ -275,11 +277,20 @@ static int run_lfw(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     d.min_score = o->min_score > 0 ? (float)o->min_score : 0.3f;
     d.input_size = o->input_size;
     ffu_detector *det = NULL;
+    ffu_landmarker *lm = NULL;
+    int use_lm = !o->landmarker || strcmp(o->landmarker, "none") != 0;
+    ffu_landmarker_opts lo;
+    ffu_landmarker_opts_default(&lo);
+    lo.m = model_opts(o, o->landmarker);
+    const ffu_zoo_entry *lz = ffu_zoo_default(FFU_ROLE_LANDMARKS);
+    const char *lm_name = !use_lm ? NULL : o->landmarker ? o->landmarker : lz ? lz->name : "?";
     int rc = CLI_EXIT_OK;
     if (!sims)
         st = ffu_error_set(FFU_ERR_NOMEM, "similarities");
     if (!st)
         st = ffu_detector_create(&d, &det);
+    if (!st && use_lm)
+        st = ffu_landmarker_create(&lo, &lm);
     if (st) {
         rc = cli_fail(cmd, &o->common, st);
         goto out;
@@ -289,11 +300,13 @@ static int run_lfw(const cli_command *cmd, eval_opts *o, ffu_jw *w)
         ffu_jw_key(w, "dataset"), ffu_jw_string(w, dir);
         ffu_jw_key(w, "pairs"), ffu_jw_int(w, pairs->count);
         ffu_jw_key(w, "detector"), ffu_jw_string(w, ffu_detector_model(det)->name);
+        ffu_jw_key(w, "landmarker"), lm_name ? ffu_jw_string(w, lm_name) : ffu_jw_null(w);
         ffu_jw_key(w, "embedders");
         ffu_jw_begin_array(w);
     } else {
-        printf("LFW: %d pairs from %s, %d folds, detector %s\n", pairs->count, dir,
-               pairs->folds, ffu_detector_model(det)->name);
+        printf("LFW: %d pairs from %s, %d folds, detector %s, keypoints from %s\n",
+               pairs->count, dir, pairs->folds, ffu_detector_model(det)->name,
+               lm_name ? lm_name : "the detector");
         printf("%-20s %15s %9s %10s %10s %7s %7s %6s\n", "embedder", "k-fold acc %",
                "best-thr", "TAR@1e-3", "TAR@1e-2", "AUC", "noface", "s");
     }
@@ -307,7 +320,7 @@ static int run_lfw(const cli_command *cmd, eval_opts *o, ffu_jw *w)
         if (!st && !w && !o->common.quiet)
             fprintf(stderr, "lfw %s: embedding %d pairs...\n", names[i], pairs->count);
         if (!st)
-            st = lfw_run_pairs(pairs, det, emb, sims, &rs);
+            st = lfw_run_pairs(pairs, det, lm, emb, sims, &rs);
         if (!st)
             st = lfw_eval(pairs, sims, &r);
         float thr = emb ? ffu_embedder_threshold(emb) : 0;
@@ -345,6 +358,7 @@ static int run_lfw(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     }
 out:
     free(sims);
+    ffu_landmarker_destroy(lm);
     ffu_detector_destroy(det);
     lfw_pairs_free(pairs);
     return rc;

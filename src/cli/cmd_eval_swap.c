@@ -36,7 +36,14 @@
 #define ES_MAX_VIDEOS 64
 #define ES_NPTS 468         /* FaceMesh points compared for jitter */
 #define ES_MATCH_IOU 0.3f   /* output face = the detection overlapping the target this much */
-#define ES_DUPLICATE_COS 0.9f /* "other photos" closer than this to the source are copies */
+/* "Other photos" closer than this to the source are copies of it: 0.9 for faceres (its
+ * threshold 0.52), where copies at other resolutions score 0.98 and other photos of the
+ * person 0.6-0.8; in general a fifth of the way from 1 down to the embedder's threshold
+ * (0.982 for dlib-resnet, whose other photos of a person score about 0.96). */
+static float duplicate_cos(const ffu_embedder *e)
+{
+    return 1.0f - 0.2f * (1.0f - ffu_embedder_threshold(e));
+}
 
 
 typedef struct {
@@ -283,7 +290,7 @@ static ffu_status prepare_identities(es_ctx *c, ffu_swapper *sw)
         ffu_image_release(&img);
         if ((st = load_photo(c, i, &img)) || (st = analyse(c, &img, NULL, 1, &f)))
             goto out;
-        if (!f || ffu_face_similarity(f->embedding, id->emb, c->dim) >= ES_DUPLICATE_COS)
+        if (!f || ffu_face_similarity(f->embedding, id->emb, c->dim) >= duplicate_cos(c->emb))
             continue;
         for (int d = 0; d < c->dim; d++)
             id->other[d] += f->embedding[d];

@@ -71,7 +71,14 @@ static const ffu_option detect_options[] = {
     {0},
 };
 
-static const ffu_option embed_options[] = {CLI_COMMON_OPTIONS, FACE_MODEL_OPTIONS, {0}};
+static const ffu_option embed_options[] = {
+    CLI_COMMON_OPTIONS,
+    FACE_MODEL_OPTIONS,
+    {"landmarker", 0, FFU_OPT_STRING, offsetof(face_opts, landmarker),
+     "landmark model that refines the keypoints before alignment, as enrol does (default: "
+     "facemesh; `none` = the detector's keypoints)", NULL, 0, 0, NULL, "NAME[:PATH]"},
+    {0},
+};
 
 /* --with STAGES -> FFU_STAGE_* bits; -1 on an unknown name. */
 static int parse_stages(const char *s, unsigned *out)
@@ -355,7 +362,12 @@ static int run_identity(const cli_command *cmd, int argc, char **argv, int compa
         goto out;
     }
     ffu_analyzer_opts ao;
-    analyzer_opts_from(&o, 0, &ao);
+    int no_lm = o.landmarker && !strcmp(o.landmarker, "none");
+    if (no_lm)
+        o.landmarker = NULL;
+    /* the analyzer detects (and refines the keypoints); the embedder runs on the face
+     * chosen by pick_face */
+    analyzer_opts_from(&o, no_lm ? 0 : FFU_STAGE_LANDMARKS, &ao);
     ffu_status st = ffu_analyzer_create(&ao, &an);
     if (!st)
         st = ffu_embedder_create(&ao.embed, &emb);

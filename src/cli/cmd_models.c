@@ -28,7 +28,8 @@ static const ffu_option models_options[] = {
 };
 
 /* What a zoo entry's files look like on disk: the worst state of its files (a TF.js
- * model is its .json and the .bin beside it). Evaluation models have no pinned hash. */
+ * model is NAME.json and NAME.bin beside it; a face-api.js model is
+ * NAME-weights_manifest.json and NAME.bin). Evaluation models have no pinned hash. */
 static ffu_model_state entry_state(const ffu_zoo_entry *e, int hash, char *path, size_t len)
 {
     ffu_zoo_entry r;
@@ -43,8 +44,12 @@ static ffu_model_state entry_state(const ffu_zoo_entry *e, int hash, char *path,
     ffu_model_state s = ffu_model_file_check(f, hash);
     size_t n = strlen(e->file);
     if (n > 5 && !strcmp(e->file + n - 5, ".json")) {
+        static const char fa[] = "-weights_manifest";
+        size_t stem = n - 5, fl = sizeof fa - 1;
+        if (stem > fl && !strncmp(e->file + stem - fl, fa, fl))
+            stem -= fl;
         char bin[256];
-        snprintf(bin, sizeof bin, "%.*s.bin", (int)(n - 5), e->file);
+        snprintf(bin, sizeof bin, "%.*s.bin", (int)stem, e->file);
         const ffu_model_file *fb = ffu_model_files_find(bin);
         ffu_model_state sb = fb ? ffu_model_file_check(fb, hash) : FFU_MODEL_MISSING;
         if (sb > s)

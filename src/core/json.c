@@ -138,6 +138,11 @@ static ffu_status parse(const char *text, size_t len, ffu_json **out, const char
     if (len > FFU_JSON_MAX_SIZE)
         return ffu_error_set(FFU_ERR_TOO_LARGE, "%sJSON text of %zu bytes exceeds %zu MiB",
                              prefix, len, FFU_JSON_MAX_SIZE >> 20);
+    /* a UTF-8 byte order mark is not JSON, but editors write one; RFC 8259 lets a
+     * parser ignore it */
+    if (len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB &&
+        (unsigned char)text[2] == 0xBF)
+        text += 3, len -= 3;
     char msg[256];
     if (!prescan(text, len, msg, sizeof msg))
         return ffu_error_set(FFU_ERR_FORMAT, "%s%s", prefix, msg);

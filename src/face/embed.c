@@ -126,14 +126,14 @@ float ffu_embedder_threshold(const ffu_embedder *e) { return e ? e->net.entry.th
 const ffu_zoo_entry *ffu_embedder_model(const ffu_embedder *e) { return e ? &e->net.entry : NULL; }
 
 /* Map from network-input coordinates to image coordinates for one face. */
-static ffu_status crop_map(const ffu_embedder *e, const float kps[10], double m[6])
+static ffu_status crop_map(const ffu_embedder *e, const ffu_face *f, double m[6])
 {
     for (int i = 0; i < 10; i++)
-        if (!isfinite(kps[i]))
+        if (!isfinite(f->kps[i]))
             return ffu_error_set(FFU_ERR_INVALID, "face keypoint %d is not finite", i / 2);
     int size = e->net.in_w;
     double fwd[6];
-    ffu_status st = face_align_transform(kps, e->net.entry.align_template, size, fwd);
+    ffu_status st = face_align_transform(f->kps, e->net.entry.align_template, size, fwd);
     if (st)
         return st;
     if (e->crop_scale != 1.0) {
@@ -149,22 +149,34 @@ static ffu_status crop_map(const ffu_embedder *e, const float kps[10], double m[
 
 /* Embeds n faces (n <= EMBED_MAX_BATCH), each from its own image, in one run: the
  * video pipeline batches the faces of several streams' frames this way. Face b comes
- * from imgs[b], or with gimgs (cuda) from the device frame gimgs[b]. */
+ * from imgs[b], or with gimgs (cuda) from the device frame gimgs[b]. Models whose zoo
+ * row says `flip` also see each crop mirrored (slots 2b, 2b + 1 of a batch of 2n),
+ * and the face gets the normalised sum of the two descriptors: on LFW that is worth
+ * 0.3-0.8 points for every embedder we measured (docs/EVAL.md), at twice the cost. */
 static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *imgs,
                                     const ffu_gpu_image *const *gimgs, ffu_face *const *faces,
                                     int n)
 {
-    ffu_status st = face_net_reshape(&e->net, n, e->net.in_w, e->net.in_h);
+    int views = e->net.entry.flip ? 2 : 1; /* the crop, and its mirror image */
+    ffu_status st = face_net_reshape(&e->net, n * views, e->net.in_w, e->net.in_h);
     if (st)
         return st;
     for (int b = 0; b < n; b++) {
         double m[6];
-        if ((st = crop_map(e, faces[b]->kps, m)))
+        if ((st = crop_map(e, faces[b], m)))
             return st;
-        st = gimgs ? face_net_fill_warp_gpu(&e->net, b, gimgs[b], m)
-                   : face_net_fill_warp(&e->net, b, imgs[b], m);
-        if (st)
-            return st;
+        for (int v = 0; v < views; v++) {
+            if (v == 1) {
+                /* the mirrored crop: input x -> size - x */
+                double sz = e->net.in_w;
+                m[2] += m[0] * sz, m[0] = -m[0];
+                m[5] += m[3] * sz, m[3] = -m[3];
+            }
+            st = gimgs ? face_net_fill_warp_gpu(&e->net, b * views + v, gimgs[b], m)
+                       : face_net_fill_warp(&e->net, b * views + v, imgs[b], m);
+            if (st)
+                return st;
+        }
     }
     if ((st = face_net_run(&e->net)))
         return st;
@@ -172,20 +184,27 @@ static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *img
     const float *y = face_net_output(&e->net, e->out_index, &t);
     if (!y)
         return FFU_ERR_UNSUPPORTED;
-    if (per_item(&t, n) != e->dim)
+    if (per_item(&t, n * views) != e->dim)
         return ffu_error_set(FFU_ERR_INTERNAL, "%s: embedding output has %lld values per face, "
-                             "expected %d", e->net.path, (long long)per_item(&t, n), e->dim);
+                             "expected %d", e->net.path, (long long)per_item(&t, n * views), e->dim);
     for (int b = 0; b < n; b++) {
-        const float *v = y + (size_t)b * e->dim;
+        float *out = faces[b]->embedding;
+        for (int i = 0; i < e->dim; i++)
+            out[i] = 0;
+        for (int v = 0; v < views; v++) {
+            const float *x = y + (size_t)(b * views + v) * e->dim;
+            for (int i = 0; i < e->dim; i++)
+                out[i] += x[i];
+        }
         double ss = 0;
         for (int i = 0; i < e->dim; i++)
-            ss += (double)v[i] * v[i];
+            ss += (double)out[i] * out[i];
         if (!(ss > 0) || !isfinite(ss))
             return ffu_error_set(FFU_ERR_INTERNAL, "%s: embedding of face %d is %s", e->net.path,
                                  b, ss > 0 ? "not finite" : "zero");
         float inv = (float)(1.0 / sqrt(ss));
         for (int i = 0; i < e->dim; i++)
-            faces[b]->embedding[i] = v[i] * inv;
+            out[i] *= inv;
         faces[b]->embedding_dim = e->dim;
     }
     return FFU_OK;

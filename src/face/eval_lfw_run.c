@@ -47,9 +47,11 @@ static int ref_cmp(const void *a, const void *b)
     return c ? c : (x->num > y->num) - (x->num < y->num);
 }
 
-/* Finds the face in one image and embeds it into out (embedding_dim 0: no face). */
-static ffu_status embed_image(const ffu_image *img, ffu_detector *det, ffu_embedder *emb,
-                              ffu_face_list *list, ffu_face *face, lfw_run_stats *s)
+/* Finds the face in one image, refines its keypoints with lm (may be NULL) and embeds it
+ * into out (embedding_dim 0: no face). */
+static ffu_status embed_image(const ffu_image *img, ffu_detector *det, ffu_landmarker *lm,
+                              ffu_embedder *emb, ffu_face_list *list, ffu_face *face,
+                              lfw_run_stats *s)
 {
     ffu_face_init(face);
     if (det) {
@@ -63,6 +65,13 @@ static ffu_status embed_image(const ffu_image *img, ffu_detector *det, ffu_embed
         int k = lfw_pick_face(list, img->width, img->height);
         if (k < 0)
             return FFU_OK;
+        if (lm) {
+            double t1 = ffu_clock_sec();
+            st = ffu_landmarker_run(lm, img, &list->faces[k]);
+            s->landmark_s += ffu_clock_sec() - t1;
+            if (st)
+                return st;
+        }
         memcpy(face->box, list->faces[k].box, sizeof face->box);
         memcpy(face->kps, list->faces[k].kps, sizeof face->kps);
         face->score = list->faces[k].score;
@@ -79,8 +88,8 @@ static ffu_status embed_image(const ffu_image *img, ffu_detector *det, ffu_embed
     return st;
 }
 
-ffu_status lfw_run_pairs(const lfw_pairs *p, ffu_detector *det, ffu_embedder *emb, float *sims,
-                         lfw_run_stats *stats)
+ffu_status lfw_run_pairs(const lfw_pairs *p, ffu_detector *det, ffu_landmarker *lm,
+                         ffu_embedder *emb, float *sims, lfw_run_stats *stats)
 {
     lfw_run_stats s;
     memset(&s, 0, sizeof s);
@@ -129,7 +138,7 @@ ffu_status lfw_run_pairs(const lfw_pairs *p, ffu_detector *det, ffu_embedder *em
         if ((st = lfw_pair_path(p, refs[r].pair, refs[r].which, path, sizeof path)) ||
             (st = ffu_image_load(path, FFU_PIX_RGB24, &img)))
             goto done;
-        st = embed_image(&img, det, emb, &list, face, &s);
+        st = embed_image(&img, det, lm, emb, &list, face, &s);
         ffu_image_release(&img);
         if (st) {
             char why[512];
@@ -161,24 +170,5 @@ done:
     free(embs);
     free(image_of);
     free(refs);
-    return st;
-}
-
-ffu_status lfw_run(const char *lfw_dir, ffu_detector *det, ffu_embedder *emb, float *sims,
-                   int *nofaces)
-{
-    if (nofaces)
-        *nofaces = 0;
-    if (!lfw_dir)
-        return ffu_error_set(FFU_ERR_INVALID, "lfw_run: no LFW folder");
-    lfw_pairs *p = NULL;
-    ffu_status st = lfw_pairs_load(lfw_dir, &p);
-    if (st)
-        return st;
-    lfw_run_stats s;
-    st = lfw_run_pairs(p, det, emb, sims, &s);
-    if (!st && nofaces)
-        *nofaces = s.nofaces;
-    lfw_pairs_free(p);
     return st;
 }

@@ -15,7 +15,7 @@
  * Returns the index into list, -1 for an empty list. */
 int lfw_pick_face(const ffu_face_list *list, int width, int height);
 
-/* Keypoints used when lfw_run gets no detector: the mean positions of the five points
+/* Keypoints used when lfw_run_pairs gets no detector: the mean positions of the five points
  * in the deep-funneled 250x250 LFW images (measured on the average of 800 of them).
  * Good enough to compare embedders' normalisation, not to report accuracy. */
 extern const float lfw_fixed_kps[2 * FFU_FACE_NUM_KPS];
@@ -26,22 +26,19 @@ typedef struct lfw_run_stats {
     int nofaces;      /* of them, images without a usable face */
     int multi;        /* images where the detector found more than one face */
     double detect_s;  /* seconds in the detector (decode excluded) */
+    double landmark_s; /* seconds in the landmarker */
     double embed_s;   /* seconds in the embedder */
     double total_s;   /* wall time of the whole run, decoding included */
 } lfw_run_stats;
 
 /* Embeds every distinct image of the pair set once (det finds the face, see
- * lfw_pick_face; det NULL uses lfw_fixed_kps) and writes sims[i] = cosine similarity
+ * lfw_pick_face; det NULL uses lfw_fixed_kps; lm, may be NULL, refines the face's
+ * keypoints from its landmarks first, as the analyzer does) and writes sims[i] = cosine similarity
  * of pair i, NAN when either image has no face (lfw_eval counts those as errors).
  * sims needs room for p->count values. stats may be NULL. An unreadable image is an
  * error (the data set is broken), not a missing face. */
-ffu_status lfw_run_pairs(const lfw_pairs *p, ffu_detector *det, ffu_embedder *emb, float *sims,
-                         lfw_run_stats *stats);
+ffu_status lfw_run_pairs(const lfw_pairs *p, ffu_detector *det, ffu_landmarker *lm,
+                         ffu_embedder *emb, float *sims, lfw_run_stats *stats);
 
-/* The same for dir/pairs.txt: sims needs room for all its pairs (3000 for the shared
- * folds 1-5, 6000 for the full View 2); *nofaces (may be NULL) gets the number of
- * distinct images without a face. */
-ffu_status lfw_run(const char *lfw_dir, ffu_detector *det, ffu_embedder *emb, float *sims,
-                   int *nofaces);
 
 #endif

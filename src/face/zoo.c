@@ -18,44 +18,44 @@
 #define SH "../shared/models (evaluation only)"
 
 /* name, role, family, file, w, h, mean, std, bgr, gray, template, threshold, default,
- * licence, origin */
+ * licence, origin, flip */
 static const ffu_zoo_entry zoo[] = {
     /* ---- detectors: threshold = default minimum score, chosen on ../shared/data (WIDER
      * subset precision ~0.93-0.97, no false face on the labelled photos; detect.c) */
     {"blazeface", FFU_ROLE_DETECT, "blazeface", "blazeface-back.json", 256, 256, 127.5f, 127.5f,
-     0, 0, NULL, 0.75f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM},
+     0, 0, NULL, 0.75f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0},
     {"blazeface-full", FFU_ROLE_DETECT, "blazeface", "facemesh-detection-full.json", 192, 192,
-     127.5f, 127.5f, 0, 0, NULL, 0.5f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM},
+     127.5f, 127.5f, 0, 0, NULL, 0.5f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0},
     {"blazeface-short", FFU_ROLE_DETECT, "blazeface", "facemesh-detection-short.json", 128, 128,
-     127.5f, 127.5f, 0, 0, NULL, 0.725f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM},
+     127.5f, 127.5f, 0, 0, NULL, 0.725f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0},
     {"blazeface-onnx", FFU_ROLE_DETECT, "blazeface", "face_detection_back_256x256_barracuda.onnx",
-     256, 256, 127.5f, 127.5f, 0, 0, NULL, 0.75f, 0, "Apache-2.0 (MediaPipe weights)", KJ},
+     256, 256, 127.5f, 127.5f, 0, 0, NULL, 0.75f, 0, "Apache-2.0 (MediaPipe weights)", KJ, 0},
     {"yunet", FFU_ROLE_DETECT, "yunet", "shared:models/face_detection_yunet_2023mar.onnx", 640,
-     640, 0.0f, 1.0f, 1, 0, NULL, 0.75f, 0, "MIT (OpenCV zoo)", SH},
+     640, 0.0f, 1.0f, 1, 0, NULL, 0.75f, 0, "MIT (OpenCV zoo)", SH, 0},
     {"yunet-dynamic", FFU_ROLE_DETECT, "yunet", "shared:models/yunet_s_dynamic.onnx", 0, 0, 0.0f,
-     1.0f, 1, 0, NULL, 0.75f, 0, "Apache-2.0 (libfacedetection.train)", SH},
+     1.0f, 1, 0, NULL, 0.75f, 0, "Apache-2.0 (libfacedetection.train)", SH, 0},
     {"scrfd", FFU_ROLE_DETECT, "scrfd", "shared:models/scrfd_500m_bnkps.onnx", 0, 0, 127.5f,
-     128.0f, 0, 0, NULL, 0.5f, 0, "non-commercial research only (InsightFace weights)", SH},
+     128.0f, 0, 0, NULL, 0.5f, 0, "non-commercial research only (InsightFace weights)", SH, 0},
     {"retinaface", FFU_ROLE_DETECT, "retinaface", "shared:models/retinaface_mbnet0.25.onnx", 0,
-     0, 0.0f, 1.0f, 1, 0, NULL, 0.75f, 0, "MIT (biubug6 weights)", SH},
+     0, 0.0f, 1.0f, 1, 0, NULL, 0.75f, 0, "MIT (biubug6 weights)", SH, 0},
     {"ultraface", FFU_ROLE_DETECT, "ultraface", "shared:models/ultraface_version-RFB-320.onnx", 320,
-     240, 127.0f, 128.0f, 0, 0, NULL, 0.85f, 0, "MIT (Linzaer)", SH},
+     240, 127.0f, 128.0f, 0, 0, NULL, 0.85f, 0, "MIT (Linzaer)", SH, 0},
     {"yolo5face", FFU_ROLE_DETECT, "yolo5face", "shared:models/yolo5face_500m_320x320.onnx", 320,
-     320, 0.0f, 255.0f, 0, 0, NULL, 0.6f, 0, "GPL-3.0 (yolov5-face weights)", SH},
+     320, 0.0f, 255.0f, 0, 0, NULL, 0.6f, 0, "GPL-3.0 (yolov5-face weights)", SH, 0},
     /* ---- landmarks */
     {"facemesh", FFU_ROLE_LANDMARKS, "facemesh", "facemesh.json", 192, 192, 0.0f, 255.0f, 0, 0,
-     NULL, 0.0f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM},
+     NULL, 0.0f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0},
     {"iris", FFU_ROLE_LANDMARKS, "iris", "iris.json", 64, 64, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 0,
-     "Apache-2.0 (MediaPipe weights), MIT (package)", HM},
+     "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0},
     {"facemesh-onnx", FFU_ROLE_LANDMARKS, "facemesh", "shared:models/mediapipe_face_landmark.onnx",
-     192, 192, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "Apache-2.0 (MediaPipe)", SH},
+     192, 192, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "Apache-2.0 (MediaPipe)", SH, 0},
     {"dlib68", FFU_ROLE_LANDMARKS, "dlib68", "shape_predictor_68_face_landmarks.dat", 0, 0, 0.0f,
      1.0f, 0, 1, NULL, 0.0f, 0, "non-commercial (iBUG 300-W training data)",
-     "Debian libdlib-data"},
+     "Debian libdlib-data", 0},
     {"pfld", FFU_ROLE_LANDMARKS, "pfld", "shared:models/faceonnx_landmarks_68_pfld.onnx", 112, 112,
-     0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "MIT (FaceONNX)", SH},
+     0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "MIT (FaceONNX)", SH, 0},
     {"peppa", FFU_ROLE_LANDMARKS, "peppa", "shared:models/peppa_slim_160_latest.onnx", 160, 160,
-     127.5f, 127.5f, 1, 0, NULL, 0.0f, 0, "Apache-2.0 (Peppa)", SH},
+     127.5f, 127.5f, 1, 0, NULL, 0.0f, 0, "Apache-2.0 (Peppa)", SH, 0},
     /* ---- embedders: threshold = cosine similarity for "same person" (docs/EVAL.md):
      * the best single threshold on LFW folds 1-5 with YuNet keypoints. Normalisation
      * and channel order were checked on LFW (a wrong one costs several points). */
@@ -64,30 +64,39 @@ static const ffu_zoo_entry zoo[] = {
      * swappers need) gets InsightFace's normalisation. */
     {"mobilefacenet-onnx", FFU_ROLE_EMBED, "arcface",
      "shared:models/mobilefacenet_insightface_pytorch.onnx", 112, 112, 127.5f, 127.5f, 0, 0,
-     "arcface_112_v2", 0.25f, 0, "MIT (TreB1eN InsightFace_Pytorch)", SH},
+     "arcface_112_v2", 0.25f, 0, "MIT (TreB1eN InsightFace_Pytorch)", SH, 0},
     /* Not the default: the packaged graph gives nearly one vector for every face (cosine
      * 0.9999 between different people, in TensorFlow.js too); LFW 61.7%. */
     {"mobilefacenet", FFU_ROLE_EMBED, "arcface", "mobilefacenet.json", 112, 112, 0.0f, 255.0f, 0,
      0, "arcface_112_v2", 1.00f, 0, "MIT (package); upstream unclear (credited to BecauseofAI MobileFace)",
-     HM},
-    /* raw 0..255, B,G,R (R,G,B loses 1-2 points); loose crop (embed.c); LFW 96.7% */
+     HM, 0},
+    /* raw 0..255, B,G,R (R,G,B loses 1-2 points); loose crop (embed.c); LFW 96.0% */
     {"faceres", FFU_ROLE_EMBED, "faceres", "faceres.json", 224, 224, 0.0f, 1.0f, 1, 0,
-     "arcface_112_v2", 0.52f, 1, "MIT (package)", HM},
+     "arcface_112_v2", 0.52f, 0, "MIT (package)", HM, 0},
+    /* The default. dlib's ResNet face descriptor (face-api.js weights, uint8-quantised
+     * by that project); raw 0..255 R,G,B (the graph subtracts dlib's mean colour and
+     * divides by 256) on dlib's 150x150 chip; the mirrored crop too. Its cosines sit
+     * high (different people 0.84 +- 0.03 on LFW, the same person 0.96 +- 0.02), so its
+     * threshold is high. LFW 99.2% with FaceMesh keypoints, 99.0% with BlazeFace's. */
+    {"dlib-resnet", FFU_ROLE_EMBED, "dlib-resnet", "face_recognition_model-weights_manifest.json",
+     150, 150, 0.0f, 1.0f, 0, 0, "dlib_150", 0.91f, 1,
+     "public domain (dlib weights, Davis King), MIT (package)", "npm @vladmandic/face-api@1.7.15",
+     1},
     /* raw 0..255 (the graph subtracts 127.5 and scales itself), R,G,B; LFW 91.4% */
     {"mobileface", FFU_ROLE_EMBED, "arcface", "mobileface.json", 112, 112, 0.0f, 1.0f, 0, 0,
-     "arcface_112_v2", 0.20f, 0, "MIT (package)", HM},
+     "arcface_112_v2", 0.20f, 0, "MIT (package)", HM, 0},
     /* ---- liveness */
     {"antispoof", FFU_ROLE_LIVENESS, "antispoof", "antispoof.json", 128, 128, 0.0f, 255.0f, 0, 0,
-     NULL, 0.5f, 1, "MIT (package)", HM},
+     NULL, 0.5f, 1, "MIT (package)", HM, 0},
     {"liveness", FFU_ROLE_LIVENESS, "liveness", "liveness.json", 32, 32, 0.0f, 255.0f, 0, 0, NULL,
-     0.5f, 0, "MIT (package)", HM},
+     0.5f, 0, "MIT (package)", HM, 0},
     {"minifasnet", FFU_ROLE_LIVENESS, "minifasnet", "shared:models/minifasnet_v2_2.7_80x80.onnx",
-     80, 80, 0.0f, 1.0f, 1, 0, NULL, 0.5f, 0, "Apache-2.0 (minivision Silent-Face)", SH},
+     80, 80, 0.0f, 1.0f, 1, 0, NULL, 0.5f, 0, "Apache-2.0 (minivision Silent-Face)", SH, 0},
     /* ---- attributes */
     {"gear", FFU_ROLE_ATTRIBUTES, "gear", "gear.json", 198, 198, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 1,
-     "MIT (package)", HM},
+     "MIT (package)", HM, 0},
     {"emotion", FFU_ROLE_ATTRIBUTES, "emotion", "emotion.json", 64, 64, 127.5f, 127.5f, 0, 1, NULL,
-     0.0f, 0, "MIT (oarriaga face_classification), MIT (package)", HM},
+     0.0f, 0, "MIT (oarriaga face_classification), MIT (package)", HM, 0},
 };
 
 #define ZOO_COUNT ((int)(sizeof zoo / sizeof zoo[0]))

@@ -1,6 +1,6 @@
 /* Models: the public face of a loaded network. Picks the loader by content (an ONNX
- * protobuf, or a TF.js model.json whose .bin shards are found from its
- * weightsManifest), runs the load-time passes (passes.c), and answers questions about
+ * protobuf, a TF.js model.json whose .bin shards are found from its weightsManifest,
+ * or a face-api.js weights manifest), runs the load-time passes (passes.c), and answers questions about
  * the result: inputs, outputs, and a JSON summary with op counts, parameter bytes and
  * FLOPs at the declared shapes. A model is immutable once loaded, so sessions on many
  * threads may share it. */
@@ -17,13 +17,15 @@
 
 /* ---- files ------------------------------------------------------------------------------ */
 
-static int looks_like_json(const void *data, size_t size)
+/* The first character of a JSON text after a BOM and white space: '{' for a TF.js
+ * model.json, '[' for a face-api.js weights manifest, anything else for ONNX. */
+static int json_start(const void *data, size_t size)
 {
     const unsigned char *p = data;
     size_t i = 0;
     if (size >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) i = 3; /* UTF-8 BOM */
     while (i < size && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n')) i++;
-    return i < size && p[i] == '{';
+    return i < size ? p[i] : 0;
 }
 
 /* Bytes of one stored element of a TF.js manifest dtype; 0 when unknown. */
@@ -73,7 +75,8 @@ static int safe_rel_path(const char *p)
     return 1;
 }
 
-/* Reads the .bin shards a model.json names, concatenated in manifest order. */
+/* Reads the .bin shards a model.json (or a face-api.js weights manifest, which is the
+ * bare list) names, concatenated in manifest order. */
 static ffu_status read_tfjs_weights(const char *json_path, const void *json, size_t json_size,
                                     void **out, size_t *out_size)
 {
@@ -86,7 +89,8 @@ static ffu_status read_tfjs_weights(const char *json_path, const void *json, siz
     const char *slash = strrchr(json_path, '/');
     const char *base = slash ? slash + 1 : json_path;
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - json_path + 1) : 0, json_path);
-    const ffu_json *man = ffu_json_get(root, "weightsManifest");
+    const ffu_json *man =
+        ffu_json_typeof(root) == FFU_JSON_ARRAY ? root : ffu_json_get(root, "weightsManifest");
     unsigned char *buf = NULL;
     size_t used = 0;
     if (ffu_json_typeof(man) != FFU_JSON_ARRAY) {
@@ -232,7 +236,9 @@ static ffu_status load_owned(void *data, size_t size, void *weights, size_t weig
     }
     m->blob = data;
     m->wblob = weights;
-    if (looks_like_json(data, size)) {
+    if (json_start(data, size) == '[') {
+        st = nn_faceapi_load(data, size, weights, weights_size, &m->g);
+    } else if (json_start(data, size) == '{') {
         st = nn_tfjs_load(data, size, weights, weights_size, &m->g);
     } else {
         st = nn_onnx_load(data, size, &m->g);
@@ -296,7 +302,7 @@ ffu_status ffu_nn_model_load(const char *path, ffu_nn_model **out)
     size_t size, wsize = 0;
     ffu_status st = ffu_file_read(path, NN_MAX_MODEL_BYTES, &data, &size);
     if (st < 0) return st;
-    if (looks_like_json(data, size) &&
+    if ((json_start(data, size) == '{' || json_start(data, size) == '[') &&
         (st = read_tfjs_weights(path, data, size, &weights, &wsize)) < 0) {
         free(data);
         return st;

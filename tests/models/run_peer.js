@@ -1,14 +1,17 @@
 // The peer side of the model golden tests (tests/models/test_models.c): runs one model
-// in ONNX Runtime (onnxruntime-node, CPU execution provider) or in TensorFlow.js
-// (@tensorflow/tfjs, pure-JS "cpu" backend) on input tensors the C test prepared with
-// the facefuse library, and writes every output so the C test can compare facefuse's
+// in ONNX Runtime (onnxruntime-node, CPU execution provider), in TensorFlow.js
+// (@tensorflow/tfjs, pure-JS "cpu" backend) or in face-api.js (@vladmandic/face-api on
+// that same TensorFlow.js and backend) on input tensors the C test prepared with the
+// facefuse library, and writes every output so the C test can compare facefuse's
 // outputs with them by name. Nothing is fetched here: the packages come from the cache
 // tests/models/setup-peers filled (NODE_PATH points at its node_modules).
 //
-//   node run_peer.js ort|tfjs MODEL OUTDIR NAME=DTYPE:D0xD1x...:FILE [...]
+//   node run_peer.js ort|tfjs|faceapi MODEL OUTDIR NAME=DTYPE:D0xD1x...:FILE [...]
 //
 // DTYPE is f32 or f16 (FILE holds raw little-endian elements of that type). MODEL is
-// an .onnx file (ort) or a TF.js model.json with its weight files beside it (tfjs).
+// an .onnx file (ort), a TF.js model.json with its weight files beside it (tfjs), or
+// face-api.js's face_recognition_model-weights_manifest.json with its .bin beside it
+// (faceapi: one input, N x 150 x 150 x 3 RGB 0..255; one output, `descriptor`).
 // Writes OUTDIR/outputs.tsv, one line per output in the peer's order:
 //   NAME <tab> DTYPE <tab> D0xD1x... <tab> FILE
 // where FILE (in OUTDIR) holds the output as raw little-endian f32 whatever the
@@ -142,13 +145,58 @@ async function runTfjs(model, inputs) {
   return outs;
 }
 
+// dlib's mean colour, which face-api.js's FaceRecognitionNet subtracts (R, G, B).
+const FACEAPI_MEAN = [122.782, 117.001, 104.298];
+
+// face-api.js's face recognition net (dlib's ResNet), built by face-api from the weights
+// manifest and its .bin. face-api's node-wasm build is the one that loads in node
+// without tfjs-node (its esm builds do not import there); it requires
+// @tensorflow/tfjs-backend-wasm but runs here on the same pure-JS "cpu" backend as tfjs.
+async function runFaceapi(manifest, inputs) {
+  const faceapi = require('@vladmandic/face-api/dist/face-api.node-wasm.js');
+  await faceapi.tf.setBackend('cpu');
+  await faceapi.tf.ready();
+  const tf = faceapi.tf;
+  if (inputs.length !== 1) die(1, `face-api takes one input, got ${inputs.length}`);
+  const x = inputs[0];
+  if (x.dtype !== 'f32' || x.dims.length !== 4 || x.dims[1] !== 150 || x.dims[2] !== 150 || x.dims[3] !== 3)
+    die(1, `face-api input '${x.name}' must be f32 Nx150x150x3, got ${x.dtype} ${x.dims.join('x')}`);
+  const groups = JSON.parse(fs.readFileSync(manifest, 'utf8'));
+  if (!Array.isArray(groups)) die(1, `${manifest}: not a weights manifest (a JSON list)`);
+  const specs = [], bufs = [];
+  for (const g of groups) {
+    for (const p of g.paths) bufs.push(fs.readFileSync(path.join(path.dirname(manifest), p)));
+    specs.push(...g.weights);
+  }
+  const all = Buffer.concat(bufs);
+  const map = tf.io.decodeWeights(all.buffer.slice(all.byteOffset, all.byteOffset + all.length), specs);
+  const net = faceapi.nets.faceRecognitionNet;
+  net.loadFromWeightMap(map);
+  // @vladmandic/face-api 1.7.15 normalises with (x - mean) / 255, where dlib and the
+  // original face-api.js (and so facefuse) use (x - mean) / 256. Feeding it
+  // x' = mean + (x - mean) * 255/256 per channel makes it compute the same
+  // (x - mean) / 256 facefuse computes from x, up to the rounding of x' to f32 (2^-24
+  // relative). Measured on the test's face: without this the descriptors differ by
+  // 2.3e-4 (max |descriptor| 0.43; max rel 5.4e-3, over the test's 1e-4), with it by
+  // 3.1e-6 (max rel 5.4e-5).
+  const d = new Float32Array(x.data.length);
+  for (let i = 0; i < d.length; i++) {
+    const m = FACEAPI_MEAN[i % 3];
+    d[i] = m + (x.data[i] - m) * (255 / 256);
+  }
+  const t = tf.tensor4d(d, x.dims, 'float32');
+  const out = net.forwardInput(await faceapi.toNetInput(t));
+  return [{ name: 'descriptor', dtype: 'f32', dims: out.shape, values: out.dataSync() }];
+}
+
 async function main() {
   const a = process.argv.slice(2);
-  if (a.length < 4 || !['ort', 'tfjs'].includes(a[0]))
-    die(2, 'usage: node run_peer.js ort|tfjs MODEL OUTDIR NAME=DTYPE:DIMS:FILE [...]');
+  if (a.length < 4 || !['ort', 'tfjs', 'faceapi'].includes(a[0]))
+    die(2, 'usage: node run_peer.js ort|tfjs|faceapi MODEL OUTDIR NAME=DTYPE:DIMS:FILE [...]');
   const [peer, model, outdir] = a;
   const inputs = a.slice(3).map(parseInput);
-  const outs = peer === 'ort' ? await runOrt(model, inputs) : await runTfjs(model, inputs);
+  const run = { ort: runOrt, tfjs: runTfjs, faceapi: runFaceapi }[peer];
+  const outs = await run(model, inputs);
   writeOutputs(outdir, outs);
 }
 

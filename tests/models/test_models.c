@@ -1,7 +1,10 @@
 /* Model-level golden test: every face model the product needs, run by facefuse on both
  * backends (ref and cpu) and by its peer on the same real input -- ONNX Runtime
  * (onnxruntime-node 1.30) for ONNX files, TensorFlow.js (@tensorflow/tfjs, pure-JS CPU
- * backend) for TF.js graph models. Each output is compared by name, element by element:
+ * backend) for TF.js graph models, face-api.js (@vladmandic/face-api 1.7.15 on that
+ * TF.js) for its weights-manifest models, whose topology lives in face-api's
+ * JavaScript and in facefuse's loader. Each output is compared by name, element by
+ * element:
  *
  *   rel_i = |ffu_i - peer_i| / max(|peer_i|, floor),
  *   floor = max(FLOOR_FRAC * max_j |peer_j|, FLOOR_ABS)   (per output tensor)
@@ -65,7 +68,7 @@ enum { ROI_FULL, ROI_FACE, ROI_EYE };
 typedef struct model_spec {
     const char *file; /* under ../shared/models (SRC_SHARED) or the model cache */
     int src;
-    const char *peer; /* "ort" or "tfjs" */
+    const char *peer; /* "ort", "tfjs" or "faceapi" (run_peer.js's modes) */
     int roi;          /* which part of the photo */
     float mean[3];    /* out = (pixel - mean) * scale, per tensor channel */
     float scale;
@@ -133,6 +136,15 @@ static const model_spec TFJS[] = {
     {"liveness.json", SRC_CACHE, "tfjs", ROI_FACE, UNIT, 0, 0, 0, 0},
     {"gear.json", SRC_CACHE, "tfjs", ROI_FACE, UNIT, 0, 0, 0, 0},
     {"emotion.json", SRC_CACHE, "tfjs", ROI_FACE, EMOTION, 0, 1, 0, 0},
+};
+
+/* face-api.js's weights manifests (a JSON list; the .bin beside it). The face
+ * recognition net (dlib's ResNet) takes ?x150x150x3 RGB 0..255 and normalises inside
+ * the graph, so the input is RAW; run_peer.js corrects for @vladmandic/face-api's
+ * /255 where dlib and facefuse divide by 256. */
+static const model_spec FACEAPI[] = {
+    {"face_recognition_model-weights_manifest.json", SRC_CACHE, "faceapi", ROI_FACE, RAW, 0, 0, 0,
+     0},
 };
 
 /* ---- shared state of the run ------------------------------------------------------ */
@@ -502,6 +514,12 @@ static void row(const char *model, const char *out, const char *peer, double sca
     if (!ok) G.failed++;
 }
 
+/* The npm package a peer mode needs beyond the two setup() requires, or NULL. */
+static const char *peer_package(const char *peer)
+{
+    return !strcmp(peer, "faceapi") ? "@vladmandic/face-api" : NULL;
+}
+
 /* Prepares the input, runs the peer and facefuse, compares; counts failures in G. */
 static void check_model(const model_spec *sp)
 {
@@ -517,6 +535,15 @@ static void check_model(const model_spec *sp)
         snprintf(path, sizeof path, "%s/%s", md, sp->file);
         if (!file_exists(path)) {
             printf("%-44s (not found: skipped)\n", sp->file);
+            return;
+        }
+    }
+    const char *pkg = peer_package(sp->peer);
+    if (pkg) { /* an older peers cache may lack it: setup-peers installs it */
+        snprintf(buf, sizeof buf, "%s/node_modules/%s/package.json", G.peers, pkg);
+        if (!file_exists(buf)) {
+            printf("%-44s (peer %s not installed: skipped; run tests/models/setup-peers)\n",
+                   sp->file, pkg);
             return;
         }
     }
@@ -715,7 +742,7 @@ static void check_list(const model_spec *list, size_t n)
     int failed = G.failed, models = G.models;
     for (size_t i = 0; i < n; i++)
         check_model(&list[i]);
-    if (G.models == models) TEST_SKIP("none of these models is present");
+    if (G.models == models) TEST_SKIP("none of these models (or its peer package) is present");
     CHECK_EQ_INT(G.failed - failed, 0);
 }
 
@@ -728,6 +755,7 @@ static void test_onnx_keijiro(void)
     check_list(ONNX_CACHE, sizeof ONNX_CACHE / sizeof ONNX_CACHE[0]);
 }
 static void test_tfjs(void) { check_list(TFJS, sizeof TFJS / sizeof TFJS[0]); }
+static void test_faceapi(void) { check_list(FACEAPI, sizeof FACEAPI / sizeof FACEAPI[0]); }
 
 /* Not a test: releases what setup() made (kept in the list so it runs last). */
 static void test_cleanup(void)
@@ -740,4 +768,4 @@ static void test_cleanup(void)
            G.rows, G.models, G.failed, G.strict_over, TOL_F32);
 }
 
-TEST_MAIN(test_onnx_shared, test_onnx_keijiro, test_tfjs, test_cleanup)
+TEST_MAIN(test_onnx_shared, test_onnx_keijiro, test_tfjs, test_faceapi, test_cleanup)

@@ -297,9 +297,12 @@ static void test_swap_moves_identity_to_source(void)
     float to_src = ffu_face_similarity(eo, es, dim), to_tgt = ffu_face_similarity(eo, et, dim);
     printf("similarity to the source: %.3f before, %.3f after; to the original target: %.3f\n",
            (double)before, (double)to_src, (double)to_tgt);
-    /* measured 0.39 -> 0.60, and 0.52 to the target (docs/SWAP.md) */
-    CHECK(to_src > before + 0.1f);
-    CHECK(to_tgt < 0.8f);
+    /* measured with faceres 0.39 -> 0.60, and 0.52 to the target (docs/SWAP.md); with
+     * dlib-resnet 0.83 -> 0.95, and 0.84 to the target. On the embedder's own scale:
+     * the output is no longer the target, and nearer the source than before. */
+    float thr = ffu_embedder_threshold(id.emb);
+    CHECK(to_src > before + 0.25f * (1 - thr));
+    CHECK(to_tgt < thr);
     CHECK(to_src > to_tgt);
     ffu_swap_timing tm;
     ffu_swapper_timing_get(sw, &tm);

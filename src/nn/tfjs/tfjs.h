@@ -28,4 +28,11 @@
 ffu_status nn_tfjs_load(const char *json, size_t json_len, const void *weights,
                         size_t weights_len, nn_graph **out);
 
+/* face-api.js weight files (a weights manifest: a JSON list with no topology) of the
+ * networks faceapi.c knows, built into a graph the same way: NHWC input, weights
+ * decoded by the TF.js loader's code. Errors as nn_tfjs_load; FFU_ERR_UNSUPPORTED for
+ * weights of another network. */
+ffu_status nn_faceapi_load(const char *json, size_t json_len, const void *weights,
+                           size_t weights_len, nn_graph **out);
+
 #endif

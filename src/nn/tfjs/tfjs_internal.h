@@ -63,6 +63,13 @@ ffu_status tf_translate(tf_ctx *c, int ni);
 
 /* ---- helpers (tfjs_load.c) ---------------------------------------------------------- */
 
+/* Reads a weightsManifest list (NULL = no weights) over the concatenated weight bytes
+ * into c->weights, sorted by name; the bytes must be exactly what it describes. */
+ffu_status tf_parse_manifest(tf_ctx *c, const ffu_json *manifest, const uint8_t *weights,
+                             size_t weights_len);
+/* The weight with this name, or NULL. */
+tf_weight *tf_find_weight(tf_ctx *c, const char *name);
+
 /* "node" or "node#suffix" in the context's scratch (valid until the next call). */
 const char *tf_name(tf_ctx *c, int ni, const char *suffix);
 /* Error naming the TF node: "TF.js node 'x' (Conv2D): reason". */

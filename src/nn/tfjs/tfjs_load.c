@@ -335,7 +335,7 @@ static int cmp_weight(const void *a, const void *b)
     return strcmp(((const tf_weight *)a)->name, ((const tf_weight *)b)->name);
 }
 
-static tf_weight *find_weight(tf_ctx *c, const char *name)
+tf_weight *tf_find_weight(tf_ctx *c, const char *name)
 {
     tf_weight key = {.name = name};
     return c->nweights ? bsearch(&key, c->weights, (size_t)c->nweights, sizeof key, cmp_weight)
@@ -426,10 +426,9 @@ static ffu_status parse_weight(const ffu_json *wj, tf_weight *w, size_t *offset,
     return FFU_OK;
 }
 
-static ffu_status parse_manifest(tf_ctx *c, const ffu_json *root, const uint8_t *weights,
-                                 size_t weights_len)
+ffu_status tf_parse_manifest(tf_ctx *c, const ffu_json *man, const uint8_t *weights,
+                             size_t weights_len)
 {
-    const ffu_json *man = ffu_json_get(root, "weightsManifest");
     if (man && ffu_json_typeof(man) != FFU_JSON_ARRAY)
         return ffu_error_set(FFU_ERR_FORMAT, "weightsManifest is not a list");
     size_t total = 0;
@@ -820,7 +819,7 @@ static ffu_status parse_nodes(tf_ctx *c, const ffu_json *nodes, name_ix **ixp)
             n->port[n->ninputs++] = port;
         }
         if (strcmp(n->op, "Const") == 0) {
-            tf_weight *w = find_weight(c, n->name);
+            tf_weight *w = tf_find_weight(c, n->name);
             n->weight = w ? (int)(w - c->weights) : -1;
         }
     }
@@ -1061,7 +1060,9 @@ ffu_status nn_tfjs_load(const char *json, size_t json_len, const void *weights,
                            "supported)", format);
         goto fail;
     }
-    if ((st = parse_manifest(&c, root, weights, weights_len)) < 0) goto fail;
+    if ((st = tf_parse_manifest(&c, ffu_json_get(root, "weightsManifest"), weights, weights_len)) <
+        0)
+        goto fail;
     if ((st = parse_nodes(&c, ffu_json_get(ffu_json_get(root, "modelTopology"), "node"), &ix)) < 0)
         goto fail;
     order = malloc((size_t)c.nnodes * sizeof(int));
