@@ -404,6 +404,20 @@ static void test_embed_batch_equals_single(void)
         TEST_SKIP("no embedder model installed");
 }
 
+/* obama.jpg, its face from the default detector and the default embedder; NULL, or why
+ * the test must skip (nothing left open then). */
+static const char *obama_and_default(ffu_image *img, ffu_face *f, ffu_embedder **e)
+{
+    if (!load_shared_image("data/face_recognition_examples/examples/obama.jpg", img))
+        return "face_recognition_examples missing";
+    const char *why = !detect_one(img, f)                ? "default detector missing"
+                      : ffu_embedder_create(NULL, e) != 0 ? "default embedder not installed"
+                                                          : NULL;
+    if (why)
+        ffu_image_release(img);
+    return why;
+}
+
 /* An embedder that also embeds the mirrored crop (zoo `flip`, the default) describes a
  * photo and its mirror image alike: each run sees the same two crops, swapped. The
  * template is nearly, not exactly, symmetric, so the two are close but not equal. */
@@ -411,17 +425,10 @@ static void test_embed_flip_sees_the_mirror(void)
 {
     ffu_image img = {0}, mir = {0};
     static ffu_face f, g;
-    if (!load_shared_image("data/face_recognition_examples/examples/obama.jpg", &img))
-        TEST_SKIP("face_recognition_examples missing");
-    if (!detect_one(&img, &f)) {
-        ffu_image_release(&img);
-        TEST_SKIP("default detector missing");
-    }
     ffu_embedder *e = NULL;
-    if (ffu_embedder_create(NULL, &e)) {
-        ffu_image_release(&img);
-        TEST_SKIP("default embedder not installed");
-    }
+    const char *why = obama_and_default(&img, &f, &e);
+    if (why)
+        TEST_SKIP(why);
     int flips = ffu_embedder_model(e)->flip;
     CHECK(ffu_image_create(&mir, img.fmt, img.width, img.height) == FFU_OK);
     for (int y = 0; y < img.height; y++) {
@@ -457,17 +464,10 @@ static void test_embed_follows_keypoints(void)
 {
     ffu_image img = {0}, moved = {0}, bgr = {0};
     static ffu_face f0, f1, f2, f3;
-    if (!load_shared_image("data/face_recognition_examples/examples/obama.jpg", &img))
-        TEST_SKIP("face_recognition_examples missing");
-    if (!detect_one(&img, &f0)) {
-        ffu_image_release(&img);
-        TEST_SKIP("default detector missing");
-    }
     ffu_embedder *e = NULL;
-    if (ffu_embedder_create(NULL, &e)) {
-        ffu_image_release(&img);
-        TEST_SKIP("default embedder not installed");
-    }
+    const char *why = obama_and_default(&img, &f0, &e);
+    if (why)
+        TEST_SKIP(why);
     /* forward map original -> moved (continuous coordinates): 23 degrees, x1.3 */
     double a = 23 * M_PI / 180, s = 1.3;
     float cx = f0.box[0] + f0.box[2] / 2, cy = f0.box[1] + f0.box[3] / 2;

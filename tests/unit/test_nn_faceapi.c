@@ -444,6 +444,20 @@ static ffu_status run_images(ffu_nn_session *s, const float *img, int n, float *
     return FFU_OK;
 }
 
+/* One input N x 150 x 150 x 3 f32 and one output, `descriptor`: what the loader
+ * promises for any face-api.js recognition network. */
+static void check_io(const ffu_nn_model *m)
+{
+    CHECK_EQ_INT(ffu_nn_model_num_inputs(m), 1);
+    CHECK_EQ_INT(ffu_nn_model_num_outputs(m), 1);
+    ffu_nn_tensor info;
+    CHECK_EQ_INT(ffu_nn_model_input(m, 0, &info), FFU_OK);
+    CHECK(info.rank == 4 && info.dims[0] == -1 && info.dims[1] == IN_SIZE &&
+          info.dims[2] == IN_SIZE && info.dims[3] == 3 && info.dtype == FFU_DTYPE_F32);
+    CHECK_EQ_INT(ffu_nn_model_output(m, 0, &info), FFU_OK);
+    CHECK_STR(info.name, "descriptor");
+}
+
 static void test_tiny_network(void)
 {
     fnet *net = tiny_net(TINY_W, TINY_D);
@@ -456,14 +470,7 @@ static void test_tiny_network(void)
     ffu_status st = ffu_nn_model_load_memory(b.json, b.json_len, b.bin, b.bin_len, &m);
     if (st < 0) fprintf(stderr, "load: %s\n", ffu_error_message());
     CHECK_EQ_INT(st, FFU_OK);
-    CHECK_EQ_INT(ffu_nn_model_num_inputs(m), 1);
-    CHECK_EQ_INT(ffu_nn_model_num_outputs(m), 1);
-    ffu_nn_tensor info;
-    CHECK_EQ_INT(ffu_nn_model_input(m, 0, &info), FFU_OK);
-    CHECK(info.rank == 4 && info.dims[0] == -1 && info.dims[1] == IN_SIZE &&
-          info.dims[2] == IN_SIZE && info.dims[3] == 3 && info.dtype == FFU_DTYPE_F32);
-    CHECK_EQ_INT(ffu_nn_model_output(m, 0, &info), FFU_OK);
-    CHECK_STR(info.name, "descriptor");
+    check_io(m);
 
     size_t isz = (size_t)IN_SIZE * IN_SIZE * 3;
     float *img = malloc(2 * isz * sizeof(float));
@@ -961,12 +968,7 @@ static void test_real_model(void)
     ffu_status st = ffu_nn_model_load(jp, &m);
     if (st < 0) fprintf(stderr, "%s: %s\n", jp, ffu_error_message());
     CHECK_EQ_INT(st, FFU_OK);
-    CHECK_EQ_INT(ffu_nn_model_num_inputs(m), 1);
-    CHECK_EQ_INT(ffu_nn_model_num_outputs(m), 1);
-    ffu_nn_tensor info;
-    CHECK_EQ_INT(ffu_nn_model_input(m, 0, &info), FFU_OK);
-    CHECK(info.rank == 4 && info.dims[0] == -1 && info.dims[1] == IN_SIZE &&
-          info.dims[2] == IN_SIZE && info.dims[3] == 3);
+    check_io(m);
     /* one byte short is refused */
     ffu_nn_model *bad = (ffu_nn_model *)&bad;
     CHECK_EQ_INT(ffu_nn_model_load_memory(json, jl, bin, bl - 1, &bad), FFU_ERR_FORMAT);
