@@ -3,13 +3,18 @@
  * found, so that bench/yunet/run can set them beside OpenCV's (peer_opencv.py) on the
  * same pixels. Not a test: timings only.
  *
- *   bench_yunet [--model yunet|yunet-dynamic] [--runs N] [--warmup N] IMAGE...
+ *   bench_yunet [--model SPEC] [--runs N] [--warmup N] [--score S] [--nms IOU]
+ *               [--own-size 0|1] IMAGE...
+ *
+ * SPEC is a zoo name or FAMILY:PATH (yunet, yunet-dynamic, yunet2022); score
+ * and NMS default to the OpenCV zoo demo's 0.75 and 0.3.
  *
  * Output, one block per image:
  *   img PATH W H MEDIAN_MS NFACES
  *   face X Y W H SCORE          (NFACES lines, best first)
- * With yunet-dynamic the net is fed the image's own size (input_size = longest side),
- * as OpenCV's FaceDetectorYN does after setInputSize(image size). */
+ * With --own-size 1 (the default for yunet-dynamic) a dynamic-input net is fed the
+ * image's own size (input_size = longest side, sides rounded up to 32), as OpenCV's
+ * FaceDetectorYN does after setInputSize(image size). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +36,13 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int bench_one(const char *model, const char *path, int runs, int warmup)
+typedef struct bench_cfg {
+    const char *model;
+    int runs, warmup, own_size;
+    float score, nms;
+} bench_cfg;
+
+static int bench_one(const bench_cfg *c, const char *path)
 {
     ffu_image img;
     ffu_status st = ffu_image_load(path, FFU_PIX_BGR24, &img);
@@ -41,14 +52,15 @@ static int bench_one(const char *model, const char *path, int runs, int warmup)
     }
     ffu_detector_opts o;
     ffu_detector_opts_default(&o);
-    o.m.model = model;
+    o.m.model = c->model;
     o.m.threads = 1;
-    o.min_score = 0.75f; /* OpenCV zoo demo settings, the same on the peer side */
-    o.nms_iou = 0.3f;
-    if (!strcmp(model, "yunet-dynamic"))
+    o.min_score = c->score; /* the same on the peer side */
+    o.nms_iou = c->nms;
+    if (c->own_size)
         o.input_size = img.width > img.height ? img.width : img.height;
     ffu_detector *d = NULL;
     ffu_face_list faces = {0};
+    int runs = c->runs, warmup = c->warmup;
     double *t = calloc((size_t)runs, sizeof *t);
     int rc = 1;
     if (!t || (st = ffu_detector_create(&o, &d))) {
@@ -86,26 +98,35 @@ done:
 
 int main(int argc, char **argv)
 {
-    const char *model = "yunet";
-    int runs = 30, warmup = 5, rc = 0, first = 1;
+    bench_cfg c = {"yunet", 30, 5, -1, 0.75f, 0.3f};
+    int rc = 0, first = 1;
     for (; first < argc && !strncmp(argv[first], "--", 2); first += 2) {
         if (first + 1 >= argc)
             break;
         if (!strcmp(argv[first], "--model"))
-            model = argv[first + 1];
+            c.model = argv[first + 1];
         else if (!strcmp(argv[first], "--runs"))
-            runs = atoi(argv[first + 1]);
+            c.runs = atoi(argv[first + 1]);
         else if (!strcmp(argv[first], "--warmup"))
-            warmup = atoi(argv[first + 1]);
+            c.warmup = atoi(argv[first + 1]);
+        else if (!strcmp(argv[first], "--score"))
+            c.score = (float)atof(argv[first + 1]);
+        else if (!strcmp(argv[first], "--nms"))
+            c.nms = (float)atof(argv[first + 1]);
+        else if (!strcmp(argv[first], "--own-size"))
+            c.own_size = atoi(argv[first + 1]);
         else
             break;
     }
-    if (first >= argc || runs < 1 || warmup < 0) {
-        fprintf(stderr, "usage: bench_yunet [--model yunet|yunet-dynamic] [--runs N] "
-                        "[--warmup N] IMAGE...\n");
+    if (first >= argc || c.runs < 1 || c.warmup < 0 || !(c.score >= 0 && c.score <= 1) ||
+        !(c.nms >= 0 && c.nms <= 1)) {
+        fprintf(stderr, "usage: bench_yunet [--model SPEC] [--runs N] [--warmup N] "
+                        "[--score S] [--nms IOU] [--own-size 0|1] IMAGE...\n");
         return 2;
     }
+    if (c.own_size < 0)
+        c.own_size = !strcmp(c.model, "yunet-dynamic");
     for (int i = first; i < argc; i++)
-        rc |= bench_one(model, argv[i], runs, warmup);
+        rc |= bench_one(&c, argv[i]);
     return rc;
 }

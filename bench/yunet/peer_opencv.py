@@ -3,13 +3,17 @@
 # and the helpers bench/yunet/run needs: writing the shared input images, and the table.
 #
 #   peer_opencv.py prep OUTDIR IMAGE...     640x640 letterboxed + original-size PNGs
-#   peer_opencv.py opencv [--runs N] [--warmup N] MODEL IMAGE...
+#   peer_opencv.py opencv [--runs N] [--warmup N] MODEL IMAGE...       (2023mar)
+#   peer_opencv.py facedetectoryn [--runs N] [--warmup N] MODEL IMAGE...  (2022mar)
 #   peer_opencv.py table OURS.txt OPENCV.txt
 #
-# Why not cv2.FaceDetectorYN itself: Debian's OpenCV is 4.6, whose FaceDetectorYN
-# decodes the 2022mar model (outputs loc/conf/iou with priors) and fails on the 2023mar
-# one (12 outputs cls/obj/bbox/kps x strides 8/16/32), which arrived with OpenCV 4.8.
-# So this side does what FaceDetectorYN 4.8 does, with OpenCV's own parts: pad the image
+# facedetectoryn: cv2.FaceDetectorYN itself, with the 2022mar model (the format
+# Debian's OpenCV 4.6 decodes): create(MODEL, "", (w, h), 0.75, 0.3, 5000), then per
+# image setInputSize(image size) and detect -- the net runs at each image's own size.
+#
+# opencv: the 2023mar model, which FaceDetectorYN 4.6 cannot load (12 outputs
+# cls/obj/bbox/kps x strides 8/16/32 arrived with OpenCV 4.8). So this side does what
+# FaceDetectorYN 4.8 does, with OpenCV's own parts: pad the image
 # to a multiple of 32 (bottom/right), blobFromImage (B,G,R 0..255), Net.forward, the
 # 2023mar decoding (vectorised numpy, well under a millisecond) and cv2.dnn.NMSBoxes
 # (score 0.75, NMS IoU 0.3, top_k 5000). The net runs at the image's own size, as
@@ -85,6 +89,28 @@ def bench(model, paths, runs, warmup):
         sys.stdout.flush()
 
 
+def bench_fdyn(model, paths, runs, warmup):
+    """cv2.FaceDetectorYN (OpenCV 4.6, 2022mar model): the time of detect() alone, after
+    setInputSize(image size) -- what a caller does per frame of a fixed-size stream."""
+    cv2.setNumThreads(1)
+    det = cv2.FaceDetectorYN.create(model, "", (320, 320), SCORE, NMS, TOP_K)
+    for p in paths:
+        img = cv2.imread(p, cv2.IMREAD_COLOR)
+        det.setInputSize((img.shape[1], img.shape[0]))
+        t = []
+        for i in range(warmup + runs):
+            t0 = time.perf_counter()
+            _, faces = det.detect(img)
+            t1 = time.perf_counter()
+            if i >= warmup:
+                t.append((t1 - t0) * 1e3)
+        faces = [] if faces is None else sorted(faces.tolist(), key=lambda f: -f[14])
+        print(f"img {p} {img.shape[1]} {img.shape[0]} {float(np.median(t)):.3f} {len(faces)}")
+        for f in faces:
+            print("face %.2f %.2f %.2f %.2f %.4f" % (f[0], f[1], f[2], f[3], f[14]))
+        sys.stdout.flush()
+
+
 def read(path):
     res, cur = {}, None
     for line in open(path):
@@ -129,7 +155,7 @@ def main(argv):
         prep(argv[2], argv[3:])
     elif len(argv) == 4 and argv[1] == "table":
         table(argv[2], argv[3])
-    elif len(argv) >= 4 and argv[1] == "opencv":
+    elif len(argv) >= 4 and argv[1] in ("opencv", "facedetectoryn"):
         runs, warmup, rest = 30, 5, argv[2:]
         while rest and rest[0] in ("--runs", "--warmup"):
             if rest[0] == "--runs":
@@ -137,7 +163,7 @@ def main(argv):
             else:
                 warmup = int(rest[1])
             rest = rest[2:]
-        bench(rest[0], rest[1:], runs, warmup)
+        (bench if argv[1] == "opencv" else bench_fdyn)(rest[0], rest[1:], runs, warmup)
     else:
         sys.exit(__doc__ if __doc__ else "usage: see the comment at the top of peer_opencv.py")
 

@@ -97,6 +97,10 @@ typedef struct ffu_nn_session_opts {
     int threads;         /* 0 = ffu_cpu_count() */
     int batch;           /* items per run: dim 0 of every input declared 1 or dynamic; 0 = 1 */
     int bf16;            /* 1: allow bf16 compute where the backend's accuracy check passes */
+    int free_dims;       /* 1: ffu_nn_session_set_input_shape may change any declared input
+                            dim, for models exported at one size that compute their shapes
+                            at run time (OpenCV's YuNet 2022mar); a graph that really needs
+                            its declared size then fails at planning, naming the node */
     /* cuda only */
     int fp16;            /* 1: fp16 compute with fp32 accumulation where each node's accuracy
                             check against fp32 passes (fp32 elsewhere) */

@@ -82,6 +82,7 @@ static ffu_status fill_src(face_net *n, int b, const det_src *src, const double 
 static const det_family *const families[] = {
     &det_family_blazeface, &det_family_yunet,     &det_family_scrfd,
     &det_family_retinaface, &det_family_ultraface, &det_family_yolo5face,
+    &det_family_yunet2022,
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -100,6 +101,19 @@ det_cand *det_cands_push(det_cands *c)
     }
     det_cand *r = &c->v[c->n++];
     memset(r, 0, sizeof *r);
+    return r;
+}
+
+det_cand *det_cands_push_box(det_cands *c, float score, float cx, float cy, float w, float h)
+{
+    det_cand *r = det_cands_push(c);
+    if (r) {
+        r->score = score;
+        r->box[0] = cx - w / 2;
+        r->box[1] = cy - h / 2;
+        r->box[2] = cx + w / 2;
+        r->box[3] = cy + h / 2;
+    }
     return r;
 }
 

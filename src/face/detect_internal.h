@@ -27,6 +27,9 @@ typedef struct det_cands {
 
 /* Appends one candidate; NULL (error set) when out of memory. */
 det_cand *det_cands_push(det_cands *c);
+/* The same with its score and its box given as centre and size (the anchor decoders'
+ * form). */
+det_cand *det_cands_push_box(det_cands *c, float score, float cx, float cy, float w, float h);
 
 /* Preprocessing conventions. */
 typedef enum det_fit {
@@ -57,6 +60,7 @@ typedef struct det_family {
 
 extern const det_family det_family_blazeface;
 extern const det_family det_family_yunet;
+extern const det_family det_family_yunet2022;
 extern const det_family det_family_scrfd;
 extern const det_family det_family_retinaface;
 extern const det_family det_family_ultraface;

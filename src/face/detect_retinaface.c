@@ -87,14 +87,9 @@ static ffu_status rf_decode(void *state, const face_net *n, int b, float min_sco
                     const float *d = loc + 4 * a;
                     float cx = px + d[0] * 0.1f * sz, cy = py + d[1] * 0.1f * sz;
                     float w = sz * expf(d[2] * 0.2f), h = sz * expf(d[3] * 0.2f);
-                    det_cand *o = det_cands_push(out);
+                    det_cand *o = det_cands_push_box(out, score, cx, cy, w, h);
                     if (!o)
                         return FFU_ERR_NOMEM;
-                    o->score = score;
-                    o->box[0] = cx - w / 2;
-                    o->box[1] = cy - h / 2;
-                    o->box[2] = cx + w / 2;
-                    o->box[3] = cy + h / 2;
                     const float *l = lmk + 10 * a;
                     for (int j = 0; j < 5; j++) {
                         o->kps[2 * j] = px + l[2 * j] * 0.1f * sz;

@@ -79,14 +79,9 @@ static ffu_status yn_decode(void *state, const face_net *n, int b, float min_sco
                 const float *d = bb + 4 * idx;
                 float cx = (c + d[0]) * st, cy = (r + d[1]) * st;
                 float w = expf(d[2]) * st, h = expf(d[3]) * st;
-                det_cand *o = det_cands_push(out);
+                det_cand *o = det_cands_push_box(out, sqrtf(prod), cx, cy, w, h);
                 if (!o)
                     return FFU_ERR_NOMEM;
-                o->score = sqrtf(prod);
-                o->box[0] = cx - w / 2;
-                o->box[1] = cy - h / 2;
-                o->box[2] = cx + w / 2;
-                o->box[3] = cy + h / 2;
                 const float *k = kp + 10 * idx;
                 for (int j = 0; j < 5; j++) {
                     o->kps[2 * j] = (c + k[2 * j]) * st;

@@ -282,7 +282,10 @@ ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_o
     }
     int hd = n->layout == FFU_LAYOUT_NHWC ? 1 : 2;
     int dh = (int)t.dims[hd], dw = (int)t.dims[hd + 1];
-    n->dynamic_hw = dh <= 0 || dw <= 0;
+    /* a zoo row of size 0 x 0 says the model runs at any size, also when its file
+     * declares one (the session is then opened with free_dims) */
+    int zoo_dynamic = n->entry.input_w <= 0 && n->entry.input_h <= 0;
+    n->dynamic_hw = dh <= 0 || dw <= 0 || zoo_dynamic;
     n->in_h = dh > 0 ? dh : n->entry.input_h;
     n->in_w = dw > 0 ? dw : n->entry.input_w;
     if (n->in_w <= 0 || n->in_h <= 0) {
@@ -298,6 +301,7 @@ ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_o
 
     ffu_nn_session_opts so;
     face_model_session_opts(o, &so);
+    so.free_dims = zoo_dynamic;
     if (o && o->backend && !strcmp(o->backend, "cuda")) {
         if ((st = open_gpu(n, o->device)))
             goto fail;

@@ -34,6 +34,13 @@ static const ffu_zoo_entry zoo[] = {
      640, 0.0f, 1.0f, 1, 0, NULL, 0.75f, 0, "MIT (OpenCV zoo)", SH, 0},
     {"yunet-dynamic", FFU_ROLE_DETECT, "yunet", "shared:models/yunet_s_dynamic.onnx", 0, 0, 0.0f,
      1.0f, 1, 0, NULL, 0.75f, 0, "Apache-2.0 (libfacedetection.train)", SH, 0},
+    /* the old OpenCV-zoo format (Debian OpenCV 4.6's FaceDetectorYN). Size 0: any size;
+     * the file declares 1x3x120x160 but computes its shapes at run time, so the session
+     * frees the declared size (face_net.c). Threshold 0.92, just above FaceDetectorYN's
+     * default 0.9: below it, a second dog of dogs.jpg (0.91 here, 0.86 in OpenCV's own
+     * resize) counts as a face */
+    {"yunet2022", FFU_ROLE_DETECT, "yunet2022", "shared:models/face_detection_yunet_2022mar.onnx",
+     0, 0, 0.0f, 1.0f, 1, 0, NULL, 0.92f, 0, "MIT (OpenCV zoo)", SH, 0},
     {"scrfd", FFU_ROLE_DETECT, "scrfd", "shared:models/scrfd_500m_bnkps.onnx", 0, 0, 127.5f,
      128.0f, 0, 0, NULL, 0.5f, 0, "non-commercial research only (InsightFace weights)", SH, 0},
     {"retinaface", FFU_ROLE_DETECT, "retinaface", "shared:models/retinaface_mbnet0.25.onnx", 0,

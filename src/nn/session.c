@@ -21,7 +21,7 @@
 struct ffu_nn_session {
     const ffu_nn_model *m;
     char backend[16];        /* what was asked for */
-    int threads, batch, bf16, fp16, graphs, device;
+    int threads, batch, bf16, fp16, graphs, device, free_dims;
     nn_backend *be[MAX_BACKENDS];
     int nbe;
     /* memory spaces (backend.h): the backend owning each device space, the space of the
@@ -339,6 +339,7 @@ static ffu_status session_create(const ffu_nn_model *m, const ffu_nn_session_opt
     s->threads = o->threads ? o->threads : ffu_cpu_count();
     s->batch = o->batch ? o->batch : 1;
     s->bf16 = o->bf16;
+    s->free_dims = o->free_dims;
     s->fp16 = o->fp16;
     s->graphs = !o->no_cuda_graphs;
     s->device = o->device;
@@ -437,9 +438,10 @@ ffu_status ffu_nn_session_set_input_shape(ffu_nn_session *s, int i, int rank,
         if (dims[k] < 0 || dims[k] > ((int64_t)1 << 31))
             return ffu_error_set(FFU_ERR_INVALID, "input '%s': dim %d = %lld is out of range",
                                  t->name, k, (long long)dims[k]);
-        /* a declared batch of 1 may become any batch (batch.c) */
-        if (!dead && t->shape.rank >= 0 && t->shape.d[k] >= 0 && t->shape.d[k] != dims[k] &&
-            !(k == 0 && t->shape.d[0] == 1 && dims[0] > 0))
+        /* a declared batch of 1 may become any batch (batch.c); with free_dims any
+         * declared dim may change */
+        if (!dead && !s->free_dims && t->shape.rank >= 0 && t->shape.d[k] >= 0 &&
+            t->shape.d[k] != dims[k] && !(k == 0 && t->shape.d[0] == 1 && dims[0] > 0))
             return ffu_error_set(FFU_ERR_INVALID, "input '%s': dim %d is fixed at %lld, not %lld",
                                  t->name, k, (long long)t->shape.d[k], (long long)dims[k]);
         sh.d[k] = dims[k];

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "face/face_internal.h"
 #include "facefuse/face.h"
 #include "test.h"
 
@@ -36,16 +37,6 @@ static int load_shared(const char *rel, ffu_image *img)
     char buf[1024];
     const char *p = test_shared_path(rel, buf, sizeof buf);
     return p && ffu_image_load(p, FFU_PIX_RGB24, img) == FFU_OK;
-}
-
-static float box_iou(const float a[4], const float b[4])
-{
-    float ix = fminf(a[0] + a[2], b[0] + b[2]) - fmaxf(a[0], b[0]);
-    float iy = fminf(a[1] + a[3], b[1] + b[3]) - fmaxf(a[1], b[1]);
-    if (ix <= 0 || iy <= 0)
-        return 0;
-    float in = ix * iy;
-    return in / (a[2] * a[3] + b[2] * b[3] - in);
 }
 
 /* Every zoo detector, in zoo order. */
@@ -185,7 +176,12 @@ static void test_expected_counts(void)
             ffu_image_release(&img);
             CHECK(st == FFU_OK);
             images++;
-            if (l.count != atoi(want)) {
+            /* YuNet 2022mar (evaluation only) finds a "face" in the painting behind
+             * Biden in biden2.jpg at 0.996; OpenCV's own FaceDetectorYN on the same file
+             * gives it 0.995, so it is the model's, not our decoder's */
+            int known = !strcmp(names[m], "yunet2022") && strstr(path, "biden2.jpg") &&
+                        l.count == atoi(want) + 1;
+            if (l.count != atoi(want) && !known) {
                 wrong++;
                 fprintf(stderr, "%s: %s: %d faces, want %s\n", names[m], path, l.count, want);
             }
@@ -249,7 +245,7 @@ static void test_dlib_recall(void)
                         float cy = (k[1] + k[3] + k[7] + k[9]) / 4;
                         float s = 0.5f * (l.faces[i].box[2] + l.faces[i].box[3]) * 0.75f;
                         float sq[4] = {cx - s / 2, cy - s / 2, s, s};
-                        float v = fmaxf(box_iou(gt, l.faces[i].box), box_iou(gt, sq));
+                        float v = fmaxf(face_box_iou(gt, l.faces[i].box), face_box_iou(gt, sq));
                         best = fmaxf(best, v);
                     }
                     faces++;
@@ -291,10 +287,11 @@ static void test_no_face(void)
         tested++;
         CHECK(ffu_detector_detect(d, &img, &l) == FFU_OK);
         /* The bottom-left dog's face looks human enough for the WIDER-trained YuNet
-         * (0.86 fixed-640, 0.77 dynamic) and SCRFD (0.63) above their default thresholds;
-         * that one face is tolerated for them, nothing anywhere else for anyone. */
+         * (0.86 fixed-640, 0.77 dynamic; 2022mar 0.997, and OpenCV's FaceDetectorYN
+         * 0.999 on that file) and SCRFD (0.63) above their default thresholds; that one
+         * face is tolerated for them, nothing anywhere else for anyone. */
         int allowed = !strcmp(names[m], "yunet") || !strcmp(names[m], "yunet-dynamic") ||
-                      !strcmp(names[m], "scrfd");
+                      !strcmp(names[m], "yunet2022") || !strcmp(names[m], "scrfd");
         printf("  %-16s %d faces (at most %d)\n", names[m], l.count, allowed);
         if (l.count > allowed)
             failed++;
@@ -361,8 +358,8 @@ static void test_rotated(void)
                 float best = 0;
                 const ffu_face *match = NULL;
                 for (int j = 0; j < lr.count; j++)
-                    if (box_iou(b, lr.faces[j].box) > best) {
-                        best = box_iou(b, lr.faces[j].box);
+                    if (face_box_iou(b, lr.faces[j].box) > best) {
+                        best = face_box_iou(b, lr.faces[j].box);
                         match = &lr.faces[j];
                     }
                 CHECK(match != NULL);
@@ -442,7 +439,7 @@ done:
 static int found_at(const ffu_face_list *l, const float gt[4])
 {
     for (int i = 0; i < l->count; i++)
-        if (box_iou(gt, l->faces[i].box) >= 0.4f)
+        if (face_box_iou(gt, l->faces[i].box) >= 0.4f)
             return 1;
     return 0;
 }
@@ -620,8 +617,8 @@ static void test_pixel_formats(void)
         /* same pixels, same faces; grey loses colour, not the faces */
         for (int k = 0; k < 2; k++) {
             if (fmts[i] == FFU_PIX_GRAY8) {
-                float best = fmaxf(box_iou(l.faces[k].box, ref.faces[0].box),
-                                   box_iou(l.faces[k].box, ref.faces[1].box));
+                float best = fmaxf(face_box_iou(l.faces[k].box, ref.faces[0].box),
+                                   face_box_iou(l.faces[k].box, ref.faces[1].box));
                 CHECK(best >= 0.8f);
             } else {
                 for (int j = 0; j < 4; j++)

@@ -209,6 +209,17 @@ static void test_chain_runs(void)
     CHECK(strstr(txt, "\"param_bytes\":16"));
     ffu_jw_destroy(w);
     ffu_nn_session_destroy(s);
+
+    /* free_dims lets the declared 4 change; this graph's [4] constant really needs it,
+     * so the plan refuses with a reason instead of computing garbage */
+    o.free_dims = 1;
+    CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+    CHECK(ffu_nn_session_set_input_shape(s, 0, 2, bad) == FFU_OK);
+    CHECK(ffu_nn_session_input(s, 0, &in) < 0);
+    CHECK(ffu_error_message()[0] != 0);
+    CHECK(ffu_nn_session_set_input_shape(s, 0, 2, d) == FFU_OK); /* back to 4: runs */
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    ffu_nn_session_destroy(s);
     ffu_nn_model_destroy(m);
     ffu_nn_session_destroy(NULL);
     ffu_nn_model_destroy(NULL);
