@@ -9,6 +9,14 @@
 #include "facefuse/image.h"
 #include "test.h"
 
+/* The photos both tests use (../shared/data) */
+#define PHOTO_TWO "data/face_recognition_examples/examples/two_people.jpg"
+#define PHOTO_OBAMA "data/face_recognition_examples/examples/obama.jpg"
+#define PHOTO_OBAMA2 "data/face_recognition_examples/examples/obama2.jpg"
+#define PHOTO_BIDEN "data/face_recognition_examples/examples/biden.jpg"
+#define PHOTO_GROUP "data/dlib_faces/2009_004587.jpg"
+#define PHOTO_LFW "data/lfw/images/Aaron_Sorkin/Aaron_Sorkin_0001.jpg"
+
 /* The photo as `fmt` (cut to even size so it also converts to NV12); 0 when absent. */
 static int load_photo(const char *rel, ffu_pixfmt fmt, ffu_image *out)
 {

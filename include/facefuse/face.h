@@ -198,6 +198,12 @@ FFU_API void ffu_embedder_destroy(ffu_embedder *e);
 FFU_API int ffu_embedder_dim(const ffu_embedder *e);
 /* Cosine similarity at or above which two faces are called the same person. */
 FFU_API float ffu_embedder_threshold(const ffu_embedder *e);
+/* A similarity step that counts as clearly more alike on this embedder's scale: a fifth
+ * of the way from its threshold to 1 (faceres 0.096, dlib-resnet 0.018; 0 when the
+ * threshold is 1). Embedders spread their cosines very differently (on LFW strangers
+ * average 0.38 with faceres and 0.84 with dlib-resnet), so margins must not be fixed
+ * numbers: the pipeline's open-set margin and the tracker's vote weight use this. */
+FFU_API float ffu_embedder_margin(const ffu_embedder *e);
 FFU_API const ffu_zoo_entry *ffu_embedder_model(const ffu_embedder *e);
 /* Aligns each face by its keypoints and fills face->embedding (n faces, batched). */
 FFU_API ffu_status ffu_embedder_run(ffu_embedder *e, const ffu_image *img, ffu_face *faces,

@@ -65,7 +65,7 @@ typedef struct ffu_pipeline_opts {
     float liveness_gate;      /* 0 = off; else identity votes need liveness >= gate */
     /* a face votes for its best watchlist match only when that beats the next identity
      * by at least this much; closer calls vote "unknown" (0 = off). Default -1 = by the
-     * embedder: 0.2 * (1 - its threshold), 0.018 for dlib-resnet, 0.096 for faceres */
+     * embedder: ffu_embedder_margin, 0.018 for dlib-resnet, 0.096 for faceres */
     float id_margin;
     /* Model specs (face.h's ffu_zoo_resolve); NULL = the role's default. landmarks
      * "none" (the default) aligns faces from the detector's keypoints; a landmarker

@@ -344,6 +344,9 @@ static int run_lfw(const cli_command *cmd, eval_opts *o, ffu_jw *w)
             ffu_jw_key(w, "images"), ffu_jw_int(w, rs.images);
             ffu_jw_key(w, "no_face_images"), ffu_jw_int(w, rs.nofaces);
             ffu_jw_key(w, "seconds"), ffu_jw_number(w, rs.total_s);
+            ffu_jw_key(w, "detect_seconds"), ffu_jw_number(w, rs.detect_s);
+            ffu_jw_key(w, "landmark_seconds"), ffu_jw_number(w, rs.landmark_s);
+            ffu_jw_key(w, "embed_seconds"), ffu_jw_number(w, rs.embed_s);
             ffu_jw_end_object(w);
         } else {
             printf("%-20s %7.2f +- %4.2f %9.3f %10.4f %10.4f %7.4f %7d %6.0f\n", names[i],

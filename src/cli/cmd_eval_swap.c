@@ -36,14 +36,11 @@
 #define ES_MAX_VIDEOS 64
 #define ES_NPTS 468         /* FaceMesh points compared for jitter */
 #define ES_MATCH_IOU 0.3f   /* output face = the detection overlapping the target this much */
-/* "Other photos" closer than this to the source are copies of it: 0.9 for faceres (its
- * threshold 0.52), where copies at other resolutions score 0.98 and other photos of the
- * person 0.6-0.8; in general a fifth of the way from 1 down to the embedder's threshold
- * (0.982 for dlib-resnet, whose other photos of a person score about 0.96). */
-static float duplicate_cos(const ffu_embedder *e)
-{
-    return 1.0f - 0.2f * (1.0f - ffu_embedder_threshold(e));
-}
+/* "Other photos" closer than this to the source are copies of it: one margin below 1
+ * (0.904 for faceres, where copies at other resolutions score 0.98 and other photos of
+ * the person 0.6-0.8; 0.982 for dlib-resnet, whose other photos of a person score about
+ * 0.96). */
+static float duplicate_cos(const ffu_embedder *e) { return 1.0f - ffu_embedder_margin(e); }
 
 
 typedef struct {

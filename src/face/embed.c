@@ -123,6 +123,12 @@ int ffu_embedder_dim(const ffu_embedder *e) { return e ? e->dim : 0; }
 
 float ffu_embedder_threshold(const ffu_embedder *e) { return e ? e->net.entry.threshold : NAN; }
 
+float ffu_embedder_margin(const ffu_embedder *e)
+{
+    float m = 0.2f * (1.0f - ffu_embedder_threshold(e));
+    return m > 0 ? m : 0; /* NAN (no embedder) also gives 0 */
+}
+
 const ffu_zoo_entry *ffu_embedder_model(const ffu_embedder *e) { return e ? &e->net.entry : NULL; }
 
 /* Map from network-input coordinates to image coordinates for one face. */

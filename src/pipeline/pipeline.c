@@ -50,17 +50,8 @@ void ffu_pipeline_opts_default(ffu_pipeline_opts *o)
     o->max_batch = 0; /* by backend: PL_EMBED_BATCH_CPU / _GPU */
     o->max_wait_ms = 4;
     o->progress_s = 0.5;
-    o->id_margin = -1; /* by the embedder (pl_id_margin) */
-}
-
-/* id_margin < 0: a fifth of the way from the embedder's "same person" threshold to 1.
- * Embedders spread their cosines very differently (faceres: strangers 0.38 +- 0.07 and
- * threshold 0.52; dlib-resnet: strangers 0.84 +- 0.03 and threshold 0.91), so one
- * fixed margin would mean "any close call" for one and "never" for the other. For
- * faceres this gives 0.096, the 0.1 docs/ANALYZE.md measured with. */
-static float pl_id_margin(const ffu_pipeline_opts *o, float threshold)
-{
-    return o->id_margin >= 0 ? o->id_margin : 0.2f * (1.0f - threshold);
+    o->id_margin = -1; /* by the embedder: ffu_embedder_margin (faceres 0.096, the 0.1
+                          docs/ANALYZE.md measured with) */
 }
 
 /* ---- creation ------------------------------------------------------------------------ */
@@ -302,7 +293,9 @@ ffu_status ffu_pipeline_create(const ffu_pipeline_opts *o, ffu_pipeline **out)
         if ((st = create_worker(p, &p->workers[i], o)))
             goto fail;
     p->threshold = ffu_embedder_threshold(p->workers[0].emb[0]);
-    p->o.id_margin = pl_id_margin(o, p->threshold);
+    float margin = ffu_embedder_margin(p->workers[0].emb[0]);
+    if (o->id_margin < 0)
+        p->o.id_margin = margin;
     p->detect_batchable = face_detector_batchable(p->workers[0].det[0]);
     int det_cap = p->on_gpu ? PL_DET_BATCH_GPU : PL_DET_BATCH;
     p->det_batch = p->detect_batchable ? (p->max_batch < det_cap ? p->max_batch : det_cap) : 1;
@@ -324,8 +317,8 @@ ffu_status ffu_pipeline_create(const ffu_pipeline_opts *o, ffu_pipeline **out)
         p->topts.id_threshold = p->threshold;
         p->topts.reid_threshold = p->threshold;
         /* a vote's full weight needs the margin the open-set rule uses (same scale) */
-        float m = 0.2f * (1.0f - p->threshold);
-        p->topts.margin_full = m > 0 ? m : p->topts.margin_full;
+        if (margin > 0)
+            p->topts.margin_full = margin;
         p->topts.liveness_gate = o->liveness_gate;
         p->topts.dwell_s = o->dwell_s;
     }

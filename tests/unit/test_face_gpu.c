@@ -25,13 +25,6 @@
 #include "test_face_gpu.h"
 #include "test_image_gpu.h"
 
-#define PHOTO_TWO "data/face_recognition_examples/examples/two_people.jpg"
-#define PHOTO_OBAMA "data/face_recognition_examples/examples/obama.jpg"
-#define PHOTO_OBAMA2 "data/face_recognition_examples/examples/obama2.jpg"
-#define PHOTO_BIDEN "data/face_recognition_examples/examples/biden.jpg"
-#define PHOTO_GROUP "data/dlib_faces/2009_004587.jpg"
-#define PHOTO_LFW "data/lfw/images/Aaron_Sorkin/Aaron_Sorkin_0001.jpg"
-
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* ---- helpers ----------------------------------------------------------------------------- */

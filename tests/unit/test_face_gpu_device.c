@@ -21,13 +21,6 @@
 #include "test.h"
 #include "test_face_gpu.h"
 
-#define PHOTO_TWO "data/face_recognition_examples/examples/two_people.jpg"
-#define PHOTO_OBAMA "data/face_recognition_examples/examples/obama.jpg"
-#define PHOTO_OBAMA2 "data/face_recognition_examples/examples/obama2.jpg"
-#define PHOTO_BIDEN "data/face_recognition_examples/examples/biden.jpg"
-#define PHOTO_GROUP "data/dlib_faces/2009_004587.jpg"
-#define PHOTO_LFW "data/lfw/images/Aaron_Sorkin/Aaron_Sorkin_0001.jpg"
-
 /* Zoo names with their files (the files only tell the packer what to take along). */
 static const struct {
     const char *name, *file;

@@ -24,8 +24,6 @@ static int models_missing;
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
-static const char *tmpdir(void) { return test_tmpdir_auto(); }
-
 static int file_exists(const char *path)
 {
     struct stat st;
@@ -238,7 +236,7 @@ static void test_api_errors(void)
     o.zones = "/nonexistent/zones.json";
     CHECK_EQ_INT(ffu_pipeline_create(&o, &p), FFU_ERR_NOT_FOUND);
     CHECK(strstr(ffu_error_message(), "zones") != NULL);
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     CHECK(dir != NULL);
     char path[256];
     snprintf(path, sizeof path, "%s/bad_zones.json", dir);
@@ -267,7 +265,7 @@ static void test_hamilton(void)
     char vid[512], photos[512];
     if (!test_shared_path(HAMILTON, vid, sizeof vid) || !test_shared_path(PHOTOS, photos, sizeof photos))
         TEST_SKIP("no ../shared/data");
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     CHECK(dir != NULL);
     /* enrol the watchlist directory once, and keep it as a gallery file for the others */
     char wl[256];
@@ -376,7 +374,7 @@ static void run_single(const char *rel, const char *name)
     char vid[512];
     if (!test_shared_path(rel, vid, sizeof vid) || !gallery_file[0])
         TEST_SKIP("no ../shared/data or no watchlist");
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     char zones[256];
     snprintf(zones, sizeof zones, "%s/zones.json", dir);
     FILE *f = fopen(zones, "w");
@@ -458,7 +456,7 @@ static void test_damaged_inputs(void)
     if (!test_shared_path(HAMILTON, vid, sizeof vid) || !test_shared_path(SINGLE, good, sizeof good) ||
         !gallery_file[0])
         TEST_SKIP("no ../shared/data or no watchlist");
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     size_t size = 0;
     uint8_t *data = test_read_all(vid, &size);
     CHECK(data != NULL && size > 1000);
@@ -582,7 +580,7 @@ static void test_stop(void)
     char vid[512];
     if (!test_shared_path(AOC, vid, sizeof vid) || !gallery_file[0])
         TEST_SKIP("no ../shared/data or no watchlist");
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     collector c = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL};
     ffu_pipeline_opts o;
     base_opts(&o, &c);

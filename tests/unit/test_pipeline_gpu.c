@@ -46,7 +46,6 @@ static const char *const watchlist[][2] = {
 static const char *const packed_models[] = {"blazeface-back.json", "faceres.json"};
 
 
-static const char *tmpdir(void) { return test_tmpdir_auto(); }
 
 /* ---- backend cuda without a device --------------------------------------------------- */
 
@@ -94,7 +93,7 @@ static int make_clip(void)
 {
     if (clip[0])
         return 0;
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     if (!dir)
         return -1;
     snprintf(clip, sizeof clip, "%s/clip.mp4", dir);
@@ -395,7 +394,7 @@ static void test_hamilton_cuda(void)
     char vid[512];
     if (!test_shared_path(HAMILTON, vid, sizeof vid))
         TEST_SKIP("no ../shared/data");
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     CHECK(dir != NULL);
     char wl[256], gal[256];
     snprintf(wl, sizeof wl, "%s/watchlist", dir);

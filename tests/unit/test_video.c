@@ -16,16 +16,6 @@
 
 #define HAMILTON "data/videos/face_recognition_short_hamilton_clip.mp4"
 
-static char tmpdir_buf[64];
-static const char *tmpdir(void)
-{
-    if (!tmpdir_buf[0]) {
-        snprintf(tmpdir_buf, sizeof tmpdir_buf, "/tmp/ffu_video_test_XXXXXX");
-        if (!mkdtemp(tmpdir_buf)) return NULL;
-    }
-    return tmpdir_buf;
-}
-
 static int file_exists(const char *path)
 {
     struct stat st;
@@ -258,7 +248,7 @@ static void test_seek(void)
 
 static void check_roundtrip(const char *ext, const char *codec)
 {
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     CHECK(dir);
     char path[256];
     snprintf(path, sizeof path, "%s/pattern.%s", dir, ext);
@@ -338,7 +328,7 @@ static void test_audio_copy(void)
     char buf[4096];
     const char *src = test_shared_path(HAMILTON, buf, sizeof buf);
     if (!src) TEST_SKIP("no shared videos");
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     CHECK(dir);
     char path[256];
     snprintf(path, sizeof path, "%s/with_audio.mp4", dir);
@@ -400,7 +390,7 @@ static void test_audio_copy(void)
 
 static void test_writer_errors(void)
 {
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     CHECK(dir);
     char path[256], other[256];
     snprintf(path, sizeof path, "%s/out.mp4", dir);
@@ -490,7 +480,7 @@ static ffu_status read_to_end(ffu_video_reader *r, int *frames)
 
 static void test_damaged_input(void)
 {
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     CHECK(dir);
     char path[256], cut[256];
     snprintf(path, sizeof path, "%s/whole.mp4", dir);
@@ -649,7 +639,7 @@ static void test_interrupt(void)
 
 static void test_read_timeout(void)
 {
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     CHECK(dir);
     char path[256];
     snprintf(path, sizeof path, "%s/live.mkv", dir);
@@ -684,9 +674,9 @@ static void test_read_timeout(void)
 
 static void test_cleanup(void)
 {
-    if (tmpdir_buf[0]) {
-        CHECK_EQ_INT(dir_entries(tmpdir_buf), 0);
-        CHECK(rmdir(tmpdir_buf) == 0);
+    if (test_tmpdir_buf_()[0]) {
+        CHECK_EQ_INT(dir_entries(test_tmpdir_buf_()), 0);
+        CHECK(rmdir(test_tmpdir_buf_()) == 0);
     }
 }
 

@@ -17,16 +17,6 @@
 
 #define HAMILTON "data/videos/face_recognition_short_hamilton_clip.mp4"
 
-static char tmpdir_buf[64];
-static const char *tmpdir(void)
-{
-    if (!tmpdir_buf[0]) {
-        snprintf(tmpdir_buf, sizeof tmpdir_buf, "/tmp/ffu_video_hw_test_XXXXXX");
-        if (!mkdtemp(tmpdir_buf)) return NULL;
-    }
-    return tmpdir_buf;
-}
-
 /* Moving colour ramps and a sliding block: every frame differs, B-frames get used. */
 static void draw(ffu_image *img, int t)
 {
@@ -46,7 +36,7 @@ static char clip[256];
 static const char *get_clip(void)
 {
     if (clip[0]) return clip;
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     if (!dir) return NULL;
     char path[256];
     snprintf(path, sizeof path, "%s/hw.mp4", dir);
@@ -424,7 +414,7 @@ static void test_stream_hwaccel(void)
 static void test_cleanup(void)
 {
     if (clip[0]) unlink(clip);
-    if (tmpdir_buf[0]) CHECK(rmdir(tmpdir_buf) == 0);
+    if (test_tmpdir_buf_()[0]) CHECK(rmdir(test_tmpdir_buf_()) == 0);
 }
 
 TEST_MAIN(test_names_and_parse, test_bad_option_values, test_auto_matches_cpu, test_cuda_required,

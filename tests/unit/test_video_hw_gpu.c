@@ -23,16 +23,6 @@
 
 #define HAMILTON "data/videos/face_recognition_short_hamilton_clip.mp4"
 
-static char tmpdir_buf[64];
-static const char *tmpdir(void)
-{
-    if (!tmpdir_buf[0]) {
-        snprintf(tmpdir_buf, sizeof tmpdir_buf, "/tmp/ffu_video_hw_gpu_XXXXXX");
-        if (!mkdtemp(tmpdir_buf)) return NULL;
-    }
-    return tmpdir_buf;
-}
-
 /* Texture that changes every frame (so P/B-frames carry real residuals) + a block. */
 static void draw(ffu_image *img, int t)
 {
@@ -54,7 +44,7 @@ static int make_clips(void)
 {
     if (clips_ok >= 0) return clips_ok;
     clips_ok = 0;
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     if (!dir) return 0;
     snprintf(clip_sd, sizeof clip_sd, "%s/sd.mp4", dir);
     snprintf(clip_hd, sizeof clip_hd, "%s/hd.mp4", dir);
@@ -428,7 +418,7 @@ static void test_cleanup(void)
     if (clip_sd[0]) unlink(clip_sd);
     if (clip_hd[0]) unlink(clip_hd);
     if (clip_444[0]) unlink(clip_444);
-    if (tmpdir_buf[0]) rmdir(tmpdir_buf);
+    if (test_tmpdir_buf_()[0]) rmdir(test_tmpdir_buf_());
     if (skip_reason()) TEST_SKIP(skip_reason());
 }
 

@@ -14,19 +14,9 @@
 
 #define HAMILTON "data/videos/face_recognition_short_hamilton_clip.mp4"
 
-static char tmpdir_buf[64];
-static const char *tmpdir(void)
-{
-    if (!tmpdir_buf[0]) {
-        snprintf(tmpdir_buf, sizeof tmpdir_buf, "/tmp/ffu_stream_test_XXXXXX");
-        if (!mkdtemp(tmpdir_buf)) return NULL;
-    }
-    return tmpdir_buf;
-}
-
 static const char *tmp_path(char *buf, size_t len, const char *name)
 {
-    const char *dir = tmpdir();
+    const char *dir = test_tmpdir_auto();
     if (!dir) return NULL;
     snprintf(buf, len, "%s/%s", dir, name);
     return buf;
@@ -710,7 +700,7 @@ static void test_cleanup(void)
     if (clip50[0]) unlink(clip50);
     if (clip25[0]) unlink(clip25);
     if (clip10[0]) unlink(clip10);
-    if (tmpdir_buf[0]) CHECK(rmdir(tmpdir_buf) == 0);
+    if (test_tmpdir_buf_()[0]) CHECK(rmdir(test_tmpdir_buf_()) == 0);
 }
 
 TEST_MAIN(test_sampling, test_skip_nonref, test_drop_oldest, test_block_no_loss, test_max_held,

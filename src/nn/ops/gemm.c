@@ -220,8 +220,8 @@ static ffu_status matmul_run(const nn_graph *g, const nn_node *n, void *const *i
     float *Y = out[0];
     int64_t nbatch = nn_shape_numel(&mg.batch);
     for (int64_t t = 0; t < nbatch; t++) {
-        int64_t oa = nn_bcast_offset(t, mg.batch.d, mg.sa, mg.batch.rank);
-        int64_t ob = nn_bcast_offset(t, mg.batch.d, mg.sb, mg.batch.rank);
+        int64_t oa = nn_hd_offset(t, mg.batch.d, mg.sa, mg.batch.rank);
+        int64_t ob = nn_hd_offset(t, mg.batch.d, mg.sb, mg.batch.rank);
         matmul_f32(A + oa * mg.M * mg.K, B + ob * mg.K * mg.N, Y + t * mg.M * mg.N, mg.M, mg.N,
                    mg.K, 0, 0);
     }

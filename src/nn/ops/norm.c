@@ -206,8 +206,8 @@ static ffu_status layer_norm_run(const nn_graph *g, const nn_node *n, void *cons
         double inv = 1.0 / sqrt((inner ? sq / (double)inner : 0) + eps);
         for (int64_t i = 0; i < inner; i++) {
             int64_t flat = o * inner + i;
-            double v = (x[i] - mean) * inv * scale[nn_bcast_offset(flat, s->d, ss, s->rank)];
-            if (B) v += B[nn_bcast_offset(flat, s->d, bs, s->rank)];
+            double v = (x[i] - mean) * inv * scale[nn_hd_offset(flat, s->d, ss, s->rank)];
+            if (B) v += B[nn_hd_offset(flat, s->d, bs, s->rank)];
             y[i] = (float)v;
         }
         if (Mean) Mean[o] = (float)mean;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "../cuda/nn_cuda_hd.h"
 #include "../ir.h"
 
 /* ---- dtype classes -------------------------------------------------------------------- */
@@ -318,19 +319,8 @@ static inline void nn_strided_copy(void *out, const void *in, size_t es, int ran
     }
 }
 
-/* Offset (in elements) of output element `flat` in an input with strides st of a
- * broadcast over dims d[rank] (unmerged, for kernels that index directly). */
-static inline int64_t nn_bcast_offset(int64_t flat, const int64_t *d, const int64_t *st,
-                                      int rank)
-{
-    int64_t off = 0;
-    for (int i = rank - 1; i >= 0; i--) {
-        int64_t q = d[i] ? flat / d[i] : 0;
-        off += (flat - q * d[i]) * st[i];
-        flat = q;
-    }
-    return off;
-}
+/* Offsets of broadcast inputs for kernels that index directly: nn_hd_offset, the one
+ * definition the CUDA kernels use too. */
 
 /* ---- dense, pooling and normalisation helpers (conv.c, pool.c, gemm.c, norm.c) ------- */
 
