@@ -35,27 +35,20 @@ typedef struct fa_builder {
     int serial;  /* for unique helper names */
 } fa_builder;
 
-static ffu_status fa_error(const char *fmt, const char *what)
+static ffu_status fa_error(const char *problem, const char *what)
 {
-    return ffu_error_set(FFU_ERR_FORMAT, "face-api.js weights: %s '%.200s'", fmt, what);
+    return ffu_error_set(FFU_ERR_FORMAT, "face-api.js weights: %s '%.200s'", problem, what);
 }
 
-/* A new tensor named prefix#kind<serial>. */
-static int fa_tensor(fa_builder *b, const char *prefix, const char *kind)
-{
-    char name[256];
-    snprintf(name, sizeof name, "%.200s#%s%d", prefix, kind, b->serial++);
-    return nn_graph_add_tensor(b->c->g, name, FFU_DTYPE_F32, NULL);
-}
-
-/* One node with one new output; *node gets the node index (may be NULL). */
+/* One node with one new output, both named prefix#Op<serial>; *node gets the node index
+ * (may be NULL). */
 static int fa_node(fa_builder *b, const char *prefix, nn_op op, const int *in, int nin,
                    int *node)
 {
-    int t = fa_tensor(b, prefix, nn_op_name(op));
-    if (t < 0) return t;
     char name[256];
     snprintf(name, sizeof name, "%.200s#%s%d", prefix, nn_op_name(op), b->serial++);
+    int t = nn_graph_add_tensor(b->c->g, name, FFU_DTYPE_F32, NULL);
+    if (t < 0) return t;
     int k = nn_graph_add_node(b->c->g, op, name, in, nin, &t, 1);
     if (k < 0) return k;
     if (node) *node = k;
