@@ -24,6 +24,7 @@ typedef struct {
     int warmup;
     int batch;
     int bf16;
+    int no_winograd;
     ffu_strlist shapes;
     char *size;
     int device, fp16; /* CLI_GPU_OPTIONS */
@@ -45,6 +46,10 @@ static const ffu_option bench_options[] = {
     {"bf16", 0, FFU_OPT_BOOL, offsetof(bench_opts, bf16),
      "cpu: bf16 Conv/Gemm/MatMul where the CPU has AVX512-BF16 and each node's accuracy "
      "check passes",
+     NULL, 0, 0, NULL, NULL},
+    {"no-winograd", 0, FFU_OPT_BOOL, offsetof(bench_opts, no_winograd),
+     "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "
+     "against direct passes)",
      NULL, 0, 0, NULL, NULL},
     {"shape", 0, FFU_OPT_STRING_LIST, offsetof(bench_opts, shapes),
      "fix an input's shape: NAME=1x3x480x640 (or INDEX=...)", NULL, 0, 0, NULL, "NAME=DIMS"},
@@ -76,6 +81,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     so.backend = cli_backend_names[o->backend];
     so.threads = o->threads;
     so.bf16 = o->bf16;
+    so.no_winograd = o->no_winograd;
     so.batch = o->batch;
     so.device = o->device;
     so.fp16 = o->fp16;
@@ -348,7 +354,7 @@ out:
 const cli_command cli_cmd_bench = {
     "bench",
     "measure inference latency and memory of a model, or a face analysis per stage",
-    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--device N] [--fp16] [--json]\n"
+    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--device N] [--fp16] [--json]\n"
     "       facefuse bench face IMG [--size WxH] [--threads N] [--runs N] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
     "--batch; fix other dynamic dims with --shape NAME=DIMS), fills the inputs with fixed\n"

@@ -33,6 +33,7 @@ typedef struct {
     int threads;
     int batch;
     int bf16;
+    int no_winograd;
     ffu_strlist inputs;
     ffu_strlist shapes;
     int norm;
@@ -60,6 +61,10 @@ static const ffu_option nn_options[] = {
     {"bf16", 0, FFU_OPT_BOOL, offsetof(nn_opts, bf16),
      "cpu: bf16 Conv/Gemm/MatMul where the CPU has AVX512-BF16 and each node's accuracy "
      "check passes",
+     NULL, 0, 0, NULL, NULL},
+    {"no-winograd", 0, FFU_OPT_BOOL, offsetof(nn_opts, no_winograd),
+     "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "
+     "against direct passes)",
      NULL, 0, 0, NULL, NULL},
     {"input", 'i', FFU_OPT_STRING_LIST, offsetof(nn_opts, inputs),
      "run: an image (.jpg/.png), a TensorProto (.pb) or raw little-endian f32 (.f32) per "
@@ -152,7 +157,7 @@ static ffu_status read_whole(const char *path, void **out, size_t *size)
     return FFU_OK;
 }
 
-/* Applies --batch, --threads, --bf16 and --shape NAME=DIMS to a new session. */
+/* Applies --batch, --threads, --bf16, --no-winograd and --shape NAME=DIMS to a new session. */
 static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const char *backend,
                                ffu_nn_session **out)
 {
@@ -162,6 +167,7 @@ static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const ch
     so.threads = o->threads;
     so.batch = o->batch;
     so.bf16 = o->bf16;
+    so.no_winograd = o->no_winograd;
     so.device = o->device;
     so.fp16 = o->fp16;
     ffu_status st = ffu_nn_session_create(m, &so, out);
@@ -271,6 +277,10 @@ static int cmd_info(const cli_command *cmd, nn_opts *o, const char *path)
                (long long)ffu_json_int(ffu_json_get(pd, "inplace_nodes"), 0));
         const char *note = ffu_json_string(ffu_json_get(pd, "note"));
         if (note) printf("note: %s\n", note);
+        long long nwino = (long long)ffu_json_int(ffu_json_get(pd, "winograd_nodes"), 0);
+        if (nwino > 0)
+            printf("winograd: %lld 3x3 convolutions run Winograd (--no-winograd: direct)\n",
+                   nwino);
         if (ffu_json_bool(ffu_json_get(pd, "bf16"), 0))
             printf("bf16: %s, %lld nodes run bf16 (the rest failed the accuracy check or have "
                    "no bf16 kernel)\n",

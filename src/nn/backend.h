@@ -85,13 +85,17 @@ struct nn_backend {
     const nn_backend_ops *ops;
     int threads; /* worker threads it may use */
     int bf16;    /* bf16 compute allowed where the accuracy check passed */
+    int winograd; /* cpu: Winograd convolution allowed where the accuracy check passed */
     int fp16;    /* fp16 (fp32 accumulation) allowed where the accuracy check passed */
     int space;   /* NN_SPACE_HOST, or the device space its run() works in */
 };
 
 /* Constructors; each returns FFU_ERR_UNSUPPORTED when the backend is not built in. */
 ffu_status nn_backend_ref_create(nn_backend **out);
-ffu_status nn_backend_cpu_create(nn_backend **out, int threads, int bf16);
+/* flags: NN_CPU_BF16 (bf16 compute where the CPU has it and each node's check passes),
+ * NN_CPU_WINOGRAD (Winograd 3x3 convolutions where each node's check passes) */
+enum { NN_CPU_BF16 = 1u, NN_CPU_WINOGRAD = 2u };
+ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags);
 
 /* The CUDA backend (src/nn/cuda/) on device `device`: FFU_ERR_DEVICE ("no CUDA device")
  * on machines without one and in builds without CUDA. fp16 asks

@@ -976,6 +976,99 @@ static int rw_fold_affine(pat *s, int i)
     return st;
 }
 
+/* Per-channel Mul / Add constants, optionally a MaxPool, then a Conv without padding:
+ * x -> a*x + d -> [MaxPool] -> Conv  becomes  x -> [MaxPool] -> Conv' with
+ * W'[o,c,k] = W[o,c,k] * a[c] and b'[o] = b[o] + sum_c d[c] * sum_k W[o,c,k]. Exact
+ * only without padding (a padded Conv sees zeros where the original saw a*0 + d), and
+ * through a max pool only where every a >= 0 (then max(a*x + d) = a*max(x) + d).
+ * Keras models that put BatchNormalization after the activation (GEAR, the liveness
+ * net) have this shape: it saves two passes over each such activation. */
+static int rw_fold_input_affine(pat *s, int i)
+{
+    nn_graph *g = s->g;
+    const nn_node *cv = &g->nodes[i];
+    if (cv->op != NN_OP_CONV || cv->ninputs < 2 || nn_attr_int(cv, "group", 1) != 1) return 0;
+    const nn_tensor *w = const_f32(g, cv->inputs[1]);
+    const nn_tensor *b = cv->ninputs > 2 && cv->inputs[2] >= 0 ? const_f32(g, cv->inputs[2]) : NULL;
+    if (!w || w->shape.rank < 3 || (cv->ninputs > 2 && cv->inputs[2] >= 0 && !b)) return 0;
+    const char *ap = nn_attr_string(cv, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return 0;
+    int cnt = 0;
+    const int64_t *pads = nn_attr_ints(cv, "pads", &cnt);
+    for (int k = 0; pads && k < cnt; k++)
+        if (pads[k]) return 0;
+    int R = w->shape.rank;
+    int64_t M = w->shape.d[0], C = w->shape.d[1];
+    if (M < 1 || C < 1 || (b && nn_shape_numel(&b->shape) != M)) return 0;
+    int64_t per = nn_shape_numel(&w->shape) / (M * C);
+    int u = cv->inputs[0], pool = -1, p = producer(g, u);
+    if (p >= 0 && g->nodes[p].op == NN_OP_MAX_POOL && g->nodes[p].ninputs == 1 &&
+        private_value(s, u)) {
+        pool = p;
+        u = g->nodes[p].inputs[0];
+    }
+    /* the affine chain above, nearest first */
+    int chain[8], kc[8], nc = 0;
+    while (nc < 8 && (p = producer(g, u)) >= 0 && private_value(s, u)) {
+        const nn_node *m = &g->nodes[p];
+        if ((m->op != NN_OP_MUL && m->op != NN_OP_ADD) || m->ninputs != 2) break;
+        int k = const_f32(g, m->inputs[1]) ? 1 : const_f32(g, m->inputs[0]) ? 0 : -1;
+        int64_t n;
+        if (k < 0 || const_f32(g, m->inputs[1 - k]) || !channel_const(g, m->inputs[k], R, C, &n))
+            break;
+        chain[nc] = p, kc[nc++] = k;
+        u = m->inputs[1 - k];
+    }
+    if (!nc) return 0;
+    float *a = malloc((size_t)C * 4), *d = malloc((size_t)C * 4);
+    float *nw = malloc((size_t)(M * C * per) * 4), *nb = malloc((size_t)M * 4);
+    int ok = a && d && nw && nb, st = 0;
+    for (int64_t c = 0; ok && c < C; c++) a[c] = 1, d[c] = 0;
+    for (int j = nc - 1; ok && j >= 0; j--) { /* applied top down */
+        const nn_node *m = &g->nodes[chain[j]];
+        int64_t n = 0;
+        const float *v = channel_const(g, m->inputs[kc[j]], R, C, &n);
+        for (int64_t c = 0; c < C; c++) {
+            float k = v[n == 1 ? 0 : c];
+            if (m->op == NN_OP_MUL) a[c] *= k, d[c] *= k;
+            else d[c] += k;
+        }
+    }
+    for (int64_t c = 0; ok && c < C; c++)
+        ok = isfinite(a[c]) && isfinite(d[c]) && (pool < 0 || a[c] >= 0);
+    if (ok) {
+        const float *wv = w->data, *bv = b ? b->data : NULL;
+        for (int64_t o = 0; o < M; o++) {
+            double acc = bv ? bv[o] : 0;
+            for (int64_t c = 0; c < C; c++) {
+                const float *src = wv + (o * C + c) * per;
+                float *dst = nw + (o * C + c) * per;
+                double sum = 0;
+                for (int64_t k = 0; k < per; k++) sum += src[k], dst[k] = src[k] * a[c];
+                acc += sum * d[c];
+            }
+            nb[o] = (float)acc;
+        }
+        nn_shape ws = w->shape, bs = {.rank = 1, .d = {M}};
+        int tw = new_const(g, w->name, "infold", FFU_DTYPE_F32, &ws, nw);
+        int tb = tw >= 0 ? new_const(g, g->tensors[tw].name, "bias", FFU_DTYPE_F32, &bs, nb) : tw;
+        if (tb < 0) {
+            st = tb;
+        } else {
+            int in[3] = {pool >= 0 ? g->nodes[i].inputs[0] : u, tw, tb};
+            st = set_inputs(g, i, in, 3);
+            if (st >= 0) {
+                if (pool >= 0) g->nodes[pool].inputs[0] = u, s->touched[pool] = 1;
+                for (int j = 0; j < nc; j++) s->dead[chain[j]] = 1;
+                s->touched[i] = 1;
+                st = 1;
+            }
+        }
+    }
+    free(a), free(d), free(nw), free(nb);
+    return st;
+}
+
 ffu_status nn_rewrite_patterns(nn_graph *g)
 {
     /* the patterns are matched next to the Conv they follow, i.e. after the layout
@@ -999,6 +1092,7 @@ ffu_status nn_rewrite_patterns(nn_graph *g)
             if (r == 0) r = rw_prelu(&s, i);
             if (r == 0) r = rw_fold_affine(&s, i);
             if (r == 0) r = rw_fold_pad(&s, i);
+            if (r == 0) r = rw_fold_input_affine(&s, i);
             if (r == 0) r = rw_redundant_slope(&s, i);
             if (r < 0) st = r;
             changed |= r > 0;

@@ -29,7 +29,9 @@ ffu_status nn_rewrite_transposes(nn_graph *g);
  *     Max(Min(Relu(x),6),0) -> Clip(x,0,6)
  *   Pad with zeros on the spatial axes, then Conv -> the Conv's pads;
  *   Conv followed by a per-channel Mul / Add / Sub / Div constant, or by a constant
- *     BatchNormalization -> folded into the Conv's weights and bias. */
+ *     BatchNormalization -> folded into the Conv's weights and bias;
+ *   per-channel Mul / Add constants before an unpadded Conv, also through a MaxPool
+ *     when every scale is >= 0 -> folded into that Conv's weights and bias. */
 ffu_status nn_rewrite_patterns(nn_graph *g);
 
 #endif

@@ -106,6 +106,15 @@ static const tcase cases[] = {
     {NN_OP_CONV, "dw(ours) +relu +pool", 3, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_dw=1;_pool=2;group=24;pads=1,1,1,1", .act = NN_ACT_RELU},
     {NN_OP_CONV, "2x16x14x40 dw(ours) +pool", 2, {S4(2, 16, 14, 40), S4(16, 1, 3, 3)}, {0, 1}, .attrs = "_pool=2;group=16;pads=1,1,1,1"},
     {NN_OP_CONV, "dw(oneDNN) +prelu +pool", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_dw=0;_pool=2;group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    /* Winograd (3x3 s1, >= 16 channels in, >= 32x32 out; the op table's backend allows
+     * it as sessions do): staged blocked input and output, channels not a multiple of
+     * 16, the residual with a split PReLU, split PReLU on the blocked output. The
+     * in-place residual + LeakyReLU stays direct: oneDNN's Winograd kernel cannot fuse
+     * both post-ops, and a variant whose steps differ is not kept. */
+    {NN_OP_CONV, "wino 24->20 p1 +relu", 3, {S4(1, 24, 33, 33), S4(20, 24, 3, 3), S1(20)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "wino 16->16 valid +res +prelu[C]", 4, {S4(1, 16, 34, 34), S4(16, 16, 3, 3), S1(16), S4(1, 16, 32, 32)}, {0, 1, 1, 0}, .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "wino 32->24 +res in place +leaky", 4, {S4(1, 32, 33, 33), S4(24, 32, 3, 3), S1(24), S4(1, 24, 33, 33)}, {0, 1, 1, 0}, .attrs = "pads=1,1,1,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f, .inplace = 3},
+    {NN_OP_CONV, "wino 16->24 +prelu[C]", 3, {S4(1, 16, 33, 33), S4(24, 16, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
     {NN_OP_CONV, "k3 +sigmoid +pool", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "_pool=2;pads=1,1,1,1", .act = NN_ACT_SIGMOID},
     {NN_OP_CONV, "dw +prelu[C]", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
     /* ---- first layers (few input channels, strided, padding on every side) ---- */
@@ -600,7 +609,7 @@ static int op_table(nn_backend *be, int *oks_out)
 static void test_op_table(void)
 {
     nn_backend *be = NULL;
-    ffu_status st = nn_backend_cpu_create(&be, 2, 0);
+    ffu_status st = nn_backend_cpu_create(&be, 2, NN_CPU_WINOGRAD);
     if (st == FFU_ERR_UNSUPPORTED) TEST_SKIP("built without oneDNN");
     CHECK(st == FFU_OK && be);
     int oks = 0, fails = op_table(be, &oks);

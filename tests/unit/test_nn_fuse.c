@@ -781,6 +781,124 @@ static void test_bf16_session(void)
     free(a), free(b), free(c);
 }
 
+/* ---- the cpu backend's Winograd convolutions -------------------------------------------- */
+
+/* x [1,16,34,34] -> Conv 3x3 pad 1 (48, bias, ReLU) = a -> Conv 3x3 pad 1 (48) + a
+ * (the fused residual), ReLU -> Conv 3x3 valid (16, bias) = y [1,16,32,32]. Every Conv
+ * qualifies for Winograd (>= 16 channels in, >= 32x32 out) and the three cover the
+ * staged and unstaged input and output (16 channels blocked are NHWC's bytes), the
+ * residual copied into a blocked output and a fused activation. tol >= 0 sets each
+ * node's Winograd tolerance (the test hook _cpu_wino_nmse). */
+static float ww1[48 * 16 * 9], wb1[48], ww2[48 * 48 * 9], ww3[16 * 48 * 9], wb3[16];
+static nn_graph *g_wino(float tol)
+{
+    uint64_t s = 11;
+    for (size_t i = 0; i < sizeof ww1 / 4; i++) ww1[i] = (test_rand_f(&s) - 0.5f) * 0.2f;
+    for (size_t i = 0; i < sizeof ww2 / 4; i++) ww2[i] = (test_rand_f(&s) - 0.5f) * 0.1f;
+    for (size_t i = 0; i < sizeof ww3 / 4; i++) ww3[i] = (test_rand_f(&s) - 0.5f) * 0.1f;
+    for (int i = 0; i < 48; i++) wb1[i] = test_rand_f(&s) - 0.5f;
+    for (int i = 0; i < 16; i++) wb3[i] = test_rand_f(&s) - 0.5f;
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {1, 16, 34, 34}};
+    nn_shape w1s = {.rank = 4, .d = {48, 16, 3, 3}}, b1s = {.rank = 1, .d = {48}};
+    nn_shape w2s = {.rank = 4, .d = {48, 48, 3, 3}};
+    nn_shape w3s = {.rank = 4, .d = {16, 48, 3, 3}}, b3s = {.rank = 1, .d = {16}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    int w1 = nn_graph_add_const(g, "w1", FFU_DTYPE_F32, &w1s, ww1, sizeof ww1, NN_BORROW);
+    int b1 = nn_graph_add_const(g, "b1", FFU_DTYPE_F32, &b1s, wb1, sizeof wb1, NN_BORROW);
+    int w2 = nn_graph_add_const(g, "w2", FFU_DTYPE_F32, &w2s, ww2, sizeof ww2, NN_BORROW);
+    int w3 = nn_graph_add_const(g, "w3", FFU_DTYPE_F32, &w3s, ww3, sizeof ww3, NN_BORROW);
+    int b3 = nn_graph_add_const(g, "b3", FFU_DTYPE_F32, &b3s, wb3, sizeof wb3, NN_BORROW);
+    int t[5], y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    for (int i = 0; i < 5; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "t%d", i);
+        t[i] = nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL);
+    }
+    int in1[3] = {x, w1, b1}, in2[2] = {t[1], w2}, in_add[2] = {t[2], t[1]};
+    int in3[3] = {t[4], w3, b3};
+    int64_t pads[4] = {1, 1, 1, 1};
+    int n[3];
+    n[0] = nn_graph_add_node(g, NN_OP_CONV, "c1", in1, 3, &t[0], 1);
+    nn_graph_add_node(g, NN_OP_RELU, "r1", &t[0], 1, &t[1], 1);
+    n[1] = nn_graph_add_node(g, NN_OP_CONV, "c2", in2, 2, &t[2], 1);
+    nn_graph_add_node(g, NN_OP_ADD, "add", in_add, 2, &t[3], 1);
+    nn_graph_add_node(g, NN_OP_RELU, "r2", &t[3], 1, &t[4], 1);
+    n[2] = nn_graph_add_node(g, NN_OP_CONV, "c3", in3, 3, &y, 1);
+    nn_node_set_ints(g, n[0], "pads", pads, 4);
+    nn_node_set_ints(g, n[1], "pads", pads, 4);
+    for (int i = 0; tol >= 0 && i < 3; i++) nn_node_set_float(g, n[i], "_cpu_wino_nmse", tol);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* Runs g_wino(tol) on backend be (no_winograd as given); returns the output (malloc'd,
+ * *n floats) and the describe JSON's winograd_nodes; NULL when the session fails. */
+static float *run_wino(const char *be, int no_winograd, float tol, size_t *n, int *nodes)
+{
+    ffu_nn_model *m = NULL;
+    *nodes = -1;
+    if (nn_model_from_graph(g_wino(tol), &m) != FFU_OK) return NULL;
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = be;
+    o.threads = 1;
+    o.no_winograd = no_winograd;
+    ffu_nn_session *ss = NULL;
+    float *y = NULL;
+    if (ffu_nn_session_create(m, &o, &ss) == FFU_OK) {
+        ffu_nn_tensor in, out;
+        uint64_t s = 23;
+        if (ffu_nn_session_input(ss, 0, &in) == FFU_OK && in.data)
+            for (size_t i = 0; i < in.nbytes / 4; i++)
+                ((float *)in.data)[i] = 2.0f * test_rand_f(&s) - 1.0f;
+        if (ffu_nn_session_run(ss) == FFU_OK && ffu_nn_session_output(ss, 0, &out) == FFU_OK &&
+            (y = malloc(out.nbytes)) != NULL) {
+            memcpy(y, out.data, out.nbytes);
+            *n = out.nbytes / 4;
+        }
+        ffu_jw *w = NULL;
+        if (ffu_jw_create(&w, 0) == FFU_OK && ffu_nn_session_describe(ss, w) == FFU_OK) {
+            const char *js = ffu_jw_text(w, NULL), *p;
+            if (js && (p = strstr(js, "\"winograd_nodes\":"))) *nodes = atoi(p + 17);
+        }
+        ffu_jw_destroy(w);
+        ffu_nn_session_destroy(ss);
+    }
+    ffu_nn_model_destroy(m);
+    return y;
+}
+
+/* By default all three convolutions run Winograd: within f32 rounding of the ref
+ * kernels and of the direct primitives, but not bit-identical to direct (Winograd
+ * really ran). no_winograd, or a zero tolerance (every node fails its check), gives
+ * exactly the direct numbers. */
+static void test_winograd_session(void)
+{
+    size_t nr = 0, nd = 0, nw = 0, nz = 0;
+    int kr, kd, kw, kz;
+    float *d = run_wino("cpu", 1, -1, &nd, &kd);
+    if (!d) TEST_SKIP("built without oneDNN");
+    float *r = run_wino("ref", 0, -1, &nr, &kr), *w = run_wino("cpu", 0, -1, &nw, &kw);
+    float *z = run_wino("cpu", 0, 0, &nz, &kz);
+    CHECK(r && w && z && nr == nd && nw == nd && nz == nd && nd == 16 * 32 * 32);
+    CHECK_EQ_INT(kd, 0);
+    CHECK_EQ_INT(kw, 3);
+    CHECK_EQ_INT(kz, 0);
+    if (r && w && z && nr == nd && nw == nd && nz == nd) {
+        double e_ref = nmse(r, w, nd), e_direct = nmse(d, w, nd);
+        printf("winograd session: %d nodes, nmse %.3g vs ref, %.3g vs direct\n", kw, e_ref,
+               e_direct);
+        CHECK(e_ref < 1e-9 && e_direct < 1e-10);
+        CHECK(e_direct > 0);
+        CHECK(!memcmp(d, z, nd * 4));
+        CHECK(nmse(r, d, nd) < 1e-9);
+    }
+    free(r), free(d), free(w), free(z);
+}
+
 static void test_empty_and_null(void)
 {
     CHECK(nn_fuse_planned(NULL) == FFU_OK);
@@ -794,4 +912,4 @@ static void test_empty_and_null(void)
 TEST_MAIN(test_bf16_refused_without_isa, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
-          test_heads_merged, test_dw_pool_fused, test_empty_and_null)
+          test_heads_merged, test_dw_pool_fused, test_winograd_session, test_empty_and_null)

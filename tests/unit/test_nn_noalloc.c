@@ -1,5 +1,6 @@
 /* The engine's memory promise on real models (issue #3, "after the first run an
- * inference allocates nothing"): runs 2..N of real face models on the `ref` and `cpu`
+ * inference allocates nothing"): runs 2..N of real face models (among them Winograd
+ * convolutions) on the `ref` and `cpu`
  * backends, at 1 and 2 threads, counted over the whole process -- our code, oneDNN,
  * libstdc++, libgomp and its worker threads.
  *
@@ -318,6 +319,7 @@ static const noalloc_model models[] = {
     {"face_detection_yunet_2023mar.onnx", 0},
     {"ultraface_version-RFB-320.onnx", 0},
     {"mediapipe_face_landmark.onnx", 0},
+    {"antispoof.json", 1}, /* two Winograd convolutions (staged blocked layouts) */
 };
 
 static const char *model_path(const noalloc_model *m, char *buf, size_t len)

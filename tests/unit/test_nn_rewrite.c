@@ -2,7 +2,8 @@
  * transpose clean-up (NHWC chains around NCHW convs, residual adds, Pad / Concat /
  * Softmax / reductions with remapped axes, graph outputs keeping their names) and each
  * arithmetic pattern (both PReLU spellings, ReLU6 chains, per-channel affine and
- * BatchNormalization folding into Conv, Pad folding, redundant PReLU), plus patterns
+ * BatchNormalization folding into Conv, a per-channel affine folded into the next
+ * Conv through a max pool, Pad folding, redundant PReLU), plus patterns
  * that must NOT fire. Every rewritten graph is run with the reference kernels against
  * the original on random data. */
 #include <math.h>
@@ -436,6 +437,49 @@ static void test_no_fold(void)
     nn_graph_destroy(g);
 }
 
+/* Conv -> Relu -> Mul -> Add (per-channel, BatchNormalization after the activation)
+ * -> [MaxPool 2x2] -> unpadded Conv: the affine moves into the second Conv's weights.
+ * Variants: 0 through the pool, 1 straight into the Conv, and three that must stay:
+ * 2 a negative scale before the pool, 3 a padded second Conv, 4 the Add's output is
+ * also a graph output. IN4 is 5x6; the first Conv keeps it, the pool halves it to
+ * 2x3, so the second Conv is 1x1 after a pool and 3x3 without one. */
+static void test_fold_input_affine(void)
+{
+    for (int v = 0; v < 5; v++) {
+        int y;
+        nn_graph *g = conv_graph(&y), *orig;
+        CHECK(g != NULL);
+        int r = node1(g, NN_OP_RELU, "relu", y);
+        float lo = v == 2 ? -1.0f : 0.5f;
+        int m = node2(g, NN_OP_MUL, "m", r,
+                      rconst(g, "scale", (nn_shape){.rank = 3, .d = {4, 1, 1}}, lo, 2));
+        int a = node2(g, NN_OP_ADD, "a",
+                      rconst(g, "shift", (nn_shape){.rank = 4, .d = {1, 4, 1, 1}}, -1, 1), m);
+        int p = a;
+        if (v != 1 && v != 3) {
+            p = node1(g, NN_OP_MAX_POOL, "pool", a);
+            int64_t k2[2] = {2, 2};
+            nn_node_set_ints(g, g->nnodes - 1, "kernel_shape", k2, 2);
+            nn_node_set_ints(g, g->nnodes - 1, "strides", k2, 2);
+        }
+        int k = v == 1 || v == 3 ? 3 : 1;
+        int out = conv(g, "out", p, 4, 5, k);
+        int64_t zero[4] = {0, 0, 0, 0};
+        if (v != 3) nn_node_set_ints(g, g->nnodes - 1, "pads", zero, 4);
+        if (v == 4) nn_graph_mark_output(g, a);
+        finish(g, &orig, out);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        int folded = v <= 1;
+        CHECK_EQ_INT(count(g, NN_OP_MUL), folded ? 0 : 1);
+        CHECK_EQ_INT(count(g, NN_OP_ADD), folded ? 0 : 1);
+        CHECK_EQ_INT(count(g, NN_OP_MAX_POOL), v == 1 || v == 3 ? 0 : 1);
+        double d = compare(orig, g, IN4);
+        CHECK(d < 1e-5);
+        nn_graph_destroy(orig);
+        nn_graph_destroy(g);
+    }
+}
+
 /* Pad(zeros, spatial) -> Conv, also seen through the leading NHWC->NCHW transpose;
  * PRelu after Relu disappears. */
 static void test_fold_pad_and_slope(void)
@@ -468,4 +512,4 @@ static void test_fold_pad_and_slope(void)
 
 TEST_MAIN(test_transposes_chain, test_transposes_axes, test_transposes_blocked,
           test_prelu_mobilefacenet, test_prelu_variants, test_relu6, test_fold_affine,
-          test_no_fold, test_fold_pad_and_slope)
+          test_no_fold, test_fold_input_affine, test_fold_pad_and_slope)

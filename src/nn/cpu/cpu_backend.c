@@ -133,7 +133,7 @@ dnnl_primitive_attr_t nn_cpu_attr(cpu_ctx *c, int allow_bf16)
     /* bf16 is not asked for here: oneDNN 2.6 accepts fpmath_mode bf16 but its CPU
      * kernels ignore it (f32 kernels are still chosen). The builders instead create a
      * second primitive with bf16 source and weights descriptors and keep it only where
-     * nn_cpu_bf16_nmse's accuracy check passes (docs/NN_CPU.md "bf16"). */
+     * nn_cpu_variant_nmse's accuracy check passes (docs/NN_CPU.md "bf16"). */
     (void)allow_bf16;
     return attr;
 }
@@ -494,6 +494,11 @@ int nn_cpu_pd_is_bf16(const_dnnl_primitive_desc_t pd)
     return strstr(name, "bf16") != NULL || strstr(name, "amx") != NULL;
 }
 
+int nn_cpu_pd_is_winograd(const_dnnl_primitive_desc_t pd)
+{
+    return strstr(pd_impl(pd), "wino") != NULL;
+}
+
 /* Runs one primitive of the check: src given (laid out as the pd wants), weights
  * reordered from the user layout, dst zeroed first (a sum post-op adds it). */
 static int check_run(cpu_ctx *c, const_dnnl_primitive_desc_t pd, const void *src,
@@ -538,39 +543,44 @@ static int check_run(cpu_ctx *c, const_dnnl_primitive_desc_t pd, const void *src
     return ok ? 0 : -1;
 }
 
-double nn_cpu_bf16_nmse(cpu_ctx *c, const_dnnl_primitive_desc_t p32, const_dnnl_primitive_desc_t pb,
-                        const dnnl_memory_desc_t *wei_user, const void *wdata, const void *bias)
+double nn_cpu_variant_nmse(cpu_ctx *c, const_dnnl_primitive_desc_t p32,
+                           const_dnnl_primitive_desc_t pv, const dnnl_memory_desc_t *wei_user,
+                           const void *wdata, const void *bias)
 {
     const dnnl_memory_desc_t *s32 = dnnl_primitive_desc_query_md(p32, dnnl_query_src_md, 0);
-    const dnnl_memory_desc_t *sb = dnnl_primitive_desc_query_md(pb, dnnl_query_src_md, 0);
+    const dnnl_memory_desc_t *sv = dnnl_primitive_desc_query_md(pv, dnnl_query_src_md, 0);
     const dnnl_memory_desc_t *d32 = dnnl_primitive_desc_query_md(p32, dnnl_query_dst_md, 0);
+    const dnnl_memory_desc_t *dv = dnnl_primitive_desc_query_md(pv, dnnl_query_dst_md, 0);
     size_t sbytes = dnnl_memory_desc_get_size(s32), dbytes = dnnl_memory_desc_get_size(d32);
-    if (!sbytes || !dbytes || dbytes != dnnl_memory_desc_get_size(
-                                  dnnl_primitive_desc_query_md(pb, dnnl_query_dst_md, 0)))
-        return -1;
-    float *x = malloc(sbytes), *y32 = malloc(dbytes), *yb = malloc(dbytes);
-    void *xb = calloc(1, dnnl_memory_desc_get_size(sb));
+    size_t vbytes = dnnl_memory_desc_get_size(dv);
+    int same_dst = dnnl_memory_desc_equal(d32, dv);
+    if (!sbytes || !dbytes || !vbytes) return -1;
+    float *x = malloc(sbytes), *y32 = malloc(dbytes), *yv = malloc(dbytes);
+    void *xv = calloc(1, dnnl_memory_desc_get_size(sv));
+    float *yraw = same_dst ? yv : malloc(vbytes); /* the variant's own dst layout */
     double nmse = -1;
-    if (x && y32 && yb && xb) {
+    if (x && y32 && yv && xv && yraw) {
         /* fixed seed, uniform in [-1, 1): the same input on every run and machine */
         uint32_t r = 0x9e3779b9u;
         for (size_t i = 0; i < sbytes / sizeof(float); i++) {
             r = r * 1664525u + 1013904223u;
             x[i] = (float)((r >> 8) * (1.0 / 8388608.0) - 1.0);
         }
-        if (reorder_now(c, s32, x, sb, xb) == 0 &&
+        if (reorder_now(c, s32, x, sv, xv) == 0 &&
             check_run(c, p32, x, wei_user, wdata, bias, y32) == 0 &&
-            check_run(c, pb, xb, wei_user, wdata, bias, yb) == 0) {
+            check_run(c, pv, xv, wei_user, wdata, bias, yraw) == 0 &&
+            (same_dst || reorder_now(c, dv, yraw, d32, yv) == 0)) {
             double num = 0, den = 0;
             for (size_t i = 0; i < dbytes / sizeof(float); i++) {
-                double d = (double)y32[i] - yb[i];
+                double d = (double)y32[i] - yv[i];
                 num += d * d, den += (double)y32[i] * y32[i];
             }
             nmse = den > 0 ? num / den : num > 0 ? 1 : 0;
             if (!(nmse >= 0)) nmse = 1; /* NaN: reject */
         }
     }
-    free(x), free(y32), free(yb), free(xb);
+    if (yraw != yv) free(yraw);
+    free(x), free(y32), free(yv), free(xv);
     return nmse;
 }
 
@@ -999,7 +1009,7 @@ static const nn_backend_ops cpu_ops = {
     .node_info = cpu_node_info,
 };
 
-ffu_status nn_backend_cpu_create(nn_backend **out, int threads, int bf16)
+ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags)
 {
     *out = NULL;
     cpu_backend *cb = calloc(1, sizeof *cb);
@@ -1008,7 +1018,8 @@ ffu_status nn_backend_cpu_create(nn_backend **out, int threads, int bf16)
     cb->base.threads = threads > 0 ? threads : ffu_cpu_count();
     if (cb->base.threads < 1) cb->base.threads = 1;
     /* bf16 is only worth asking for where the CPU has native bf16 dot products */
-    cb->base.bf16 = bf16 && (ffu_cpu_features() & FFU_CPU_AVX512BF16) ? 1 : 0;
+    cb->base.bf16 = (flags & NN_CPU_BF16) && (ffu_cpu_features() & FFU_CPU_AVX512BF16) ? 1 : 0;
+    cb->base.winograd = (flags & NN_CPU_WINOGRAD) != 0;
     if (dnnl_engine_create(&cb->eng, dnnl_cpu, 0) != dnnl_success ||
         dnnl_stream_create(&cb->stream, cb->eng, dnnl_stream_default_flags) != dnnl_success) {
         cpu_destroy(&cb->base);
@@ -1020,9 +1031,9 @@ ffu_status nn_backend_cpu_create(nn_backend **out, int threads, int bf16)
 
 #else /* !FFU_HAVE_DNNL */
 
-ffu_status nn_backend_cpu_create(nn_backend **out, int threads, int bf16)
+ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags)
 {
-    (void)threads, (void)bf16;
+    (void)threads, (void)flags;
     *out = NULL;
     return ffu_error_set(FFU_ERR_UNSUPPORTED, "the cpu backend was built without oneDNN");
 }

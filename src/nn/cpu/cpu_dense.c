@@ -356,13 +356,52 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     }
     if (!pd) return st == FFU_ERR_NOMEM ? st : CPU_UNSUPPORTED;
     if (src_cl < 0) src_cl = cl;
+    /* The Winograd variant (docs/NN_CPU.md "Winograd"): 3x3, stride 1, undilated,
+     * ungrouped, at least 16 input channels (with fewer oneDNN's direct kernel is
+     * faster), at least 32x32 output pixels, no fused pool. Winograd trades weight
+     * traffic (its transformed weights are 16/9 or 36/9 times larger) and partly empty
+     * output tiles for fewer multiplies, which pays only where each weight is reused
+     * over many pixels: dlib's ResNet ran its 17x17 and smaller layers slower with it,
+     * its 35x35 ones 1.4x faster. oneDNN's Winograd kernels read and write nChw16c, so the
+     * input and output are staged (a JIT reorder each; none for exactly 16 channels
+     * in channels-last, which is the same bytes). Kept where oneDNN picks a Winograd
+     * kernel with the same post-ops and its output matches the direct primitive's. */
+    int blocked = 0;
+    if (c->p && c->cb->base.winograd && !transpose && !pool && G == 1 && rank == 4 && C >= 16 &&
+        ys.d[2] * ys.d[3] >= 1024 &&
+        w->shape.d[2] == 3 && w->shape.d[3] == 3 && strides[0] == 1 && strides[1] == 1 &&
+        dil[0] == 0 && dil[1] == 0) {
+        dnnl_dims_t sd = {x->shape.d[0], C, x->shape.d[2], x->shape.d[3]};
+        dnnl_dims_t dd = {ys.d[0], M, ys.d[2], ys.d[3]};
+        dnnl_memory_desc_t sw, dw;
+        dnnl_convolution_desc_t desc;
+        dnnl_primitive_desc_t pdw = NULL;
+        int splitw = 0;
+        if (dnnl_memory_desc_init_by_tag(&sw, 4, sd, dnnl_f32, dnnl_nChw16c) == dnnl_success &&
+            dnnl_memory_desc_init_by_tag(&dw, 4, dd, dnnl_f32, dnnl_nChw16c) == dnnl_success &&
+            dnnl_dilated_convolution_forward_desc_init(
+                &desc, dnnl_forward_inference, dnnl_convolution_winograd, &sw, &wei_any,
+                b ? &bias_md : NULL, &dw, strides, dil, pl, pr) == dnnl_success &&
+            nn_cpu_pd_with_act(c, &desc, 0, r != NULL, &pdw, &splitw) == FFU_OK) {
+            /* the node attribute (tests) overrides the tolerance */
+            double tol = nn_attr_float(n, "_cpu_wino_nmse", (float)NN_CPU_WINO_NMSE);
+            if (splitw == split && nn_cpu_pd_is_winograd(pdw)) {
+                double e = nn_cpu_variant_nmse(c, pd, pdw, &wei_user, w->data, b ? b->data : NULL);
+                if (e >= 0 && e < tol) {
+                    dnnl_primitive_desc_destroy(pd);
+                    pd = pdw, pdw = NULL, src_md = sw, dst_md = dw, blocked = 1;
+                }
+            }
+            if (pdw) dnnl_primitive_desc_destroy(pdw);
+        }
+    }
     /* The bf16 variant (docs/NN_CPU.md "bf16"): bf16 source and weights, f32 bias,
      * accumulation and output, in the layouts settled on above. Kept only where oneDNN
      * runs it on a bf16 kernel and the node's accuracy check passes; depthwise layers
      * are memory-bound and would only pay for the extra conversion. */
     dnnl_memory_desc_t src_f32 = src_md;
     int bf16 = 0;
-    if (c->p && c->cb->base.bf16 && !(G > 1 && C / G == 1)) {
+    if (c->p && c->cb->base.bf16 && !blocked && !(G > 1 && C / G == 1)) {
         dnnl_memory_desc_t sb = src_md, wb = wei_any;
         sb.data_type = dnnl_bf16, wb.data_type = dnnl_bf16;
         dnnl_convolution_desc_t desc;
@@ -381,7 +420,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
             /* the node attribute (tests) overrides the tolerance */
             double tol = nn_attr_float(n, "_cpu_bf16_nmse", (float)NN_CPU_BF16_NMSE);
             if (splitb == split && nn_cpu_pd_is_bf16(pdb)) {
-                double e = nn_cpu_bf16_nmse(c, pd, pdb, &wei_user, w->data, b ? b->data : NULL);
+                double e = nn_cpu_variant_nmse(c, pd, pdb, &wei_user, w->data, b ? b->data : NULL);
                 if (e >= 0 && e < tol) {
                     dnnl_primitive_desc_destroy(pd);
                     pd = pdb, pdb = NULL, src_md = sb, bf16 = 1;
@@ -397,6 +436,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     int x_free = 1, y_free = 1;
     for (int i = 2; i < rank; i++) x_free &= x->shape.d[i] == 1, y_free &= ys.d[i] == 1;
     int relayout = xl != src_cl && !x_free, stage_out = (yl != cl && !y_free) || pool;
+    if (blocked) relayout = !(xl && C == 16), stage_out = !(yl && M == 16);
     int stage_in = relayout || bf16; /* bf16: the input is converted into scratch */
     size_t in_off = stage_in ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md)) : 0;
     size_t out_off = stage_out ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&dst_md)) : 0;
@@ -413,7 +453,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
      * blocked 16-channel forms used above are byte for byte NHWC), but oneDNN has only reference kernels for some primitives on it (a
      * PReLU step: 3 ms instead of 20 us) and for reorders between the two tags. */
     dnnl_memory_desc_t dst_alt = dst_md;
-    if (cl && nn_cpu_md_cl(&dst_alt, &ys) < 0) dst_alt = dst_md;
+    if (cl && (!blocked || M == 16) && nn_cpu_md_cl(&dst_alt, &ys) < 0) dst_alt = dst_md;
     if (r) {
         /* the sum post-op adds what dst holds: put the residual there first (nothing
          * to do when the planner gave the output the residual's buffer) */
@@ -529,7 +569,7 @@ static ffu_status build_mm(cpu_ctx *c, const mm_spec *m)
             nn_cpu_pd_with_act(c, &descb, 1, 0, &pdb, &splitb) == FFU_OK) {
             double tol = nn_attr_float(n, "_cpu_bf16_nmse", (float)NN_CPU_BF16_NMSE);
             if (splitb == split && nn_cpu_pd_is_bf16(pdb)) {
-                double e = nn_cpu_bf16_nmse(c, pd, pdb, &wei_user, wt->data,
+                double e = nn_cpu_variant_nmse(c, pd, pdb, &wei_user, wt->data,
                                             m->bias ? m->bias->data : NULL);
                 if (e >= 0 && e < tol) {
                     dnnl_primitive_desc_destroy(pd);

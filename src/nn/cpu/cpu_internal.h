@@ -203,16 +203,25 @@ void nn_cpu_note_impl(cpu_ctx *c, const_dnnl_primitive_desc_t pd);
 
 /* The NMSE a node's bf16 variant may have against its f32 primitive. */
 #define NN_CPU_BF16_NMSE 1e-5
+/* The NMSE a node's Winograd variant may have against its direct primitive: f32
+ * Winograd measured 1e-13 on real layers, the direct kernels' own rounding ~1e-14;
+ * 1e-10 rejects a transform that amplifies rounding while staying 5 orders of
+ * magnitude below bf16's bound. */
+#define NN_CPU_WINO_NMSE 1e-10
+/* 1 when pd's kernel is a Winograd one (its implementation name says so). */
+int nn_cpu_pd_is_winograd(const_dnnl_primitive_desc_t pd);
 /* Marks the node's impl name "bf16 ..." (describe counts those, backend.h). */
 void nn_cpu_note_bf16(cpu_ctx *c);
 /* 1 when pd's kernel computes in bf16 (its implementation name says so). */
 int nn_cpu_pd_is_bf16(const_dnnl_primitive_desc_t pd);
-/* Runs p32 (f32) and pb (the same op with bf16 source and weights) once at prepare on
- * a fixed-seed input in [-1, 1) with the node's weights (wdata laid out as wei_user,
- * f32) and bias (f32 or NULL); returns the NMSE of pb's output against p32's, or -1
- * when the check could not run. */
-double nn_cpu_bf16_nmse(cpu_ctx *c, const_dnnl_primitive_desc_t p32, const_dnnl_primitive_desc_t pb,
-                        const dnnl_memory_desc_t *wei_user, const void *wdata, const void *bias);
+/* Runs p32 (f32, direct) and pv (a variant of the same op: bf16 source and weights, or
+ * another algorithm such as Winograd, possibly in other src/dst layouts) once at
+ * prepare on a fixed-seed input in [-1, 1) with the node's weights (wdata laid out as
+ * wei_user, f32) and bias (f32 or NULL); returns the NMSE of pv's output against p32's,
+ * or -1 when the check could not run. */
+double nn_cpu_variant_nmse(cpu_ctx *c, const_dnnl_primitive_desc_t p32,
+                           const_dnnl_primitive_desc_t pv, const dnnl_memory_desc_t *wei_user,
+                           const void *wdata, const void *bias);
 
 /* Input i if present and f32 with a known shape, else NULL. */
 const nn_tensor *nn_cpu_f32_in(const cpu_ctx *c, int i);
