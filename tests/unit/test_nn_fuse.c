@@ -686,21 +686,17 @@ static nn_graph *g_bf16(float tol)
     return g;
 }
 
-/* Runs g_bf16(tol) on the cpu backend; returns the output (malloc'd; *n floats) and
- * the describe JSON's bf16_nodes / bf16_granted; NULL without oneDNN. */
-static float *run_bf16(int bf16, float tol, size_t *n, int *nodes, int *granted)
+/* Runs graph g (consumed) in a session with options o on an input uniform in [-1, 1)
+ * (fixed seed); returns the output (malloc'd; *n floats) or NULL when the session
+ * fails, and in *js the session's describe JSON (malloc'd, or NULL). */
+static float *run_graph(nn_graph *g, const ffu_nn_session_opts *o, size_t *n, char **js)
 {
     ffu_nn_model *m = NULL;
-    if (nn_model_from_graph(g_bf16(tol), &m) != FFU_OK) return NULL;
-    ffu_nn_session_opts o;
-    ffu_nn_session_opts_default(&o);
-    o.backend = "cpu";
-    o.threads = 1;
-    o.bf16 = bf16;
+    *js = NULL;
+    if (nn_model_from_graph(g, &m) != FFU_OK) return NULL;
     ffu_nn_session *ss = NULL;
     float *y = NULL;
-    *nodes = *granted = -1;
-    if (ffu_nn_session_create(m, &o, &ss) == FFU_OK) {
+    if (ffu_nn_session_create(m, o, &ss) == FFU_OK) {
         ffu_nn_tensor in, out;
         uint64_t s = 21;
         if (ffu_nn_session_input(ss, 0, &in) == FFU_OK && in.data)
@@ -712,15 +708,40 @@ static float *run_bf16(int bf16, float tol, size_t *n, int *nodes, int *granted)
             *n = out.nbytes / 4;
         }
         ffu_jw *w = NULL;
-        if (ffu_jw_create(&w, 0) == FFU_OK && ffu_nn_session_describe(ss, w) == FFU_OK) {
-            const char *js = ffu_jw_text(w, NULL), *p;
-            if (js && (p = strstr(js, "\"bf16_nodes\":"))) *nodes = atoi(p + 13);
-            if (js) *granted = strstr(js, "\"bf16_granted\":true") != NULL;
-        }
+        const char *text;
+        if (ffu_jw_create(&w, 0) == FFU_OK && ffu_nn_session_describe(ss, w) == FFU_OK &&
+            (text = ffu_jw_text(w, NULL)) != NULL)
+            *js = strdup(text);
         ffu_jw_destroy(w);
         ffu_nn_session_destroy(ss);
     }
     ffu_nn_model_destroy(m);
+    return y;
+}
+
+/* The integer after "key": in a describe JSON, or -1. */
+static int json_count(const char *js, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = js ? strstr(js, pat) : NULL;
+    return p ? atoi(p + strlen(pat)) : -1;
+}
+
+/* Runs g_bf16(tol) on the cpu backend; returns the output (malloc'd; *n floats) and
+ * the describe JSON's bf16_nodes / bf16_granted; NULL without oneDNN. */
+static float *run_bf16(int bf16, float tol, size_t *n, int *nodes, int *granted)
+{
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "cpu";
+    o.threads = 1;
+    o.bf16 = bf16;
+    char *js;
+    float *y = run_graph(g_bf16(tol), &o, n, &js);
+    *nodes = json_count(js, "bf16_nodes");
+    *granted = js ? strstr(js, "\"bf16_granted\":true") != NULL : -1;
+    free(js);
     return y;
 }
 
@@ -838,36 +859,15 @@ static nn_graph *g_wino(float tol)
  * *n floats) and the describe JSON's winograd_nodes; NULL when the session fails. */
 static float *run_wino(const char *be, int no_winograd, float tol, size_t *n, int *nodes)
 {
-    ffu_nn_model *m = NULL;
-    *nodes = -1;
-    if (nn_model_from_graph(g_wino(tol), &m) != FFU_OK) return NULL;
     ffu_nn_session_opts o;
     ffu_nn_session_opts_default(&o);
     o.backend = be;
     o.threads = 1;
     o.no_winograd = no_winograd;
-    ffu_nn_session *ss = NULL;
-    float *y = NULL;
-    if (ffu_nn_session_create(m, &o, &ss) == FFU_OK) {
-        ffu_nn_tensor in, out;
-        uint64_t s = 23;
-        if (ffu_nn_session_input(ss, 0, &in) == FFU_OK && in.data)
-            for (size_t i = 0; i < in.nbytes / 4; i++)
-                ((float *)in.data)[i] = 2.0f * test_rand_f(&s) - 1.0f;
-        if (ffu_nn_session_run(ss) == FFU_OK && ffu_nn_session_output(ss, 0, &out) == FFU_OK &&
-            (y = malloc(out.nbytes)) != NULL) {
-            memcpy(y, out.data, out.nbytes);
-            *n = out.nbytes / 4;
-        }
-        ffu_jw *w = NULL;
-        if (ffu_jw_create(&w, 0) == FFU_OK && ffu_nn_session_describe(ss, w) == FFU_OK) {
-            const char *js = ffu_jw_text(w, NULL), *p;
-            if (js && (p = strstr(js, "\"winograd_nodes\":"))) *nodes = atoi(p + 17);
-        }
-        ffu_jw_destroy(w);
-        ffu_nn_session_destroy(ss);
-    }
-    ffu_nn_model_destroy(m);
+    char *js;
+    float *y = run_graph(g_wino(tol), &o, n, &js);
+    *nodes = json_count(js, "winograd_nodes");
+    free(js);
     return y;
 }
 
