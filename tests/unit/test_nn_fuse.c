@@ -687,8 +687,8 @@ static nn_graph *g_bf16(float tol)
 }
 
 /* Runs graph g (consumed) in a session with options o on an input uniform in [-1, 1)
- * (fixed seed); returns the output (malloc'd; *n floats) or NULL when the session
- * fails, and in *js the session's describe JSON (malloc'd, or NULL). */
+ * (fixed seed); returns its outputs one after the other (malloc'd; *n floats) or NULL
+ * when the session fails, and in *js the session's describe JSON (malloc'd, or NULL). */
 static float *run_graph(nn_graph *g, const ffu_nn_session_opts *o, size_t *n, char **js)
 {
     ffu_nn_model *m = NULL;
@@ -702,11 +702,20 @@ static float *run_graph(nn_graph *g, const ffu_nn_session_opts *o, size_t *n, ch
         if (ffu_nn_session_input(ss, 0, &in) == FFU_OK && in.data)
             for (size_t i = 0; i < in.nbytes / 4; i++)
                 ((float *)in.data)[i] = 2.0f * test_rand_f(&s) - 1.0f;
-        if (ffu_nn_session_run(ss) == FFU_OK && ffu_nn_session_output(ss, 0, &out) == FFU_OK &&
-            (y = malloc(out.nbytes)) != NULL) {
-            memcpy(y, out.data, out.nbytes);
-            *n = out.nbytes / 4;
+        size_t total = 0;
+        int no = ffu_nn_model_num_outputs(m), ok = ffu_nn_session_run(ss) == FFU_OK;
+        for (int k = 0; ok && k < no; k++) {
+            float *grown;
+            ok = ffu_nn_session_output(ss, k, &out) == FFU_OK &&
+                 (grown = realloc(y, total + out.nbytes)) != NULL;
+            if (ok) {
+                y = grown;
+                memcpy((char *)y + total, out.data, out.nbytes);
+                total += out.nbytes;
+            }
         }
+        if (!ok) free(y), y = NULL;
+        *n = total / 4;
         ffu_jw *w = NULL;
         const char *text;
         if (ffu_jw_create(&w, 0) == FFU_OK && ffu_nn_session_describe(ss, w) == FFU_OK &&
@@ -899,6 +908,145 @@ static void test_winograd_session(void)
     free(r), free(d), free(w), free(z);
 }
 
+/* x [1,16,66,66] -> Conv 3x3 pad 1 (32, ReLU) -> MaxPool 2x2 -> Conv 3x3 pad 1 (32, ReLU)
+ * -> Conv 3x3 pad 1 (16) = y [1,16,33,33]: every tensor between the convolutions is
+ * stored nChw16c (layout_plan's blocked tensors), so the plan converts layouts only
+ * at the graph's input and output: 2 reorders where the same graph with staging at
+ * every Winograd node would need 6. Numbers as ref's. */
+static float lw1[32 * 16 * 9], lw2[32 * 32 * 9], lw3[16 * 32 * 9];
+static nn_graph *g_wino_chain(void)
+{
+    uint64_t s = 13;
+    for (size_t i = 0; i < sizeof lw1 / 4; i++) lw1[i] = (test_rand_f(&s) - 0.5f) * 0.2f;
+    for (size_t i = 0; i < sizeof lw2 / 4; i++) lw2[i] = (test_rand_f(&s) - 0.5f) * 0.15f;
+    for (size_t i = 0; i < sizeof lw3 / 4; i++) lw3[i] = (test_rand_f(&s) - 0.5f) * 0.15f;
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {1, 16, 66, 66}};
+    nn_shape w1s = {.rank = 4, .d = {32, 16, 3, 3}}, w2s = {.rank = 4, .d = {32, 32, 3, 3}};
+    nn_shape w3s = {.rank = 4, .d = {16, 32, 3, 3}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    int w[3] = {nn_graph_add_const(g, "w1", FFU_DTYPE_F32, &w1s, lw1, sizeof lw1, NN_BORROW),
+                nn_graph_add_const(g, "w2", FFU_DTYPE_F32, &w2s, lw2, sizeof lw2, NN_BORROW),
+                nn_graph_add_const(g, "w3", FFU_DTYPE_F32, &w3s, lw3, sizeof lw3, NN_BORROW)};
+    int t[5], y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    for (int i = 0; i < 5; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "t%d", i);
+        t[i] = nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL);
+    }
+    int64_t pads[4] = {1, 1, 1, 1}, k2[2] = {2, 2};
+    int in1[2] = {x, w[0]}, in2[2] = {t[2], w[1]}, in3[2] = {t[4], w[2]};
+    int n1 = nn_graph_add_node(g, NN_OP_CONV, "c1", in1, 2, &t[0], 1);
+    nn_graph_add_node(g, NN_OP_RELU, "r1", &t[0], 1, &t[1], 1);
+    int np = nn_graph_add_node(g, NN_OP_MAX_POOL, "pool", &t[1], 1, &t[2], 1);
+    int n2 = nn_graph_add_node(g, NN_OP_CONV, "c2", in2, 2, &t[3], 1);
+    nn_graph_add_node(g, NN_OP_RELU, "r2", &t[3], 1, &t[4], 1);
+    int n3 = nn_graph_add_node(g, NN_OP_CONV, "c3", in3, 2, &y, 1);
+    nn_node_set_ints(g, n1, "pads", pads, 4);
+    nn_node_set_ints(g, n2, "pads", pads, 4);
+    nn_node_set_ints(g, n3, "pads", pads, 4);
+    nn_node_set_ints(g, np, "kernel_shape", k2, 2);
+    nn_node_set_ints(g, np, "strides", k2, 2);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+static void test_winograd_blocked_chain(void)
+{
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.threads = 1;
+    size_t nc = 0, nr = 0;
+    char *js = NULL, *jr = NULL;
+    o.backend = "cpu";
+    float *yc = run_graph(g_wino_chain(), &o, &nc, &js);
+    if (!yc || !js || !strstr(js, "\"cpu\":")) { /* no cpu backend: every node on ref */
+        free(yc), free(js);
+        TEST_SKIP("built without oneDNN");
+    }
+    o.backend = "ref";
+    float *yr = run_graph(g_wino_chain(), &o, &nr, &jr);
+    CHECK(yr && nr == nc && nc == 16 * 33 * 33);
+    int wino = json_count(js, "winograd_nodes"), reorders = json_count(js, "reorders");
+    CHECK_EQ_INT(wino, 3);
+    CHECK_EQ_INT(reorders, 2);
+    if (yr && nr == nc) {
+        double e = nmse(yr, yc, nc);
+        printf("winograd chain: %d nodes, %d reorders, nmse %.3g vs ref\n", wino, reorders, e);
+        CHECK(e < 1e-9);
+    }
+    free(yc), free(yr), free(js), free(jr);
+}
+
+/* Reductions read channels-last tensors where they can (layout_plan): x [1,8,9,10] ->
+ * Conv 3x3 pad 1 (16, ReLU) = b; ReduceMean(b, spatial, keepdims 0) = y1 [1,16];
+ * ReduceMax(b, channels, keepdims 1) = c [1,1,9,10] -> Conv 1x1 (4) = y2. b and c stay
+ * channels-last: the plan converts layouts only where the two Convs meet the graph's
+ * plain input and output (2), where a reduction on ref or in NCHW would force b to
+ * NCHW and add a conversion after the first Conv. Numbers as ref's. */
+static float rw1[16 * 8 * 9], rw2[4];
+static nn_graph *g_reduce_cl(void)
+{
+    uint64_t s = 17;
+    for (size_t i = 0; i < sizeof rw1 / 4; i++) rw1[i] = test_rand_f(&s) - 0.5f;
+    for (size_t i = 0; i < sizeof rw2 / 4; i++) rw2[i] = test_rand_f(&s) - 0.5f;
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {1, 8, 9, 10}}, w1s = {.rank = 4, .d = {16, 8, 3, 3}};
+    nn_shape w2s = {.rank = 4, .d = {4, 1, 1, 1}}, a2s = {.rank = 1, .d = {2}};
+    nn_shape a1s = {.rank = 1, .d = {1}};
+    static const int64_t sp[2] = {2, 3}, ch[1] = {1};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    int w1 = nn_graph_add_const(g, "w1", FFU_DTYPE_F32, &w1s, rw1, sizeof rw1, NN_BORROW);
+    int w2 = nn_graph_add_const(g, "w2", FFU_DTYPE_F32, &w2s, rw2, sizeof rw2, NN_BORROW);
+    int ax_sp = nn_graph_add_const(g, "ax_sp", FFU_DTYPE_I64, &a2s, sp, sizeof sp, NN_BORROW);
+    int ax_ch = nn_graph_add_const(g, "ax_ch", FFU_DTYPE_I64, &a1s, ch, sizeof ch, NN_BORROW);
+    int a = nn_graph_add_tensor(g, "a", FFU_DTYPE_UNDEFINED, NULL);
+    int b = nn_graph_add_tensor(g, "b", FFU_DTYPE_UNDEFINED, NULL);
+    int c = nn_graph_add_tensor(g, "c", FFU_DTYPE_UNDEFINED, NULL);
+    int y1 = nn_graph_add_tensor(g, "y1", FFU_DTYPE_UNDEFINED, NULL);
+    int y2 = nn_graph_add_tensor(g, "y2", FFU_DTYPE_UNDEFINED, NULL);
+    int in1[2] = {x, w1}, in_m[2] = {b, ax_sp}, in_x[2] = {b, ax_ch}, in2[2] = {c, w2};
+    int64_t pads[4] = {1, 1, 1, 1};
+    int n1 = nn_graph_add_node(g, NN_OP_CONV, "c1", in1, 2, &a, 1);
+    nn_node_set_ints(g, n1, "pads", pads, 4);
+    nn_graph_add_node(g, NN_OP_RELU, "r", &a, 1, &b, 1);
+    int nm = nn_graph_add_node(g, NN_OP_REDUCE_MEAN, "mean", in_m, 2, &y1, 1);
+    nn_node_set_int(g, nm, "keepdims", 0);
+    nn_graph_add_node(g, NN_OP_REDUCE_MAX, "max", in_x, 2, &c, 1);
+    nn_graph_add_node(g, NN_OP_CONV, "c2", in2, 2, &y2, 1);
+    nn_graph_mark_output(g, y1);
+    nn_graph_mark_output(g, y2);
+    return g;
+}
+
+static void test_reduce_channels_last(void)
+{
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.threads = 1;
+    o.backend = "cpu";
+    size_t nc = 0, nr = 0;
+    char *js = NULL, *jr = NULL;
+    float *yc = run_graph(g_reduce_cl(), &o, &nc, &js);
+    if (!yc || !js || !strstr(js, "\"cpu\":")) {
+        free(yc), free(js);
+        TEST_SKIP("built without oneDNN");
+    }
+    o.backend = "ref";
+    float *yr = run_graph(g_reduce_cl(), &o, &nr, &jr);
+    CHECK(yr && nr == nc && nc == 16 + 4 * 9 * 10); /* y1 then y2 */
+    int reorders = json_count(js, "reorders"), on_cpu = json_count(js, "cpu");
+    printf("reductions channels-last: %d reorders, %d nodes on cpu\n", reorders, on_cpu);
+    CHECK_EQ_INT(reorders, 2);
+    CHECK_EQ_INT(on_cpu, 4); /* Conv + ReLU fused, both reductions, the second Conv */
+    if (yr && nr == nc) CHECK(nmse(yr, yc, nc) < 1e-10);
+    free(yc), free(yr), free(js), free(jr);
+}
+
 static void test_empty_and_null(void)
 {
     CHECK(nn_fuse_planned(NULL) == FFU_OK);
@@ -912,4 +1060,5 @@ static void test_empty_and_null(void)
 TEST_MAIN(test_bf16_refused_without_isa, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
-          test_heads_merged, test_dw_pool_fused, test_winograd_session, test_empty_and_null)
+          test_heads_merged, test_dw_pool_fused, test_winograd_session,
+          test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null)

@@ -97,12 +97,44 @@ int nn_cpu_layout(const cpu_ctx *c, int t)
     return !c->plain && t >= 0 && cb->lay_g == c->g && t < cb->lay_nt && cb->lay[t];
 }
 
+int nn_cpu_blocked(const cpu_ctx *c, int t)
+{
+    const cpu_backend *cb = c->cb;
+    return !c->plain && t >= 0 && cb->lay_g == c->g && t < cb->lay_nt && cb->lay[t] == 2;
+}
+
+int nn_cpu_wino_shape(const nn_graph *g, const nn_node *n)
+{
+    const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *y = nn_out(g, n, 0);
+    if (n->op != NN_OP_CONV || !x || !w || !y || x->shape.rank != 4 || w->shape.rank != 4 ||
+        y->shape.rank != 4 || !nn_shape_known(&y->shape))
+        return 0;
+    if (w->shape.d[2] != 3 || w->shape.d[3] != 3 || nn_attr_int(n, "group", 1) != 1 ||
+        x->shape.d[1] < 16 || y->shape.d[2] * y->shape.d[3] < 1024 ||
+        nn_attr_int(n, "_pool", 0) != 0)
+        return 0;
+    int k = 0;
+    const int64_t *v = nn_attr_ints(n, "strides", &k);
+    for (int i = 0; v && i < k; i++)
+        if (v[i] != 1) return 0;
+    v = nn_attr_ints(n, "dilations", &k);
+    for (int i = 0; v && i < k; i++)
+        if (v[i] != 1) return 0;
+    return 1;
+}
+
 int nn_cpu_md_tensor(const cpu_ctx *c, int t, dnnl_memory_desc_t *md)
 {
     if (t < 0 || t >= c->g->ntensors) return -1;
     const nn_tensor *x = &c->g->tensors[t];
     dnnl_data_type_t dt = x->dtype == FFU_DTYPE_F32 ? dnnl_f32 : dnnl_data_type_undef;
     if (dt == dnnl_data_type_undef) return -1;
+    if (nn_cpu_blocked(c, t)) {
+        dnnl_dims_t d = {x->shape.d[0], x->shape.d[1], x->shape.d[2], x->shape.d[3]};
+        return dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, dnnl_nChw16c) == dnnl_success
+                   ? 0
+                   : -1;
+    }
     return nn_cpu_layout(c, t) ? nn_cpu_md_cl(md, &x->shape) : nn_cpu_md_plain(md, &x->shape, dt);
 }
 
@@ -733,7 +765,9 @@ static int cl_op(nn_op op)
     case NN_OP_SQUARE: case NN_OP_RELU6: case NN_OP_ADD: case NN_OP_SUB: case NN_OP_MUL:
     case NN_OP_DIV: case NN_OP_MAX: case NN_OP_MIN: case NN_OP_SUM: case NN_OP_CONCAT:
     case NN_OP_RESIZE: case NN_OP_BATCH_NORM: case NN_OP_PRELU: case NN_OP_LRN:
-    case NN_OP_TRANSPOSE: case NN_OP_PAD: case NN_OP_SPLIT:
+    case NN_OP_TRANSPOSE: case NN_OP_PAD: case NN_OP_SPLIT: case NN_OP_REDUCE_MEAN:
+    case NN_OP_REDUCE_SUM: case NN_OP_REDUCE_MAX: case NN_OP_REDUCE_MIN: case NN_OP_REDUCE_PROD:
+    case NN_OP_REDUCE_L1: case NN_OP_REDUCE_L2: case NN_OP_REDUCE_SUM_SQUARE:
         return 1;
     default: return 0;
     }
@@ -754,6 +788,79 @@ static int layout_free(const nn_tensor *t)
     for (int i = 2; i < t->shape.rank; i++)
         if (t->shape.d[i] != 1) return 0;
     return 1;
+}
+
+/* Node i reads tensor t only as input 0. */
+static int reads_only_as_data(const nn_node *n, int t)
+{
+    for (int j = 1; j < n->ninputs; j++)
+        if (n->inputs[j] == t) return 0;
+    return n->ninputs > 0 && n->inputs[0] == t;
+}
+
+/* Among the channels-last tensors, those that pass between Winograd-shaped
+ * convolutions (nn_cpu_wino_shape) and the max pools between them are stored nChw16c
+ * (lay 2), the layout oneDNN's Winograd kernels read and write, so the convolutions
+ * need no staging reorders there (docs/NN_CPU.md "Winograd"). A tensor qualifies when
+ * it is 4-D with a multiple of 16 channels, its producer is such a Conv without a
+ * fused residual (whose copy-in assumes the output's layout is the residual's) or a
+ * MaxPool whose input qualifies, and each reader is such a Conv (as its data input,
+ * not its residual) or a MaxPool whose output qualifies. A Conv whose
+ * Winograd check then fails runs direct with staging, so the choice does not depend on
+ * the check. If a builder rejects the blocked layouts, none are kept. */
+static void blocked_plan(cpu_backend *cb, const nn_graph *g, const unsigned char *cap)
+{
+    int nt = g->ntensors, nn = g->nnodes, any = 0;
+    unsigned char *lay = cb->lay;
+    for (int t = 0; t < nt; t++) {
+        const nn_tensor *x = &g->tensors[t];
+        int p = x->producer;
+        if (lay[t] != 1 || x->shape.rank != 4 || x->shape.d[1] % 16 || p < 0 || p >= nn ||
+            !cap[p])
+            continue;
+        const nn_node *n = &g->nodes[p];
+        if ((n->op == NN_OP_CONV && nn_cpu_wino_shape(g, n) && n->ninputs <= 3) ||
+            (n->op == NN_OP_MAX_POOL && n->noutputs == 1))
+            lay[t] = 2, any = 1;
+    }
+    for (int changed = any; changed;) {
+        changed = 0;
+        for (int i = 0; i < nn; i++) {
+            const nn_node *n = &g->nodes[i];
+            int o = n->noutputs > 0 ? n->outputs[0] : -1;
+            if (n->op == NN_OP_MAX_POOL && o >= 0 && (lay[o] == 2) != (lay[n->inputs[0]] == 2)) {
+                /* a pool keeps the layout: both sides blocked or neither */
+                if (lay[o] == 2) lay[o] = 1;
+                if (lay[n->inputs[0]] == 2) lay[n->inputs[0]] = 1;
+                changed = 1;
+                continue;
+            }
+            for (int j = 0; j < n->ninputs; j++) {
+                int t = n->inputs[j];
+                if (t < 0 || lay[t] != 2) continue;
+                int ok = cap[i] && ((n->op == NN_OP_CONV && nn_cpu_wino_shape(g, n) &&
+                                     reads_only_as_data(n, t)) ||
+                                    n->op == NN_OP_MAX_POOL);
+                if (!ok) lay[t] = 1, changed = 1;
+            }
+        }
+    }
+    /* the builders must take what was chosen (dry runs) */
+    for (int i = 0; any && i < nn; i++) {
+        const nn_node *n = &g->nodes[i];
+        int touches = 0;
+        for (int j = 0; j < n->ninputs; j++) touches |= n->inputs[j] >= 0 && lay[n->inputs[j]] == 2;
+        for (int j = 0; j < n->noutputs; j++)
+            touches |= n->outputs[j] >= 0 && lay[n->outputs[j]] == 2;
+        if (!touches) continue;
+        cpu_ctx c = {.cb = cb, .g = g, .n = n, .p = NULL};
+        cpu_build_fn fn = builder(n->op);
+        if (!fn || fn(&c) != FFU_OK) {
+            for (int t = 0; t < nt; t++)
+                if (lay[t] == 2) lay[t] = 1;
+            return;
+        }
+    }
 }
 
 /* Chooses which activations are stored channels-last: those that only nodes of this
@@ -835,6 +942,7 @@ static ffu_status layout_plan(cpu_backend *cb, const nn_graph *g, int me)
         }
         if (!dropped) break;
     }
+    if (cb->base.winograd) blocked_plan(cb, g, cap);
     free(bad);
     free(cap);
     return FFU_OK;

@@ -367,10 +367,8 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
      * in channels-last, which is the same bytes). Kept where oneDNN picks a Winograd
      * kernel with the same post-ops and its output matches the direct primitive's. */
     int blocked = 0;
-    if (c->p && c->cb->base.winograd && !transpose && !pool && G == 1 && rank == 4 && C >= 16 &&
-        ys.d[2] * ys.d[3] >= 1024 &&
-        w->shape.d[2] == 3 && w->shape.d[3] == 3 && strides[0] == 1 && strides[1] == 1 &&
-        dil[0] == 0 && dil[1] == 0) {
+    if (c->p && c->cb->base.winograd && !transpose && nn_cpu_wino_shape(g, n) && G == 1 &&
+        rank == 4 && strides[0] == 1 && strides[1] == 1 && dil[0] == 0 && dil[1] == 0) {
         dnnl_dims_t sd = {x->shape.d[0], C, x->shape.d[2], x->shape.d[3]};
         dnnl_dims_t dd = {ys.d[0], M, ys.d[2], ys.d[3]};
         dnnl_memory_desc_t sw, dw;
@@ -435,8 +433,13 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     /* a tensor whose spatial dims are all 1 has the same bytes in both layouts */
     int x_free = 1, y_free = 1;
     for (int i = 2; i < rank; i++) x_free &= x->shape.d[i] == 1, y_free &= ys.d[i] == 1;
-    int relayout = xl != src_cl && !x_free, stage_out = (yl != cl && !y_free) || pool;
-    if (blocked) relayout = !(xl && C == 16), stage_out = !(yl && M == 16);
+    /* tensors stored nChw16c (layout_plan: between Winograd layers) are the blocked
+     * kernels' own layout, and need staging for a direct one */
+    int xb = nn_cpu_blocked(c, n->inputs[0]), yb = nn_cpu_blocked(c, n->outputs[0]);
+    int relayout = (xl != src_cl || xb) && !x_free;
+    int stage_out = ((yl != cl || yb) && !y_free) || pool;
+    if (blocked)
+        relayout = !(xb || (xl && C == 16)), stage_out = !(yb || (yl && M == 16));
     int stage_in = relayout || bf16; /* bf16: the input is converted into scratch */
     size_t in_off = stage_in ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md)) : 0;
     size_t out_off = stage_out ? nn_cpu_scratch(c, dnnl_memory_desc_get_size(&dst_md)) : 0;

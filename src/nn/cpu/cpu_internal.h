@@ -74,7 +74,9 @@ typedef struct cpu_backend {
     dnnl_stream_t stream;
     /* Activation layouts of the graph being prepared (see layout_plan in
      * cpu_backend.c): lay[t] = 1 when tensor t is stored channels-last (NHWC) because
-     * only this backend's nodes write and read it. Valid while lay_g is that graph. */
+     * only this backend's nodes write and read it, 2 when it is stored nChw16c because
+     * only Winograd convolutions and max pools write and read it (docs/NN_CPU.md
+     * "Winograd"). Valid while lay_g is that graph. */
     const nn_graph *lay_g;
     int lay_nt;
     unsigned char *lay;
@@ -144,9 +146,15 @@ cpu_step *nn_cpu_add_kernel_step(cpu_ctx *c, cpu_kernel_fn fn, const void *kdata
 
 #define CPU_UNSUPPORTED FFU_ERR_UNSUPPORTED
 
-/* 1 when tensor t is stored channels-last (N, spatial..., C) in this plan. */
+/* 1 when tensor t is stored channels-last (N, spatial..., C) or blocked in this plan. */
 int nn_cpu_layout(const cpu_ctx *c, int t);
-/* Descriptor of tensor t as it is stored (plain or channels-last). */
+/* 1 when tensor t is stored nChw16c (4-D, channels a multiple of 16) in this plan: only
+ * the Conv and MaxPool builders meet such tensors (layout_plan). */
+int nn_cpu_blocked(const cpu_ctx *c, int t);
+/* 1 when Conv node n has the shape that runs Winograd where its check passes: 3x3,
+ * stride 1, undilated, ungrouped, >= 16 input channels, >= 32x32 output, no fused pool. */
+int nn_cpu_wino_shape(const nn_graph *g, const nn_node *n);
+/* Descriptor of tensor t as it is stored (plain, channels-last or blocked). */
 int nn_cpu_md_tensor(const cpu_ctx *c, int t, dnnl_memory_desc_t *md);
 /* Channels-last descriptor of an f32 tensor of rank 3..5. */
 int nn_cpu_md_cl(dnnl_memory_desc_t *md, const nn_shape *s);

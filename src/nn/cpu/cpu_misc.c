@@ -705,9 +705,21 @@ ffu_status nn_cpu_build_reduce(cpu_ctx *c)
     case NN_OP_REDUCE_SUM_SQUARE: alg = dnnl_reduction_norm_lp_power_p_sum, p = 2; break;
     default: return CPU_UNSUPPORTED;
     }
+    /* A channels-last input: the result is computed channels-last too (oneDNN's dst
+     * with the reduced dims 1). That is the output's bytes when the output is stored
+     * channels-last, or, for a plain output, when the channels or every spatial axis
+     * are reduced away (the order of what is left is then the same in both). */
+    int xl = r >= 3 && nn_cpu_layout(c, n->inputs[0]);
+    int yl = y->shape.rank == r && nn_cpu_layout(c, n->outputs[0]);
+    int c_left = r >= 2 && !reduce[1] && x->shape.d[1] != 1, sp_left = 0;
+    for (int i = 2; i < r; i++) sp_left |= !reduce[i] && x->shape.d[i] != 1;
+    if ((yl && !xl) || (xl && !yl && c_left && sp_left)) return CPU_UNSUPPORTED;
+    nn_shape ds = {.rank = r};
+    for (int i = 0; i < r; i++) ds.d[i] = dd[i];
     dnnl_memory_desc_t src_md, dst_md;
-    if (nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) < 0 ||
-        nn_cpu_md_dims(&dst_md, r, dd, dnnl_f32) < 0)
+    if (xl ? nn_cpu_md_cl(&src_md, &x->shape) < 0 || nn_cpu_md_cl(&dst_md, &ds) < 0
+           : nn_cpu_md_plain(&src_md, &x->shape, dnnl_f32) < 0 ||
+                 nn_cpu_md_dims(&dst_md, r, dd, dnnl_f32) < 0)
         return CPU_UNSUPPORTED;
     dnnl_reduction_desc_t desc;
     if (dnnl_reduction_desc_init(&desc, alg, &src_md, &dst_md, p, 0.0f) != dnnl_success)
@@ -869,7 +881,10 @@ ffu_status nn_cpu_build_pad(cpu_ctx *c)
         v = *(const float *)vt->data;
     }
     int xl = nn_cpu_layout(c, n->inputs[0]), yl = nn_cpu_layout(c, n->outputs[0]);
-    if (xl != yl) return CPU_UNSUPPORTED;
+    /* an input with spatial dims of 1 has the same bytes in both layouts (dlib's
+     * ResNet pads a 1x1 branch to 2x2 before its last Add) */
+    if (xl != yl && !spatial_ones(x)) return CPU_UNSUPPORTED;
+    xl = yl;
     if (!c->p) return FFU_OK;
     cpu_pad *d = nn_cpu_own(c, sizeof *d);
     if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
