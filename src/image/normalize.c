@@ -72,6 +72,28 @@ static void rb_offsets(ffu_pixfmt f, int *r, int *b)
     *b = 2 - *r;
 }
 
+/* The common case of every TF.js face model: 3-byte pixels in tensor channel order into
+ * an NHWC tensor, i.e. each row is one run of 3W values whose mean and scale repeat
+ * every 3. Blocks of 48 (a multiple of 3 and of the vector width) take the pattern
+ * from a table, so the loop vectorises; the arithmetic is the general loop's. */
+static ffu_status rows_nhwc3(const ffu_image *img, const ffu_norm_params *p,
+                             ffu_tensor_view *t, int b)
+{
+    enum { BLOCK = 48 };
+    float pm[BLOCK], ps[BLOCK];
+    for (int j = 0; j < BLOCK; j++) pm[j] = p->mean[j % 3], ps[j] = p->scale[j % 3];
+    size_t n = (size_t)img->width * 3;
+    for (int y = 0; y < img->height; y++) {
+        const uint8_t *in = img->data[0] + (size_t)y * img->stride[0];
+        float *o = ffu_tensor_at(t, b, 0, y, 0);
+        size_t k = 0;
+        for (; k + BLOCK <= n; k += BLOCK)
+            for (int j = 0; j < BLOCK; j++) o[k + j] = ((float)in[k + j] - pm[j]) * ps[j];
+        for (; k < n; k++) o[k] = ((float)in[k] - pm[k % BLOCK]) * ps[k % BLOCK];
+    }
+    return FFU_OK;
+}
+
 ffu_status ffu_image_to_tensor(const ffu_image *img, const ffu_norm_params *p, ffu_tensor_view *t,
                                int batch_index)
 {
@@ -93,6 +115,8 @@ ffu_status ffu_image_to_tensor(const ffu_image *img, const ffu_norm_params *p, f
         for (int c = 0; c < 3; c++)
             off[c] = p->swap_rb ? 2 - c : c;
     size_t xstep = t->layout == FFU_LAYOUT_NCHW ? 1 : (size_t)C;
+    if (t->layout == FFU_LAYOUT_NHWC && C == 3 && bpp == 3 && !luma && !p->swap_rb)
+        return rows_nhwc3(img, p, t, batch_index);
     for (int y = 0; y < H; y++) {
         const uint8_t *row = img->data[0] + (size_t)y * img->stride[0];
         for (int c = 0; c < C; c++) {

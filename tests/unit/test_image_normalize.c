@@ -233,6 +233,39 @@ static void test_to_image_clamp(void)
     ffu_image_release(&g);
 }
 
+/* Rows long enough for the NHWC fast path's 48-value blocks and its tail (37 pixels:
+ * two blocks and 15 values), a stride wider than the row, distinct per-channel mean
+ * and scale: every value is exactly ((float)byte - mean[c]) * scale[c], and equals
+ * the NCHW output of the general loop bit for bit. */
+static void test_nhwc_wide_rows(void)
+{
+    enum { WW = 37, HH = 3 };
+    uint64_t seed = 99;
+    ffu_image img;
+    CHECK_EQ_INT(ffu_image_create(&img, FFU_PIX_RGB24, WW, HH), FFU_OK);
+    for (int y = 0; y < HH; y++)
+        for (int i = 0; i < WW * 3; i++)
+            img.data[0][(size_t)y * img.stride[0] + i] = (uint8_t)test_rand_u64(&seed);
+    ffu_image view;
+    CHECK_EQ_INT(ffu_image_view(&view, &img, 1, 0, WW - 1, HH), FFU_OK); /* stride > row */
+    ffu_norm_params p = {.mean = {10.5f, 127.5f, 200.25f}, .scale = {0.1f, 1 / 127.5f, 3.0f}};
+    float nhwc[HH * WW * 3], nchw[3 * HH * WW];
+    ffu_tensor_view tn = {nhwc, FFU_LAYOUT_NHWC, 1, 3, HH, WW - 1};
+    ffu_tensor_view tc = {nchw, FFU_LAYOUT_NCHW, 1, 3, HH, WW - 1};
+    CHECK_EQ_INT(ffu_image_to_tensor(&view, &p, &tn, 0), FFU_OK);
+    CHECK_EQ_INT(ffu_image_to_tensor(&view, &p, &tc, 0), FFU_OK);
+    int bad = 0;
+    for (int y = 0; y < HH; y++)
+        for (int x = 0; x < WW - 1; x++)
+            for (int c = 0; c < 3; c++) {
+                float want = ((float)pixel(&view, x, y)[c] - p.mean[c]) * p.scale[c];
+                bad += *ffu_tensor_at(&tn, 0, c, y, x) != want;
+                bad += *ffu_tensor_at(&tc, 0, c, y, x) != want;
+            }
+    CHECK_EQ_INT(bad, 0);
+    ffu_image_release(&img);
+}
+
 static void test_errors(void)
 {
     float buf[2 * 3 * H * W];
@@ -272,4 +305,5 @@ static void test_errors(void)
 }
 
 TEST_MAIN(test_presets, test_known_pixels, test_bgr_equivalence, test_gray, test_batch_slots,
+          test_nhwc_wide_rows,
           test_round_trip, test_to_image_clamp, test_errors)
