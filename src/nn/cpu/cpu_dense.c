@@ -362,10 +362,11 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
      * traffic (its transformed weights are 16/9 or 36/9 times larger) and partly empty
      * output tiles for fewer multiplies, which pays only where each weight is reused
      * over many pixels: dlib's ResNet ran its 17x17 and smaller layers slower with it,
-     * its 35x35 ones 1.4x faster. oneDNN's Winograd kernels read and write nChw16c, so the
-     * input and output are staged (a JIT reorder each; none for exactly 16 channels
-     * in channels-last, which is the same bytes). Kept where oneDNN picks a Winograd
-     * kernel with the same post-ops and its output matches the direct primitive's. */
+     * its 35x35 ones 1.4x faster. oneDNN's Winograd kernels read and write nChw16c:
+     * tensors between such layers are stored that way (blocked_plan), the others are
+     * staged (a JIT reorder each; none for exactly 16 channels in channels-last, which
+     * is the same bytes). Kept where oneDNN picks a Winograd kernel with the same
+     * post-ops and its output matches the direct primitive's. */
     int blocked = 0;
     if (c->p && c->cb->base.winograd && !transpose && nn_cpu_wino_shape(g, n) && G == 1 &&
         rank == 4 && strides[0] == 1 && strides[1] == 1 && dil[0] == 0 && dil[1] == 0) {
