@@ -952,6 +952,33 @@ static fnet *read_net(const char *json, size_t jl, const uint8_t *bin, size_t bl
     return net;
 }
 
+/* The cpu plan of the real model at batch 2 (the embedder's crop and its mirror):
+ * layout conversions and Winograd nodes from describe; -1 each when there is no cpu
+ * backend. */
+static void plan_counts(const ffu_nn_model *m, int no_winograd, int *reorders, int *wino)
+{
+    *reorders = *wino = -1;
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.threads = 1;
+    o.no_winograd = no_winograd;
+    ffu_nn_session *s = NULL;
+    ffu_jw *w = NULL;
+    int64_t dims[4] = {2, IN_SIZE, IN_SIZE, 3};
+    ffu_nn_tensor t;
+    const char *js, *p;
+    if (ffu_nn_session_create(m, &o, &s) == FFU_OK &&
+        ffu_nn_session_set_input_shape(s, 0, 4, dims) == FFU_OK &&
+        ffu_nn_session_input(s, 0, &t) == FFU_OK && ffu_jw_create(&w, 0) == FFU_OK &&
+        ffu_nn_session_describe(s, w) == FFU_OK && (js = ffu_jw_text(w, NULL)) != NULL &&
+        strstr(js, "\"cpu\":")) {
+        if ((p = strstr(js, "\"reorders\":"))) *reorders = atoi(p + 11);
+        if ((p = strstr(js, "\"winograd_nodes\":"))) *wino = atoi(p + 17);
+    }
+    ffu_jw_destroy(w);
+    ffu_nn_session_destroy(s);
+}
+
 static void test_real_model(void)
 {
     char dir[512], jp[1024], bp[1024];
@@ -992,6 +1019,20 @@ static void test_real_model(void)
     printf("face_recognition_model: %zu bytes of weights, |descriptor| %.4g, first [%g %g %g], "
            "worst relative error vs the direct computation %.3g\n",
            bl, sqrt(norm), want[0], want[1], want[2], err);
+    /* The plan: channels-last from the first layer to the last reduction, so no
+     * convolution converts layouts (40 conversions per run while the final ReduceMean
+     * and a Pad of a 1x1 branch forced NCHW through every residual tie); with AVX-512,
+     * the 35x35 layers run Winograd (docs/NN_CPU.md). */
+    int reorders, wino, reorders_w, wino_w;
+    plan_counts(m, 1, &reorders, &wino);
+    plan_counts(m, 0, &reorders_w, &wino_w);
+    printf("face_recognition_model plan at batch 2: %d reorders direct; Winograd: %d nodes, "
+           "%d reorders\n", reorders, wino_w, reorders_w);
+    if (reorders >= 0) {
+        CHECK_EQ_INT(reorders, 0);
+        CHECK_EQ_INT(wino, 0);
+        if (ffu_cpu_features() & FFU_CPU_AVX512F) CHECK(wino_w >= 1);
+    }
     free(img);
     net_free(net);
     ffu_nn_model_destroy(m);
