@@ -710,7 +710,8 @@ ffu_status nn_cpu_build_reduce(cpu_ctx *c)
      * channels-last, or, for a plain output, when the channels or every spatial axis
      * are reduced away (the order of what is left is then the same in both). */
     int xl = r >= 3 && nn_cpu_layout(c, n->inputs[0]);
-    int yl = y->shape.rank == r && nn_cpu_layout(c, n->outputs[0]);
+    /* an output whose spatial dims are all 1 has the same bytes in both layouts */
+    int yl = y->shape.rank == r && nn_cpu_layout(c, n->outputs[0]) && !spatial_ones(y);
     int c_left = r >= 2 && !reduce[1] && x->shape.d[1] != 1, sp_left = 0;
     for (int i = 2; i < r; i++) sp_left |= !reduce[i] && x->shape.d[i] != 1;
     if ((yl && !xl) || (xl && !yl && c_left && sp_left)) return CPU_UNSUPPORTED;
