@@ -964,17 +964,20 @@ static void plan_counts(const ffu_nn_model *m, int no_winograd, int *reorders, i
     o.no_winograd = no_winograd;
     ffu_nn_session *s = NULL;
     ffu_jw *w = NULL;
+    ffu_json *d = NULL;
     int64_t dims[4] = {2, IN_SIZE, IN_SIZE, 3};
     ffu_nn_tensor t;
-    const char *js, *p;
+    const char *js;
     if (ffu_nn_session_create(m, &o, &s) == FFU_OK &&
         ffu_nn_session_set_input_shape(s, 0, 4, dims) == FFU_OK &&
         ffu_nn_session_input(s, 0, &t) == FFU_OK && ffu_jw_create(&w, 0) == FFU_OK &&
         ffu_nn_session_describe(s, w) == FFU_OK && (js = ffu_jw_text(w, NULL)) != NULL &&
-        strstr(js, "\"cpu\":")) {
-        if ((p = strstr(js, "\"reorders\":"))) *reorders = atoi(p + 11);
-        if ((p = strstr(js, "\"winograd_nodes\":"))) *wino = atoi(p + 17);
+        ffu_json_parse(js, strlen(js), &d) == FFU_OK &&
+        ffu_json_get(ffu_json_get(d, "nodes_per_backend"), "cpu")) {
+        *reorders = (int)ffu_json_int(ffu_json_get(d, "reorders"), -1);
+        *wino = (int)ffu_json_int(ffu_json_get(d, "winograd_nodes"), -1);
     }
+    ffu_json_free(d);
     ffu_jw_destroy(w);
     ffu_nn_session_destroy(s);
 }

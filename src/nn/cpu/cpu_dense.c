@@ -368,8 +368,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
      * is the same bytes). Kept where oneDNN picks a Winograd kernel with the same
      * post-ops and its output matches the direct primitive's. */
     int blocked = 0;
-    if (c->p && c->cb->base.winograd && !transpose && nn_cpu_wino_shape(g, n) && G == 1 &&
-        rank == 4 && strides[0] == 1 && strides[1] == 1 && dil[0] == 0 && dil[1] == 0) {
+    if (c->p && c->cb->base.winograd && nn_cpu_wino_shape(g, n)) {
         dnnl_dims_t sd = {x->shape.d[0], C, x->shape.d[2], x->shape.d[3]};
         dnnl_dims_t dd = {ys.d[0], M, ys.d[2], ys.d[3]};
         dnnl_memory_desc_t sw, dw;
