@@ -63,6 +63,12 @@ int cli_fail(const cli_command *cmd, const cli_common *common, ffu_status st);
 int cli_fail_msg(const cli_command *cmd, const cli_common *common, int exit_code,
                  const char *fmt, ...) FFU_PRINTF(4, 5);
 int cli_exit_code(ffu_status st);
+/* cli_fail for an error about the file at path: the message names the path once
+ * (errors from loading it already start with it, later ones, such as analysis, do
+ * not). cli_error_about writes that message into buf and returns buf. */
+int cli_fail_path(const cli_command *cmd, const cli_common *common, ffu_status st,
+                  const char *path);
+const char *cli_error_about(const char *path, char *buf, size_t size);
 
 /* Applies one --shape NAME=DIMS (or INDEX=DIMS) spec to a session. */
 ffu_status cli_nn_apply_shape(ffu_nn_session *s, const ffu_nn_model *m, const char *spec);

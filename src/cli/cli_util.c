@@ -51,6 +51,25 @@ int cli_fail(const cli_command *cmd, const cli_common *common, ffu_status st)
     return report(cmd, common, cli_exit_code(st), ffu_status_str(st), ffu_error_message());
 }
 
+const char *cli_error_about(const char *path, char *buf, size_t size)
+{
+    const char *msg = ffu_error_message();
+    size_t n = strlen(path);
+    if (strncmp(msg, path, n) == 0 && msg[n] == ':')
+        snprintf(buf, size, "%s", msg);
+    else
+        snprintf(buf, size, "%s: %s", path, msg);
+    return buf;
+}
+
+int cli_fail_path(const cli_command *cmd, const cli_common *common, ffu_status st,
+                  const char *path)
+{
+    char msg[1024];
+    return report(cmd, common, cli_exit_code(st), ffu_status_str(st),
+                  cli_error_about(path, msg, sizeof msg));
+}
+
 int cli_fail_msg(const cli_command *cmd, const cli_common *common, int exit_code,
                  const char *fmt, ...)
 {

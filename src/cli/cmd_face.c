@@ -209,11 +209,12 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
             int code = cli_exit_code(st);
             if (worst == CLI_EXIT_OK)
                 worst = code;
-            fprintf(stderr, "facefuse detect: %s: %s\n", path, ffu_error_message());
+            char msg[1024];
+            fprintf(stderr, "facefuse detect: %s\n", cli_error_about(path, msg, sizeof msg));
             if (w) {
                 ffu_jw_begin_object(w);
                 ffu_jw_key(w, "path"), ffu_jw_string(w, path);
-                ffu_jw_key(w, "error"), ffu_jw_string(w, ffu_error_message());
+                ffu_jw_key(w, "error"), ffu_jw_string(w, msg);
                 ffu_jw_end_object(w);
             }
             ffu_image_release(&img);
@@ -327,8 +328,7 @@ static int embed_one(const cli_command *cmd, const face_opts *o, ffu_analyzer *a
     if (!st)
         st = ffu_analyzer_run(an, &img, &faces);
     if (st) {
-        fprintf(stderr, "facefuse %s: %s: ", cmd->name, path);
-        rc = cli_fail(cmd, NULL, st);
+        rc = cli_fail_path(cmd, NULL, st, path);
         goto out;
     }
     *nfaces = faces.count;

@@ -166,7 +166,7 @@ static int identify_image(const cli_command *cmd, const gallery_opts *o, ffu_ana
     ffu_image_release(&img);
     if (st) {
         ffu_face_list_free(&faces);
-        return cli_fail(cmd, &o->common, st);
+        return cli_fail_path(cmd, &o->common, st, path);
     }
     if (w) {
         ffu_jw_begin_object(w);

@@ -1,0 +1,243 @@
+/* `facefuse detect`, `embed` and `compare` run as a user would, on the labelled photos
+ * of ../shared/data/face_recognition_examples: the JSON each promises (boxes as
+ * [x, y, w, h] inside the image, scores, five keypoints inside their box; similarity
+ * and the same/different decision), decisions that follow the photos' identities,
+ * the embedding `embed` prints agreeing with `compare`'s similarity, and the errors:
+ * several faces (which one is used), no face, a file that is not an image, a missing
+ * file, each naming the file once with the documented exit code. Skipped without the
+ * shared data or the default models. */
+#include "facefuse/core.h"
+#include "facefuse/image.h"
+#include "test.h"
+#include "test_cli.h"
+
+#define EX "data/face_recognition_examples/examples/"
+
+static run_result r;
+static char obama[4096], obama2[4096], biden[4096], two[4096], dogs[4096];
+
+/* 1 when the photos are there and the default models load (a first detect works). */
+static int have_data(void)
+{
+    static int state = -1;
+    if (state >= 0) return state;
+    state = 0;
+    if (!test_shared_path(EX "obama.jpg", obama, sizeof obama) ||
+        !test_shared_path(EX "obama2.jpg", obama2, sizeof obama2) ||
+        !test_shared_path(EX "biden.jpg", biden, sizeof biden) ||
+        !test_shared_path(EX "knn_examples/test/obama_and_biden.jpg", two, sizeof two) ||
+        !test_shared_path("data/dlib_faces/dogs.jpg", dogs, sizeof dogs))
+        return 0;
+    run(&r, (const char *[]){"detect", obama, NULL});
+    if (r.code != 0) fprintf(stderr, "probe detect failed (%d): %s", r.code, r.err);
+    state = r.code == 0;
+    return state;
+}
+
+static ffu_json *parse_out(void)
+{
+    ffu_json *j = NULL;
+    if (ffu_json_parse(r.out, strlen(r.out), &j) != FFU_OK) {
+        fprintf(stderr, "not JSON: %.300s\n", r.out);
+        return NULL;
+    }
+    return j;
+}
+
+/* Occurrences of needle in hay. */
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+    return n;
+}
+
+/* A face object as detect, embed and compare print it: box [x, y, w, h] inside a
+ * w x h image, score in (0, 1], five keypoints inside the box (grown by a quarter),
+ * the image-left eye left of the other and above the mouth. 1 when it holds. */
+static int face_ok(const ffu_json *face, int w, int h)
+{
+    const ffu_json *box = ffu_json_get(face, "box"), *kp = ffu_json_get(face, "keypoints");
+    double score = ffu_json_number(ffu_json_get(face, "score"), -1);
+    if (ffu_json_len(box) != 4 || ffu_json_len(kp) != 5 || !(score > 0 && score <= 1)) return 0;
+    double b[4];
+    for (int i = 0; i < 4; i++) b[i] = ffu_json_number(ffu_json_at(box, (size_t)i), NAN);
+    if (!(b[2] > 10 && b[3] > 10 && b[0] > -0.1 * b[2] && b[1] > -0.1 * b[3] &&
+          b[0] + b[2] < w + 0.1 * b[2] && b[1] + b[3] < h + 0.1 * b[3]))
+        return 0;
+    double p[5][2];
+    for (int i = 0; i < 5; i++) {
+        const ffu_json *pt = ffu_json_at(kp, (size_t)i);
+        if (ffu_json_len(pt) != 2) return 0;
+        p[i][0] = ffu_json_number(ffu_json_at(pt, 0), NAN);
+        p[i][1] = ffu_json_number(ffu_json_at(pt, 1), NAN);
+        if (!(p[i][0] > b[0] - 0.25 * b[2] && p[i][0] < b[0] + 1.25 * b[2] &&
+              p[i][1] > b[1] - 0.25 * b[3] && p[i][1] < b[1] + 1.25 * b[3]))
+            return 0;
+    }
+    return p[0][0] < p[1][0] && p[0][1] < p[3][1] && p[1][1] < p[4][1];
+}
+
+static void test_detect_json(void)
+{
+    if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
+    run(&r, (const char *[]){"detect", obama, two, "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = parse_out();
+    CHECK(j);
+    const ffu_json *imgs = ffu_json_get(j, "images");
+    int ok = ffu_json_len(imgs) == 2;
+    const char *paths[2] = {obama, two};
+    const int want[2] = {1, 2}; /* obama_and_biden: the two in front (identities.csv) */
+    for (size_t i = 0; ok && i < 2; i++) {
+        const ffu_json *im = ffu_json_at(imgs, i), *faces = ffu_json_get(im, "faces");
+        const char *p = ffu_json_string(ffu_json_get(im, "path"));
+        int w = (int)ffu_json_int(ffu_json_get(im, "width"), 0);
+        int h = (int)ffu_json_int(ffu_json_get(im, "height"), 0);
+        ok = p && !strcmp(p, paths[i]) && w > 0 && h > 0 &&
+             (int)ffu_json_len(faces) == want[i];
+        for (size_t f = 0; ok && f < ffu_json_len(faces); f++)
+            ok = face_ok(ffu_json_at(faces, f), w, h);
+    }
+    ffu_json_free(j);
+    CHECK(ok);
+
+    /* the text form: one line per image, one per face */
+    run(&r, (const char *[]){"detect", two, NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, "2 faces"));
+    CHECK_EQ_INT(count_lines(r.out), 3);
+}
+
+/* --draw writes the photo with its boxes: same size, and not the same pixels. */
+static void test_detect_draw(void)
+{
+    if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
+    char out[] = "/tmp/ffu_cliface_XXXXXX.png";
+    int fd = mkstemps(out, 4);
+    CHECK(fd >= 0);
+    close(fd);
+    run(&r, (const char *[]){"detect", obama, "--draw", out, NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_image a = {0}, b = {0};
+    int ok = ffu_image_load(obama, FFU_PIX_RGB24, &a) == FFU_OK &&
+             ffu_image_load(out, FFU_PIX_RGB24, &b) == FFU_OK && a.width == b.width &&
+             a.height == b.height;
+    size_t differ = 0;
+    for (int y = 0; ok && y < a.height; y++)
+        differ += memcmp(a.data[0] + (size_t)y * a.stride[0], b.data[0] + (size_t)y * b.stride[0],
+                         (size_t)a.width * 3) != 0;
+    ffu_image_release(&a);
+    ffu_image_release(&b);
+    remove(out);
+    CHECK(ok);
+    CHECK(differ > 10); /* a box's rows changed, not the whole photo re-encoded only */
+}
+
+/* compare's decision follows identity, and equals the cosine of embed's vectors. */
+static void test_compare_and_embed(void)
+{
+    if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
+    double sim[2], thr[2];
+    const char *other[2] = {obama2, biden};
+    for (int k = 0; k < 2; k++) {
+        run(&r, (const char *[]){"compare", obama, other[k], "--json", NULL});
+        CHECK_EQ_INT(r.code, 0);
+        ffu_json *j = parse_out();
+        CHECK(j);
+        sim[k] = ffu_json_number(ffu_json_get(j, "similarity"), NAN);
+        thr[k] = ffu_json_number(ffu_json_get(j, "threshold"), NAN);
+        int same = ffu_json_bool(ffu_json_get(j, "same"), -1);
+        int found = (int)ffu_json_int(ffu_json_get(ffu_json_get(j, "b"), "faces_found"), -1);
+        ffu_json_free(j);
+        CHECK_EQ_INT(same, k == 0); /* obama2 is Obama, biden is not */
+        CHECK_EQ_INT(same, sim[k] >= thr[k]);
+        CHECK_EQ_INT(found, 1);
+    }
+    CHECK(sim[0] > sim[1]);
+
+    double e[2][1024];
+    int dim[2] = {0, 0};
+    const char *photos[2] = {obama, obama2};
+    for (int k = 0; k < 2; k++) {
+        run(&r, (const char *[]){"embed", photos[k], "--json", NULL});
+        CHECK_EQ_INT(r.code, 0);
+        ffu_json *j = parse_out();
+        CHECK(j);
+        const ffu_json *face = ffu_json_get(j, "face"), *v = ffu_json_get(face, "embedding");
+        dim[k] = (int)ffu_json_len(v);
+        for (int i = 0; i < dim[k] && i < 1024; i++)
+            e[k][i] = ffu_json_number(ffu_json_at(v, (size_t)i), NAN);
+        int ok = face_ok(face, 100000, 100000) &&
+                 ffu_json_int(ffu_json_get(j, "faces_found"), -1) == 1 &&
+                 ffu_json_string(ffu_json_get(j, "embedder"));
+        ffu_json_free(j);
+        CHECK(ok);
+    }
+    CHECK(dim[0] >= 64 && dim[0] <= 1024 && dim[0] == dim[1]);
+    double dot = 0, n0 = 0, n1 = 0;
+    for (int i = 0; i < dim[0]; i++) {
+        dot += e[0][i] * e[1][i];
+        n0 += e[0][i] * e[0][i];
+        n1 += e[1][i] * e[1][i];
+    }
+    /* compare prints 4 decimals; embed's vectors are the same ones */
+    CHECK_NEAR(dot / sqrt(n0 * n1), sim[0], 2e-4);
+}
+
+static void test_errors(void)
+{
+    if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
+    /* several faces: the largest is used, and stderr says so */
+    run(&r, (const char *[]){"compare", obama, two, NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.err, "2 faces") && strstr(r.err, "largest"));
+    CHECK(strstr(r.out, "similarity"));
+
+    /* no face: exit 3 (data), the file named, a hint */
+    run(&r, (const char *[]){"embed", dogs, NULL});
+    CHECK_EQ_INT(r.code, 3);
+    CHECK(strstr(r.err, dogs) && strstr(r.err, "no face"));
+
+    /* not an image: exit 3, the path named once; detect goes on with the next file */
+    char bad[] = "/tmp/ffu_cliface_XXXXXX.jpg";
+    int fd = mkstemps(bad, 4);
+    CHECK(fd >= 0);
+    CHECK(write(fd, "this is not a picture\n", 22) == 22);
+    close(fd);
+    const char *const *cases[] = {
+        (const char *[]){"embed", bad, NULL},
+        (const char *[]){"compare", obama, bad, NULL},
+        (const char *[]){"detect", bad, obama, NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        run(&r, cases[i]);
+        if (r.code != 3 || count_of(r.err, bad) != 1 || !strstr(r.err, "not a JPEG or PNG")) {
+            fprintf(stderr, "%s: exit %d, stderr: %s", cases[i][0], r.code, r.err);
+            remove(bad);
+            CHECK(0);
+        }
+    }
+    CHECK(strstr(r.out, "1 face")); /* detect reported the good photo after the bad one */
+    run(&r, (const char *[]){"detect", bad, "--json", NULL});
+    remove(bad);
+    CHECK_EQ_INT(r.code, 3);
+    ffu_json *j = parse_out();
+    CHECK(j);
+    const char *err = ffu_json_string(ffu_json_get(ffu_json_at(ffu_json_get(j, "images"), 0), "error"));
+    int ok = err && count_of(err, bad) == 1;
+    ffu_json_free(j);
+    CHECK(ok);
+
+    /* a missing file: exit 4 */
+    run(&r, (const char *[]){"compare", obama, "/nonexistent/face.jpg", NULL});
+    CHECK_EQ_INT(r.code, 4);
+    CHECK_EQ_INT(count_of(r.err, "/nonexistent/face.jpg"), 1);
+    /* usage errors: exit 2 */
+    run(&r, (const char *[]){"compare", obama, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    run(&r, (const char *[]){"detect", obama, "--min-score", "2", NULL});
+    CHECK_EQ_INT(r.code, 2);
+}
+
+TEST_MAIN(test_detect_json, test_detect_draw, test_compare_and_embed, test_errors)
