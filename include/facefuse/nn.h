@@ -150,8 +150,15 @@ FFU_API ffu_status ffu_nn_session_sync(ffu_nn_session *s);
 FFU_API ffu_status ffu_nn_session_output(const ffu_nn_session *s, int i, ffu_nn_tensor *t);
 /* Bytes of activation memory planned for one run (inputs and outputs included). */
 FFU_API size_t ffu_nn_session_peak_bytes(const ffu_nn_session *s);
-/* Which backend ran each node of the plan, as JSON (for `facefuse nn info`). */
+/* Which backend ran each node of the plan, as JSON (for `facefuse nn info`). After
+ * profiled runs each node also has "ms", its mean wall time per run, and the object
+ * "profiled_runs". */
 FFU_API ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w);
+/* on = 1: time every node of the following runs (clearing earlier times); on = 0:
+ * stop. Costs two clock reads per node on the CPU; on a device backend each node is
+ * waited for, so profiled runs are slower there (and CUDA graphs are not used). A
+ * re-plan (new shapes) clears the times. */
+FFU_API ffu_status ffu_nn_session_profile(ffu_nn_session *s, int on);
 
 #ifdef __cplusplus
 }

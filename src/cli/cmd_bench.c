@@ -25,6 +25,7 @@ typedef struct {
     int batch;
     int bf16;
     int no_winograd;
+    int profile;
     ffu_strlist shapes;
     char *size;
     int device, fp16; /* CLI_GPU_OPTIONS */
@@ -51,6 +52,10 @@ static const ffu_option bench_options[] = {
      "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "
      "against direct passes)",
      NULL, 0, 0, NULL, NULL},
+    {"profile", 0, FFU_OPT_BOOL, offsetof(bench_opts, profile),
+     "nn: after the timed runs, as many again timing each node: where the time goes "
+     "(the heaviest nodes; all with -v; per node \"ms\" in --json)",
+     NULL, 0, 0, NULL, NULL},
     {"shape", 0, FFU_OPT_STRING_LIST, offsetof(bench_opts, shapes),
      "fix an input's shape: NAME=1x3x480x640 (or INDEX=...)", NULL, 0, 0, NULL, "NAME=DIMS"},
     {"size", 0, FFU_OPT_STRING, offsetof(bench_opts, size),
@@ -63,6 +68,98 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    const char *op;
+    double ms;
+    int64_t flops;
+    int count;
+} op_time;
+
+static int cmp_node_ms(const void *a, const void *b)
+{
+    double x = ffu_json_number(ffu_json_get(*(const ffu_json *const *)a, "ms"), 0);
+    double y = ffu_json_number(ffu_json_get(*(const ffu_json *const *)b, "ms"), 0);
+    return x > y ? -1 : x < y;
+}
+
+static int cmp_op_ms(const void *a, const void *b)
+{
+    double x = ((const op_time *)a)->ms, y = ((const op_time *)b)->ms;
+    return x > y ? -1 : x < y;
+}
+
+static void print_rate(int64_t flops, double ms)
+{
+    if (flops > 0 && ms > 0) printf(" %8.1f", (double)flops / (ms * 1e6));
+    else printf(" %8s", "");
+}
+
+/* The profile of the runs since ffu_nn_session_profile(s, 1): the `top` heaviest nodes
+ * (mean ms per run, share of the nodes' sum, GFLOP/s where FLOPs are known), then
+ * the time per op type. */
+static ffu_status print_profile(const ffu_nn_session *s, int top)
+{
+    ffu_jw *w = NULL;
+    ffu_json *desc = NULL;
+    const ffu_json **nodes = NULL;
+    op_time ops[NN_OP_COUNT];
+    ffu_status st;
+    if ((st = ffu_jw_create(&w, 0)) < 0 || (st = ffu_nn_session_describe(s, w)) < 0 ||
+        (st = ffu_json_parse(ffu_jw_text(w, NULL), strlen(ffu_jw_text(w, NULL)), &desc)) < 0)
+        goto out;
+    const ffu_json *all = ffu_json_get(desc, "nodes");
+    size_t n = 0, len = ffu_json_len(all);
+    if (!(nodes = malloc((len ? len : 1) * sizeof *nodes))) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    memset(ops, 0, sizeof ops);
+    double total = 0;
+    for (size_t i = 0; i < len; i++) {
+        const ffu_json *nd = ffu_json_at(all, i);
+        if (ffu_json_typeof(ffu_json_get(nd, "ms")) != FFU_JSON_NUMBER) continue; /* views */
+        nodes[n++] = nd;
+        double ms = ffu_json_number(ffu_json_get(nd, "ms"), 0);
+        total += ms;
+        int op = nn_op_from_name(ffu_json_string(ffu_json_get(nd, "op")));
+        ops[op].op = ffu_json_string(ffu_json_get(nd, "op"));
+        ops[op].ms += ms;
+        ops[op].flops += ffu_json_int(ffu_json_get(nd, "flops"), 0);
+        ops[op].count++;
+    }
+    qsort(nodes, n, sizeof *nodes, cmp_node_ms);
+    printf("\nper node, mean of %lld profiled runs: %zu nodes take %.3f ms%s\n",
+           (long long)ffu_json_int(ffu_json_get(desc, "profiled_runs"), 0), n, total,
+           (size_t)top < n ? " (the heaviest below; -v: all)" : "");
+    printf("%9s %6s %8s  %-18s %-16s %-30s %s\n", "ms", "share", "GFLOP/s", "op", "output",
+           "backend impl", "name");
+    for (size_t i = 0; i < n && i < (size_t)top; i++) {
+        const ffu_json *nd = nodes[i];
+        double ms = ffu_json_number(ffu_json_get(nd, "ms"), 0);
+        const char *impl = ffu_json_string(ffu_json_get(nd, "impl"));
+        char where[128];
+        snprintf(where, sizeof where, "%s %s", ffu_json_string(ffu_json_get(nd, "backend")),
+                 impl ? impl : "");
+        printf("%9.3f %5.1f%%", ms, total > 0 ? 100 * ms / total : 0);
+        print_rate(ffu_json_int(ffu_json_get(nd, "flops"), 0), ms);
+        printf("  %-18s %-16s %-30s %s\n", ffu_json_string(ffu_json_get(nd, "op")),
+               ffu_json_string(ffu_json_get(nd, "shape")), where,
+               ffu_json_string(ffu_json_get(nd, "name")));
+    }
+    qsort(ops, NN_OP_COUNT, sizeof *ops, cmp_op_ms);
+    printf("per op:\n");
+    for (int i = 0; i < NN_OP_COUNT && ops[i].count; i++) {
+        printf("%9.3f %5.1f%%", ops[i].ms, total > 0 ? 100 * ops[i].ms / total : 0);
+        print_rate(ops[i].flops, ops[i].ms);
+        printf("  %-18s %d node%s\n", ops[i].op, ops[i].count, ops[i].count == 1 ? "" : "s");
+    }
+out:
+    free(nodes);
+    ffu_json_free(desc);
+    ffu_jw_destroy(w);
+    return st;
 }
 
 static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
@@ -128,6 +225,13 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
         if ((st = ffu_nn_session_run(s)) < 0) goto fail;
         ms[i] = (double)(ffu_clock_ns() - t0) / 1e6;
     }
+    /* profiled runs come after the timed ones, so that the median is not theirs */
+    if (o->profile) {
+        if ((st = ffu_nn_session_profile(s, 1)) < 0) goto fail;
+        for (int i = 0; i < o->runs; i++)
+            if ((st = ffu_nn_session_run(s)) < 0) goto fail;
+        ffu_nn_session_profile(s, 0);
+    }
     double sum = 0;
     for (int i = 0; i < o->runs; i++) sum += ms[i];
     qsort(ms, (size_t)o->runs, sizeof(double), cmp_double);
@@ -166,6 +270,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
         if (o->batch > 1)
             printf("per item: median %.3f ms, min %.3f ms (%d items per run)\n", median / o->batch,
                    ms[0] / o->batch, o->batch);
+        if (o->profile && (st = print_profile(s, o->common.verbose ? 1 << 30 : 20)) < 0) goto fail;
     }
     goto out;
 fail:
@@ -354,7 +459,7 @@ out:
 const cli_command cli_cmd_bench = {
     "bench",
     "measure inference latency and memory of a model, or a face analysis per stage",
-    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--device N] [--fp16] [--json]\n"
+    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--profile] [--device N] [--fp16] [--json]\n"
     "       facefuse bench face IMG [--size WxH] [--threads N] [--runs N] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
     "--batch; fix other dynamic dims with --shape NAME=DIMS), fills the inputs with fixed\n"

@@ -52,6 +52,10 @@ struct ffu_nn_session {
     int *io_off;             /* node i's pointers start at io + io_off[i] */
     unsigned char *skip;     /* views that alias their input: nothing to run */
     int64_t runs;
+    /* ffu_nn_session_profile: per node, seconds summed over prof_runs runs */
+    int profile;
+    double *node_sec;
+    int64_t prof_runs;
     /* Bound inputs: when shapes depend on an input's value (a Reshape shape or Resize
      * sizes fed as a graph input), small inputs are bound: the caller fills staging
      * buffers, and a run re-plans whenever a bound input's value changed, with the
@@ -232,6 +236,9 @@ static void release_plan(ffu_nn_session *s)
     free(s->io_off);
     free(s->skip);
     s->io = NULL, s->io_off = NULL, s->skip = NULL;
+    free(s->node_sec);
+    s->node_sec = NULL;
+    s->prof_runs = 0;
     for (int i = 0; s->loop_in && i < s->m->ninputs; i++) free(s->loop_in[i]);
     for (int i = 0; s->loop_out && i < s->m->g->noutputs; i++) free(s->loop_out[i]);
     free(s->loop_in);
@@ -662,7 +669,9 @@ static ffu_status plan_nodes(ffu_nn_session *s)
     s->io = malloc(sizeof(void *) * (nio ? nio : 1));
     s->io_off = malloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
     s->skip = calloc((size_t)(g->nnodes ? g->nnodes : 1), 1);
-    if (!s->io || !s->io_off || !s->skip) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    s->node_sec = calloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *s->node_sec);
+    if (!s->io || !s->io_off || !s->skip || !s->node_sec)
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     size_t at = 0;
     for (int i = 0; i < g->nnodes; i++) {
         const nn_node *n = &g->nodes[i];
@@ -843,9 +852,37 @@ static ffu_status sync_bound(ffu_nn_session *s)
     return FFU_OK;
 }
 
+/* One node of the plan: a backend run or a copy between memory spaces. */
+static ffu_status run_node(ffu_nn_session *s, int i)
+{
+    const nn_graph *g = s->g;
+    const nn_node *n = &g->nodes[i];
+    nn_backend *b = s->be[n->backend];
+    void *const *in = s->io + s->io_off[i];
+    ffu_status st;
+    if (n->op == NN_OP_MEM_COPY) {
+        const nn_tensor *x = nn_in(g, n, 0), *y = nn_out(g, n, 0);
+        if (b->space == NN_SPACE_HOST) /* never planned: both sides on the host */
+            return b->ops->run(b, g, n, in, in + 1, s->scratch[NN_SPACE_HOST]);
+        if (y->space == NN_SPACE_HOST && (s->inflight & ~(1u << n->backend)) &&
+            (st = sync_all(s)) < 0)
+            return st;
+        if ((st = b->ops->copy(b, in[1], y->space, in[0], x->space, nn_tensor_bytes(x))) < 0)
+            return st;
+        s->inflight |= 1u << n->backend;
+        return FFU_OK;
+    }
+    if (b->space == NN_SPACE_HOST && s->inflight && (st = sync_all(s)) < 0) return st;
+    if ((st = b->ops->run(b, g, n, in, in + n->ninputs, s->scratch[b->space])) < 0) return st;
+    if (b->space != NN_SPACE_HOST) s->inflight |= 1u << n->backend;
+    return FFU_OK;
+}
+
+
 /* The plan's nodes in order. Device work is queued; before a host node runs, every
  * backend with queued work is synchronised (the host node may read what a copy brings
- * back, or overwrite host memory a queued copy still reads). */
+ * back, or overwrite host memory a queued copy still reads). Profiling times each node,
+ * waiting for device work to finish before reading the clock. */
 static ffu_status run_body(void *ctx)
 {
     ffu_nn_session *s = ctx;
@@ -853,27 +890,13 @@ static ffu_status run_body(void *ctx)
     ffu_status st;
     for (int i = 0; i < g->nnodes; i++) {
         if (s->skip[i]) continue;
-        const nn_node *n = &g->nodes[i];
-        nn_backend *b = s->be[n->backend];
-        void *const *in = s->io + s->io_off[i];
-        if (n->op == NN_OP_MEM_COPY) {
-            const nn_tensor *x = nn_in(g, n, 0), *y = nn_out(g, n, 0);
-            if (b->space == NN_SPACE_HOST) { /* never planned: both sides on the host */
-                if ((st = b->ops->run(b, g, n, in, in + 1, s->scratch[NN_SPACE_HOST])) < 0)
-                    return st;
-                continue;
-            }
-            if (y->space == NN_SPACE_HOST && (s->inflight & ~(1u << n->backend)) &&
-                (st = sync_all(s)) < 0)
-                return st;
-            if ((st = b->ops->copy(b, in[1], y->space, in[0], x->space, nn_tensor_bytes(x))) < 0)
-                return st;
-            s->inflight |= 1u << n->backend;
-            continue;
+        double t0 = s->profile ? ffu_clock_sec() : 0;
+        if ((st = run_node(s, i)) < 0) return st;
+        if (s->profile) {
+            nn_backend *b = s->be[g->nodes[i].backend];
+            if (b->space != NN_SPACE_HOST && (st = sync_all(s)) < 0) return st;
+            s->node_sec[i] += ffu_clock_sec() - t0;
         }
-        if (b->space == NN_SPACE_HOST && s->inflight && (st = sync_all(s)) < 0) return st;
-        if ((st = b->ops->run(b, g, n, in, in + n->ninputs, s->scratch[b->space])) < 0) return st;
-        if (b->space != NN_SPACE_HOST) s->inflight |= 1u << n->backend;
     }
     return FFU_OK;
 }
@@ -882,7 +905,7 @@ static ffu_status run_body(void *ctx)
 static ffu_status run_nodes(ffu_nn_session *s, int finish)
 {
     ffu_status st;
-    if (s->exec_be) {
+    if (s->exec_be && !s->profile) { /* a replayed graph cannot be timed per node */
         st = s->exec_be->ops->execute(s->exec_be, s->plan_id, run_body, s);
         if (s->exec_be->space != NN_SPACE_HOST)
             for (int b = 0; b < s->nbe; b++)
@@ -931,6 +954,7 @@ static ffu_status session_run(ffu_nn_session *s, int finish)
     if (s->bound_mode && (st = sync_bound(s)) < 0) return st;
     if ((st = s->looped ? run_looped(s) : run_nodes(s, finish)) < 0) return st;
     s->runs++;
+    s->prof_runs += s->profile != 0;
     return FFU_OK;
 }
 
@@ -954,6 +978,15 @@ ffu_status ffu_nn_session_run_device(ffu_nn_session *s, ffu_gpu_stream *stream)
     /* later plain runs go back to the session's own queue (ordered after this one) */
     ffu_status r = b->ops->set_stream(b, NULL);
     return st < 0 ? st : r;
+}
+
+ffu_status ffu_nn_session_profile(ffu_nn_session *s, int on)
+{
+    if (!s) return ffu_error_set(FFU_ERR_INVALID, "session is NULL");
+    s->profile = on != 0;
+    if (on && s->node_sec) memset(s->node_sec, 0, sizeof *s->node_sec * (size_t)s->g->nnodes);
+    if (on) s->prof_runs = 0;
+    return FFU_OK;
 }
 
 ffu_status ffu_nn_session_sync(ffu_nn_session *s)
@@ -1057,6 +1090,7 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
             ffu_jw_key(w, s->be[b]->ops->name), ffu_jw_int(w, cnt);
         }
         ffu_jw_end_object(w);
+        if (s->prof_runs) ffu_jw_key(w, "profiled_runs"), ffu_jw_int(w, s->prof_runs);
         ffu_jw_key(w, "nodes"), ffu_jw_begin_array(w);
         for (int i = 0; i < g->nnodes; i++) {
             const nn_node *n = &g->nodes[i];
@@ -1080,6 +1114,10 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
             if (!s->skip[i] && !copy && b->ops->node_info) b->ops->node_info(b, n, &impl, &r);
             if (impl && *impl) ffu_jw_key(w, "impl"), ffu_jw_string(w, impl);
             if (r) ffu_jw_key(w, "reorders"), ffu_jw_int(w, r);
+            int64_t flops = nn_node_flops(g, n);
+            if (flops > 0) ffu_jw_key(w, "flops"), ffu_jw_int(w, flops);
+            if (s->prof_runs)
+                ffu_jw_key(w, "ms"), ffu_jw_number(w, 1e3 * s->node_sec[i] / (double)s->prof_runs);
             ffu_jw_end_object(w);
         }
         ffu_jw_end_array(w);

@@ -516,6 +516,98 @@ static void test_mobilefacenet(void)
     ffu_nn_model_destroy(m);
 }
 
+/* ffu_nn_session_profile: per-node mean times after profiled runs (none before, none
+ * after a restart), per-node FLOPs that add up to the model's, and the same outputs
+ * as unprofiled runs. */
+static int64_t describe_profile(ffu_nn_session *s, int *timed, int *views, double *sum_ms,
+                                int64_t *sum_flops)
+{
+    ffu_jw *w;
+    ffu_json *d = NULL;
+    int64_t runs = -1;
+    *timed = *views = 0;
+    *sum_ms = 0;
+    *sum_flops = 0;
+    if (ffu_jw_create(&w, 0) != FFU_OK) return -1;
+    if (ffu_nn_session_describe(s, w) == FFU_OK &&
+        ffu_json_parse(ffu_jw_text(w, NULL), strlen(ffu_jw_text(w, NULL)), &d) == FFU_OK) {
+        runs = ffu_json_int(ffu_json_get(d, "profiled_runs"), 0);
+        const ffu_json *nodes = ffu_json_get(d, "nodes");
+        for (size_t i = 0; i < ffu_json_len(nodes); i++) {
+            const ffu_json *n = ffu_json_at(nodes, i), *ms = ffu_json_get(n, "ms");
+            *views += strcmp(ffu_json_string(ffu_json_get(n, "backend")), "view") == 0;
+            *timed += ms != NULL;
+            *sum_ms += ffu_json_number(ms, 0);
+            *sum_flops += ffu_json_int(ffu_json_get(n, "flops"), 0);
+        }
+    }
+    ffu_json_free(d);
+    ffu_jw_destroy(w);
+    return runs;
+}
+
+static void test_profile(void)
+{
+    char path[1024];
+    if (!test_shared_path("models/mobilefacenet_insightface_pytorch.onnx", path, sizeof path))
+        TEST_SKIP("shared models absent");
+    ffu_nn_model *m;
+    CHECK(ffu_nn_model_load(path, &m) == FFU_OK);
+    ffu_jw *w;
+    ffu_json *md = NULL;
+    CHECK(ffu_jw_create(&w, 0) == FFU_OK);
+    CHECK(ffu_nn_model_describe(m, w) == FFU_OK);
+    CHECK(ffu_json_parse(ffu_jw_text(w, NULL), strlen(ffu_jw_text(w, NULL)), &md) == FFU_OK);
+    int64_t model_flops = ffu_json_int(ffu_json_get(md, "flops"), -1);
+    ffu_json_free(md);
+    ffu_jw_destroy(w);
+    CHECK(model_flops > 400000000); /* 0.47 GFLOP (docs/BENCHMARKS.md) */
+
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.threads = 1;
+    ffu_nn_session *s;
+    CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+    ffu_nn_tensor in, out;
+    CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+    uint64_t seed = 11;
+    for (size_t i = 0; i < in.nbytes / 4; i++) ((float *)in.data)[i] = test_rand_f(&seed) * 2 - 1;
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    float plain[128];
+    CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK && out.nbytes == sizeof plain);
+    memcpy(plain, out.data, sizeof plain);
+    int timed, views;
+    double ms;
+    int64_t flops;
+    CHECK_EQ_INT(describe_profile(s, &timed, &views, &ms, &flops), 0); /* not profiled yet */
+    CHECK_EQ_INT(timed, 0);
+    CHECK_EQ_INT(flops, model_flops); /* the plan's nodes carry all the model's FLOPs */
+
+    CHECK(ffu_nn_session_profile(s, 1) == FFU_OK);
+    for (int r = 0; r < 3; r++) CHECK(ffu_nn_session_run(s) == FFU_OK);
+    CHECK(ffu_nn_session_profile(s, 0) == FFU_OK);
+    CHECK(ffu_nn_session_run(s) == FFU_OK); /* not counted */
+    CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+    CHECK(memcmp(out.data, plain, sizeof plain) == 0);
+    CHECK_EQ_INT(describe_profile(s, &timed, &views, &ms, &flops), 3);
+    CHECK(timed > 50); /* every node that runs (views do not) */
+    CHECK(ms > 0);
+
+    CHECK(ffu_nn_session_profile(s, 1) == FFU_OK); /* a restart clears */
+    CHECK_EQ_INT(describe_profile(s, &timed, &views, &ms, &flops), 0);
+    CHECK_EQ_INT(timed, 0);
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    CHECK_EQ_INT(describe_profile(s, &timed, &views, &ms, &flops), 1);
+    int64_t d[4] = {2, 3, 112, 112}; /* a re-plan too */
+    CHECK(ffu_nn_session_set_input_shape(s, 0, 4, d) == FFU_OK);
+    CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+    CHECK_EQ_INT(describe_profile(s, &timed, &views, &ms, &flops), 0);
+    CHECK_EQ_INT(flops, 2 * model_flops);
+    CHECK(ffu_nn_session_profile(NULL, 1) == FFU_ERR_INVALID);
+    ffu_nn_session_destroy(s);
+    ffu_nn_model_destroy(m);
+}
+
 static void test_ultraface_folds(void)
 {
     char path[1024];
@@ -555,5 +647,5 @@ static void test_ultraface_folds(void)
     ffu_nn_model_destroy(m);
 }
 
-TEST_MAIN(test_chain_runs, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
+TEST_MAIN(test_chain_runs, test_profile, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
           test_shape_chain_folds, test_value_bound_inputs, test_load_passes, test_mobilefacenet, test_ultraface_folds)
