@@ -1116,7 +1116,7 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
             if (r) ffu_jw_key(w, "reorders"), ffu_jw_int(w, r);
             int64_t flops = nn_node_flops(g, n);
             if (flops > 0) ffu_jw_key(w, "flops"), ffu_jw_int(w, flops);
-            if (s->prof_runs)
+            if (s->prof_runs && !s->skip[i]) /* views run nothing */
                 ffu_jw_key(w, "ms"), ffu_jw_number(w, 1e3 * s->node_sec[i] / (double)s->prof_runs);
             ffu_jw_end_object(w);
         }
