@@ -1,7 +1,7 @@
 # FFmpeg's libraries (Debian: libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
 # libswresample-dev; FFmpeg 5.1 in Debian 12) for the video module in src/video.
 # Required: the library's video reader and writer are built on them. libavdevice-dev
-# is optional: with it, V4L2 cameras ("/dev/video0") can be opened.
+# is optional: with it, V4L2 cameras ("/dev/video0") can be opened (loaded at run time).
 # Included by the top CMakeLists.txt before the library targets exist, so it only
 # extends the FFU_* lists. Defines FFU_HAVE_AVDEVICE=0/1 for C code.
 pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale)
@@ -15,14 +15,19 @@ list(APPEND FFU_LINK_LIBS PkgConfig::FFMPEG)
 # packages nobody has; a static libfacefuse links FFmpeg's shared libraries.
 string(APPEND FFU_PC_LIBS_PRIVATE " -lavformat -lavcodec -lswscale -lavutil")
 
+# libavdevice is not linked: src/video/common.c loads it (dlopen) when a camera is
+# first opened. Linked, it brought ~80 more shared libraries (SDL, PulseAudio, flite
+# voices, ...) into every process: `facefuse --version` 50 -> 32 MiB max RSS, 40 -> 20
+# ms without them (docs/VIDEO.md). Its headers give the soname to load.
 option(FFU_AVDEVICE "Open V4L2 cameras through libavdevice when it is installed" ON)
 set(FFU_HAVE_AVDEVICE 0)
 if(FFU_AVDEVICE)
-  pkg_check_modules(AVDEVICE IMPORTED_TARGET libavdevice)
+  pkg_check_modules(AVDEVICE libavdevice)
   if(AVDEVICE_FOUND)
     set(FFU_HAVE_AVDEVICE 1)
-    list(APPEND FFU_LINK_LIBS PkgConfig::AVDEVICE)
-    string(APPEND FFU_PC_LIBS_PRIVATE " -lavdevice")
+    include_directories(SYSTEM ${AVDEVICE_INCLUDE_DIRS})
+    list(APPEND FFU_LINK_LIBS ${CMAKE_DL_LIBS})
+    string(APPEND FFU_PC_LIBS_PRIVATE " -ldl")
   endif()
 endif()
 add_compile_definitions(FFU_HAVE_AVDEVICE=${FFU_HAVE_AVDEVICE})

@@ -162,6 +162,23 @@ out:
     return st;
 }
 
+/* A field of /proc/self/status in bytes ("VmRSS", "VmHWM"); -1 where there is none. */
+static int64_t proc_status_bytes(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    int64_t v = -1;
+    size_t n = strlen(key);
+    while (v < 0 && fgets(line, sizeof line, f)) {
+        long long kb;
+        if (!strncmp(line, key, n) && line[n] == ':' && sscanf(line + n + 1, "%lld", &kb) == 1)
+            v = (int64_t)kb * 1024;
+    }
+    fclose(f);
+    return v;
+}
+
 static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
 {
     ffu_nn_model *m = NULL;
@@ -170,6 +187,9 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     double *ms = NULL;
     int rc = CLI_EXIT_OK;
     ffu_status st;
+    /* the process before the model: what it adds is comparable with a peer's RSS growth
+     * from before its session (bench/nn/ort_bench.js) */
+    int64_t rss_before = proc_status_bytes("VmRSS");
     int64_t t0 = ffu_clock_ns();
     if ((st = ffu_nn_model_load(path, &m)) < 0) goto fail;
     double load_ms = (double)(ffu_clock_ns() - t0) / 1e6;
@@ -256,6 +276,11 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_key(w, "load_ms"), ffu_jw_number(w, load_ms);
         ffu_jw_key(w, "plan_ms"), ffu_jw_number(w, plan_ms);
         ffu_jw_key(w, "peak_bytes"), ffu_jw_int(w, (int64_t)peak);
+        int64_t hwm = proc_status_bytes("VmHWM");
+        if (rss_before > 0 && hwm > 0) {
+            ffu_jw_key(w, "rss_before_bytes"), ffu_jw_int(w, rss_before);
+            ffu_jw_key(w, "rss_peak_bytes"), ffu_jw_int(w, hwm);
+        }
         ffu_jw_key(w, "plan"), ffu_nn_session_describe(s, w);
         ffu_jw_end_object(w);
         rc = cli_print_json(w);

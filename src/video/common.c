@@ -1,6 +1,6 @@
 /* What the reader and writer share: FFmpeg error codes mapped onto ffu_status,
- * ffu_pixfmt <-> AVPixelFormat, the one-time network/device set-up, and the optional
- * bridge from FFmpeg's log into ffu_log. */
+ * ffu_pixfmt <-> AVPixelFormat, the one-time network set-up, loading libavdevice when a
+ * camera is opened, and the optional bridge from FFmpeg's log into ffu_log. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -10,7 +10,8 @@
 #include <libavutil/avutil.h>
 #include <libavutil/log.h>
 #if FFU_HAVE_AVDEVICE
-#include <libavdevice/avdevice.h>
+#include <dlfcn.h>
+#include <libavdevice/version.h>
 #endif
 
 #include "video/video_internal.h"
@@ -85,12 +86,39 @@ static void global_init_once(void)
 {
     /* Initialises TLS for https/rtsps; harmless when the build has no TLS. */
     avformat_network_init();
-#if FFU_HAVE_AVDEVICE
-    avdevice_register_all();
-#endif
 }
 
 void video_global_init(void) { pthread_once(&global_once, global_init_once); }
+
+#if FFU_HAVE_AVDEVICE
+#define SONAME_(major) "libavdevice.so." #major
+#define SONAME(major) SONAME_(major)
+static pthread_once_t devices_once = PTHREAD_ONCE_INIT;
+static int devices_ok;
+
+static void devices_load_once(void)
+{
+    /* the library of the headers we were built with, bound to the libavformat this
+     * process already has; never unloaded (libavformat keeps its format lists) */
+    void *lib = dlopen(SONAME(LIBAVDEVICE_VERSION_MAJOR), RTLD_NOW | RTLD_LOCAL);
+    void (*register_all)(void) = NULL;
+    if (lib) *(void **)&register_all = dlsym(lib, "avdevice_register_all");
+    if (register_all) {
+        register_all();
+        devices_ok = 1;
+    }
+}
+#endif
+
+int video_devices_load(void)
+{
+#if FFU_HAVE_AVDEVICE
+    pthread_once(&devices_once, devices_load_once);
+    return devices_ok;
+#else
+    return 0;
+#endif
+}
 
 /* ---- FFmpeg log bridge ---------------------------------------------------------------- */
 

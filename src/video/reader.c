@@ -285,12 +285,16 @@ static ffu_status open_common(ffu_video_reader *r, const char *url, const ffu_vi
     if (!fmt_name && url && is_prefix(url, "/dev/video")) fmt_name = "v4l2";
     if (fmt_name) {
         ifmt = av_find_input_format(fmt_name);
+        if (!ifmt && video_devices_load()) /* a device format (v4l2, ...) */
+            ifmt = av_find_input_format(fmt_name);
         if (!ifmt) {
             avformat_free_context(r->fmt);
             r->fmt = NULL;
             return ffu_error_set(
                 FFU_ERR_UNSUPPORTED, "%s: input format '%s' is not available in this build%s",
-                r->name, fmt_name, strcmp(fmt_name, "v4l2") == 0 ? " (needs libavdevice)" : "");
+                r->name, fmt_name,
+                strcmp(fmt_name, "v4l2") == 0 ? " (needs libavdevice: apt-get install libavdevice59)"
+                                              : "");
         }
     }
 

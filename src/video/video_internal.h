@@ -24,8 +24,14 @@ ffu_status video_reader_convert(ffu_video_reader *r, ffu_image *img);
  * descendants) instead of decoding them: a sampler that keeps 1 frame in N saves their
  * decoding, and the next kept frame comes at most a frame or two later. */
 void video_reader_skip_nonref(ffu_video_reader *r, int skip);
-/* avformat_network_init and avdevice registration, once per process. */
+/* avformat_network_init, once per process. */
 void video_global_init(void);
+/* Registers libavdevice's input formats (v4l2, ...) with libavformat, loading the
+ * library on first use rather than linking it: it drags some 80 more shared libraries
+ * (SDL, PulseAudio, flite voices, ...) and 18 MiB of resident memory into every
+ * process that links facefuse. 1 when the devices are there (builds with
+ * FFU_HAVE_AVDEVICE where the library loads), else 0. Thread-safe. */
+int video_devices_load(void);
 
 /* ---- NVDEC through FFmpeg's CUDA hwaccel (src/video/hwaccel.c) ---------------------- */
 
