@@ -13,6 +13,7 @@
 #include "nn_internal.h"
 
 #include "fuse.h"
+#include "ops/ops_internal.h"
 #include "rewrite.h"
 
 ffu_status nn_check_ops(const nn_graph *g)
@@ -242,7 +243,16 @@ int64_t nn_node_flops(const nn_graph *g, const nn_node *n)
     case NN_OP_CONV: {
         int64_t wn = w ? nn_shape_numel(&w->shape) : -1;
         if (on < 0 || wn < 0 || w->shape.rank < 1 || w->shape.d[0] <= 0) return -1;
-        return 2 * on * (wn / w->shape.d[0]);
+        if (nn_attr_int(n, "_pool", 0) <= 1) return 2 * on * (wn / w->shape.d[0]);
+        /* a fused 2x2 max pool (`_pool`, ir.h): the Conv's own outputs, then the pool's
+         * four comparisons per output kept */
+        int nd = a->shape.rank - 2;
+        nn_window win;
+        if (nd < 1 || w->shape.rank != nd + 2 ||
+            nn_window_init(n, NN_WINDOW_CONV, nd, a->shape.d + 2, w->shape.d + 2, &win) < 0)
+            return -1;
+        int64_t conv_out = a->shape.d[0] * w->shape.d[0] * win.out[0] * win.out[1] * win.out[2];
+        return 2 * conv_out * (wn / w->shape.d[0]) + 4 * on;
     }
     case NN_OP_CONV_TRANSPOSE: {
         int64_t wn = w ? nn_shape_numel(&w->shape) : -1;

@@ -683,6 +683,21 @@ static void test_dw_pool_fused(void)
         int pooled = 0;
         for (int i = 0; i < b->nnodes; i++) pooled += nn_attr_int(&b->nodes[i], "_pool", 0) == 2;
         CHECK_EQ_INT(pooled, variant == 0 ? 1 : 0);
+        if (variant == 0) {
+            /* the fused node counts the depthwise Conv's FLOPs at its own 7x9 output
+             * plus the pool's 2x2 comparisons, as the two nodes did */
+            CHECK(nn_graph_toposort(a) == FFU_OK);
+            int64_t fa = 0, fb = -1;
+            for (int i = 0; i < a->nnodes; i++) {
+                nn_node *n = &a->nodes[i];
+                CHECK(nn_op_get(n->op)->infer(a, n) == FFU_OK);
+                if (!strcmp(n->name, "dw") || !strcmp(n->name, "mp")) fa += nn_node_flops(a, n);
+            }
+            for (int i = 0; i < b->nnodes; i++)
+                if (nn_attr_int(&b->nodes[i], "_pool", 0) == 2) fb = nn_node_flops(b, &b->nodes[i]);
+            CHECK_EQ_INT(fa, 2 * C_ * 7 * 9 * 9 + C_ * 3 * 4 * 4);
+            CHECK_EQ_INT(fb, fa);
+        }
         float xdata[3 * 7 * 9];
         uint64_t s = 29;
         for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s) - 1.0f;
