@@ -862,18 +862,24 @@ static int rw_fold_pad(pat *s, int i)
     return 1;
 }
 
-/* Per-output-channel constant for a Conv output of rank R and C channels: the values
- * (numel 1 or C) or NULL. */
-static const float *channel_const(const nn_graph *g, int t, int R, int64_t C, int64_t *n)
+/* A per-channel constant for a rank-R tensor whose C channels lie on axis `caxis`
+ * (1: NCHW): the values (numel 1 or C) or NULL. */
+static const float *axis_const(const nn_graph *g, int t, int R, int caxis, int64_t C, int64_t *n)
 {
     const nn_tensor *c = const_f32(g, t);
     if (!c || c->shape.rank > R) return NULL;
     for (int i = 0; i < c->shape.rank; i++) {
         int axis = R - c->shape.rank + i;
-        if (c->shape.d[i] != 1 && !(axis == 1 && c->shape.d[i] == C)) return NULL;
+        if (c->shape.d[i] != 1 && !(axis == caxis && c->shape.d[i] == C)) return NULL;
     }
     *n = nn_shape_numel(&c->shape);
     return c->data;
+}
+
+/* Per-output-channel constant for a Conv output of rank R and C channels. */
+static const float *channel_const(const nn_graph *g, int t, int R, int64_t C, int64_t *n)
+{
+    return axis_const(g, t, R, 1, C, n);
 }
 
 /* Conv -> (Mul|Add|Sub|Div by a per-channel constant | constant BatchNormalization). */
@@ -976,13 +982,17 @@ static int rw_fold_affine(pat *s, int i)
     return st;
 }
 
-/* Per-channel Mul / Add constants, optionally a MaxPool, then a Conv without padding:
- * x -> a*x + d -> [MaxPool] -> Conv  becomes  x -> [MaxPool] -> Conv' with
- * W'[o,c,k] = W[o,c,k] * a[c] and b'[o] = b[o] + sum_c d[c] * sum_k W[o,c,k]. Exact
- * only without padding (a padded Conv sees zeros where the original saw a*0 + d), and
- * through a max pool only where every a >= 0 (then max(a*x + d) = a*max(x) + d).
- * Keras models that put BatchNormalization after the activation (GEAR, the liveness
- * net) have this shape: it saves two passes over each such activation. */
+/* Per-channel Mul / Add / Sub constants, optionally a Transpose, optionally a MaxPool,
+ * then a Conv without padding:
+ * x -> a*x + d -> [Transpose] -> [MaxPool] -> Conv  becomes
+ * x -> [Transpose] -> [MaxPool] -> Conv' with W'[o,c,k] = W[o,c,k] * a[c] and
+ * b'[o] = b[o] + sum_c d[c] * sum_k W[o,c,k]. Exact only without padding (a padded Conv
+ * sees zeros where the original saw a*0 + d), and through a max pool only where every
+ * a >= 0 (then max(a*x + d) = a*max(x) + d). Before a Transpose the constants run
+ * along the axis that becomes the channels. Keras models that put BatchNormalization
+ * after the activation (GEAR, the liveness net) have this shape, and so does an NHWC
+ * input normalised per channel before an unpadded first Conv (dlib-resnet: (x - mean)
+ * * scale): it saves two passes over each such activation. */
 static int rw_fold_input_affine(pat *s, int i)
 {
     nn_graph *g = s->g;
@@ -1001,21 +1011,34 @@ static int rw_fold_input_affine(pat *s, int i)
     int64_t M = w->shape.d[0], C = w->shape.d[1];
     if (M < 1 || C < 1 || (b && nn_shape_numel(&b->shape) != M)) return 0;
     int64_t per = nn_shape_numel(&w->shape) / (M * C);
-    int u = cv->inputs[0], pool = -1, p = producer(g, u);
+    /* top: the node that reads the chain's result (its input 0) */
+    int u = cv->inputs[0], pool = -1, top = i, caxis = 1, p = producer(g, u);
     if (p >= 0 && g->nodes[p].op == NN_OP_MAX_POOL && g->nodes[p].ninputs == 1 &&
         private_value(s, u)) {
-        pool = p;
+        pool = top = p;
+        u = g->nodes[p].inputs[0];
+    }
+    p = producer(g, u);
+    if (p >= 0 && g->nodes[p].op == NN_OP_TRANSPOSE && private_value(s, u)) {
+        int np = 0;
+        const int64_t *perm = nn_attr_ints(&g->nodes[p], "perm", &np);
+        if (!perm || np != R || perm[1] < 0 || perm[1] >= R) return 0;
+        caxis = (int)perm[1];
+        top = p;
         u = g->nodes[p].inputs[0];
     }
     /* the affine chain above, nearest first */
     int chain[8], kc[8], nc = 0;
     while (nc < 8 && (p = producer(g, u)) >= 0 && private_value(s, u)) {
         const nn_node *m = &g->nodes[p];
-        if ((m->op != NN_OP_MUL && m->op != NN_OP_ADD) || m->ninputs != 2) break;
+        if ((m->op != NN_OP_MUL && m->op != NN_OP_ADD && m->op != NN_OP_SUB) || m->ninputs != 2)
+            break;
         int k = const_f32(g, m->inputs[1]) ? 1 : const_f32(g, m->inputs[0]) ? 0 : -1;
         int64_t n;
-        if (k < 0 || const_f32(g, m->inputs[1 - k]) || !channel_const(g, m->inputs[k], R, C, &n))
+        if (k < 0 || (m->op == NN_OP_SUB && k != 1) || const_f32(g, m->inputs[1 - k]))
             break;
+        int xr = g->tensors[m->inputs[1 - k]].shape.rank; /* < 0: not known yet */
+        if ((xr >= 0 && xr != R) || !axis_const(g, m->inputs[k], R, caxis, C, &n)) break;
         chain[nc] = p, kc[nc++] = k;
         u = m->inputs[1 - k];
     }
@@ -1027,10 +1050,11 @@ static int rw_fold_input_affine(pat *s, int i)
     for (int j = nc - 1; ok && j >= 0; j--) { /* applied top down */
         const nn_node *m = &g->nodes[chain[j]];
         int64_t n = 0;
-        const float *v = channel_const(g, m->inputs[kc[j]], R, C, &n);
+        const float *v = axis_const(g, m->inputs[kc[j]], R, caxis, C, &n);
         for (int64_t c = 0; c < C; c++) {
             float k = v[n == 1 ? 0 : c];
             if (m->op == NN_OP_MUL) a[c] *= k, d[c] *= k;
+            else if (m->op == NN_OP_SUB) d[c] -= k;
             else d[c] += k;
         }
     }
@@ -1055,10 +1079,10 @@ static int rw_fold_input_affine(pat *s, int i)
         if (tb < 0) {
             st = tb;
         } else {
-            int in[3] = {pool >= 0 ? g->nodes[i].inputs[0] : u, tw, tb};
+            int in[3] = {top != i ? g->nodes[i].inputs[0] : u, tw, tb};
             st = set_inputs(g, i, in, 3);
             if (st >= 0) {
-                if (pool >= 0) g->nodes[pool].inputs[0] = u, s->touched[pool] = 1;
+                if (top != i) g->nodes[top].inputs[0] = u, s->touched[top] = 1;
                 for (int j = 0; j < nc; j++) s->dead[chain[j]] = 1;
                 s->touched[i] = 1;
                 st = 1;

@@ -510,6 +510,39 @@ static void test_fold_pad_and_slope(void)
     nn_graph_destroy(g);
 }
 
+/* An NHWC input normalised per channel, (x - mean) * scale, then the NHWC->NCHW
+ * Transpose and an unpadded Conv (dlib-resnet's input): Sub and Mul fold into the Conv
+ * through the Transpose. With a padded Conv nothing folds; with a Sub whose constant
+ * comes first (mean - x) only the scale after it does. */
+static void test_fold_input_normalisation(void)
+{
+    for (int v = 0; v < 3; v++) {
+        nn_graph *g, *orig;
+        CHECK_EQ_INT(nn_graph_create(&g), FFU_OK);
+        nn_shape in = {.rank = 4, .d = {2, 9, 8, 3}};
+        int x = input(g, "x", in);
+        int mean = rconst(g, "mean", (nn_shape){.rank = 1, .d = {3}}, 0.2f, 0.7f);
+        int sub = v == 2 ? node2(g, NN_OP_SUB, "sub", mean, x) : node2(g, NN_OP_SUB, "sub", x, mean);
+        int mul = node2(g, NN_OP_MUL, "mul", sub,
+                        rconst(g, "scale", (nn_shape){.rank = 4, .d = {1, 1, 1, 3}}, 0.5f, 2));
+        int t = transpose(g, "t", mul, TO_NCHW);
+        int out = conv(g, "out", t, 3, 4, 3);
+        int64_t zero[4] = {0, 0, 0, 0};
+        if (v != 1) nn_node_set_ints(g, g->nnodes - 1, "pads", zero, 4);
+        finish(g, &orig, out);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        int folded = v == 0;
+        CHECK_EQ_INT(count(g, NN_OP_SUB), folded ? 0 : 1);
+        CHECK_EQ_INT(count(g, NN_OP_MUL), v == 1 ? 1 : 0);
+        CHECK_EQ_INT(count(g, NN_OP_TRANSPOSE), 1);
+        double d = compare(orig, g, in);
+        CHECK(d < 1e-5);
+        nn_graph_destroy(orig);
+        nn_graph_destroy(g);
+    }
+}
+
 TEST_MAIN(test_transposes_chain, test_transposes_axes, test_transposes_blocked,
           test_prelu_mobilefacenet, test_prelu_variants, test_relu6, test_fold_affine,
-          test_no_fold, test_fold_input_affine, test_fold_pad_and_slope)
+          test_no_fold, test_fold_input_affine, test_fold_input_normalisation,
+          test_fold_pad_and_slope)
