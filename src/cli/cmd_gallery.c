@@ -164,9 +164,17 @@ static int identify_image(const cli_command *cmd, const gallery_opts *o, ffu_ana
     if (!st)
         st = ffu_analyzer_run(an, &img, &faces);
     ffu_image_release(&img);
-    if (st) {
+    if (st) { /* reported; the other images still run (as in `detect`) */
+        char msg[1024];
+        fprintf(stderr, "facefuse %s: %s\n", cmd->name, cli_error_about(path, msg, sizeof msg));
+        if (w) {
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "path"), ffu_jw_string(w, path);
+            ffu_jw_key(w, "error"), ffu_jw_string(w, msg);
+            ffu_jw_end_object(w);
+        }
         ffu_face_list_free(&faces);
-        return cli_fail_path(cmd, &o->common, st, path);
+        return cli_exit_code(st);
     }
     if (w) {
         ffu_jw_begin_object(w);
@@ -285,12 +293,15 @@ static int run_identify(const cli_command *cmd, int argc, char **argv)
         ffu_jw_key(w, "images");
         ffu_jw_begin_array(w);
     }
-    for (int i = 0; i < npos && !rc; i++)
-        rc = identify_image(cmd, &o, an, g, thr, argv[i], top, w);
-    if (w && !rc) {
+    for (int i = 0; i < npos; i++) {
+        int code = identify_image(cmd, &o, an, g, thr, argv[i], top, w);
+        if (code && !rc) rc = code; /* the first failure's exit code, at the end */
+    }
+    if (w) {
         ffu_jw_end_array(w);
         ffu_jw_end_object(w);
-        rc = cli_print_json(w);
+        int jrc = cli_print_json(w);
+        if (!rc) rc = jrc;
     }
 out:
     ffu_jw_destroy(w);
@@ -319,6 +330,7 @@ const cli_command cli_cmd_identify = {
     "Every face of every image is compared with the gallery (a file from `facefuse "
     "enroll`, or a folder enrolled on the spot): the K most similar identities (max "
     "cosine over each identity's photos), and the best one's name when its similarity "
-    "reaches the embedder's calibrated threshold (or --threshold).",
+    "reaches the embedder's calibrated threshold (or --threshold). An image that cannot "
+    "be read is reported and the others still run (exit 3 or 4 at the end).",
     run_identify,
 };

@@ -1,11 +1,13 @@
-/* `facefuse detect`, `embed` and `compare` run as a user would, on the labelled photos
- * of ../shared/data/face_recognition_examples: the JSON each promises (boxes as
- * [x, y, w, h] inside the image, scores, five keypoints inside their box; similarity
- * and the same/different decision), decisions that follow the photos' identities,
- * the embedding `embed` prints agreeing with `compare`'s similarity, and the errors:
- * several faces (which one is used), no face, a file that is not an image, a missing
- * file, each naming the file once with the documented exit code. Skipped without the
- * shared data or the default models. */
+/* `facefuse detect`, `embed`, `compare`, `enroll` and `identify` run as a user would,
+ * on the labelled photos of ../shared/data/face_recognition_examples: the JSON each
+ * promises (boxes as [x, y, w, h] inside the image, scores, five keypoints inside their
+ * box; similarity and the same/different decision), decisions that follow the photos'
+ * identities, the embedding `embed` prints agreeing with `compare`'s similarity, a
+ * gallery enrolled from the kNN training folders naming the people of other photos, and
+ * the errors: several faces (which one is used), no face, a file that is not an image,
+ * a missing file, each naming the file once with the documented exit code, the batch
+ * commands going on past a bad file. Skipped without the shared data or the default
+ * models. */
 #include "facefuse/core.h"
 #include "facefuse/image.h"
 #include "test.h"
@@ -14,7 +16,8 @@
 #define EX "data/face_recognition_examples/examples/"
 
 static run_result r;
-static char obama[4096], obama2[4096], biden[4096], two[4096], dogs[4096];
+static char obama[4096], obama2[4096], biden[4096], two[4096], dogs[4096], people[4096],
+    train[4096];
 
 /* 1 when the photos are there and the default models load (a first detect works). */
 static int have_data(void)
@@ -26,7 +29,9 @@ static int have_data(void)
         !test_shared_path(EX "obama2.jpg", obama2, sizeof obama2) ||
         !test_shared_path(EX "biden.jpg", biden, sizeof biden) ||
         !test_shared_path(EX "knn_examples/test/obama_and_biden.jpg", two, sizeof two) ||
-        !test_shared_path("data/dlib_faces/dogs.jpg", dogs, sizeof dogs))
+        !test_shared_path("data/dlib_faces/dogs.jpg", dogs, sizeof dogs) ||
+        !test_shared_path(EX "two_people.jpg", people, sizeof people) ||
+        !test_shared_path(EX "knn_examples/train", train, sizeof train))
         return 0;
     run(&r, (const char *[]){"detect", obama, NULL});
     if (r.code != 0) fprintf(stderr, "probe detect failed (%d): %s", r.code, r.err);
@@ -50,6 +55,16 @@ static int count_of(const char *hay, const char *needle)
     int n = 0;
     for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
     return n;
+}
+
+/* A file that is not an image, for the error cases; removed by the caller. */
+static int write_bad_file(char *path)
+{
+    int fd = mkstemps(path, 4);
+    if (fd < 0) return 0;
+    int ok = write(fd, "this is not a picture\n", 22) == 22;
+    close(fd);
+    return ok;
 }
 
 /* A face object as detect, embed and compare print it: box [x, y, w, h] inside a
@@ -201,10 +216,7 @@ static void test_errors(void)
 
     /* not an image: exit 3, the path named once; detect goes on with the next file */
     char bad[] = "/tmp/ffu_cliface_XXXXXX.jpg";
-    int fd = mkstemps(bad, 4);
-    CHECK(fd >= 0);
-    CHECK(write(fd, "this is not a picture\n", 22) == 22);
-    close(fd);
+    CHECK(write_bad_file(bad));
     const char *const *cases[] = {
         (const char *[]){"embed", bad, NULL},
         (const char *[]){"compare", obama, bad, NULL},
@@ -240,4 +252,44 @@ static void test_errors(void)
     CHECK_EQ_INT(r.code, 2);
 }
 
-TEST_MAIN(test_detect_json, test_detect_draw, test_compare_and_embed, test_errors)
+/* enroll the kNN training photos (a folder per person), then identify two other photos
+ * after a bad file: the bad one is reported, the others still named, exit 3. */
+static void test_enroll_identify(void)
+{
+    if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
+    char gal[] = "/tmp/ffu_cliface_XXXXXX.ffgl", bad[] = "/tmp/ffu_cliface_XXXXXX.jpg";
+    int fd = mkstemps(gal, 5);
+    CHECK(fd >= 0);
+    close(fd);
+    run(&r, (const char *[]){"enroll", train, "-o", gal, NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, "5 identities"));
+    CHECK(write_bad_file(bad));
+    run(&r, (const char *[]){"identify", "--gallery", gal, bad, people, obama, "--json", NULL});
+    remove(gal);
+    remove(bad);
+    CHECK_EQ_INT(r.code, 3);
+    CHECK_EQ_INT(count_of(r.err, bad), 1);
+    ffu_json *j = parse_out();
+    CHECK(j);
+    const ffu_json *imgs = ffu_json_get(j, "images");
+    const ffu_json *f2 = ffu_json_get(ffu_json_at(imgs, 1), "faces");
+    const ffu_json *f3 = ffu_json_get(ffu_json_at(imgs, 2), "faces");
+    /* two_people.jpg: Obama then Biden, left to right (identities.csv) */
+    int left = ffu_json_number(ffu_json_at(ffu_json_get(ffu_json_at(f2, 0), "box"), 0), 0) <
+                       ffu_json_number(ffu_json_at(ffu_json_get(ffu_json_at(f2, 1), "box"), 0), 0)
+                   ? 0
+                   : 1;
+    const char *n0 = ffu_json_string(ffu_json_get(ffu_json_at(f2, (size_t)left), "identity"));
+    const char *n1 = ffu_json_string(ffu_json_get(ffu_json_at(f2, (size_t)(1 - left)), "identity"));
+    const char *n2 = ffu_json_string(ffu_json_get(ffu_json_at(f3, 0), "identity"));
+    int ok = ffu_json_len(imgs) == 3 && ffu_json_string(ffu_json_get(ffu_json_at(imgs, 0), "error")) &&
+             ffu_json_len(f2) == 2 && ffu_json_len(f3) == 1 && n0 && n1 && n2 &&
+             !strcmp(n0, "obama") && !strcmp(n1, "biden") && !strcmp(n2, "obama");
+    if (!ok) fprintf(stderr, "identify: %.600s\n", r.out);
+    ffu_json_free(j);
+    CHECK(ok);
+}
+
+TEST_MAIN(test_detect_json, test_detect_draw, test_compare_and_embed, test_errors,
+          test_enroll_identify)
