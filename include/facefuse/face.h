@@ -135,6 +135,8 @@ typedef struct ffu_face_model_opts {
     int threads;         /* 0 = all cores */
     int device;          /* cuda: the CUDA device index */
     int fp16;            /* cuda: fp16 compute where each node's accuracy check passes */
+    int bf16;            /* cpu: bf16 compute (AVX512-BF16) where each node's accuracy check
+                            against f32 passes; ignored elsewhere (docs/NN_CPU.md "bf16") */
 } ffu_face_model_opts;
 
 /* ---- detection --------------------------------------------------------------------- */

@@ -78,6 +78,7 @@ typedef struct ffu_pipeline_opts {
     const char *backend;
     int device;          /* cuda: CUDA device of the models (0 = the first) */
     int fp16;            /* cuda: fp16 compute where each node's accuracy check passes */
+    int bf16;            /* cpu: bf16 compute where each node's accuracy check passes */
     /* cuda: 1 = frames always come to the host (NVDEC frames are downloaded by the
      * stream), as on the CPU; 0 = streams that decode with NVDEC on `device` hand their
      * frames over in device memory (ffu_stream_opts.gpu_frames). */

@@ -97,6 +97,7 @@ typedef struct ffu_swapper_opts {
     int threads;         /* intra-op threads per model; 0 = all cores */
     int device;          /* cuda: the CUDA device */
     int fp16;            /* cuda: fp16 compute where each layer's accuracy check passes */
+    int bf16;            /* cpu: bf16 compute where each layer's accuracy check passes */
     int watermark;       /* 1: a visible "synthetic" mark in the frame's corner */
 } ffu_swapper_opts;
 

@@ -101,12 +101,17 @@ extern const char *const cli_hwaccel_names[];
     {"hw-device", 0, FFU_OPT_INT, offsetof(TYPE, hw_device), "CUDA device for --hwaccel",   \
      "0", 0, 63, NULL, "N"}
 
-/* --device N and --fp16 for --backend cuda, into int fields `device` and `fp16` of TYPE. */
+/* The models' device and precision: --device N and --fp16 for --backend cuda, --bf16 for
+ * the cpu backend, into int fields `device`, `fp16` and `bf16` of TYPE. */
 #define CLI_GPU_OPTIONS(TYPE)                                                              \
     {"device", 0, FFU_OPT_INT, offsetof(TYPE, device),                                     \
      "--backend cuda: the CUDA device (0 = the first)", "0", 0, 63, NULL, "N"},              \
     {"fp16", 0, FFU_OPT_BOOL, offsetof(TYPE, fp16),                                        \
      "--backend cuda: fp16 compute where each layer's accuracy check against fp32 passes",  \
+     NULL, 0, 0, NULL, NULL},                                                               \
+    {"bf16", 0, FFU_OPT_BOOL, offsetof(TYPE, bf16),                                        \
+     "--backend cpu: bf16 compute where the CPU has AVX512-BF16 and each layer's accuracy " \
+     "check against f32 passes",                                                            \
      NULL, 0, 0, NULL, NULL}
 
 /* 1 when argv (before any "--") holds --NAME or --NAME=VALUE: for defaults that depend on

@@ -24,7 +24,7 @@ typedef struct {
     char *detector, *landmarks, *embedder, *liveness_model;
     double liveness_gate, dwell;
     int workers, max_batch, max_wait_ms, min_face, realtime, loop, backend;
-    int hwaccel, hw_device, device, fp16, host_frames;
+    int hwaccel, hw_device, device, fp16, bf16, host_frames;
 } analyze_opts;
 
 static const ffu_option analyze_options[] = {
@@ -339,6 +339,7 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
     po.max_batch = o.max_batch;
     po.device = o.device;
     po.fp16 = o.fp16;
+    po.bf16 = o.bf16;
     po.host_frames = o.host_frames;
     /* On the GPU, decode on the GPU too unless told otherwise: frames then stay in device
      * memory from NVDEC to the networks (with CPU decoding as auto's fallback). */

@@ -23,12 +23,11 @@ typedef struct {
     int runs;
     int warmup;
     int batch;
-    int bf16;
     int no_winograd;
     int profile;
     ffu_strlist shapes;
     char *size;
-    int device, fp16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
 } bench_opts;
 
 static const ffu_option bench_options[] = {
@@ -44,10 +43,6 @@ static const ffu_option bench_options[] = {
      100000, NULL, "N"},
     {"batch", 0, FFU_OPT_INT, offsetof(bench_opts, batch), "items per run: dim 0 of inputs declared 1 or dynamic",
      "1", 1, 65536, NULL, "N"},
-    {"bf16", 0, FFU_OPT_BOOL, offsetof(bench_opts, bf16),
-     "cpu: bf16 Conv/Gemm/MatMul where the CPU has AVX512-BF16 and each node's accuracy "
-     "check passes",
-     NULL, 0, 0, NULL, NULL},
     {"no-winograd", 0, FFU_OPT_BOOL, offsetof(bench_opts, no_winograd),
      "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "
      "against direct passes)",
@@ -359,7 +354,8 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
                              .backend = cli_backend_names[o->backend],
                              .threads = o->threads,
                              .device = o->device,
-                             .fp16 = o->fp16};
+                             .fp16 = o->fp16,
+                             .bf16 = o->bf16};
     ffu_detector_opts dopts;
     ffu_landmarker_opts lopts;
     ffu_detector_opts_default(&dopts);
@@ -485,7 +481,7 @@ const cli_command cli_cmd_bench = {
     "bench",
     "measure inference latency and memory of a model, or a face analysis per stage",
     "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--profile] [--device N] [--fp16] [--json]\n"
-    "       facefuse bench face IMG [--size WxH] [--threads N] [--runs N] [--json]",
+    "       facefuse bench face IMG [--size WxH] [--threads N] [--runs N] [--bf16] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
     "--batch; fix other dynamic dims with --shape NAME=DIMS), fills the inputs with fixed\n"
     "pseudo-random values, runs --warmup untimed inferences and then --runs timed ones.\n"

@@ -32,7 +32,7 @@ typedef struct {
     char *detector, *embedder, *landmarker, *liveness;
     double min_score, nms;
     int input_size, min_face, limit, threads, backend;
-    int device, fp16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
 } eval_opts;
 
 static const ffu_option eval_options[] = {
@@ -118,7 +118,8 @@ static ffu_face_model_opts model_opts(const eval_opts *o, const char *name)
                              .backend = cli_backend_names[o->backend],
                              .threads = o->threads,
                              .device = o->device,
-                             .fp16 = o->fp16};
+                             .fp16 = o->fp16,
+                             .bf16 = o->bf16};
     return m;
 }
 

@@ -48,7 +48,7 @@ typedef struct {
     char *data, *embedder, *videos;
     int frames, limit, threads, backend, no_photos, no_videos;
     double smooth;
-    int device, fp16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
 } es_opts;
 
 static const ffu_option es_options[] = {
@@ -710,7 +710,7 @@ int cli_eval_swap(const cli_command *cmd, int argc, char **argv)
     double t0 = ffu_clock_sec();
     const char *backend = cli_backend_names[o.backend];
     ffu_face_model_opts mo = {.model = NULL, .backend = backend, .threads = o.threads,
-                              .device = o.device, .fp16 = o.fp16};
+                              .device = o.device, .fp16 = o.fp16, .bf16 = o.bf16};
     ffu_detector_opts dopt;
     ffu_detector_opts_default(&dopt);
     dopt.m = mo;
@@ -718,7 +718,7 @@ int cli_eval_swap(const cli_command *cmd, int argc, char **argv)
     ffu_landmarker_opts_default(&lopt);
     lopt.m = mo;
     ffu_face_model_opts eo = {.model = o.embedder, .backend = backend, .threads = o.threads,
-                              .device = o.device, .fp16 = o.fp16};
+                              .device = o.device, .fp16 = o.fp16, .bf16 = o.bf16};
     if ((st = load_identities(c)) || (st = ffu_detector_create(&dopt, &c->det)) ||
         (st = ffu_landmarker_create(&lopt, &c->lm)) || (st = ffu_embedder_create(&eo, &c->emb)))
         goto fail;
@@ -730,6 +730,7 @@ int cli_eval_swap(const cli_command *cmd, int argc, char **argv)
         so.threads = o.threads;
         so.device = o.device;
         so.fp16 = o.fp16;
+        so.bf16 = o.bf16;
         so.blend = variants[v].blend;
         so.colour = variants[v].colour;
         if ((st = ffu_swapper_create(&so, &sw[v])))

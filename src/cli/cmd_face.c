@@ -24,7 +24,7 @@ typedef struct {
     int threads, backend;
     char *with;
     char *draw;
-    int device, fp16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
 } face_opts;
 
 #define FACE_MODEL_OPTIONS                                                                  \
@@ -116,7 +116,8 @@ static void analyzer_opts_from(const face_opts *o, unsigned stages, ffu_analyzer
                              .backend = cli_backend_names[o->backend],
                              .threads = o->threads,
                              .device = o->device,
-                             .fp16 = o->fp16};
+                             .fp16 = o->fp16,
+                             .bf16 = o->bf16};
     ao->detect.m = m;
     ao->detect.m.model = o->detector;
     ao->detect.min_score = (float)o->min_score;

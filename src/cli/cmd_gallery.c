@@ -22,7 +22,7 @@ typedef struct {
     char *detector, *embedder, *output, *gallery;
     int threads, backend, min_face, top;
     double threshold;
-    int device, fp16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
 } gallery_opts;
 
 #define GALLERY_MODEL_OPTIONS                                                               \
@@ -75,7 +75,8 @@ static ffu_status open_models(const gallery_opts *o, ffu_analyzer **an, const ch
                              .backend = cli_backend_names[o->backend],
                              .threads = o->threads,
                              .device = o->device,
-                             .fp16 = o->fp16};
+                             .fp16 = o->fp16,
+                             .bf16 = o->bf16};
     ao.detect.m = m;
     ao.detect.m.model = o->detector;
     ao.detect.min_face = o->min_face;

@@ -32,7 +32,6 @@ typedef struct {
     int backend;
     int threads;
     int batch;
-    int bf16;
     int no_winograd;
     ffu_strlist inputs;
     ffu_strlist shapes;
@@ -44,7 +43,7 @@ typedef struct {
     double rtol, atol;
     int no_fork;
     int timeout;
-    int device, fp16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
 } nn_opts;
 
 static const ffu_option nn_options[] = {
@@ -58,10 +57,6 @@ static const ffu_option nn_options[] = {
     {"batch", 0, FFU_OPT_INT, offsetof(nn_opts, batch), "items per run: dim 0 of inputs declared 1 or dynamic",
      "1", 1, 65536, NULL, "N"},
     CLI_GPU_OPTIONS(nn_opts),
-    {"bf16", 0, FFU_OPT_BOOL, offsetof(nn_opts, bf16),
-     "cpu: bf16 Conv/Gemm/MatMul where the CPU has AVX512-BF16 and each node's accuracy "
-     "check passes",
-     NULL, 0, 0, NULL, NULL},
     {"no-winograd", 0, FFU_OPT_BOOL, offsetof(nn_opts, no_winograd),
      "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "
      "against direct passes)",

@@ -68,7 +68,7 @@ typedef struct {
     int min_face, backend;
     int force;
     int hwaccel, hw_device;
-    int device, fp16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
 } swap_opts;
 
 /* clang-format off */
@@ -791,6 +791,7 @@ static int build_swapper_opts(const cli_command *cmd, swap_opts *o, int any_vide
     so->threads = threads;
     so->device = o->device;
     so->fp16 = o->fp16;
+    so->bf16 = o->bf16;
     so->detect.m.model = model_spec(o->detector);
     so->detect.m.backend = backend;
     so->detect.m.threads = threads;

@@ -255,6 +255,7 @@ void face_model_session_opts(const ffu_face_model_opts *o, ffu_nn_session_opts *
     so->threads = o->threads;
     so->device = o->device;
     so->fp16 = o->fp16;
+    so->bf16 = o->bf16;
 }
 
 ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o)

@@ -87,6 +87,7 @@ static ffu_status load_watchlist(ffu_pipeline *p, const ffu_pipeline_opts *o,
         ao.detect.m.backend = o->backend;
         ao.detect.m.device = o->device;
         ao.detect.m.fp16 = o->fp16;
+        ao.detect.m.bf16 = o->bf16;
         ao.detect.max_faces = 0;
         ao.landmarks.m.model = use_landmarks(o) ? o->landmarks : NULL;
         ao.embed.model = o->embedder;
@@ -151,6 +152,7 @@ static ffu_status detector_opts(ffu_pipeline *p, const ffu_pipeline_opts *o)
     p->dopts.m.threads = 1;
     p->dopts.m.device = o->device;
     p->dopts.m.fp16 = o->fp16;
+    p->dopts.m.bf16 = o->bf16;
     p->dopts.min_face = o->min_face;
     ffu_detector *d = NULL;
     ffu_status st = ffu_detector_create(&p->dopts, &d);
@@ -177,7 +179,7 @@ static int detector_bucket(ffu_pipeline *p, pl_worker *w, int b)
 static int embedder_bucket(ffu_pipeline *p, pl_worker *w, int b)
 {
     ffu_face_model_opts mo = {.model = p->embedder_spec, .backend = p->backend, .threads = 1,
-                              .device = p->o.device, .fp16 = p->o.fp16};
+                              .device = p->o.device, .fp16 = p->o.fp16, .bf16 = p->o.bf16};
     for (; b > 0 && !w->emb[b]; b--)
         if (ffu_embedder_create(&mo, &w->emb[b]) == FFU_OK)
             break;
@@ -200,16 +202,17 @@ static ffu_status create_worker(ffu_pipeline *p, pl_worker *w, const ffu_pipelin
         lo.m.threads = 1;
         lo.m.device = o->device;
         lo.m.fp16 = o->fp16;
+        lo.m.bf16 = o->bf16;
         if ((st = ffu_landmarker_create(&lo, &w->lm)))
             return st;
     }
     ffu_face_model_opts mo = {.model = p->embedder_spec, .backend = p->backend, .threads = 1,
-                              .device = o->device, .fp16 = o->fp16};
+                              .device = o->device, .fp16 = o->fp16, .bf16 = o->bf16};
     if ((st = ffu_embedder_create(&mo, &w->emb[0])))
         return st;
     if (o->liveness_gate > 0) {
         ffu_face_model_opts lm = {.model = o->liveness, .backend = o->backend, .threads = 1,
-                                  .device = o->device, .fp16 = o->fp16};
+                                  .device = o->device, .fp16 = o->fp16, .bf16 = o->bf16};
         if ((st = ffu_liveness_create(&lm, &w->live)))
             return st;
     }

@@ -77,6 +77,7 @@ static ffu_face_model_opts stage_opts(const ffu_swapper_opts *o, ffu_face_model_
     if (!m.threads) m.threads = o->threads;
     if (!m.device) m.device = o->device;
     if (!m.fp16) m.fp16 = o->fp16;
+    if (!m.bf16) m.bf16 = o->bf16;
     return m;
 }
 
@@ -173,7 +174,7 @@ ffu_status ffu_swapper_create(const ffu_swapper_opts *opts, ffu_swapper **out)
     }
     /* the swapper's own networks run as the swapper's options say */
     const ffu_face_model_opts run = {.backend = o.backend, .threads = o.threads,
-                                     .device = o.device, .fp16 = o.fp16};
+                                     .device = o.device, .fp16 = o.fp16, .bf16 = o.bf16};
     if (mesh) {
         mesh_opts mo = {o.keep_mouth, o.keep_eyes, sw->o.colour, sw->o.blend};
         if ((st = mesh_swapper_create(&mo, &sw->mesh))) goto fail;

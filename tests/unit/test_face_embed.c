@@ -344,6 +344,55 @@ static void test_embed_same_vs_different(void)
         TEST_SKIP("no embedder model installed");
 }
 
+/* ffu_face_model_opts.bf16 reaches the embedder's sessions: on a CPU with AVX512-BF16
+ * the default embedder's descriptor moves (some layers pass the bf16 check) but stays
+ * the same face (cosine > 0.99, and Obama still matches Obama); elsewhere bf16 is not
+ * granted and the descriptor is bit-identical. */
+static void test_embed_bf16_option(void)
+{
+    ffu_image img[2] = {{0}};
+    static ffu_face f[2];
+    int have = load_shared_image("data/face_recognition_examples/examples/obama.jpg", &img[0]) &&
+               load_shared_image("data/face_recognition_examples/examples/obama2.jpg", &img[1]) &&
+               detect_one(&img[0], &f[0]) && detect_one(&img[1], &f[1]);
+    float e[2][2][1024];
+    int dim = 0, ok = have;
+    for (int bf = 0; ok && bf < 2; bf++) {
+        ffu_face_model_opts o = {.threads = 1, .bf16 = bf};
+        ffu_embedder *em = NULL;
+        ffu_status st = ffu_embedder_create(&o, &em);
+        if (st == FFU_ERR_NOT_FOUND) {
+            have = 0;
+            break;
+        }
+        for (int i = 0; ok && i < 2; i++) {
+            ok = st == FFU_OK && ffu_embedder_run(em, &img[i], &f[i], 1) == FFU_OK &&
+                 f[i].embedding_dim <= 1024;
+            if (ok) {
+                dim = f[i].embedding_dim;
+                memcpy(e[bf][i], f[i].embedding, sizeof(float) * (size_t)dim);
+            }
+        }
+        ffu_embedder_destroy(em);
+    }
+    ffu_image_release(&img[0]);
+    ffu_image_release(&img[1]);
+    if (!have) TEST_SKIP("face_recognition_examples or the default models missing");
+    CHECK(ok && dim > 0);
+    int granted = (ffu_cpu_features() & FFU_CPU_AVX512BF16) != 0;
+    for (int i = 0; i < 2; i++) {
+        int same_bits = memcmp(e[0][i], e[1][i], sizeof(float) * (size_t)dim) == 0;
+        CHECK_EQ_INT(same_bits, !granted);
+        CHECK(ffu_face_similarity(e[0][i], e[1][i], dim) > 0.99f);
+    }
+    ffu_embedder *em = NULL;
+    ffu_face_model_opts o = {0};
+    CHECK(ffu_embedder_create(&o, &em) == FFU_OK);
+    float thr = ffu_embedder_threshold(em);
+    ffu_embedder_destroy(em);
+    CHECK(ffu_face_similarity(e[1][0], e[1][1], dim) >= thr);
+}
+
 /* Several faces in one call (one batch, and more than one batch) give what one call per
  * face gives; the faces differ (shifted keypoints) so a mix-up of slots would show. */
 static void test_embed_batch_equals_single(void)
@@ -580,7 +629,7 @@ static void test_lfw_run_small(void)
     CHECK_EQ_INT(run_null, FFU_ERR_INVALID);
 }
 
-TEST_MAIN(test_align_puts_keypoints_on_template, test_align_bad_input,
+TEST_MAIN(test_align_puts_keypoints_on_template, test_align_bad_input, test_embed_bf16_option,
           test_embed_dims_and_models, test_embed_bad_input, test_similarity,
           test_embed_same_vs_different, test_embed_batch_equals_single,
           test_embed_follows_keypoints, test_embed_flip_sees_the_mirror, test_lfw_pick_face, test_lfw_run_small)
