@@ -209,6 +209,16 @@ static const tcase cases[] = {
     {NN_OP_MUL, "b scalar-like [1]", 2, {X4, S1(1)}},
     {NN_OP_MUL, "const b [3,1,1]", 2, {X4, S3(3, 1, 1)}, {0, 1}},
     {NN_OP_DIV, "b away from 0", 2, {X4, X4}, .dist = 2},
+    /* short broadcast periods on the flat output (the cpu backend's own kernel): a
+     * scalar, a pattern of 2 or 3 innermost values, one repeated along a tail of 3,
+     * the pattern as the left operand, fewer values than one repeated block */
+    {NN_OP_MUL, "[5,999,2] * [1,1,2]", 2, {S3(5, 999, 2), S3(1, 1, 2)}},
+    {NN_OP_DIV, "[1,17640,2] / [1]", 2, {S3(1, 17640, 2), S1(1)}, .dist = 2},
+    {NN_OP_SUB, "[2,15,15,3] - const [3]", 2, {S4(2, 15, 15, 3), S1(3)}, {0, 1}},
+    {NN_OP_DIV, "[2] / [7,5,2] (pattern left)", 2, {S1(2), S3(7, 5, 2)}, .dist = 2},
+    {NN_OP_MAX, "[7,11,3] const [11,1]", 2, {S3(7, 11, 3), S2(11, 1)}, {0, 1}},
+    {NN_OP_MIN, "[7,11,3] [11,3] runtime", 2, {S3(7, 11, 3), S2(11, 3)}},
+    {NN_OP_ADD, "[3,5] + [5] (one block)", 2, {S2(3, 5), S1(5)}},
     {NN_OP_MAX, "2 inputs", 2, {X4, S4(1, 3, 13, 1)}},
     {NN_OP_MIN, "2 inputs", 2, {X4, X4}},
     {NN_OP_SUM, "2 inputs", 2, {X4, X4}},
