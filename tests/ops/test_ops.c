@@ -53,7 +53,7 @@ static const int64_t sz_down[4] = {1, 3, 7, 9};
 static const int64_t pad_ch[8] = {0, 0, 0, 0, 0, 5, 0, 0}, pad_hw[8] = {0, 0, 1, 2, 0, 0, 3, 0};
 static const int64_t pad_ax[2] = {1, 3}, pad_ax_v[4] = {2, 0, 1, 4}, pad_neg[8] = {0, 0, -1, 0, 0, 0, 0, 0};
 static const float pad_val[1] = {-0.75f};
-static const int64_t ax_23[2] = {2, 3}, ax_1[1] = {1}, ax_m1[1] = {-1};
+static const int64_t ax_23[2] = {2, 3}, ax_1[1] = {1}, ax_m1[1] = {-1}, ax_13[2] = {1, 3};
 
 #define X4 S4(1, 3, 13, 17)
 #define F32 FFU_DTYPE_F32
@@ -243,6 +243,9 @@ static const tcase cases[] = {
     {NN_OP_REDUCE_SUM, "axis 1 nokeep", 2, {X4, S1(1)}, {0, 1}, {NULL, ax_1}, {0, FFU_DTYPE_I64}, .attrs = "keepdims=0"},
     {NN_OP_REDUCE_MAX, "axis -1", 2, {X4, S1(1)}, {0, 1}, {NULL, ax_m1}, {0, FFU_DTYPE_I64}},
     {NN_OP_REDUCE_MIN, "all", 1, {X4}},
+    /* reduced axes in two blocks (the cpu backend's general loop) */
+    {NN_OP_REDUCE_MEAN, "axes 1,3 of 2x5x7x19", 2, {S4(2, 5, 7, 19), S1(2)}, {0, 1}, {NULL, ax_13}, {0, FFU_DTYPE_I64}},
+    {NN_OP_REDUCE_MAX, "axes 1,3 nokeep", 2, {S4(2, 5, 7, 19), S1(2)}, {0, 1}, {NULL, ax_13}, {0, FFU_DTYPE_I64}, .attrs = "keepdims=0"},
     {NN_OP_REDUCE_PROD, "axis 1", 2, {X4, S1(1)}, {0, 1}, {NULL, ax_1}, {0, FFU_DTYPE_I64}, .dist = 2},
     {NN_OP_REDUCE_L1, "axes 2,3", 2, {X4, S1(2)}, {0, 1}, {NULL, ax_23}, {0, FFU_DTYPE_I64}},
     {NN_OP_REDUCE_L2, "axis -1", 2, {X4, S1(1)}, {0, 1}, {NULL, ax_m1}, {0, FFU_DTYPE_I64}},
