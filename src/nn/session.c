@@ -878,7 +878,6 @@ static ffu_status run_node(ffu_nn_session *s, int i)
     return FFU_OK;
 }
 
-
 /* The plan's nodes in order. Device work is queued; before a host node runs, every
  * backend with queued work is synchronised (the host node may read what a copy brings
  * back, or overwrite host memory a queued copy still reads). Profiling times each node,
