@@ -65,10 +65,13 @@ int cli_fail_msg(const cli_command *cmd, const cli_common *common, int exit_code
 int cli_exit_code(ffu_status st);
 /* cli_fail for an error about the file at path: the message names the path once
  * (errors from loading it already start with it, later ones, such as analysis, do
- * not). cli_error_about writes that message into buf and returns buf. */
+ * not). */
 int cli_fail_path(const cli_command *cmd, const cli_common *common, ffu_status st,
                   const char *path);
-const char *cli_error_about(const char *path, char *buf, size_t size);
+/* A batch command's failure on one of its input files (it goes on with the others):
+ * "facefuse CMD: PATH: reason" on stderr and, when w is not NULL, {"path", "error"}
+ * into w's open array. Returns the exit code for st. */
+int cli_input_failed(const cli_command *cmd, ffu_status st, const char *path, ffu_jw *w);
 
 /* Applies one --shape NAME=DIMS (or INDEX=DIMS) spec to a session. */
 ffu_status cli_nn_apply_shape(ffu_nn_session *s, const ffu_nn_model *m, const char *spec);
@@ -103,7 +106,7 @@ extern const char *const cli_hwaccel_names[];
 
 /* The models' device and precision: --device N and --fp16 for --backend cuda, --bf16 for
  * the cpu backend, into int fields `device`, `fp16` and `bf16` of TYPE. */
-#define CLI_GPU_OPTIONS(TYPE)                                                              \
+#define CLI_MODEL_OPTIONS(TYPE)                                                            \
     {"device", 0, FFU_OPT_INT, offsetof(TYPE, device),                                     \
      "--backend cuda: the CUDA device (0 = the first)", "0", 0, 63, NULL, "N"},              \
     {"fp16", 0, FFU_OPT_BOOL, offsetof(TYPE, fp16),                                        \

@@ -51,7 +51,8 @@ int cli_fail(const cli_command *cmd, const cli_common *common, ffu_status st)
     return report(cmd, common, cli_exit_code(st), ffu_status_str(st), ffu_error_message());
 }
 
-const char *cli_error_about(const char *path, char *buf, size_t size)
+/* The last error about the file at path, naming the path once, written into buf. */
+static const char *cli_error_about(const char *path, char *buf, size_t size)
 {
     const char *msg = ffu_error_message();
     size_t n = strlen(path);
@@ -68,6 +69,19 @@ int cli_fail_path(const cli_command *cmd, const cli_common *common, ffu_status s
     char msg[1024];
     return report(cmd, common, cli_exit_code(st), ffu_status_str(st),
                   cli_error_about(path, msg, sizeof msg));
+}
+
+int cli_input_failed(const cli_command *cmd, ffu_status st, const char *path, ffu_jw *w)
+{
+    char msg[1024];
+    fprintf(stderr, "facefuse %s: %s\n", cmd->name, cli_error_about(path, msg, sizeof msg));
+    if (w) {
+        ffu_jw_begin_object(w);
+        ffu_jw_key(w, "path"), ffu_jw_string(w, path);
+        ffu_jw_key(w, "error"), ffu_jw_string(w, msg);
+        ffu_jw_end_object(w);
+    }
+    return cli_exit_code(st);
 }
 
 int cli_fail_msg(const cli_command *cmd, const cli_common *common, int exit_code,

@@ -89,7 +89,7 @@ static const ffu_option analyze_options[] = {
     {"backend", 'b', FFU_OPT_ENUM, offsetof(analyze_opts, backend),
      CLI_BACKEND_HELP, "cpu", 0, 0, cli_backend_names, NULL},
     CLI_HWACCEL_OPTIONS(analyze_opts),
-    CLI_GPU_OPTIONS(analyze_opts),
+    CLI_MODEL_OPTIONS(analyze_opts),
     {"host-frames", 0, FFU_OPT_BOOL, offsetof(analyze_opts, host_frames),
      "--backend cuda: bring every decoded frame to the host (to compare with the "
      "device-frame path)", NULL, 0, 0, NULL, NULL},

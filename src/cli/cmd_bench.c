@@ -27,14 +27,14 @@ typedef struct {
     int profile;
     ffu_strlist shapes;
     char *size;
-    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
 } bench_opts;
 
 static const ffu_option bench_options[] = {
     CLI_COMMON_OPTIONS,
     {"backend", 'b', FFU_OPT_ENUM, offsetof(bench_opts, backend),
      CLI_BACKEND_HELP, "cpu", 0, 0, cli_backend_names, NULL},
-    CLI_GPU_OPTIONS(bench_opts),
+    CLI_MODEL_OPTIONS(bench_opts),
     {"threads", 't', FFU_OPT_INT, offsetof(bench_opts, threads), "worker threads (0 = all CPUs)",
      "1", 0, 1024, NULL, "N"},
     {"runs", 'n', FFU_OPT_INT, offsetof(bench_opts, runs), "timed runs", "50", 1, 1000000, NULL,
@@ -421,6 +421,7 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_key(w, "height"), ffu_jw_int(w, img.height);
         ffu_jw_key(w, "faces"), ffu_jw_int(w, nfaces);
         ffu_jw_key(w, "threads"), ffu_jw_int(w, o->threads);
+        ffu_jw_key(w, "bf16"), ffu_jw_bool(w, o->bf16);
         ffu_jw_key(w, "runs"), ffu_jw_int(w, o->runs);
         ffu_jw_key(w, "median_ms");
         ffu_jw_begin_object(w);
@@ -431,9 +432,9 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_end_object(w);
         rc = cli_print_json(w);
     } else {
-        printf("%s at %dx%d, %d face%s, %d thread%s, median of %d runs after %d warm-up:\n",
+        printf("%s at %dx%d, %d face%s, %d thread%s%s, median of %d runs after %d warm-up:\n",
                path, img.width, img.height, nfaces, nfaces == 1 ? "" : "s", o->threads,
-               o->threads == 1 ? "" : "s", o->runs, o->warmup);
+               o->threads == 1 ? "" : "s", o->bf16 ? ", bf16" : "", o->runs, o->warmup);
         printf("  %-11s %8s\n", "stage", "ms");
         for (int s = 0; s < ST_COUNT; s++)
             printf("  %-11s %8.3f\n", stage_names[s], med[s]);

@@ -32,7 +32,7 @@ typedef struct {
     char *detector, *embedder, *landmarker, *liveness;
     double min_score, nms;
     int input_size, min_face, limit, threads, backend;
-    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
 } eval_opts;
 
 static const ffu_option eval_options[] = {
@@ -73,7 +73,7 @@ static const ffu_option eval_options[] = {
      "inference threads (0 = all CPUs)", "0", 0, 1024, NULL, "N"},
     {"backend", 'b', FFU_OPT_ENUM, offsetof(eval_opts, backend), CLI_BACKEND_HELP, "cpu", 0, 0,
      cli_backend_names, NULL},
-    CLI_GPU_OPTIONS(eval_opts),
+    CLI_MODEL_OPTIONS(eval_opts),
     {0},
 };
 

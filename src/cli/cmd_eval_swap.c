@@ -48,7 +48,7 @@ typedef struct {
     char *data, *embedder, *videos;
     int frames, limit, threads, backend, no_photos, no_videos;
     double smooth;
-    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
 } es_opts;
 
 static const ffu_option es_options[] = {
@@ -78,7 +78,7 @@ static const ffu_option es_options[] = {
      "and does not spin against the other cores' work", "1", 0, 1024, NULL, "N"},
     {"backend", 'b', FFU_OPT_ENUM, offsetof(es_opts, backend), CLI_BACKEND_HELP, "cpu", 0, 0,
      cli_backend_names, NULL},
-    CLI_GPU_OPTIONS(es_opts),
+    CLI_MODEL_OPTIONS(es_opts),
     {0},
 };
 

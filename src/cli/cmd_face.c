@@ -24,7 +24,7 @@ typedef struct {
     int threads, backend;
     char *with;
     char *draw;
-    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
 } face_opts;
 
 #define FACE_MODEL_OPTIONS                                                                  \
@@ -50,7 +50,7 @@ typedef struct {
      "inference threads (0 = all CPUs)", "0", 0, 1024, NULL, "N"},                          \
     {"backend", 'b', FFU_OPT_ENUM, offsetof(face_opts, backend),                            \
      CLI_BACKEND_HELP, "cpu", 0, 0, cli_backend_names, NULL},                             \
-    CLI_GPU_OPTIONS(face_opts)
+    CLI_MODEL_OPTIONS(face_opts)
 
 static const ffu_option detect_options[] = {
     CLI_COMMON_OPTIONS,
@@ -207,17 +207,9 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
             st = ffu_analyzer_run(an, &img, &faces);
         if (st) {
             failed++;
-            int code = cli_exit_code(st);
+            int code = cli_input_failed(cmd, st, path, w);
             if (worst == CLI_EXIT_OK)
                 worst = code;
-            char msg[1024];
-            fprintf(stderr, "facefuse detect: %s\n", cli_error_about(path, msg, sizeof msg));
-            if (w) {
-                ffu_jw_begin_object(w);
-                ffu_jw_key(w, "path"), ffu_jw_string(w, path);
-                ffu_jw_key(w, "error"), ffu_jw_string(w, msg);
-                ffu_jw_end_object(w);
-            }
             ffu_image_release(&img);
             cli_progress(&bar, (size_t)i + 1);
             continue;

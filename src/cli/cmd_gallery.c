@@ -22,7 +22,7 @@ typedef struct {
     char *detector, *embedder, *output, *gallery;
     int threads, backend, min_face, top;
     double threshold;
-    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
 } gallery_opts;
 
 #define GALLERY_MODEL_OPTIONS                                                               \
@@ -39,7 +39,7 @@ typedef struct {
      "inference threads (0 = all CPUs)", "0", 0, 1024, NULL, "N"},                          \
     {"backend", 'b', FFU_OPT_ENUM, offsetof(gallery_opts, backend),                         \
      CLI_BACKEND_HELP, "cpu", 0, 0, cli_backend_names, NULL},                             \
-    CLI_GPU_OPTIONS(gallery_opts)
+    CLI_MODEL_OPTIONS(gallery_opts)
 
 static const ffu_option enroll_options[] = {
     CLI_COMMON_OPTIONS,
@@ -166,16 +166,8 @@ static int identify_image(const cli_command *cmd, const gallery_opts *o, ffu_ana
         st = ffu_analyzer_run(an, &img, &faces);
     ffu_image_release(&img);
     if (st) { /* reported; the other images still run (as in `detect`) */
-        char msg[1024];
-        fprintf(stderr, "facefuse %s: %s\n", cmd->name, cli_error_about(path, msg, sizeof msg));
-        if (w) {
-            ffu_jw_begin_object(w);
-            ffu_jw_key(w, "path"), ffu_jw_string(w, path);
-            ffu_jw_key(w, "error"), ffu_jw_string(w, msg);
-            ffu_jw_end_object(w);
-        }
         ffu_face_list_free(&faces);
-        return cli_exit_code(st);
+        return cli_input_failed(cmd, st, path, w);
     }
     if (w) {
         ffu_jw_begin_object(w);

@@ -43,7 +43,7 @@ typedef struct {
     double rtol, atol;
     int no_fork;
     int timeout;
-    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
 } nn_opts;
 
 static const ffu_option nn_options[] = {
@@ -56,7 +56,7 @@ static const ffu_option nn_options[] = {
      "0", 0, 1024, NULL, "N"},
     {"batch", 0, FFU_OPT_INT, offsetof(nn_opts, batch), "items per run: dim 0 of inputs declared 1 or dynamic",
      "1", 1, 65536, NULL, "N"},
-    CLI_GPU_OPTIONS(nn_opts),
+    CLI_MODEL_OPTIONS(nn_opts),
     {"no-winograd", 0, FFU_OPT_BOOL, offsetof(nn_opts, no_winograd),
      "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "
      "against direct passes)",

@@ -68,7 +68,7 @@ typedef struct {
     int min_face, backend;
     int force;
     int hwaccel, hw_device;
-    int device, fp16, bf16; /* CLI_GPU_OPTIONS */
+    int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
 } swap_opts;
 
 /* clang-format off */
@@ -178,7 +178,7 @@ static const ffu_option swap_options[] = {
         "--output-dir: redo every target even when the journal says it is done", NULL, 0, 0, NULL,
         NULL),
     CLI_HWACCEL_OPTIONS(swap_opts),
-    CLI_GPU_OPTIONS(swap_opts),
+    CLI_MODEL_OPTIONS(swap_opts),
     {0},
 };
 

@@ -67,6 +67,14 @@ static int use_landmarks(const ffu_pipeline_opts *o)
     return o->landmarks && *o->landmarks && strcmp(o->landmarks, "none") != 0;
 }
 
+/* The options of every model a worker opens: the run's backend, device and precision,
+ * one thread (the worker pool is the parallelism). */
+static ffu_face_model_opts stage_model(const ffu_pipeline *p, const char *spec)
+{
+    return (ffu_face_model_opts){.model = spec, .backend = p->backend, .threads = 1,
+                                 .device = p->o.device, .fp16 = p->o.fp16, .bf16 = p->o.bf16};
+}
+
 /* The watchlist: a directory is enrolled with the pipeline's own detector, landmarks
  * and embedder (so probe and gallery embeddings are made the same way); a file is
  * loaded and must come from the same embedder. */
@@ -83,11 +91,9 @@ static ffu_status load_watchlist(ffu_pipeline *p, const ffu_pipeline_opts *o,
         ffu_analyzer_opts ao;
         ffu_analyzer_opts_default(&ao);
         ao.stages = FFU_STAGE_EMBED | (use_landmarks(o) ? FFU_STAGE_LANDMARKS : 0);
-        ao.detect.m.model = o->detector;
-        ao.detect.m.backend = o->backend;
-        ao.detect.m.device = o->device;
-        ao.detect.m.fp16 = o->fp16;
-        ao.detect.m.bf16 = o->bf16;
+        int threads = ao.detect.m.threads; /* enrolment uses every core */
+        ao.detect.m = stage_model(p, o->detector);
+        ao.detect.m.threads = threads;
         ao.detect.max_faces = 0;
         ao.landmarks.m.model = use_landmarks(o) ? o->landmarks : NULL;
         ao.embed.model = o->embedder;
@@ -147,12 +153,7 @@ static ffu_status load_zones(ffu_pipeline *p, const char *path)
 static ffu_status detector_opts(ffu_pipeline *p, const ffu_pipeline_opts *o)
 {
     ffu_detector_opts_default(&p->dopts);
-    p->dopts.m.model = p->detector_spec;
-    p->dopts.m.backend = p->backend;
-    p->dopts.m.threads = 1;
-    p->dopts.m.device = o->device;
-    p->dopts.m.fp16 = o->fp16;
-    p->dopts.m.bf16 = o->bf16;
+    p->dopts.m = stage_model(p, p->detector_spec);
     p->dopts.min_face = o->min_face;
     ffu_detector *d = NULL;
     ffu_status st = ffu_detector_create(&p->dopts, &d);
@@ -178,8 +179,7 @@ static int detector_bucket(ffu_pipeline *p, pl_worker *w, int b)
 
 static int embedder_bucket(ffu_pipeline *p, pl_worker *w, int b)
 {
-    ffu_face_model_opts mo = {.model = p->embedder_spec, .backend = p->backend, .threads = 1,
-                              .device = p->o.device, .fp16 = p->o.fp16, .bf16 = p->o.bf16};
+    ffu_face_model_opts mo = stage_model(p, p->embedder_spec);
     for (; b > 0 && !w->emb[b]; b--)
         if (ffu_embedder_create(&mo, &w->emb[b]) == FFU_OK)
             break;
@@ -197,22 +197,15 @@ static ffu_status create_worker(ffu_pipeline *p, pl_worker *w, const ffu_pipelin
     if (use_landmarks(o)) {
         ffu_landmarker_opts lo;
         ffu_landmarker_opts_default(&lo);
-        lo.m.model = o->landmarks;
-        lo.m.backend = o->backend;
-        lo.m.threads = 1;
-        lo.m.device = o->device;
-        lo.m.fp16 = o->fp16;
-        lo.m.bf16 = o->bf16;
+        lo.m = stage_model(p, o->landmarks);
         if ((st = ffu_landmarker_create(&lo, &w->lm)))
             return st;
     }
-    ffu_face_model_opts mo = {.model = p->embedder_spec, .backend = p->backend, .threads = 1,
-                              .device = o->device, .fp16 = o->fp16, .bf16 = o->bf16};
+    ffu_face_model_opts mo = stage_model(p, p->embedder_spec);
     if ((st = ffu_embedder_create(&mo, &w->emb[0])))
         return st;
     if (o->liveness_gate > 0) {
-        ffu_face_model_opts lm = {.model = o->liveness, .backend = o->backend, .threads = 1,
-                                  .device = o->device, .fp16 = o->fp16, .bf16 = o->bf16};
+        ffu_face_model_opts lm = stage_model(p, o->liveness);
         if ((st = ffu_liveness_create(&lm, &w->live)))
             return st;
     }

@@ -100,7 +100,7 @@ static void devices_load_once(void)
 {
     /* the library of the headers we were built with, bound to the libavformat this
      * process already has; never unloaded (libavformat keeps its format lists) */
-    void *lib = dlopen(SONAME(LIBAVDEVICE_VERSION_MAJOR), RTLD_NOW | RTLD_LOCAL);
+    void *lib = dlopen(video_devices_library(), RTLD_NOW | RTLD_LOCAL);
     void (*register_all)(void) = NULL;
     if (lib) *(void **)&register_all = dlsym(lib, "avdevice_register_all");
     if (register_all) {
@@ -109,6 +109,15 @@ static void devices_load_once(void)
     }
 }
 #endif
+
+const char *video_devices_library(void)
+{
+#if FFU_HAVE_AVDEVICE
+    return SONAME(LIBAVDEVICE_VERSION_MAJOR);
+#else
+    return NULL;
+#endif
+}
 
 int video_devices_load(void)
 {

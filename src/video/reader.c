@@ -8,6 +8,7 @@
  * is, read downloads only the frames it converts. */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -290,11 +291,13 @@ static ffu_status open_common(ffu_video_reader *r, const char *url, const ffu_vi
         if (!ifmt) {
             avformat_free_context(r->fmt);
             r->fmt = NULL;
-            return ffu_error_set(
-                FFU_ERR_UNSUPPORTED, "%s: input format '%s' is not available in this build%s",
-                r->name, fmt_name,
-                strcmp(fmt_name, "v4l2") == 0 ? " (needs libavdevice: apt-get install libavdevice59)"
-                                              : "");
+            const char *lib = video_devices_library();
+            char hint[96] = "";
+            if (strcmp(fmt_name, "v4l2") == 0)
+                snprintf(hint, sizeof hint, " (needs %s)", lib ? lib : "a build with libavdevice");
+            return ffu_error_set(FFU_ERR_UNSUPPORTED,
+                                 "%s: input format '%s' is not available in this build%s", r->name,
+                                 fmt_name, hint);
         }
     }
 

@@ -32,6 +32,8 @@ void video_global_init(void);
  * process that links facefuse. 1 when the devices are there (builds with
  * FFU_HAVE_AVDEVICE where the library loads), else 0. Thread-safe. */
 int video_devices_load(void);
+/* The library video_devices_load loads ("libavdevice.so.59"), NULL in a build without. */
+const char *video_devices_library(void);
 
 /* ---- NVDEC through FFmpeg's CUDA hwaccel (src/video/hwaccel.c) ---------------------- */
 

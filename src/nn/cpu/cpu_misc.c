@@ -208,17 +208,19 @@ ffu_status nn_cpu_build_eltwise(cpu_ctx *c)
 /* A binary op whose broadcast operand is a scalar or repeats with a short period along
  * the flat (plain) output: oneDNN 2.6's binary kernel vectorises over the innermost
  * dim, so an innermost dim of 2 or 3 (UltraFace's [N,17640,2] box arithmetic, an NHWC
- * image minus a per-channel mean) runs 10-40x slower than a plain loop (measured:
- * 17640x2 / scalar 0.107 ms on oneDNN, 0.006 ms on ref; 2x150x150x3 - [3] 0.28 ms).
- * y = outer runs of n values; the pattern operand p has n (pattern) or 1 (scalar)
- * values; rev: p is the left operand. */
+ * image minus a per-channel mean) runs 10-50x slower than a plain loop (`bench nn
+ * --profile`: UltraFace-640's four such nodes 0.107-0.137 ms each, dlib-resnet's input
+ * Sub 0.30 ms at batch 2; docs/NN_CPU.md).
+ * y = outer runs of n values, read against the pattern repeated to len values (whole
+ * periods, a multiple of 16 and of n); rev: the pattern is the left operand. */
 typedef struct cpu_bcast {
     nn_op op;
     int rev;
-    int64_t outer, n; /* n = 1: a scalar */
+    int64_t n, total, len; /* n = 1: a scalar */
+    int built;             /* argument 1 is the repeated pattern (a constant, built once) */
 } cpu_bcast;
 
-enum { BCAST_MAX_PERIOD = 256 }; /* longest pattern; its repeated copy is lcm(n, 16) long */
+enum { BCAST_MAX_PERIOD = 256, BCAST_BUF = BCAST_MAX_PERIOD * 16 };
 
 /* the reference's expressions (ops/binary.c), x the left operand and y the right */
 #define BCAST_OPS(LOOP)                                                                      \
@@ -257,18 +259,16 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void bcast_s
 static void bcast_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
 {
     const cpu_bcast *k = kd;
-    const float *a = ptr[0], *b = ptr[1];
+    const float *a = ptr[0], *pat = ptr[1];
     float *y = ptr[2];
-    /* the pattern repeated over whole periods, a multiple of 16 values (lcm(n, 16)) and
-     * as many of those as fit the buffer: each span call then covers up to 4096 */
-    float pat[BCAST_MAX_PERIOD * 16];
-    int64_t g = k->n, m = 16;
-    while (m) { int64_t t = g % m; g = m; m = t; } /* gcd(n, 16) */
-    int64_t len = k->n * 16 / g, total = k->outer * k->n;
-    len *= (int64_t)(sizeof pat / sizeof pat[0]) / len;
-    memcpy(pat, b, sizeof(float) * (size_t)k->n);
-    for (int64_t have = k->n; have < len; have *= 2) /* doubling copies */
-        memcpy(pat + have, pat, sizeof(float) * (size_t)(have < len - have ? have : len - have));
+    int64_t len = k->len, total = k->total;
+    float buf[BCAST_BUF];
+    if (!k->built) { /* a pattern computed at run time: repeat its n values here */
+        memcpy(buf, pat, sizeof(float) * (size_t)k->n);
+        for (int64_t have = k->n; have < len; have *= 2) /* doubling copies */
+            memcpy(buf + have, buf, sizeof(float) * (size_t)(have < len - have ? have : len - have));
+        pat = buf;
+    }
     int64_t chunks = total / len, c0 = chunks * ithr / nthr, c1 = chunks * (ithr + 1) / nthr;
     for (int64_t ch = c0; ch < c1; ch++)
         bcast_span(k->op, k->rev, a + ch * len, pat, y + ch * len, len);
@@ -307,30 +307,35 @@ static ffu_status build_bcast(cpu_ctx *c, int full, const int64_t *pd, int *take
      * (NCHW bias-like) are oneDNN's strength */
     int64_t period = k2 > k1 ? mid * inner : 1;
     if (k2 > k1 && (inner >= 16 || period > BCAST_MAX_PERIOD)) return FFU_OK;
-    int expand = period > 1 && inner > 1; /* each of the mid values `inner` times */
-    if (expand && !nn_cpu_is_const(pt)) return FFU_OK;
+    /* a pattern known only at run time is repeated then, from its n values: each must
+     * stand for one output value */
+    int cnst = nn_cpu_is_const(pt);
+    if (period > 1 && inner > 1 && !cnst) return FFU_OK;
     *taken = 1;
     if (!c->p) return FFU_OK;
+    int64_t g = period, m = 16;
+    while (m) {
+        int64_t t = g % m;
+        g = m;
+        m = t;
+    } /* gcd(period, 16) */
+    int64_t len = period * 16 / g;
+    len *= BCAST_BUF / len; /* as many whole lcm(period, 16) blocks as the buffer holds */
     cpu_bcast *d = nn_cpu_own(c, sizeof *d);
-    float *rep = expand ? nn_cpu_own(c, sizeof(float) * (size_t)period) : NULL;
-    if (!d || (expand && !rep)) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    d->op = n->op;
-    d->rev = full == 1;
-    d->n = period;
-    d->outer = nn_shape_numel(&y->shape) / period;
+    float *rep = cnst ? nn_cpu_own(c, sizeof(float) * (size_t)len) : NULL;
+    if (!d || (cnst && !rep)) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    *d = (cpu_bcast){.op = n->op, .rev = full == 1, .n = period, .len = len, .built = cnst,
+                     .total = nn_shape_numel(&y->shape)};
+    if (rep) { /* each of the mid values `inner` times, then that period repeated */
+        const float *v = pt->data;
+        for (int64_t i = 0; i < len; i++) rep[i] = v[(i % period) / inner];
+    }
     ffu_status st;
     cpu_step *s = nn_cpu_add_kernel_step(c, bcast_kernel, d, &st);
     if (!s) return st;
     if ((st = nn_cpu_step_arg(c, s, 0, NULL, CPU_BIND_IN, full, 0, NULL)) < 0) return st;
-    if (rep) {
-        const float *v = pt->data;
-        for (int64_t i = 0; i < period; i++) rep[i] = v[i / inner];
-        st = nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_FIXED, 0, 0, rep);
-    } else if (nn_cpu_is_const(pt)) {
-        st = nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_FIXED, 0, 0, pt->data);
-    } else {
-        st = nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_IN, 1 - full, 0, NULL);
-    }
+    st = rep ? nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_FIXED, 0, 0, rep)
+             : nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_IN, 1 - full, 0, NULL);
     if (st < 0) return st;
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:bcast");
     return nn_cpu_step_arg(c, s, 2, NULL, CPU_BIND_OUT, 0, 0, NULL);
@@ -788,6 +793,20 @@ ffu_status nn_cpu_build_lrn(cpu_ctx *c)
 
 /* ---- Reduce --------------------------------------------------------------------------------- */
 
+/* The axes of a rank-r tensor from outermost to innermost as stored: plain row-major,
+ * or channels-last (cl: axis 1 innermost). */
+static void stored_order(int r, int cl, int *order)
+{
+    int n = 0;
+    if (cl) {
+        order[n++] = 0;
+        for (int i = 2; i < r; i++) order[n++] = i;
+        order[n++] = 1;
+    } else {
+        for (int i = 0; i < r; i++) order[n++] = i;
+    }
+}
+
 /* ReduceMean / Sum / Max / Min over axes that are one block in the stored order: the
  * input as outer x mid x inner (stored), mid reduced. oneDNN 2.6 has only its reference
  * kernel for several of these shapes (`ref:any`: faceres's global mean over 7x7x1024
@@ -804,6 +823,13 @@ typedef struct cpu_reduce {
     int64_t kd[FFU_NN_MAX_RANK], ks[FFU_NN_MAX_RANK], rd[FFU_NN_MAX_RANK], rs[FFU_NN_MAX_RANK];
 } cpu_reduce;
 
+/* Max (mx) or Min of the running value f and a, as ops/reduce.c: a NaN, once met, stays. */
+static inline float reduce_pick(int mx, float f, float a)
+{
+    int take = mx ? a > f : a < f;
+    return (take || a != a) && f == f ? a : f;
+}
+
 /* One output of the general form: the reduction over the dims rd/rs from x. */
 static float reduce_one(const cpu_reduce *k, const float *x)
 {
@@ -814,12 +840,8 @@ static float reduce_one(const cpu_reduce *k, const float *x)
     float f = mx ? -INFINITY : INFINITY;
     for (int64_t n = 0; n < count; n++) {
         float a = x[off];
-        if (sum) {
-            acc += a;
-        } else {
-            int take = mx ? a > f : a < f;
-            f = (take || a != a) && f == f ? a : f;
-        }
+        if (sum) acc += a;
+        else f = reduce_pick(mx, f, a);
         for (int j = k->nr - 1; j >= 0; j--) { /* next index, innermost first */
             off += k->rs[j];
             if (++idx[j] < k->rd[j]) break;
@@ -871,11 +893,7 @@ static void reduce_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
             float acc[REDUCE_BLOCK];
             for (int64_t i = 0; i < nb; i++) acc[i] = mx ? -INFINITY : INFINITY;
             for (int64_t m = 0; m < k->mid; m++)
-                for (int64_t i = 0; i < nb; i++) {
-                    float a = xo[m * k->inner + i], f = acc[i];
-                    int take = mx ? a > f : a < f;
-                    acc[i] = (take || a != a) && f == f ? a : f;
-                }
+                for (int64_t i = 0; i < nb; i++) acc[i] = reduce_pick(mx, acc[i], xo[m * k->inner + i]);
             for (int64_t i = 0; i < nb; i++) yo[i] = acc[i];
         }
     }
@@ -886,14 +904,8 @@ static void reduce_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
  * general form. */
 static void reduce_geometry(const nn_shape *s, const int *reduce, int xl, cpu_reduce *k)
 {
-    int r = s->rank, order[FFU_NN_MAX_RANK], n = 0;
-    if (xl) {
-        order[n++] = 0;
-        for (int i = 2; i < r; i++) order[n++] = i;
-        order[n++] = 1;
-    } else {
-        for (int i = 0; i < r; i++) order[n++] = i;
-    }
+    int r = s->rank, order[FFU_NN_MAX_RANK];
+    stored_order(r, xl, order);
     int first = -1, last = -1;
     for (int p = 0; p < r; p++)
         if (reduce[order[p]] && s->d[order[p]] != 1) {
@@ -1026,14 +1038,8 @@ static void stored_strides(const cpu_ctx *c, int t, int64_t *st)
 {
     const nn_shape *s = &c->g->tensors[t].shape;
     int r = s->rank;
-    int order[FFU_NN_MAX_RANK], k = 0; /* axes from outermost to innermost */
-    if (nn_cpu_layout(c, t)) {
-        order[k++] = 0;
-        for (int i = 2; i < r; i++) order[k++] = i;
-        order[k++] = 1;
-    } else {
-        for (int i = 0; i < r; i++) order[k++] = i;
-    }
+    int order[FFU_NN_MAX_RANK];
+    stored_order(r, nn_cpu_layout(c, t), order);
     int64_t acc = 1;
     for (int i = r - 1; i >= 0; i--) {
         st[order[i]] = acc;
