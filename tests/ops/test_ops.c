@@ -91,9 +91,9 @@ static const tcase cases[] = {
     /* the fused residual (input 3, ir.h): oneDNN's sum post-op, before the
      * activation (chained post-op, or a second step for PReLU), our depthwise kernel,
      * without bias, and in place (the residual is the output buffer) */
-    {NN_OP_CONV, "1x1 16->16 (nChw16c) +res", 4, {S4(1, 16, 13, 17), S4(16, 16, 1, 1), S1(16), S4(1, 16, 13, 17)}, {0, 1, 1, 0}, .act = NN_ACT_RELU, .inplace = 3},
-    {NN_OP_CONV, "1x1 +res +relu", 4, {S4(1, 32, 13, 17), S4(24, 32, 1, 1), S1(24), S4(1, 24, 13, 17)}, {0, 1, 1, 0}, .act = NN_ACT_RELU},
-    {NN_OP_CONV, "1x1 +res in place", 4, {S4(1, 32, 13, 17), S4(24, 32, 1, 1), S1(24), S4(1, 24, 13, 17)}, {0, 1, 1, 0}, .inplace = 3},
+    {NN_OP_CONV, "1x1 16->16 (nChw16c) +res", 4, {S4(1, 16, 13, 17), S4(16, 16, 1, 1), S1(16), S4(1, 16, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=0", .act = NN_ACT_RELU, .inplace = 3},
+    {NN_OP_CONV, "1x1(oneDNN) +res +relu", 4, {S4(1, 32, 13, 17), S4(24, 32, 1, 1), S1(24), S4(1, 24, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=0", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "1x1(ours) +res in place", 4, {S4(1, 32, 13, 17), S4(24, 32, 1, 1), S1(24), S4(1, 24, 13, 17)}, {0, 1, 1, 0}, .inplace = 3},
     {NN_OP_CONV, "k3 +res +prelu[C] in place", 4, {X4, S4(5, 3, 3, 3), S1(5), S4(1, 5, 13, 17)}, {0, 1, 1, 0}, .attrs = "pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
     {NN_OP_CONV, "k3 s2 +res no bias +leaky", 4, {S4(1, 8, 13, 17), S4(6, 8, 3, 3), S1(6), S4(1, 6, 7, 9)}, {0, 1, 1, 0}, .absent = {0, 0, 1, 0}, .attrs = "strides=2,2;pads=1,1,1,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
     {NN_OP_CONV, "k3 +res +sigmoid", 4, {X4, S4(5, 3, 3, 3), S1(5), S4(1, 5, 13, 17)}, {0, 1, 1, 0}, .attrs = "pads=1,1,1,1", .act = NN_ACT_SIGMOID},
@@ -101,6 +101,17 @@ static const tcase cases[] = {
     {NN_OP_CONV, "dw(ours) +res +relu in place", 4, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24), S4(1, 24, 13, 37)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=24;pads=1,1,1,1", .act = NN_ACT_RELU, .inplace = 3},
     {NN_OP_CONV, "dw(ours) +res s2 prelu", 4, {S4(1, 40, 13, 37), S4(40, 1, 3, 3), S1(40), S4(1, 40, 7, 19)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=40;strides=2,2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
     {NN_OP_CONV, "dw(oneDNN) +res +prelu[C]", 4, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16), S4(1, 16, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=0;group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
+    /* 1x1 shapes on the backend's own NHWC kernel (forced with _cpu_pw=1): one or two
+     * output slices with full, half and masked tails, input channel counts with and
+     * without a compiled instance, pixels left after the last block, batches, every
+     * activation it takes, a residual in place and not */
+    {NN_OP_CONV, "pw 16->16 +prelu[C]", 3, {S4(1, 16, 13, 17), S4(16, 16, 1, 1), S1(16)}, {0, 1, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "pw 24->24 +res in place +relu", 4, {S4(1, 24, 9, 23), S4(24, 24, 1, 1), S1(24), S4(1, 24, 9, 23)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_RELU, .inplace = 3},
+    {NN_OP_CONV, "pw 2x13->5 +leaky", 3, {S4(2, 13, 7, 11), S4(5, 13, 1, 1), S1(5)}, {0, 1, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.2f},
+    {NN_OP_CONV, "pw 64->32 no bias +relu6", 2, {S4(1, 64, 5, 7), S4(32, 64, 1, 1)}, {0, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_RELU6},
+    {NN_OP_CONV, "pw 8->20 +clip", 3, {S4(1, 8, 6, 9), S4(20, 8, 1, 1), S1(20)}, {0, 1, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    {NN_OP_CONV, "pw 48->8 +res prelu[1]", 4, {S4(1, 48, 5, 9), S4(8, 48, 1, 1), S1(8), S4(1, 8, 5, 9)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 2},
+    {NN_OP_CONV, "pw 2x100->17 +res", 4, {S4(2, 100, 3, 5), S4(17, 100, 1, 1), S1(17), S4(2, 17, 3, 5)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1"},
     /* a fused 2x2 max pool after the activation (_pool=2, ir.h): our depthwise kernel
      * (odd rows and columns dropped), oneDNN's depthwise and a dense conv */
     {NN_OP_CONV, "dw(ours) +relu +pool", 3, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_dw=1;_pool=2;group=24;pads=1,1,1,1", .act = NN_ACT_RELU},
@@ -541,6 +552,17 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
         int reorders = 0;
         be->ops->node_info(be, n, &impl, &reorders);
         fp16_prepared += impl && strncmp(impl, "fp16 ", 5) == 0;
+        /* a case that forces one of our kernels must run it where AVX-512 exists (a
+         * silent fallback to oneDNN would leave the kernel untested) */
+        const char *want = !tc->attrs ? NULL
+                           : strstr(tc->attrs, "_cpu_dw=1") ? "facefuse:dw_avx512"
+                           : strstr(tc->attrs, "_cpu_pw=1") ? "facefuse:pw_avx512"
+                                                            : NULL;
+        if (want && be->space == NN_SPACE_HOST && (ffu_cpu_features() & FFU_CPU_AVX512F) &&
+            (!impl || strcmp(impl, want) != 0)) {
+            snprintf(why, whylen, "ran %s, not %s", impl ? impl : "?", want);
+            goto release;
+        }
     }
     if (be->space != NN_SPACE_HOST) {
         if (run_on_device(be, g, n, &bt, tc, &cpu_out, why, whylen) < 0) goto release;

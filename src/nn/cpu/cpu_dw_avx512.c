@@ -23,24 +23,7 @@
 
 #include "cpu_internal.h"
 
-#define INLINE static inline __attribute__((always_inline))
-
-/* How one 16-channel slice is loaded and stored: all lanes, the low 8, or a mask. */
-enum { V_FULL, V_HALF, V_MASK };
-
-INLINE __m512 ld(const float *p, int mode, __mmask16 m)
-{
-    if (mode == V_FULL) return _mm512_loadu_ps(p);
-    if (mode == V_HALF) return _mm512_zextps256_ps512(_mm256_loadu_ps(p));
-    return _mm512_maskz_loadu_ps(m, p);
-}
-
-INLINE void st(float *p, __m512 v, int mode, __mmask16 m)
-{
-    if (mode == V_FULL) _mm512_storeu_ps(p, v);
-    else if (mode == V_HALF) _mm256_storeu_ps(p, _mm512_castps512_ps256(v));
-    else _mm512_mask_storeu_ps(p, m, v);
-}
+#include "cpu_avx512.h"
 
 /* What a block needs besides its pointers: the slice's bias and activation. */
 typedef struct slice {
@@ -50,35 +33,13 @@ typedef struct slice {
     int64_t C, Cp, rs; /* channels, weight row stride, input row stride (floats) */
 } slice;
 
-/* The activation with its parameters in locals: intrinsic stores may alias anything,
- * so fields read through a pointer would be reloaded after every store. */
-typedef struct actv {
-    __m512 ns, lo, hi;
-    int neg, clamp;
-} actv;
-
 INLINE actv act_of(const slice *s)
 {
     actv a = {s->ns, s->lo, s->hi, s->neg, s->clamp};
     return a;
 }
 
-INLINE __m512 act(actv a, __m512 y)
-{
-    /* y < 0 ? y * ns : y keeps NaN; max/min with y first return the bound for NaN,
-     * as the reference's fmaxf/fminf (and ReLU's x > 0 ? x : 0) do */
-    if (a.neg)
-        y = _mm512_mask_mul_ps(y, _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_LT_OQ), y, a.ns);
-    if (a.clamp) y = _mm512_min_ps(_mm512_max_ps(y, a.lo), a.hi);
-    return y;
-}
-
 #define ACC8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-
-/* Keeps a loaded vector in a register: without it GCC folds every use back into a
- * memory operand of its FMA, and three loads per input vector instead of one make
- * the block load-bound (measured: half the FMA rate). */
-#define PIN(v) __asm__("" : "+v"(v))
 
 /* Eight outputs of a 3-wide stride-1 kernel: x is the input pixel under the first
  * tap of the first valid row, w that row's weights, nkh the valid rows. */
@@ -413,9 +374,8 @@ void nn_cpu_dw_rows_avx512(const nn_cpu_dw *d, const float *src, const float *re
         float *y = dst + pr * PW * C;
         for (int64_t pw = 0; pw < PW; pw++)
             for (int64_t c0 = 0; c0 < C; c0 += 16) {
-                int64_t left = C - c0;
-                __mmask16 m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
-                int mode = left >= 16 ? V_FULL : left == 8 ? V_HALF : V_MASK;
+                __mmask16 m;
+                int mode = slice_mode(C, c0, &m);
                 const float *p0 = a + 2 * pw * C + c0, *p1 = b + 2 * pw * C + c0;
                 /* MaxPool's order: the first element, then each later one if greater */
                 __m512 v = ld(p0, mode, m);
@@ -436,8 +396,8 @@ static void conv_rows(const nn_cpu_dw *d, const float *src, const float *res, fl
     if (d->IW - KW + d->PL >= 0) ow_hi = (d->IW - KW + d->PL) / SW + 1;
     if (ow_hi > OW) ow_hi = OW;
     if (ow_lo > ow_hi) ow_lo = ow_hi;
-    slice s = {.lo = _mm512_set1_ps(d->lo), .hi = _mm512_set1_ps(d->hi), .ns = _mm512_setzero_ps(),
-               .neg = d->neg, .clamp = d->clamp, .C = C, .Cp = d->Cp, .rs = d->IW * C};
+    slice s = {.lo = _mm512_set1_ps(d->act.lo), .hi = _mm512_set1_ps(d->act.hi),
+               .ns = _mm512_setzero_ps(), .neg = d->act.neg, .clamp = d->act.clamp, .C = C, .Cp = d->Cp, .rs = d->IW * C};
     row_fn full = C == 16 ? row_full16 : C == 24 ? row_full24 : C == 32 ? row_full32
                 : C == 48 ? row_full48 : C == 64 ? row_full64 : C == 96 ? row_full96
                 : C == 128 ? row_full128 : row_full;
@@ -451,12 +411,11 @@ static void conv_rows(const nn_cpu_dw *d, const float *src, const float *res, fl
         while (kh0 < kh1 && oh * d->SH - d->PT + kh0 < 0) kh0++;
         while (kh1 > kh0 && oh * d->SH - d->PT + kh1 - 1 >= d->IH) kh1--;
         for (int64_t c0 = 0; c0 < C; c0 += 16) {
-            int64_t left = C - c0;
             s.bias = _mm512_load_ps(d->b + c0);
-            if (d->neg) s.ns = _mm512_load_ps(d->ns + c0);
-            s.m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
+            if (d->act.neg) s.ns = _mm512_load_ps(d->ns + c0);
+            int mode = slice_mode(C, c0, &s.m);
             const float *rc = rr ? rr + c0 : NULL;
-            row_fn f = left >= 16 ? full : left == 8 ? half : row_mask;
+            row_fn f = mode == V_FULL ? full : mode == V_HALF ? half : row_mask;
             f(&s, d, xn + c0, d->w + c0, rc, yr + c0, oh, kh0, kh1, ow_lo, ow_hi);
         }
     }

@@ -117,17 +117,23 @@ ffu_status nn_cpu_build_split(cpu_ctx *c);
 
 /* ---- our own kernels ------------------------------------------------------------------ */
 
+/* A convolution's fused activation as our kernels apply it: y < 0 ? y * ns[c] : y when
+ * neg (Leaky ReLU, PReLU; ns per channel), then min(max(y, lo), hi) when clamp (ReLU,
+ * ReLU6, Clip). */
+typedef struct nn_cpu_act {
+    int neg, clamp;
+    float lo, hi;
+} nn_cpu_act;
+
 /* Depthwise 2-D convolution, NHWC f32 (cpu_dw_avx512.c). Weights are repacked as
- * [KH][KW][Cp] and bias (zeros when absent) as [Cp], Cp = C rounded up to 16, zero
- * padded, 64-byte aligned. The activation is y < 0 ? y * ns[c] : y when neg (Leaky
- * ReLU, PReLU), then min(max(y, lo), hi) when clamp (ReLU, ReLU6, Clip). */
+ * [KH][KW][Cp] and bias (zeros when absent) and slopes as [Cp], Cp = C rounded up to
+ * 16, zero padded, 64-byte aligned. */
 typedef struct nn_cpu_dw {
     int64_t N, C, Cp, IH, IW, OH, OW;
     int KH, KW, SH, SW, PT, PL;
-    int neg, clamp;
+    nn_cpu_act act;
     int res;  /* a residual is the kernel step's third argument */
     int pool; /* a fused 2x2 stride-2 max pool follows (output rows are pooled rows) */
-    float lo, hi;
     float *w, *b, *ns;
 } nn_cpu_dw;
 
@@ -137,6 +143,21 @@ typedef struct nn_cpu_dw {
  * when pooling. */
 void nn_cpu_dw_rows_avx512(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
                            int64_t row0, int64_t row1, float *tmp);
+
+/* 1x1 convolution (stride 1, one group) into at most 32 channels, NHWC f32
+ * (cpu_pw_avx512.c): y[p] = act(b + res[p] + sum over c of x[p][c] * w[c]) for the P
+ * pixels. Weights are repacked as [Ci][Cop], bias and slopes as [Cop], Cop = Co
+ * rounded up to 16, zero padded, 64-byte aligned. */
+typedef struct nn_cpu_pw {
+    int64_t P, Ci, Co, Cop;
+    nn_cpu_act act;
+    int res; /* a residual is the kernel step's third argument */
+    float *w, *b, *ns;
+} nn_cpu_pw;
+
+/* Pixels [p0, p1); res (may be NULL) has dst's shape and may be dst itself. */
+void nn_cpu_pw_pixels_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
+                             int64_t p0, int64_t p1);
 
 /* Adds a kernel step; its arguments are added with nn_cpu_step_arg (md NULL). Returns
  * NULL in dry mode or on failure (*st says). */
