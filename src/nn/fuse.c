@@ -459,9 +459,30 @@ static int pool_2x2(const nn_node *n)
     return 1;
 }
 
-/* Depthwise Conv -> MaxPool 2x2 stride 2 becomes the Conv with `_pool` = 2 (ir.h) when
- * the Conv output has no other reader: YuNet's stages end this way, and pooling rows as
- * the depthwise kernel makes them saves writing and re-reading the largest tensors. */
+/* An ungrouped 3x3 stride-1 undilated Conv with constant f32 weights: the shape of the
+ * cpu backend's Winograd layers (docs/NN_CPU.md "Winograd"). */
+static int winograd_shaped(const nn_graph *g, const nn_node *n)
+{
+    const nn_tensor *w = nn_in(g, n, 1);
+    int nk, ns, nd;
+    const int64_t *k = nn_attr_ints(n, "kernel_shape", &nk), *st = nn_attr_ints(n, "strides", &ns);
+    const int64_t *d = nn_attr_ints(n, "dilations", &nd);
+    if (n->op != NN_OP_CONV || n->ninputs < 2 || n->ninputs > 3 || n->noutputs != 1 ||
+        nn_attr_int(n, "group", 1) != 1 || !is_const_f32(w) || w->shape.rank != 4 ||
+        w->shape.d[2] != 3 || w->shape.d[3] != 3 || (k && (nk != 2 || k[0] != 3 || k[1] != 3)))
+        return 0;
+    for (int i = 0; st && i < ns; i++)
+        if (st[i] != 1) return 0;
+    for (int i = 0; d && i < nd; i++)
+        if (d[i] != 1) return 0;
+    return 1;
+}
+
+/* Depthwise or Winograd-shaped Conv -> MaxPool 2x2 stride 2 becomes the Conv with
+ * `_pool` = 2 (ir.h) when the Conv output has no other reader: YuNet's stages and gear's
+ * first four end this way, and pooling as the cpu backend's depthwise and Winograd
+ * kernels write their outputs saves writing and re-reading the largest tensors. Every
+ * backend runs `_pool` on any Conv (the others as a second step). */
 static ffu_status fuse_pools(nn_graph *g)
 {
     int nn = g->nnodes, nt = g->ntensors, removed = 0;
@@ -486,7 +507,8 @@ static ffu_status fuse_pools(nn_graph *g)
             continue;
         nn_node *cv = &g->nodes[c];
         if (cv->op != NN_OP_CONV || cv->ninputs > 3 || cv->noutputs != 1 ||
-            nn_attr_int(cv, "_pool", 0) != 0 || !depthwise_of(g, cv, cv->inputs[0]))
+            nn_attr_int(cv, "_pool", 0) != 0 ||
+            !(depthwise_of(g, cv, cv->inputs[0]) || winograd_shaped(g, cv)))
             continue;
         if (nn_node_set_int(g, c, "_pool", 2) < 0) {
             free(nreaders), free(keep);

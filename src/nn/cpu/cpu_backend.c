@@ -798,7 +798,8 @@ static int reads_only_as_data(const nn_node *n, int t)
     return n->ninputs > 0 && n->inputs[0] == t;
 }
 
-/* Among the channels-last tensors, those that pass between Winograd-shaped
+/* Without AVX-512 (where our own Winograd kernel, channels-last, takes these layers):
+ * among the channels-last tensors, those that pass between Winograd-shaped
  * convolutions (nn_cpu_wino_shape) and the max pools between them are stored nChw16c
  * (lay 2), the layout oneDNN's Winograd kernels read and write, so the convolutions
  * need no staging reorders there (docs/NN_CPU.md "Winograd"). A tensor qualifies when
@@ -942,7 +943,8 @@ static ffu_status layout_plan(cpu_backend *cb, const nn_graph *g, int me)
         }
         if (!dropped) break;
     }
-    if (cb->base.winograd) blocked_plan(cb, g, cap);
+    /* with AVX-512 our own Winograd kernel (channels-last) takes these layers */
+    if (cb->base.winograd && !(ffu_cpu_features() & FFU_CPU_AVX512F)) blocked_plan(cb, g, cap);
     free(bad);
     free(cap);
     return FFU_OK;

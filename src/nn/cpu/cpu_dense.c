@@ -9,6 +9,7 @@
  * pads, auto_pad and output sizes by construction. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../backend.h"
@@ -263,6 +264,123 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     return nhwc_kernel_steps(c, &io, pw_kernel, d, r != NULL, 0);
 }
 
+/* ---- our Winograd kernel ------------------------------------------------------------------ */
+
+static void wino_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const nn_cpu_wino *d = kd;
+    /* whole blocks of tiles per thread; argument 2 is the residual when there is one,
+     * then the threads' scratch */
+    int64_t tiles = d->N * d->TY * d->TX, blocks = (tiles + NN_CPU_WINO_TILES - 1) / NN_CPU_WINO_TILES;
+    int64_t t0 = blocks * ithr / nthr * NN_CPU_WINO_TILES;
+    int64_t t1 = blocks * (ithr + 1) / nthr * NN_CPU_WINO_TILES;
+    if (t1 > tiles) t1 = tiles;
+    float *scratch = (float *)ptr[2 + d->res] + (size_t)ithr * NN_CPU_WINO_SCRATCH(d);
+    if (t0 < t1)
+        nn_cpu_wino_tiles_avx512(d, ptr[0], d->res ? ptr[2] : NULL, ptr[1], t0, t1, scratch);
+}
+
+/* NMSE of our Winograd convolution (plus bias) against a direct one in double, on
+ * 64 output pixels (the borders among them) of one image with a fixed-seed input in
+ * [0, 1): the accuracy check that keeps a node on it. -1 when out of memory. */
+static double wino_check(const nn_cpu_wino *d, const float *w, const float *bias)
+{
+    nn_cpu_wino t = *d;
+    t.N = 1, t.res = 0, t.pool = 0;
+    t.act = (nn_cpu_act){.lo = -INFINITY, .hi = INFINITY};
+    const int64_t C = t.C, K = t.K;
+    size_t nx = (size_t)(t.IH * t.IW * C), ny = (size_t)(t.OH * t.OW * K);
+    float *x = malloc(sizeof(float) * (nx + ny + NN_CPU_WINO_SCRATCH(&t)));
+    if (!x) return -1;
+    float *y = x + nx, *scratch = y + ny;
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < nx; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        x[i] = (float)(seed >> 40) / (float)(1u << 24);
+    }
+    nn_cpu_wino_tiles_avx512(&t, x, NULL, y, 0, t.TY * t.TX, scratch);
+    double num = 0, den = 0;
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 8; j++) {
+            int64_t oy = i * (t.OH - 1) / 7, ox = j * (t.OW - 1) / 7;
+            for (int64_t k = 0; k < K; k++) {
+                double r = bias ? bias[k] : 0;
+                for (int ky = 0; ky < 3; ky++) {
+                    int64_t iy = oy - t.PT + ky;
+                    for (int kx = 0; kx < 3 && iy >= 0 && iy < t.IH; kx++) {
+                        int64_t ix = ox - t.PL + kx;
+                        if (ix < 0 || ix >= t.IW) continue;
+                        const float *xp = x + (iy * t.IW + ix) * C;
+                        const float *wp = w + k * C * 9 + ky * 3 + kx;
+                        for (int64_t c = 0; c < C; c++) r += (double)xp[c] * wp[c * 9];
+                    }
+                }
+                double e = y[(oy * t.OW + ox) * K + k] - r;
+                num += e * e, den += r * r;
+            }
+        }
+    free(x);
+    return den > 0 ? num / den : num;
+}
+
+/* A 3x3 Conv (stride 1, undilated, one group, channels in and out multiples of 16) on
+ * our Winograd kernel, where the session allows Winograd and the accuracy check
+ * passes; tensors not stored NHWC are staged as for the depthwise kernel.
+ * CPU_UNSUPPORTED sends the node to oneDNN. */
+static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_tensor *w,
+                                    const nn_tensor *b, const nn_tensor *r, const nn_tensor *y,
+                                    const nn_window *win)
+{
+    const nn_node *n = c->n;
+    int64_t C = x->shape.d[1], M = w->shape.d[0];
+    int pool = nn_attr_int(n, "_pool", 0) == 2;
+    if (!c->cb->base.winograd || x->shape.rank != 4 || nn_attr_int(n, "group", 1) != 1 ||
+        win->k[1] != 3 || win->k[2] != 3 || win->stride[1] != 1 || win->stride[2] != 1 ||
+        win->dil[1] != 1 || win->dil[2] != 1 || C % 16 || M % 16 ||
+        !(ffu_cpu_features() & FFU_CPU_AVX512F))
+        return CPU_UNSUPPORTED;
+    /* Measured (docs/NN_CPU.md "Winograd"): its weights are 4x the direct ones and
+     * edge tiles are partly empty, so small layers lose: per call, ours vs oneDNN's
+     * direct, dlib-resnet at batch 2: 17x17 0.108 vs 0.163 ms, 8x8 0.150 vs 0.143, 4x4
+     * 0.42 vs 0.20; gear's 20x20 0.44 vs 0.60, its 8x8 0.24 vs 0.15. So at least 256
+     * output pixels per run. The node's `_cpu_wino` attribute (tests) forces the
+     * choice: 1 ours (still checked), 0 not. */
+    int64_t force = nn_attr_int(n, "_cpu_wino", -1);
+    if (force == 0 || (force < 0 && x->shape.d[0] * win->out[1] * win->out[2] < 256))
+        return CPU_UNSUPPORTED;
+    nn_cpu_act av;
+    const float *slopes;
+    int64_t nslopes;
+    nhwc_io io;
+    if (!conv_act(c, M, &av, &slopes, &nslopes) || nhwc_io_init(c, x, y, r, &io) < 0)
+        return CPU_UNSUPPORTED;
+    if (!c->p) return FFU_OK; /* dry: the oneDNN path takes the node if the check fails */
+
+    size_t head = (sizeof(nn_cpu_wino) + 63) / 64 * 64;
+    size_t bytes = head + sizeof(float) * (size_t)(36 * C * M + 2 * M);
+    nn_cpu_wino *d = nn_cpu_own(c, bytes);
+    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    memset(d, 0, bytes);
+    d->act = av;
+    d->N = x->shape.d[0], d->C = C, d->K = M;
+    d->IH = x->shape.d[2], d->IW = x->shape.d[3], d->OH = win->out[1], d->OW = win->out[2];
+    d->TY = (d->OH + 3) / 4, d->TX = (d->OW + 3) / 4;
+    d->PT = (int)win->pad0[1], d->PL = (int)win->pad0[2];
+    d->pool = pool, d->res = r != NULL;
+    d->U = (float *)((char *)d + head);
+    d->b = d->U + 36 * C * M;
+    d->ns = d->b + M;
+    nn_cpu_wino_weights(d, w->data);
+    conv_epilogue(c, b, slopes, nslopes, M, d->b, d->ns);
+    double tol = nn_attr_float(n, "_cpu_wino_nmse", (float)NN_CPU_WINO_NMSE);
+    double e = wino_check(d, w->data, b ? b->data : NULL);
+    if (e < 0) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    if (!(e < tol)) return CPU_UNSUPPORTED;
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:wino_avx512");
+    size_t tmp = sizeof(float) * NN_CPU_WINO_SCRATCH(d) * (size_t)c->cb->base.threads;
+    return nhwc_kernel_steps(c, &io, wino_kernel, d, r != NULL, tmp);
+}
+
 /* ---- Conv / ConvTranspose ------------------------------------------------------------------ */
 
 /* The fused 2x2 stride-2 max pool of a convolution computed into scratch (from, at
@@ -357,6 +475,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     if (!transpose) {
         ffu_status cst = build_dw_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_pw_custom(c, x, w, b, r, y, &win);
+        if (cst == CPU_UNSUPPORTED) cst = build_wino_custom(c, x, w, b, r, y, &win);
         if (cst != CPU_UNSUPPORTED) return cst;
     }
 
@@ -465,14 +584,15 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     }
     if (!pd) return st == FFU_ERR_NOMEM ? st : CPU_UNSUPPORTED;
     if (src_cl < 0) src_cl = cl;
-    /* The Winograd variant (docs/NN_CPU.md "Winograd"): 3x3, stride 1, undilated,
+    /* oneDNN's Winograd variant, where ours (build_wino_custom) did not take the node
+     * (docs/NN_CPU.md "Winograd"): 3x3, stride 1, undilated,
      * ungrouped, at least 16 input channels (with fewer oneDNN's direct kernel is
      * faster), at least 32x32 output pixels, no fused pool. Winograd trades weight
      * traffic (its transformed weights are 16/9 or 36/9 times larger) and partly empty
      * output tiles for fewer multiplies, which pays only where each weight is reused
      * over many pixels: dlib's ResNet ran its 17x17 and smaller layers slower with it,
      * its 35x35 ones 1.4x faster. oneDNN's Winograd kernels read and write nChw16c:
-     * tensors between such layers are stored that way (blocked_plan), the others are
+     * without AVX-512 tensors between such layers are stored that way (blocked_plan), the others are
      * staged (a JIT reorder each; none for exactly 16 channels in channels-last, which
      * is the same bytes). Kept where oneDNN picks a Winograd kernel with the same
      * post-ops and its output matches the direct primitive's. */

@@ -159,6 +159,30 @@ typedef struct nn_cpu_pw {
 void nn_cpu_pw_pixels_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1);
 
+/* Winograd F(4x4, 3x3) convolution, stride 1, NHWC f32, C and K multiples of 16
+ * (cpu_wino_avx512.c). OH, OW are the convolution's output; with pool the stored
+ * output is its 2x2 max pool (OH / 2, OW / 2). U holds the transformed weights
+ * [36][C][K] (nn_cpu_wino_weights), b and ns [K], 64-byte aligned. Work is counted in
+ * 4x4 output tiles, TY x TX per image, N * TY * TX in all, done in blocks of
+ * NN_CPU_WINO_TILES; a thread needs NN_CPU_WINO_SCRATCH(d) floats of scratch. */
+typedef struct nn_cpu_wino {
+    int64_t N, C, K, IH, IW, OH, OW, TY, TX;
+    int PT, PL;
+    nn_cpu_act act;
+    int res;  /* a residual is the kernel step's third argument (never with pool) */
+    int pool; /* a fused 2x2 stride-2 max pool follows the activation */
+    float *U, *b, *ns;
+} nn_cpu_wino;
+
+#define NN_CPU_WINO_TILES 12
+#define NN_CPU_WINO_SCRATCH(d) ((size_t)36 * NN_CPU_WINO_TILES * (size_t)((d)->C + (d)->K))
+
+/* U from ONNX weights [K][C][3][3]. */
+void nn_cpu_wino_weights(const nn_cpu_wino *d, const float *w);
+/* Tiles [t0, t1); res (may be NULL) has the convolution output's shape and may be dst. */
+void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const float *res,
+                              float *dst, int64_t t0, int64_t t1, float *scratch);
+
 /* Adds a kernel step; its arguments are added with nn_cpu_step_arg (md NULL). Returns
  * NULL in dry mode or on failure (*st says). */
 cpu_step *nn_cpu_add_kernel_step(cpu_ctx *c, cpu_kernel_fn fn, const void *kdata, ffu_status *st);
@@ -172,8 +196,9 @@ int nn_cpu_layout(const cpu_ctx *c, int t);
 /* 1 when tensor t is stored nChw16c (4-D, channels a multiple of 16) in this plan: only
  * the Conv and MaxPool builders meet such tensors (layout_plan). */
 int nn_cpu_blocked(const cpu_ctx *c, int t);
-/* 1 when Conv node n has the shape that runs Winograd where its check passes: 3x3,
- * stride 1, undilated, ungrouped, >= 16 input channels, >= 32x32 output, no fused pool. */
+/* 1 when Conv node n has the shape that runs oneDNN's Winograd where its check passes
+ * (ours, build_wino_custom, has its own rule): 3x3, stride 1, undilated, ungrouped,
+ * >= 16 input channels, >= 32x32 output, no fused pool. */
 int nn_cpu_wino_shape(const nn_graph *g, const nn_node *n);
 /* Descriptor of tensor t as it is stored (plain, channels-last or blocked). */
 int nn_cpu_md_tensor(const cpu_ctx *c, int t, dnnl_memory_desc_t *md);
