@@ -126,8 +126,8 @@ static const tcase cases[] = {
     {NN_OP_CONV, "wino 16->16 valid +res +prelu[C]", 4, {S4(1, 16, 34, 34), S4(16, 16, 3, 3), S1(16), S4(1, 16, 32, 32)}, {0, 1, 1, 0}, .act = NN_ACT_PRELU, .act_slope = 1},
     {NN_OP_CONV, "wino 32->24 +res in place +leaky", 4, {S4(1, 32, 33, 33), S4(24, 32, 3, 3), S1(24), S4(1, 24, 33, 33)}, {0, 1, 1, 0}, .attrs = "pads=1,1,1,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f, .inplace = 3},
     {NN_OP_CONV, "wino 16->24 +prelu[C]", 3, {S4(1, 16, 33, 33), S4(24, 16, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
-    /* our Winograd kernel (forced with _cpu_wino=1, channels multiples of 16): row
-     * blocks of 6 and 12 with 64/32/16-wide column blocks (K 128, 48, 16), fewer tiles
+    /* our Winograd kernel (forced with _cpu_wino=1, channels multiples of 16): its
+     * column blocks of 96, 64, 48, 32 and 16 (K 160, 128, 48, 32, 16), fewer tiles
      * than a block, batches, partial edge tiles, asymmetric pads, every activation it
      * takes, the fused pool with odd outputs, a residual in place */
     {NN_OP_CONV, "wino(ours) 2x32->48 p1 +relu +pool", 3, {S4(2, 32, 19, 23), S4(48, 32, 3, 3), S1(48)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_pool=2;pads=1,1,1,1", .act = NN_ACT_RELU},
@@ -135,6 +135,7 @@ static const tcase cases[] = {
     {NN_OP_CONV, "wino(ours) 48->16 p2011 +clip", 3, {S4(1, 48, 13, 17), S4(16, 48, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_wino=1;pads=2,0,1,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
     {NN_OP_CONV, "wino(ours) 32->32 +res in place +relu6", 4, {S4(1, 32, 14, 18), S4(32, 32, 3, 3), S1(32), S4(1, 32, 14, 18)}, {0, 1, 1, 0}, .attrs = "_cpu_wino=1;pads=1,1,1,1", .act = NN_ACT_RELU6, .inplace = 3},
     {NN_OP_CONV, "wino(ours) 16->16 +prelu[C] +pool odd", 3, {S4(1, 16, 13, 15), S4(16, 16, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_pool=2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "wino(ours) 32->160 +relu", 3, {S4(1, 32, 11, 14), S4(160, 32, 3, 3), S1(160)}, {0, 1, 1}, .attrs = "_cpu_wino=1;pads=1,1,1,1", .act = NN_ACT_RELU},
     {NN_OP_CONV, "wino(ours) 2x16->128 no bias", 2, {S4(2, 16, 33, 31), S4(128, 16, 3, 3)}, {0, 1}, .attrs = "_cpu_wino=1;pads=1,1,1,1"},
     {NN_OP_CONV, "wino(ours) 32->16 +res prelu[1]", 4, {S4(1, 32, 10, 12), S4(16, 32, 3, 3), S1(16), S4(1, 16, 8, 10)}, {0, 1, 1, 0}, .attrs = "_cpu_wino=1", .act = NN_ACT_PRELU, .act_slope = 2},
     {NN_OP_CONV, "k3 +sigmoid +pool", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "_pool=2;pads=1,1,1,1", .act = NN_ACT_SIGMOID},

@@ -8,7 +8,7 @@
  * blocks of 12 output tiles that stay in L1/L2 from the input transform to the store:
  * transform the 6x6 input patches of the block into V[36][12][C], multiply each of the
  * 36 points' V by the prepared weights U[36][C][K] into M[36][12][K] (16 or 24
- * accumulators in registers, each broadcast shared by 2-4 weight vectors), transform
+ * accumulators in registers, each broadcast shared by 1-6 weight vectors), transform
  * back to 4x4 outputs and store them, pooled or not. Measured on gear's three big
  * layers (docs/NN_CPU.md "Winograd"): 1.6-1.9x oneDNN's kernel with its pool.
  *
@@ -137,6 +137,40 @@ INLINE void gemm6x4(const float *V, const float *U, float *M, int64_t C, int64_t
 #undef ALL
 }
 
+/* four rows, six vectors (96 outputs) */
+INLINE void gemm4x6(const float *V, const float *U, float *M, int64_t C, int64_t K)
+{
+#define R4(X, j) X(0, j) X(1, j) X(2, j) X(3, j)
+#define ALL(X) R4(X, 0) R4(X, 1) R4(X, 2) R4(X, 3) R4(X, 4) R4(X, 5)
+    ALL(ACC)
+    for (int64_t c = 0; c < C; c++) {
+        const float *u = U + c * K;
+        const __m512 u0 = _mm512_loadu_ps(u), u1 = _mm512_loadu_ps(u + 16),
+                     u2 = _mm512_loadu_ps(u + 32), u3 = _mm512_loadu_ps(u + 48),
+                     u4 = _mm512_loadu_ps(u + 64), u5 = _mm512_loadu_ps(u + 80);
+        R4(BC, 0)
+        ALL(FMA)
+    }
+    ALL(STO)
+#undef ALL
+}
+
+/* six rows, three vectors */
+INLINE void gemm6x3(const float *V, const float *U, float *M, int64_t C, int64_t K)
+{
+#define ALL(X) R6(X, 0) R6(X, 1) R6(X, 2)
+    ALL(ACC)
+    for (int64_t c = 0; c < C; c++) {
+        const float *u = U + c * K;
+        const __m512 u0 = _mm512_loadu_ps(u), u1 = _mm512_loadu_ps(u + 16),
+                     u2 = _mm512_loadu_ps(u + 32);
+        R6(BC, 0)
+        ALL(FMA)
+    }
+    ALL(STO)
+#undef ALL
+}
+
 /* twelve rows, two vectors */
 INLINE void gemm12x2(const float *V, const float *U, float *M, int64_t C, int64_t K)
 {
@@ -240,12 +274,29 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
         for (int xi = 0; xi < 36; xi++) {
             const float *Vx = V + xi * TB * C, *Ux = d->U + xi * C * K;
             float *Mx = M + xi * TB * K;
-            int64_t kb = 0;
-            /* rows past nt hold earlier tiles' values: computed, never stored */
-            for (; kb + 64 <= K; kb += 64)
-                for (int r0 = 0; r0 < nt; r0 += 6) gemm6x4(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K);
-            for (; kb + 32 <= K; kb += 32) gemm12x2(Vx, Ux + kb, Mx + kb, C, K);
-            for (; kb < K; kb += 16) gemm12x1(Vx, Ux + kb, Mx + kb, C, K);
+            /* columns in blocks of 64 (6 rows at a time), 96 (4 rows) where 64 does not
+             * divide what is left (gear's 96 and 160 outputs: 4 broadcasts per 24 FMAs
+             * where 12 x 2 would need 12), then 48, 32 or 16; rows past nt hold
+             * earlier tiles' values: computed, never stored */
+            for (int64_t kb = 0; kb < K;) {
+                const int64_t left = K - kb;
+                if (left >= 96 && left % 64) {
+                    for (int r0 = 0; r0 < nt; r0 += 4) gemm4x6(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K);
+                    kb += 96;
+                } else if (left >= 64) {
+                    for (int r0 = 0; r0 < nt; r0 += 6) gemm6x4(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K);
+                    kb += 64;
+                } else if (left == 48) {
+                    for (int r0 = 0; r0 < nt; r0 += 6) gemm6x3(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K);
+                    kb += 48;
+                } else if (left == 32) {
+                    gemm12x2(Vx, Ux + kb, Mx + kb, C, K);
+                    kb += 32;
+                } else {
+                    gemm12x1(Vx, Ux + kb, Mx + kb, C, K);
+                    kb += 16;
+                }
+            }
         }
         for (int t = 0; t < nt; t++) out_tile(d, M, t, b0 + t, res, dst);
     }
