@@ -129,7 +129,8 @@ static const tcase cases[] = {
     /* our Winograd kernel (forced with _cpu_wino=1, channels multiples of 16): its
      * column blocks of 96, 64, 48, 32 and 16 (K 160, 128, 48, 32, 16), fewer tiles
      * than a block, batches, partial edge tiles, asymmetric pads, every activation it
-     * takes, the fused pool with odd outputs, a residual in place */
+     * takes, the fused pool with odd outputs, a residual in place; F(4x4) and F(6x6)
+     * tiles (chosen by size, or forced with _cpu_wino_m) */
     {NN_OP_CONV, "wino(ours) 2x32->48 p1 +relu +pool", 3, {S4(2, 32, 19, 23), S4(48, 32, 3, 3), S1(48)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_pool=2;pads=1,1,1,1", .act = NN_ACT_RELU},
     {NN_OP_CONV, "wino(ours) 16->64 valid +leaky", 3, {S4(1, 16, 9, 11), S4(64, 16, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "_cpu_wino=1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
     {NN_OP_CONV, "wino(ours) 48->16 p2011 +clip", 3, {S4(1, 48, 13, 17), S4(16, 48, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_wino=1;pads=2,0,1,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
@@ -137,6 +138,10 @@ static const tcase cases[] = {
     {NN_OP_CONV, "wino(ours) 16->16 +prelu[C] +pool odd", 3, {S4(1, 16, 13, 15), S4(16, 16, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_pool=2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
     {NN_OP_CONV, "wino(ours) 32->160 +relu", 3, {S4(1, 32, 11, 14), S4(160, 32, 3, 3), S1(160)}, {0, 1, 1}, .attrs = "_cpu_wino=1;pads=1,1,1,1", .act = NN_ACT_RELU},
     {NN_OP_CONV, "wino(ours) 2x16->128 no bias", 2, {S4(2, 16, 33, 31), S4(128, 16, 3, 3)}, {0, 1}, .attrs = "_cpu_wino=1;pads=1,1,1,1"},
+    {NN_OP_CONV, "wino6(ours) 2x32->48 p1 +relu +pool", 3, {S4(2, 32, 19, 23), S4(48, 32, 3, 3), S1(48)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=6;_pool=2;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "wino6(ours) 48->96 p2011 +clip", 3, {S4(1, 48, 13, 17), S4(96, 48, 3, 3), S1(96)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=6;pads=2,0,1,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    {NN_OP_CONV, "wino6(ours) 16->16 +res in place prelu[C]", 4, {S4(1, 16, 14, 18), S4(16, 16, 3, 3), S1(16), S4(1, 16, 14, 18)}, {0, 1, 1, 0}, .attrs = "_cpu_wino=1;_cpu_wino_m=6;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
+    {NN_OP_CONV, "wino6(ours) 2x16->64 valid +pool odd", 3, {S4(2, 16, 15, 17), S4(64, 16, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=6;_pool=2", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
     {NN_OP_CONV, "wino(ours) 32->16 +res prelu[1]", 4, {S4(1, 32, 10, 12), S4(16, 32, 3, 3), S1(16), S4(1, 16, 8, 10)}, {0, 1, 1, 0}, .attrs = "_cpu_wino=1", .act = NN_ACT_PRELU, .act_slope = 2},
     {NN_OP_CONV, "k3 +sigmoid +pool", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "_pool=2;pads=1,1,1,1", .act = NN_ACT_SIGMOID},
     {NN_OP_CONV, "dw +prelu[C]", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},

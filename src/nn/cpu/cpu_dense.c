@@ -356,19 +356,32 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
         return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: the oneDNN path takes the node if the check fails */
 
+    /* F(6x6, 3x3) multiplies 64/36 per output where F(4x4, 3x3) needs 36/16, but its
+     * bigger tiles overhang the edges more and its transforms cost more: measured
+     * (docs/NN_CPU.md "Winograd") it wins by 10-33% on gear's 194..45 and dlib-resnet's
+     * 35 and 17 outputs, loses on 20x20 (0.26 vs 0.22 ms) and 28x28 (0.033 vs 0.031).
+     * So 6 where its multiplies over the padded tiles are under 0.9x F(4x4)'s. The
+     * `_cpu_wino_m` node attribute (tests) forces 4 or 6. */
+    int64_t a4 = (win->out[1] + 3) / 4 * 4 * ((win->out[2] + 3) / 4 * 4);
+    int64_t a6 = (win->out[1] + 5) / 6 * 6 * ((win->out[2] + 5) / 6 * 6);
+    int m = a6 * 64 * 16 < 0.9 * (double)(a4 * 36 * 36) ? 6 : 4;
+    int64_t fm = nn_attr_int(n, "_cpu_wino_m", 0);
+    if (fm == 4 || fm == 6) m = (int)fm;
+    int64_t P = (m + 2) * (m + 2);
     size_t head = (sizeof(nn_cpu_wino) + 63) / 64 * 64;
-    size_t bytes = head + sizeof(float) * (size_t)(36 * C * M + 2 * M);
+    size_t bytes = head + sizeof(float) * (size_t)(P * C * M + 2 * M);
     nn_cpu_wino *d = nn_cpu_own(c, bytes);
     if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     memset(d, 0, bytes);
     d->act = av;
+    d->m = m;
     d->N = x->shape.d[0], d->C = C, d->K = M;
     d->IH = x->shape.d[2], d->IW = x->shape.d[3], d->OH = win->out[1], d->OW = win->out[2];
-    d->TY = (d->OH + 3) / 4, d->TX = (d->OW + 3) / 4;
+    d->TY = (d->OH + m - 1) / m, d->TX = (d->OW + m - 1) / m;
     d->PT = (int)win->pad0[1], d->PL = (int)win->pad0[2];
     d->pool = pool, d->res = r != NULL;
     d->U = (float *)((char *)d + head);
-    d->b = d->U + 36 * C * M;
+    d->b = d->U + P * C * M;
     d->ns = d->b + M;
     nn_cpu_wino_weights(d, w->data);
     conv_epilogue(c, b, slopes, nslopes, M, d->b, d->ns);

@@ -159,26 +159,31 @@ typedef struct nn_cpu_pw {
 void nn_cpu_pw_pixels_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1);
 
-/* Winograd F(4x4, 3x3) convolution, stride 1, NHWC f32, C and K multiples of 16
- * (cpu_wino_avx512.c). OH, OW are the convolution's output; with pool the stored
- * output is its 2x2 max pool (OH / 2, OW / 2). U holds the transformed weights
- * [36][C][K] (nn_cpu_wino_weights), b and ns [K], 64-byte aligned. Work is counted in
- * 4x4 output tiles, TY x TX per image, N * TY * TX in all, done in blocks of
+/* Winograd F(m x m, 3x3) convolution, m = 4 or 6, stride 1, NHWC f32, C and K
+ * multiples of 16 (cpu_wino_avx512.c). OH, OW are the convolution's output; with pool
+ * the stored output is its 2x2 max pool (OH / 2, OW / 2). U holds the transformed
+ * weights [P][C][K], P = (m + 2)^2 points (nn_cpu_wino_weights), b and ns [K], 64-byte
+ * aligned; bt and at the input and output transforms of F(6, 3). Work is counted in
+ * m x m output tiles, TY x TX per image, N * TY * TX in all, done in blocks of
  * NN_CPU_WINO_TILES; a thread needs NN_CPU_WINO_SCRATCH(d) floats of scratch. */
 typedef struct nn_cpu_wino {
     int64_t N, C, K, IH, IW, OH, OW, TY, TX;
     int PT, PL;
+    int m;    /* output tile side: 4 or 6 */
     nn_cpu_act act;
     int res;  /* a residual is the kernel step's third argument (never with pool) */
     int pool; /* a fused 2x2 stride-2 max pool follows the activation */
     float *U, *b, *ns;
+    float bt[8][8], at[6][8];
 } nn_cpu_wino;
 
 #define NN_CPU_WINO_TILES 12
-#define NN_CPU_WINO_SCRATCH(d) ((size_t)36 * NN_CPU_WINO_TILES * (size_t)((d)->C + (d)->K))
+#define NN_CPU_WINO_POINTS(d) ((int64_t)((d)->m + 2) * ((d)->m + 2))
+#define NN_CPU_WINO_SCRATCH(d) \
+    ((size_t)NN_CPU_WINO_POINTS(d) * NN_CPU_WINO_TILES * (size_t)((d)->C + (d)->K))
 
-/* U from ONNX weights [K][C][3][3]. */
-void nn_cpu_wino_weights(const nn_cpu_wino *d, const float *w);
+/* U from ONNX weights [K][C][3][3], and for m = 6 the transforms bt, at. */
+void nn_cpu_wino_weights(nn_cpu_wino *d, const float *w);
 /* Tiles [t0, t1); res (may be NULL) has the convolution output's shape and may be dst. */
 void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const float *res,
                               float *dst, int64_t t0, int64_t t1, float *scratch);

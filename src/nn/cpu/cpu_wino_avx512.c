@@ -16,7 +16,9 @@
  * B^T d B with points 0, +-1, +-2 and infinity; weights G g G^T, computed in double at
  * prepare; output A^T m A. Only called after a runtime AVX-512F check. */
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../backend.h"
 
@@ -27,23 +29,65 @@
 
 #define TB NN_CPU_WINO_TILES
 
-void nn_cpu_wino_weights(const nn_cpu_wino *d, const float *g)
+/* F(6, 3) from its interpolation points 0, +-1, +-2, +-1/2 and infinity (Toom-Cook):
+ * A^T[i][j] = p_j^i; G[j][k] = p_j^k / prod over l != j of (p_j - p_l); B^T row j the
+ * coefficients of prod over l != j of (x - p_l), the last row those of the product
+ * over all points. Each pair +-a shares B^T's even columns and negates its odd ones,
+ * and A^T's columns of a pair agree on even rows and differ in sign on odd rows: the
+ * transforms below add and subtract the pair's halves. */
+static void f63_matrices(double G[8][3], double BT[8][8], double AT[6][8])
 {
-    static const double G[6][3] = {{1 / 4., 0, 0},           {-1 / 6., -1 / 6., -1 / 6.},
-                                   {-1 / 6., 1 / 6., -1 / 6.}, {1 / 24., 1 / 12., 1 / 6.},
-                                   {1 / 24., -1 / 12., 1 / 6.}, {0, 0, 1}};
+    static const double p[7] = {0, 1, -1, 2, -2, 0.5, -0.5};
+    memset(G, 0, sizeof(double) * 24), memset(BT, 0, sizeof(double) * 64);
+    memset(AT, 0, sizeof(double) * 48);
+    for (int j = 0; j < 8; j++) {
+        double c[8] = {1}, f = 1;
+        int deg = 0;
+        for (int l = 0; l < 7; l++) {
+            if (l == j) continue;
+            for (int k = deg + 1; k > 0; k--) c[k] = c[k - 1] - p[l] * c[k];
+            c[0] *= -p[l];
+            deg++;
+            if (j < 7) f *= p[j] - p[l];
+        }
+        for (int i = 0; i < 8; i++) BT[j][i] = c[i];
+        for (int k = 0; k < 3; k++) G[j][k] = j < 7 ? pow(p[j], k) / f : k == 2;
+    }
+    for (int i = 0; i < 6; i++) {
+        for (int j = 0; j < 7; j++) AT[i][j] = pow(p[j], i);
+        AT[i][7] = i == 5;
+    }
+}
+
+void nn_cpu_wino_weights(nn_cpu_wino *d, const float *g)
+{
+    static const double G4[6][3] = {{1 / 4., 0, 0},           {-1 / 6., -1 / 6., -1 / 6.},
+                                    {-1 / 6., 1 / 6., -1 / 6.}, {1 / 24., 1 / 12., 1 / 6.},
+                                    {1 / 24., -1 / 12., 1 / 6.}, {0, 0, 1}};
+    double G6[8][3], BT[8][8], AT[6][8];
+    const int n = d->m + 2;
+    if (d->m == 6) {
+        f63_matrices(G6, BT, AT);
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < 8; j++) d->bt[i][j] = (float)BT[i][j];
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < 8; j++) d->at[i][j] = (float)AT[i][j];
+    }
     const int64_t C = d->C, K = d->K;
     for (int64_t k = 0; k < K; k++)
         for (int64_t c = 0; c < C; c++) {
             const float *w = g + (k * C + c) * 9; /* ONNX [K][C][3][3] */
-            double t[6][3];
-            for (int i = 0; i < 6; i++)
-                for (int j = 0; j < 3; j++)
-                    t[i][j] = G[i][0] * w[j] + G[i][1] * w[3 + j] + G[i][2] * w[6 + j];
-            for (int i = 0; i < 6; i++)
-                for (int j = 0; j < 6; j++)
-                    d->U[((i * 6 + j) * C + c) * K + k] =
-                        (float)(t[i][0] * G[j][0] + t[i][1] * G[j][1] + t[i][2] * G[j][2]);
+            double t[8][3];
+            for (int i = 0; i < n; i++) {
+                const double *Gi = d->m == 6 ? G6[i] : G4[i];
+                for (int j = 0; j < 3; j++) t[i][j] = Gi[0] * w[j] + Gi[1] * w[3 + j] + Gi[2] * w[6 + j];
+            }
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++) {
+                    const double *Gj = d->m == 6 ? G6[j] : G4[j];
+                    d->U[((i * n + j) * C + c) * K + k] =
+                        (float)(t[i][0] * Gj[0] + t[i][1] * Gj[1] + t[i][2] * Gj[2]);
+                }
         }
 }
 
@@ -109,6 +153,76 @@ static void in_tile(const nn_cpu_wino *d, const float *x, int64_t tile, float *V
             for (int i = 0; i < 6; i++) v[i] = _mm512_load_ps(tmp + (i * 6 + j) * 16);
             bt6(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
             for (int i = 0; i < 6; i++) _mm512_storeu_ps(vt + c0 + (i * 6 + j) * vs, v[i]);
+        }
+    }
+}
+
+/* F(6, 3)'s B^T applied to eight vectors (v in, o out): row 0 from the even inputs,
+ * the pairs as even part +- odd part, the last row from the odd inputs. */
+INLINE void bt8(const nn_cpu_wino *d, const __m512 *v, __m512 *o)
+{
+#define K_(i, j) _mm512_set1_ps(d->bt[i][j])
+    o[0] = _mm512_fmadd_ps(K_(0, 6), v[6], _mm512_fmadd_ps(K_(0, 4), v[4],
+                          _mm512_fmadd_ps(K_(0, 2), v[2], _mm512_mul_ps(K_(0, 0), v[0]))));
+    for (int j = 1; j < 7; j += 2) {
+        const __m512 e = _mm512_fmadd_ps(K_(j, 6), v[6], _mm512_fmadd_ps(K_(j, 4), v[4],
+                                                                        _mm512_mul_ps(K_(j, 2), v[2])));
+        const __m512 q = _mm512_fmadd_ps(K_(j, 5), v[5], _mm512_fmadd_ps(K_(j, 3), v[3],
+                                                                        _mm512_mul_ps(K_(j, 1), v[1])));
+        o[j] = _mm512_add_ps(e, q);
+        o[j + 1] = _mm512_sub_ps(e, q);
+    }
+    o[7] = _mm512_fmadd_ps(K_(7, 7), v[7], _mm512_fmadd_ps(K_(7, 5), v[5],
+                          _mm512_fmadd_ps(K_(7, 3), v[3], _mm512_mul_ps(K_(7, 1), v[1]))));
+#undef K_
+}
+
+/* F(6, 3)'s A^T applied to eight vectors: six results. */
+INLINE void at8(const nn_cpu_wino *d, const __m512 *m, __m512 *o)
+{
+    __m512 sp[3], dp[3];
+    for (int p = 0; p < 3; p++)
+        sp[p] = _mm512_add_ps(m[2 * p + 1], m[2 * p + 2]), dp[p] = _mm512_sub_ps(m[2 * p + 1], m[2 * p + 2]);
+    for (int i = 0; i < 6; i++) {
+        const __m512 *h = i % 2 ? dp : sp;
+        __m512 r = _mm512_fmadd_ps(_mm512_set1_ps(d->at[i][5]), h[2],
+                                   _mm512_fmadd_ps(_mm512_set1_ps(d->at[i][3]), h[1],
+                                                   _mm512_mul_ps(_mm512_set1_ps(d->at[i][1]), h[0])));
+        if (i == 0) r = _mm512_add_ps(r, m[0]);
+        if (i == 5) r = _mm512_add_ps(r, m[7]);
+        o[i] = r;
+    }
+}
+
+/* in_tile for F(6, 3): 8x8 patches into V[64][TB][C]. */
+static void in_tile6(const nn_cpu_wino *d, const float *x, int64_t tile, float *V, int t)
+{
+    const int64_t C = d->C, IH = d->IH, IW = d->IW, per = d->TY * d->TX;
+    const int64_t n = tile / per, ty = tile % per / d->TX, tx = tile % d->TX;
+    const int64_t y0 = ty * 6 - d->PT, x0 = tx * 6 - d->PL;
+    const int full = y0 >= 0 && x0 >= 0 && y0 + 8 <= IH && x0 + 8 <= IW;
+    const float *xn = x + n * IH * IW * C;
+    const int64_t vs = (int64_t)TB * C;
+    float *vt = V + t * C;
+    float tmp[64 * 16] __attribute__((aligned(64)));
+    for (int64_t c0 = 0; c0 < C; c0 += 16) {
+        for (int i = 0; i < 8; i++) {
+            const int64_t yy = y0 + i;
+            __m512 v[8], o[8];
+            for (int j = 0; j < 8; j++) {
+                const int64_t xx = x0 + j;
+                v[j] = full || (yy >= 0 && yy < IH && xx >= 0 && xx < IW)
+                           ? _mm512_loadu_ps(xn + (yy * IW + xx) * C + c0)
+                           : _mm512_setzero_ps();
+            }
+            bt8(d, v, o);
+            for (int j = 0; j < 8; j++) _mm512_store_ps(tmp + (i * 8 + j) * 16, o[j]);
+        }
+        for (int j = 0; j < 8; j++) {
+            __m512 v[8], o[8];
+            for (int i = 0; i < 8; i++) v[i] = _mm512_load_ps(tmp + (i * 8 + j) * 16);
+            bt8(d, v, o);
+            for (int i = 0; i < 8; i++) _mm512_storeu_ps(vt + c0 + (i * 8 + j) * vs, o[i]);
         }
     }
 }
@@ -199,18 +313,55 @@ INLINE void gemm12x1(const float *V, const float *U, float *M, int64_t C, int64_
 #undef ALL
 }
 
-/* The output transform of row t of M (tile `tile`), bias, residual, activation, the
- * optional pool, and the stores of what lies inside the output. */
+/* What out_tile does with the m x m transformed outputs r (row-major) of one 16-channel
+ * slice of tile (n, ty, tx): bias, residual, activation, and the stores of what lies
+ * inside the output, or of its 2x2 max pool. */
+INLINE void finish_tile(const nn_cpu_wino *d, __m512 *r, const int m, int64_t n, int64_t ty,
+                        int64_t tx, int64_t k0, const float *res, float *y)
+{
+    const int64_t K = d->K, OH = d->OH, OW = d->OW;
+    const int64_t YH = d->pool ? OH / 2 : OH, YW = d->pool ? OW / 2 : OW;
+    float *yn = y + n * YH * YW * K + k0;
+    const float *rn = res ? res + n * OH * OW * K + k0 : NULL;
+    const __m512 bias = _mm512_load_ps(d->b + k0);
+    const actv av = {.ns = d->act.neg ? _mm512_load_ps(d->ns + k0) : _mm512_setzero_ps(),
+                     .lo = _mm512_set1_ps(d->act.lo), .hi = _mm512_set1_ps(d->act.hi),
+                     .neg = d->act.neg, .clamp = d->act.clamp};
+    for (int i = 0; i < m; i++) {
+        const int64_t oy = ty * m + i;
+        for (int j = 0; j < m; j++) {
+            const int64_t ox = tx * m + j;
+            __m512 v = _mm512_add_ps(r[i * m + j], bias);
+            if (rn && oy < OH && ox < OW) v = _mm512_add_ps(v, _mm512_loadu_ps(rn + (oy * OW + ox) * K));
+            r[i * m + j] = act(av, v);
+            if (!d->pool && oy < OH && ox < OW) _mm512_storeu_ps(yn + (oy * OW + ox) * K, r[i * m + j]);
+        }
+    }
+    if (!d->pool) return;
+    for (int i = 0; i < m / 2; i++) {
+        const int64_t py = ty * (m / 2) + i;
+        for (int j = 0; j < m / 2 && py < YH; j++) {
+            const int64_t px = tx * (m / 2) + j;
+            if (px >= YW) break;
+            /* MaxPool's order: the first element, then each later one if greater */
+            const __m512 *q = r + 2 * i * m + 2 * j;
+            __m512 v = q[0], u;
+            u = q[1], v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(u, v, _CMP_GT_OQ), u);
+            u = q[m], v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(u, v, _CMP_GT_OQ), u);
+            u = q[m + 1], v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(u, v, _CMP_GT_OQ), u);
+            _mm512_storeu_ps(yn + (py * YW + px) * K, v);
+        }
+    }
+}
+
+/* The output transform of row t of M (tile `tile`), then finish_tile. */
 static void out_tile(const nn_cpu_wino *d, const float *M, int t, int64_t tile, const float *res,
                      float *y)
 {
-    const int64_t K = d->K, OH = d->OH, OW = d->OW, per = d->TY * d->TX;
+    const int64_t K = d->K, per = d->TY * d->TX;
     const int64_t n = tile / per, ty = tile % per / d->TX, tx = tile % d->TX;
     const int64_t ms = (int64_t)TB * K;
     const float *mt = M + t * K;
-    const int64_t YH = d->pool ? OH / 2 : OH, YW = d->pool ? OW / 2 : OW;
-    float *yn = y + n * YH * YW * K;
-    const float *rn = res ? res + n * OH * OW * K : NULL;
     float tmp[24 * 16] __attribute__((aligned(64)));
     for (int64_t k0 = 0; k0 < K; k0 += 16) {
         for (int i = 0; i < 6; i++) { /* row i of the 6x6 product, along its columns */
@@ -224,54 +375,56 @@ static void out_tile(const nn_cpu_wino *d, const float *M, int t, int64_t tile, 
             _mm512_store_ps(tmp + (i * 4 + 2) * 16, o2);
             _mm512_store_ps(tmp + (i * 4 + 3) * 16, o3);
         }
-        const __m512 bias = _mm512_load_ps(d->b + k0);
-        const actv av = {.ns = d->act.neg ? _mm512_load_ps(d->ns + k0) : _mm512_setzero_ps(),
-                         .lo = _mm512_set1_ps(d->act.lo), .hi = _mm512_set1_ps(d->act.hi),
-                         .neg = d->act.neg, .clamp = d->act.clamp};
-        __m512 r[4][4];
+        __m512 r[16];
         for (int j = 0; j < 4; j++) { /* column j, along the rows */
             const float *q = tmp + j * 16;
             at6(_mm512_load_ps(q), _mm512_load_ps(q + 64), _mm512_load_ps(q + 128),
-                _mm512_load_ps(q + 192), _mm512_load_ps(q + 256), _mm512_load_ps(q + 320), &r[0][j],
-                &r[1][j], &r[2][j], &r[3][j]);
+                _mm512_load_ps(q + 192), _mm512_load_ps(q + 256), _mm512_load_ps(q + 320), &r[j],
+                &r[4 + j], &r[8 + j], &r[12 + j]);
         }
-        for (int i = 0; i < 4; i++) {
-            const int64_t oy = ty * 4 + i;
-            for (int j = 0; j < 4; j++) {
-                const int64_t ox = tx * 4 + j;
-                __m512 v = _mm512_add_ps(r[i][j], bias);
-                if (rn && oy < OH && ox < OW)
-                    v = _mm512_add_ps(v, _mm512_loadu_ps(rn + (oy * OW + ox) * K + k0));
-                r[i][j] = act(av, v);
-                if (!d->pool && oy < OH && ox < OW) _mm512_storeu_ps(yn + (oy * OW + ox) * K + k0, r[i][j]);
-            }
+        finish_tile(d, r, 4, n, ty, tx, k0, res, y);
+    }
+}
+
+/* out_tile for F(6, 3): 8x8 products of M[64][TB][K] into 6x6 outputs. */
+static void out_tile6(const nn_cpu_wino *d, const float *M, int t, int64_t tile, const float *res,
+                      float *y)
+{
+    const int64_t K = d->K, per = d->TY * d->TX;
+    const int64_t n = tile / per, ty = tile % per / d->TX, tx = tile % d->TX;
+    const int64_t ms = (int64_t)TB * K;
+    const float *mt = M + t * K;
+    float tmp[48 * 16] __attribute__((aligned(64)));
+    for (int64_t k0 = 0; k0 < K; k0 += 16) {
+        for (int i = 0; i < 8; i++) {
+            __m512 v[8], o[6];
+            for (int j = 0; j < 8; j++) v[j] = _mm512_loadu_ps(mt + k0 + (i * 8 + j) * ms);
+            at8(d, v, o);
+            for (int j = 0; j < 6; j++) _mm512_store_ps(tmp + (i * 6 + j) * 16, o[j]);
         }
-        if (!d->pool) continue;
-        for (int i = 0; i < 2; i++) {
-            const int64_t py = ty * 2 + i;
-            for (int j = 0; j < 2 && py < YH; j++) {
-                const int64_t px = tx * 2 + j;
-                if (px >= YW) break;
-                /* MaxPool's order: the first element, then each later one if greater */
-                __m512 v = r[2 * i][2 * j], u;
-                u = r[2 * i][2 * j + 1], v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(u, v, _CMP_GT_OQ), u);
-                u = r[2 * i + 1][2 * j], v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(u, v, _CMP_GT_OQ), u);
-                u = r[2 * i + 1][2 * j + 1], v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(u, v, _CMP_GT_OQ), u);
-                _mm512_storeu_ps(yn + (py * YW + px) * K + k0, v);
-            }
+        __m512 r[36];
+        for (int j = 0; j < 6; j++) {
+            __m512 v[8], o[6];
+            for (int i = 0; i < 8; i++) v[i] = _mm512_load_ps(tmp + (i * 6 + j) * 16);
+            at8(d, v, o);
+            for (int i = 0; i < 6; i++) r[i * 6 + j] = o[i];
         }
+        finish_tile(d, r, 6, n, ty, tx, k0, res, y);
     }
 }
 
 void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const float *res,
                               float *dst, int64_t t0, int64_t t1, float *scratch)
 {
-    const int64_t C = d->C, K = d->K;
-    float *V = scratch, *M = scratch + 36 * TB * C;
+    const int64_t C = d->C, K = d->K, P = NN_CPU_WINO_POINTS(d);
+    float *V = scratch, *M = scratch + P * TB * C;
     for (int64_t b0 = t0; b0 < t1; b0 += TB) {
         const int nt = (int)(t1 - b0 < TB ? t1 - b0 : TB);
-        for (int t = 0; t < nt; t++) in_tile(d, src, b0 + t, V, t);
-        for (int xi = 0; xi < 36; xi++) {
+        for (int t = 0; t < nt; t++) {
+            if (d->m == 6) in_tile6(d, src, b0 + t, V, t);
+            else in_tile(d, src, b0 + t, V, t);
+        }
+        for (int xi = 0; xi < P; xi++) {
             const float *Vx = V + xi * TB * C, *Ux = d->U + xi * C * K;
             float *Mx = M + xi * TB * K;
             /* columns in blocks of 64 (6 rows at a time), 96 (4 rows) where 64 does not
@@ -298,7 +451,10 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
                 }
             }
         }
-        for (int t = 0; t < nt; t++) out_tile(d, M, t, b0 + t, res, dst);
+        for (int t = 0; t < nt; t++) {
+            if (d->m == 6) out_tile6(d, M, t, b0 + t, res, dst);
+            else out_tile(d, M, t, b0 + t, res, dst);
+        }
     }
 }
 
