@@ -313,48 +313,77 @@ INLINE void gemm12x1(const float *V, const float *U, float *M, int64_t C, int64_
 #undef ALL
 }
 
-/* What out_tile does with the m x m transformed outputs r (row-major) of one 16-channel
- * slice of tile (n, ty, tx): bias, residual, activation, and the stores of what lies
- * inside the output, or of its 2x2 max pool. */
-INLINE void finish_tile(const nn_cpu_wino *d, __m512 *r, const int m, int64_t n, int64_t ty,
-                        int64_t tx, int64_t k0, const float *res, float *y)
+/* Where a tile's outputs go: image n's output (or pooled output) and residual, at
+ * channel k0, with the slice's bias and activation. */
+typedef struct tile_out {
+    float *y;
+    const float *res;
+    int64_t K, OH, OW, YW;
+    __m512 bias;
+    actv av;
+} tile_out;
+
+INLINE tile_out tile_out_of(const nn_cpu_wino *d, int64_t n, int64_t k0, const float *res,
+                            float *y)
 {
     const int64_t K = d->K, OH = d->OH, OW = d->OW;
     const int64_t YH = d->pool ? OH / 2 : OH, YW = d->pool ? OW / 2 : OW;
-    float *yn = y + n * YH * YW * K + k0;
-    const float *rn = res ? res + n * OH * OW * K + k0 : NULL;
-    const __m512 bias = _mm512_load_ps(d->b + k0);
-    const actv av = {.ns = d->act.neg ? _mm512_load_ps(d->ns + k0) : _mm512_setzero_ps(),
-                     .lo = _mm512_set1_ps(d->act.lo), .hi = _mm512_set1_ps(d->act.hi),
-                     .neg = d->act.neg, .clamp = d->act.clamp};
-    for (int i = 0; i < m; i++) {
-        const int64_t oy = ty * m + i;
-        for (int j = 0; j < m; j++) {
-            const int64_t ox = tx * m + j;
-            __m512 v = _mm512_add_ps(r[i * m + j], bias);
-            if (rn && oy < OH && ox < OW) v = _mm512_add_ps(v, _mm512_loadu_ps(rn + (oy * OW + ox) * K));
-            r[i * m + j] = act(av, v);
-            if (!d->pool && oy < OH && ox < OW) _mm512_storeu_ps(yn + (oy * OW + ox) * K, r[i * m + j]);
-        }
-    }
-    if (!d->pool) return;
-    for (int i = 0; i < m / 2; i++) {
-        const int64_t py = ty * (m / 2) + i;
-        for (int j = 0; j < m / 2 && py < YH; j++) {
-            const int64_t px = tx * (m / 2) + j;
-            if (px >= YW) break;
-            /* MaxPool's order: the first element, then each later one if greater */
-            const __m512 *q = r + 2 * i * m + 2 * j;
-            __m512 v = q[0], u;
-            u = q[1], v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(u, v, _CMP_GT_OQ), u);
-            u = q[m], v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(u, v, _CMP_GT_OQ), u);
-            u = q[m + 1], v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(u, v, _CMP_GT_OQ), u);
-            _mm512_storeu_ps(yn + (py * YW + px) * K, v);
-        }
-    }
+    tile_out o = {.y = y + n * YH * YW * K + k0,
+                  .res = res ? res + n * OH * OW * K + k0 : NULL,
+                  .K = K, .OH = OH, .OW = OW, .YW = YW,
+                  .bias = _mm512_load_ps(d->b + k0),
+                  .av = {.ns = d->act.neg ? _mm512_load_ps(d->ns + k0) : _mm512_setzero_ps(),
+                         .lo = _mm512_set1_ps(d->act.lo), .hi = _mm512_set1_ps(d->act.hi),
+                         .neg = d->act.neg, .clamp = d->act.clamp}};
+    return o;
 }
 
-/* The output transform of row t of M (tile `tile`), then finish_tile. */
+/* Output (oy, ox) from its transformed value: bias, residual, activation. */
+INLINE __m512 epilogue(const tile_out *o, __m512 v, int64_t oy, int64_t ox)
+{
+    v = _mm512_add_ps(v, o->bias);
+    if (o->res && oy < o->OH && ox < o->OW)
+        v = _mm512_add_ps(v, _mm512_loadu_ps(o->res + (oy * o->OW + ox) * o->K));
+    return act(o->av, v);
+}
+
+INLINE void store_out(const tile_out *o, __m512 v, int64_t oy, int64_t ox)
+{
+    if (oy < o->OH && ox < o->OW) _mm512_storeu_ps(o->y + (oy * o->OW + ox) * o->K, v);
+}
+
+/* The 2x2 max pool of a (row 2i, column 2j), b (2i, 2j + 1), c (2i + 1, 2j), e (2i + 1,
+ * 2j + 1) stored at pooled (py, px) when inside: MaxPool's order, the first element,
+ * then each later one if greater. */
+INLINE void store_pool(const tile_out *o, __m512 a, __m512 b, __m512 c, __m512 e, int64_t py,
+                       int64_t px)
+{
+    if (py >= o->OH / 2 || px >= o->YW) return;
+    a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(b, a, _CMP_GT_OQ), b);
+    a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(c, a, _CMP_GT_OQ), c);
+    a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(e, a, _CMP_GT_OQ), e);
+    _mm512_storeu_ps(o->y + (py * o->YW + px) * o->K, a);
+}
+
+/* Columns j and j + 1 (a and b, m rows each) of tile (ty, tx): the epilogue, then the
+ * stores, or the pooled stores of their row pairs. */
+INLINE void emit_columns(const nn_cpu_wino *d, const tile_out *o, __m512 *a, __m512 *b, const int m,
+                         int64_t ty, int64_t tx, int j)
+{
+    const int64_t ox = tx * m + j;
+    for (int i = 0; i < m; i++) {
+        const int64_t oy = ty * m + i;
+        a[i] = epilogue(o, a[i], oy, ox);
+        b[i] = epilogue(o, b[i], oy, ox + 1);
+        if (!d->pool) store_out(o, a[i], oy, ox), store_out(o, b[i], oy, ox + 1);
+    }
+    if (d->pool)
+        for (int i = 0; i < m; i += 2)
+            store_pool(o, a[i], b[i], a[i + 1], b[i + 1], (ty * m + i) / 2, ox / 2);
+}
+
+/* The output transform of row t of M (tile `tile`), bias, residual, activation, the
+ * optional pool, and the stores of what lies inside the output. */
 static void out_tile(const nn_cpu_wino *d, const float *M, int t, int64_t tile, const float *res,
                      float *y)
 {
@@ -375,14 +404,19 @@ static void out_tile(const nn_cpu_wino *d, const float *M, int t, int64_t tile, 
             _mm512_store_ps(tmp + (i * 4 + 2) * 16, o2);
             _mm512_store_ps(tmp + (i * 4 + 3) * 16, o3);
         }
-        __m512 r[16];
-        for (int j = 0; j < 4; j++) { /* column j, along the rows */
+        const tile_out o = tile_out_of(d, n, k0, res, y);
+        for (int j = 0; j < 4; j += 2) { /* columns j and j + 1, along the rows */
             const float *q = tmp + j * 16;
+            __m512 a[4], b[4];
             at6(_mm512_load_ps(q), _mm512_load_ps(q + 64), _mm512_load_ps(q + 128),
-                _mm512_load_ps(q + 192), _mm512_load_ps(q + 256), _mm512_load_ps(q + 320), &r[j],
-                &r[4 + j], &r[8 + j], &r[12 + j]);
+                _mm512_load_ps(q + 192), _mm512_load_ps(q + 256), _mm512_load_ps(q + 320), &a[0],
+                &a[1], &a[2], &a[3]);
+            q += 16;
+            at6(_mm512_load_ps(q), _mm512_load_ps(q + 64), _mm512_load_ps(q + 128),
+                _mm512_load_ps(q + 192), _mm512_load_ps(q + 256), _mm512_load_ps(q + 320), &b[0],
+                &b[1], &b[2], &b[3]);
+            emit_columns(d, &o, a, b, 4, ty, tx, j);
         }
-        finish_tile(d, r, 4, n, ty, tx, k0, res, y);
     }
 }
 
@@ -402,14 +436,15 @@ static void out_tile6(const nn_cpu_wino *d, const float *M, int t, int64_t tile,
             at8(d, v, o);
             for (int j = 0; j < 6; j++) _mm512_store_ps(tmp + (i * 6 + j) * 16, o[j]);
         }
-        __m512 r[36];
-        for (int j = 0; j < 6; j++) {
-            __m512 v[8], o[6];
+        const tile_out o = tile_out_of(d, n, k0, res, y);
+        for (int j = 0; j < 6; j += 2) {
+            __m512 v[8], a[6], b[6];
             for (int i = 0; i < 8; i++) v[i] = _mm512_load_ps(tmp + (i * 6 + j) * 16);
-            at8(d, v, o);
-            for (int i = 0; i < 6; i++) r[i * 6 + j] = o[i];
+            at8(d, v, a);
+            for (int i = 0; i < 8; i++) v[i] = _mm512_load_ps(tmp + (i * 6 + j + 1) * 16);
+            at8(d, v, b);
+            emit_columns(d, &o, a, b, 6, ty, tx, j);
         }
-        finish_tile(d, r, 6, n, ty, tx, k0, res, y);
     }
 }
 
