@@ -243,7 +243,8 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
         return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
 
-    int64_t Cop = (M + 15) / 16 * 16;
+    /* 24 outputs: rows stored twice over, 48 wide (cpu_pw_avx512.c, blk24) */
+    int64_t Cop = M == 24 ? 48 : (M + 15) / 16 * 16;
     size_t head = (sizeof(nn_cpu_pw) + 63) / 64 * 64;
     size_t bytes = head + sizeof(float) * (size_t)(Cop * (C + 2));
     nn_cpu_pw *d = nn_cpu_own(c, bytes);
@@ -257,9 +258,11 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     d->ns = d->b + Cop;
     d->res = r != NULL;
     const float *wd = w->data; /* [M][C][1][1] */
-    for (int64_t o = 0; o < M; o++)
-        for (int64_t ch = 0; ch < C; ch++) d->w[ch * Cop + o] = wd[o * C + ch];
+    for (int64_t o = 0; o < Cop; o++)
+        for (int64_t ch = 0; ch < C; ch++)
+            d->w[ch * Cop + o] = o < M ? wd[o * C + ch] : M == 24 ? wd[(o - M) * C + ch] : 0.0f;
     conv_epilogue(c, b, slopes, nslopes, M, d->b, d->ns);
+    if (M == 24) memcpy(d->b + 24, d->b, 24 * sizeof(float)), memcpy(d->ns + 24, d->ns, 24 * sizeof(float));
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:pw_avx512");
     return nhwc_kernel_steps(c, &io, pw_kernel, d, r != NULL, 0);
 }

@@ -58,8 +58,8 @@ INLINE void blk16(const float *x, int64_t Ci, const float *w, const pslice *s, c
 }
 
 /* Eight pixels of two slices (the second may be partial). */
-INLINE void blk8x2(const float *x, int64_t Ci, const float *w, const pslice *s, const float *res,
-                   float *y, int64_t Co)
+INLINE void blk8x2(const float *x, int64_t Ci, const float *w, int64_t Cop, const pslice *s,
+                   const float *res, float *y, int64_t Co)
 {
     const __m512 b0 = s[0].bias, b1 = s[1].bias;
     const int mode = s[1].mode;
@@ -71,7 +71,7 @@ INLINE void blk8x2(const float *x, int64_t Ci, const float *w, const pslice *s, 
     ACC8(INIT)
 #undef INIT
     for (int64_t c = 0; c < Ci; c++) {
-        const __m512 w0 = _mm512_load_ps(w + c * 32), w1 = _mm512_load_ps(w + c * 32 + 16);
+        const __m512 w0 = _mm512_load_ps(w + c * Cop), w1 = _mm512_load_ps(w + c * Cop + 16);
         __m512 v;
 #define FMA(j)                                 \
     v = _mm512_set1_ps(x[j * Ci + c]);         \
@@ -85,6 +85,46 @@ INLINE void blk8x2(const float *x, int64_t Ci, const float *w, const pslice *s, 
 #define OUT(j)                                            \
     _mm512_storeu_ps(y + j * Co, act(v0, a##j));          \
     st(y + j * Co + 16, act(v1, c##j), mode, m);
+    ACC8(OUT)
+#undef OUT
+}
+
+/* Sixteen pixels into 24 channels, as eight pairs whose 48 outputs fill three whole
+ * vectors (where two slices per pixel would leave a quarter of the lanes empty): the
+ * middle vector holds the first pixel's channels 16-23 and the second's 0-7, so it is
+ * multiplied by the two pixels' values merged in one register; the weight rows, bias
+ * and slopes are stored twice over (48 wide) to match. */
+INLINE void blk24(const float *x, int64_t Ci, const float *w, const pslice *s, const float *res,
+                  float *y)
+{
+    const __m512 b0 = s[0].bias, b1 = s[1].bias, b2 = s[2].bias;
+    __m512 a00, a01, a02, a10, a11, a12, a20, a21, a22, a30, a31, a32, a40, a41, a42, a50, a51,
+        a52, a60, a61, a62, a70, a71, a72;
+#define INIT(i)                                                                       \
+    a##i##0 = res ? _mm512_add_ps(b0, _mm512_loadu_ps(res + i * 48)) : b0;            \
+    a##i##1 = res ? _mm512_add_ps(b1, _mm512_loadu_ps(res + i * 48 + 16)) : b1;       \
+    a##i##2 = res ? _mm512_add_ps(b2, _mm512_loadu_ps(res + i * 48 + 32)) : b2;
+    ACC8(INIT)
+#undef INIT
+    for (int64_t c = 0; c < Ci; c++) {
+        const __m512 w0 = _mm512_load_ps(w + c * 48), w1 = _mm512_load_ps(w + c * 48 + 16),
+                     w2 = _mm512_load_ps(w + c * 48 + 32);
+        __m512 u, v, m;
+#define FMA(i)                                                  \
+    u = _mm512_set1_ps(x[2 * i * Ci + c]);                      \
+    v = _mm512_set1_ps(x[(2 * i + 1) * Ci + c]);                \
+    m = _mm512_mask_mov_ps(u, (__mmask16)0xFF00, v);            \
+    a##i##0 = _mm512_fmadd_ps(u, w0, a##i##0);                  \
+    a##i##1 = _mm512_fmadd_ps(m, w1, a##i##1);                  \
+    a##i##2 = _mm512_fmadd_ps(v, w2, a##i##2);
+        ACC8(FMA)
+#undef FMA
+    }
+    const actv v0 = s[0].av, v1 = s[1].av, v2 = s[2].av;
+#define OUT(i)                                              \
+    _mm512_storeu_ps(y + i * 48, act(v0, a##i##0));         \
+    _mm512_storeu_ps(y + i * 48 + 16, act(v1, a##i##1));    \
+    _mm512_storeu_ps(y + i * 48 + 32, act(v2, a##i##2));
     ACC8(OUT)
 #undef OUT
 }
@@ -105,21 +145,22 @@ INLINE void pixels(const nn_cpu_pw *d, const float *src, const float *res, float
                    int64_t p0, int64_t p1, int64_t Cc)
 {
     const int64_t Ci = Cc ? Cc : d->Ci, Co = d->Co, Cop = d->Cop;
-    const int ns = (int)(Cop / 16);
-    pslice s[2];
-    for (int j = 0; j < ns; j++) {
+    const int ns = (int)((Co + 15) / 16), nv = (int)(Cop / 16);
+    pslice s[3];
+    for (int j = 0; j < nv; j++) {
         s[j].bias = _mm512_load_ps(d->b + 16 * j);
-        s[j].mode = slice_mode(Co, 16 * j, &s[j].m);
+        s[j].mode = j < ns ? slice_mode(Co, 16 * j, &s[j].m) : V_FULL;
         s[j].av = (actv){.ns = d->act.neg ? _mm512_load_ps(d->ns + 16 * j) : _mm512_setzero_ps(),
                          .lo = _mm512_set1_ps(d->act.lo), .hi = _mm512_set1_ps(d->act.hi),
                          .neg = d->act.neg, .clamp = d->act.clamp};
     }
-    const int per = ns == 1 ? 16 : 8;
+    const int per = ns == 1 || Co == 24 ? 16 : 8;
     int64_t p = p0;
     for (; p + per <= p1; p += per) {
         const float *x = src + p * Ci, *r = res ? res + p * Co : NULL;
-        if (ns == 1) blk16(x, Ci, d->w, s, r, dst + p * Co, Co);
-        else blk8x2(x, Ci, d->w, s, r, dst + p * Co, Co);
+        if (Co == 24) blk24(x, Ci, d->w, s, r, dst + p * Co);
+        else if (ns == 1) blk16(x, Ci, d->w, s, r, dst + p * Co, Co);
+        else blk8x2(x, Ci, d->w, Cop, s, r, dst + p * Co, Co);
     }
     for (; p < p1; p++)
         pixel(src + p * Ci, Ci, d->w, Cop, s, ns, res ? res + p * Co : NULL, dst + p * Co);
