@@ -97,11 +97,12 @@ typedef struct ffu_nn_session_opts {
     int threads;         /* 0 = ffu_cpu_count() */
     int batch;           /* items per run: dim 0 of every input declared 1 or dynamic; 0 = 1 */
     int bf16;            /* 1: allow bf16 compute where the backend's accuracy check passes */
-    int no_winograd;     /* cpu: 1 = direct convolution only. By default a large 3x3
-                            stride-1 Conv (>= 16 channels in, >= 32x32 out) runs oneDNN's
-                            Winograd kernel where its output matches the direct one to
-                            NMSE < 1e-10 on a check at planning (up to 2x faster, more
-                            scratch memory; docs/NN_CPU.md "Winograd") */
+    int no_winograd;     /* cpu: 1 = direct convolution only. By default 3x3 stride-1
+                            Convs run Winograd (ours on AVX-512 where the channels are
+                            multiples of 16 and the output has >= 256 pixels per run,
+                            oneDNN's on other large ones) where its output matches a direct
+                            convolution to NMSE < 1e-10 on a check at planning (up to 2x
+                            faster; docs/NN_CPU.md "Winograd") */
     int free_dims;       /* 1: ffu_nn_session_set_input_shape may change any declared input
                             dim, for models exported at one size that compute their shapes
                             at run time (OpenCV's YuNet 2022mar); a graph that really needs
