@@ -143,6 +143,15 @@ static ffu_status nhwc_kernel_steps(cpu_ctx *c, const nhwc_io *io, cpu_kernel_fn
     return FFU_OK;
 }
 
+/* What our kernels' builders need after their shape rules: the node's activation in
+ * our form and the staging of its tensors. 0 when either is missing. */
+static int our_conv_io(cpu_ctx *c, const nn_tensor *x, const nn_tensor *y, const nn_tensor *r,
+                       int64_t channels, nn_cpu_act *av, const float **slopes, int64_t *nslopes,
+                       nhwc_io *io)
+{
+    return conv_act(c, channels, av, slopes, nslopes) && nhwc_io_init(c, x, y, r, io) == FFU_OK;
+}
+
 /* Depthwise Conv (group = channels, one filter each, no dilation) on our AVX-512
  * kernel, channels-last; NCHW tensors are staged through scratch like the oneDNN path.
  * CPU_UNSUPPORTED sends the node to oneDNN. */
@@ -169,9 +178,8 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     nn_cpu_act av;
     const float *slopes;
     int64_t nslopes;
-    if (!conv_act(c, C, &av, &slopes, &nslopes)) return CPU_UNSUPPORTED;
     nhwc_io io;
-    if (nhwc_io_init(c, x, y, r, &io) < 0) return CPU_UNSUPPORTED;
+    if (!our_conv_io(c, x, y, r, C, &av, &slopes, &nslopes, &io)) return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
 
     int64_t Cp = (C + 15) / 16 * 16, K = win->k[1] * win->k[2];
@@ -239,8 +247,7 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     const float *slopes;
     int64_t nslopes;
     nhwc_io io;
-    if (!conv_act(c, M, &av, &slopes, &nslopes) || nhwc_io_init(c, x, y, r, &io) < 0)
-        return CPU_UNSUPPORTED;
+    if (!our_conv_io(c, x, y, r, M, &av, &slopes, &nslopes, &io)) return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
 
     /* 24 outputs: rows stored twice over, 48 wide (cpu_pw_avx512.c, blk24) */
@@ -355,8 +362,7 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
     const float *slopes;
     int64_t nslopes;
     nhwc_io io;
-    if (!conv_act(c, M, &av, &slopes, &nslopes) || nhwc_io_init(c, x, y, r, &io) < 0)
-        return CPU_UNSUPPORTED;
+    if (!our_conv_io(c, x, y, r, M, &av, &slopes, &nslopes, &io)) return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: the oneDNN path takes the node if the check fails */
 
     /* F(6x6, 3x3) multiplies 64/36 per output where F(4x4, 3x3) needs 36/16, but its

@@ -118,45 +118,6 @@ INLINE void at6(__m512 m0, __m512 m1, __m512 m2, __m512 m3, __m512 m4, __m512 m5
     *o3 = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8), d34, d12), m5);
 }
 
-/* The input transform of tile `tile` (image n, tile row ty, column tx) into row t of
- * V[36][TB][C]; pixels outside the image (pads, the last partial tiles) are zeros. */
-static void in_tile(const nn_cpu_wino *d, const float *x, int64_t tile, float *V, int t)
-{
-    const int64_t C = d->C, IH = d->IH, IW = d->IW, per = d->TY * d->TX;
-    const int64_t n = tile / per, ty = tile % per / d->TX, tx = tile % d->TX;
-    const int64_t y0 = ty * 4 - d->PT, x0 = tx * 4 - d->PL;
-    const int full = y0 >= 0 && x0 >= 0 && y0 + 6 <= IH && x0 + 6 <= IW;
-    const float *xn = x + n * IH * IW * C;
-    const int64_t vs = (int64_t)TB * C;
-    float *vt = V + t * C;
-    float tmp[36 * 16] __attribute__((aligned(64)));
-    for (int64_t c0 = 0; c0 < C; c0 += 16) {
-        for (int i = 0; i < 6; i++) { /* row i of the patch, along its columns */
-            const int64_t yy = y0 + i;
-            __m512 v[6];
-            if (full) {
-                const float *p = xn + (yy * IW + x0) * C + c0;
-                for (int j = 0; j < 6; j++) v[j] = _mm512_loadu_ps(p + j * C);
-            } else {
-                for (int j = 0; j < 6; j++) {
-                    const int64_t xx = x0 + j;
-                    v[j] = yy >= 0 && yy < IH && xx >= 0 && xx < IW
-                               ? _mm512_loadu_ps(xn + (yy * IW + xx) * C + c0)
-                               : _mm512_setzero_ps();
-                }
-            }
-            bt6(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
-            for (int j = 0; j < 6; j++) _mm512_store_ps(tmp + (i * 6 + j) * 16, v[j]);
-        }
-        for (int j = 0; j < 6; j++) { /* column j, along the rows */
-            __m512 v[6];
-            for (int i = 0; i < 6; i++) v[i] = _mm512_load_ps(tmp + (i * 6 + j) * 16);
-            bt6(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
-            for (int i = 0; i < 6; i++) _mm512_storeu_ps(vt + c0 + (i * 6 + j) * vs, v[i]);
-        }
-    }
-}
-
 /* F(6, 3)'s B^T applied to eight vectors (v in, o out): row 0 from the even inputs,
  * the pairs as even part +- odd part, the last row from the odd inputs. */
 INLINE void bt8(const nn_cpu_wino *d, const __m512 *v, __m512 *o)
@@ -194,37 +155,62 @@ INLINE void at8(const nn_cpu_wino *d, const __m512 *m, __m512 *o)
     }
 }
 
-/* in_tile for F(6, 3): 8x8 patches into V[64][TB][C]. */
-static void in_tile6(const nn_cpu_wino *d, const float *x, int64_t tile, float *V, int t)
+/* B^T of F(m, 3) applied to m + 2 vectors (v in, o out). */
+INLINE void bt_m(const nn_cpu_wino *d, __m512 *v, __m512 *o, const int m)
 {
+    if (m == 6) {
+        bt8(d, v, o);
+        return;
+    }
+    bt6(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+    for (int i = 0; i < 6; i++) o[i] = v[i];
+}
+
+/* The input transform of tile `tile` (image n, tile row ty, column tx) into row t of
+ * V[(m + 2)^2][TB][C]; pixels outside the image (pads, the last partial tiles) are
+ * zeros. */
+INLINE void in_patch(const nn_cpu_wino *d, const float *x, int64_t tile, float *V, int t,
+                     const int m)
+{
+    const int np = m + 2;
     const int64_t C = d->C, IH = d->IH, IW = d->IW, per = d->TY * d->TX;
     const int64_t n = tile / per, ty = tile % per / d->TX, tx = tile % d->TX;
-    const int64_t y0 = ty * 6 - d->PT, x0 = tx * 6 - d->PL;
-    const int full = y0 >= 0 && x0 >= 0 && y0 + 8 <= IH && x0 + 8 <= IW;
+    const int64_t y0 = ty * m - d->PT, x0 = tx * m - d->PL;
+    const int full = y0 >= 0 && x0 >= 0 && y0 + np <= IH && x0 + np <= IW;
     const float *xn = x + n * IH * IW * C;
     const int64_t vs = (int64_t)TB * C;
     float *vt = V + t * C;
     float tmp[64 * 16] __attribute__((aligned(64)));
     for (int64_t c0 = 0; c0 < C; c0 += 16) {
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < np; i++) { /* row i of the patch, along its columns */
             const int64_t yy = y0 + i;
             __m512 v[8], o[8];
-            for (int j = 0; j < 8; j++) {
+            for (int j = 0; j < np; j++) {
                 const int64_t xx = x0 + j;
                 v[j] = full || (yy >= 0 && yy < IH && xx >= 0 && xx < IW)
                            ? _mm512_loadu_ps(xn + (yy * IW + xx) * C + c0)
                            : _mm512_setzero_ps();
             }
-            bt8(d, v, o);
-            for (int j = 0; j < 8; j++) _mm512_store_ps(tmp + (i * 8 + j) * 16, o[j]);
+            bt_m(d, v, o, m);
+            for (int j = 0; j < np; j++) _mm512_store_ps(tmp + (i * np + j) * 16, o[j]);
         }
-        for (int j = 0; j < 8; j++) {
+        for (int j = 0; j < np; j++) { /* column j, along the rows */
             __m512 v[8], o[8];
-            for (int i = 0; i < 8; i++) v[i] = _mm512_load_ps(tmp + (i * 8 + j) * 16);
-            bt8(d, v, o);
-            for (int i = 0; i < 8; i++) _mm512_storeu_ps(vt + c0 + (i * 8 + j) * vs, o[i]);
+            for (int i = 0; i < np; i++) v[i] = _mm512_load_ps(tmp + (i * np + j) * 16);
+            bt_m(d, v, o, m);
+            for (int i = 0; i < np; i++) _mm512_storeu_ps(vt + c0 + (i * np + j) * vs, o[i]);
         }
     }
+}
+
+static void in_tile4(const nn_cpu_wino *d, const float *x, int64_t tile, float *V, int t)
+{
+    in_patch(d, x, tile, V, t, 4);
+}
+
+static void in_tile6(const nn_cpu_wino *d, const float *x, int64_t tile, float *V, int t)
+{
+    in_patch(d, x, tile, V, t, 6);
 }
 
 /* M[r][kb..] = sum over c of V[r][c] * U[c][kb..] for the rows and vectors named. */
@@ -382,70 +368,53 @@ INLINE void emit_columns(const nn_cpu_wino *d, const tile_out *o, __m512 *a, __m
             store_pool(o, a[i], b[i], a[i + 1], b[i + 1], (ty * m + i) / 2, ox / 2);
 }
 
-/* The output transform of row t of M (tile `tile`), bias, residual, activation, the
- * optional pool, and the stores of what lies inside the output. */
-static void out_tile(const nn_cpu_wino *d, const float *M, int t, int64_t tile, const float *res,
-                     float *y)
+/* A^T of F(m, 3) applied to m + 2 vectors: m results. */
+INLINE void at_m(const nn_cpu_wino *d, const __m512 *v, __m512 *o, const int m)
 {
-    const int64_t K = d->K, per = d->TY * d->TX;
-    const int64_t n = tile / per, ty = tile % per / d->TX, tx = tile % d->TX;
-    const int64_t ms = (int64_t)TB * K;
-    const float *mt = M + t * K;
-    float tmp[24 * 16] __attribute__((aligned(64)));
-    for (int64_t k0 = 0; k0 < K; k0 += 16) {
-        for (int i = 0; i < 6; i++) { /* row i of the 6x6 product, along its columns */
-            const float *p = mt + k0 + i * 6 * ms;
-            __m512 o0, o1, o2, o3;
-            at6(_mm512_loadu_ps(p), _mm512_loadu_ps(p + ms), _mm512_loadu_ps(p + 2 * ms),
-                _mm512_loadu_ps(p + 3 * ms), _mm512_loadu_ps(p + 4 * ms),
-                _mm512_loadu_ps(p + 5 * ms), &o0, &o1, &o2, &o3);
-            _mm512_store_ps(tmp + (i * 4 + 0) * 16, o0);
-            _mm512_store_ps(tmp + (i * 4 + 1) * 16, o1);
-            _mm512_store_ps(tmp + (i * 4 + 2) * 16, o2);
-            _mm512_store_ps(tmp + (i * 4 + 3) * 16, o3);
-        }
-        const tile_out o = tile_out_of(d, n, k0, res, y);
-        for (int j = 0; j < 4; j += 2) { /* columns j and j + 1, along the rows */
-            const float *q = tmp + j * 16;
-            __m512 a[4], b[4];
-            at6(_mm512_load_ps(q), _mm512_load_ps(q + 64), _mm512_load_ps(q + 128),
-                _mm512_load_ps(q + 192), _mm512_load_ps(q + 256), _mm512_load_ps(q + 320), &a[0],
-                &a[1], &a[2], &a[3]);
-            q += 16;
-            at6(_mm512_load_ps(q), _mm512_load_ps(q + 64), _mm512_load_ps(q + 128),
-                _mm512_load_ps(q + 192), _mm512_load_ps(q + 256), _mm512_load_ps(q + 320), &b[0],
-                &b[1], &b[2], &b[3]);
-            emit_columns(d, &o, a, b, 4, ty, tx, j);
-        }
-    }
+    if (m == 6) at8(d, v, o);
+    else at6(v[0], v[1], v[2], v[3], v[4], v[5], &o[0], &o[1], &o[2], &o[3]);
 }
 
-/* out_tile for F(6, 3): 8x8 products of M[64][TB][K] into 6x6 outputs. */
-static void out_tile6(const nn_cpu_wino *d, const float *M, int t, int64_t tile, const float *res,
-                      float *y)
+/* The output transform of row t of M[(m + 2)^2][TB][K] (tile `tile`), bias, residual,
+ * activation, the optional pool, and the stores of what lies inside the output. */
+INLINE void out_patch(const nn_cpu_wino *d, const float *M, int t, int64_t tile,
+                      const float *res, float *y, const int m)
 {
+    const int np = m + 2;
     const int64_t K = d->K, per = d->TY * d->TX;
     const int64_t n = tile / per, ty = tile % per / d->TX, tx = tile % d->TX;
     const int64_t ms = (int64_t)TB * K;
     const float *mt = M + t * K;
     float tmp[48 * 16] __attribute__((aligned(64)));
     for (int64_t k0 = 0; k0 < K; k0 += 16) {
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < np; i++) { /* row i of the product, along its columns */
             __m512 v[8], o[6];
-            for (int j = 0; j < 8; j++) v[j] = _mm512_loadu_ps(mt + k0 + (i * 8 + j) * ms);
-            at8(d, v, o);
-            for (int j = 0; j < 6; j++) _mm512_store_ps(tmp + (i * 6 + j) * 16, o[j]);
+            for (int j = 0; j < np; j++) v[j] = _mm512_loadu_ps(mt + k0 + (i * np + j) * ms);
+            at_m(d, v, o, m);
+            for (int j = 0; j < m; j++) _mm512_store_ps(tmp + (i * m + j) * 16, o[j]);
         }
         const tile_out o = tile_out_of(d, n, k0, res, y);
-        for (int j = 0; j < 6; j += 2) {
+        for (int j = 0; j < m; j += 2) { /* columns j and j + 1, along the rows */
             __m512 v[8], a[6], b[6];
-            for (int i = 0; i < 8; i++) v[i] = _mm512_load_ps(tmp + (i * 6 + j) * 16);
-            at8(d, v, a);
-            for (int i = 0; i < 8; i++) v[i] = _mm512_load_ps(tmp + (i * 6 + j + 1) * 16);
-            at8(d, v, b);
-            emit_columns(d, &o, a, b, 6, ty, tx, j);
+            for (int i = 0; i < np; i++) v[i] = _mm512_load_ps(tmp + (i * m + j) * 16);
+            at_m(d, v, a, m);
+            for (int i = 0; i < np; i++) v[i] = _mm512_load_ps(tmp + (i * m + j + 1) * 16);
+            at_m(d, v, b, m);
+            emit_columns(d, &o, a, b, m, ty, tx, j);
         }
     }
+}
+
+static void out_tile4(const nn_cpu_wino *d, const float *M, int t, int64_t tile, const float *res,
+                      float *y)
+{
+    out_patch(d, M, t, tile, res, y, 4);
+}
+
+static void out_tile6(const nn_cpu_wino *d, const float *M, int t, int64_t tile, const float *res,
+                      float *y)
+{
+    out_patch(d, M, t, tile, res, y, 6);
 }
 
 void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const float *res,
@@ -457,7 +426,7 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
         const int nt = (int)(t1 - b0 < TB ? t1 - b0 : TB);
         for (int t = 0; t < nt; t++) {
             if (d->m == 6) in_tile6(d, src, b0 + t, V, t);
-            else in_tile(d, src, b0 + t, V, t);
+            else in_tile4(d, src, b0 + t, V, t);
         }
         for (int xi = 0; xi < P; xi++) {
             const float *Vx = V + xi * TB * C, *Ux = d->U + xi * C * K;
@@ -488,7 +457,7 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
         }
         for (int t = 0; t < nt; t++) {
             if (d->m == 6) out_tile6(d, M, t, b0 + t, res, dst);
-            else out_tile(d, M, t, b0 + t, res, dst);
+            else out_tile4(d, M, t, b0 + t, res, dst);
         }
     }
 }
