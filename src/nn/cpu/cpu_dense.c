@@ -292,12 +292,20 @@ static void wino_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
 
 /* NMSE of our Winograd convolution (plus bias) against a direct one in double, on
  * 64 output pixels (the borders among them) of one image with a fixed-seed input in
- * [0, 1): the accuracy check that keeps a node on it. -1 when out of memory. */
+ * [0, 1): the accuracy check that keeps a node on it. The image is cut to at most
+ * 26x26 input pixels with the node's pads (the arithmetic per tile does not depend on
+ * the image size; an enhancer's 512x512 layer would otherwise need 100+ MB here). -1
+ * when out of memory. */
 static double wino_check(const nn_cpu_wino *d, const float *w, const float *bias)
 {
     nn_cpu_wino t = *d;
     t.N = 1, t.res = 0, t.pool = 0;
     t.act = (nn_cpu_act){.lo = -INFINITY, .hi = INFINITY};
+    /* OH = IH + PT + PB - 2 gives the bottom (right) pad; keep it with a smaller input */
+    int64_t pb = d->OH - d->IH - d->PT + 2, pr = d->OW - d->IW - d->PL + 2;
+    if (t.IH > 26 && 26 + t.PT + pb - 2 >= 1) t.IH = 26, t.OH = 26 + t.PT + pb - 2;
+    if (t.IW > 26 && 26 + t.PL + pr - 2 >= 1) t.IW = 26, t.OW = 26 + t.PL + pr - 2;
+    t.TY = (t.OH + t.m - 1) / t.m, t.TX = (t.OW + t.m - 1) / t.m;
     const int64_t C = t.C, K = t.K;
     size_t nx = (size_t)(t.IH * t.IW * C), ny = (size_t)(t.OH * t.OW * K);
     float *x = malloc(sizeof(float) * (nx + ny + NN_CPU_WINO_SCRATCH(&t)));
