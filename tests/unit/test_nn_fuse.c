@@ -1007,6 +1007,50 @@ static int cpu_and_ref(nn_graph *(*build)(void), float **yc, float **yr, size_t 
     return 0;
 }
 
+/* How many nodes of describe JSON d ran an implementation starting with prefix. */
+static int desc_impls(const ffu_json *d, const char *prefix)
+{
+    const ffu_json *nodes = ffu_json_get(d, "nodes");
+    int k = 0;
+    for (size_t i = 0; i < ffu_json_len(nodes); i++) {
+        const char *impl = ffu_json_string(ffu_json_get(ffu_json_at(nodes, i), "impl"));
+        k += impl && strncmp(impl, prefix, strlen(prefix)) == 0;
+    }
+    return k;
+}
+
+/* Without AVX-512 (FFU_CPU_MASK in a child, as for bf16 above: before the process's
+ * first feature read) our Winograd kernel is off and the same chain runs oneDNN's (which
+ * picks kernels by its own detection, so its AVX-512 Winograd still runs: what is
+ * tested is our plan for it). The first Conv carries the fused pool, which oneDNN's
+ * Winograd path does not take, so it runs direct: two Winograd nodes, none of ours,
+ * and three reorders (the graph's input, the second Conv's input, the output), the
+ * tensor between the second and third Conv stored nChw16c (five without that). */
+static void test_winograd_chain_without_avx512(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        setenv("FFU_CPU_MASK", "avx512", 1);
+        float *yc, *yr;
+        size_t n = 0;
+        ffu_json *d;
+        if (cpu_and_ref(g_wino_chain, &yc, &yr, &n, &d) < 0) _exit(0);
+        int ok = yr && n == 16 * 33 * 33 && desc_int(d, "winograd_nodes") == 2 &&
+                 desc_impls(d, "facefuse:wino") == 0 && desc_int(d, "reorders") == 3 &&
+                 nmse(yr, yc, n) < 1e-9;
+        if (!ok)
+            fprintf(stderr, "without AVX-512: %d Winograd nodes, %d ours, %d reorders\n",
+                    desc_int(d, "winograd_nodes"), desc_impls(d, "facefuse:wino"),
+                    desc_int(d, "reorders"));
+        _exit(ok ? 0 : 1);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 static void test_winograd_blocked_chain(void)
 {
     float *yc, *yr;
@@ -1017,6 +1061,7 @@ static void test_winograd_blocked_chain(void)
     int wino = desc_int(d, "winograd_nodes"), reorders = desc_int(d, "reorders");
     CHECK_EQ_INT(wino, 3);
     CHECK_EQ_INT(reorders, 2);
+    CHECK_EQ_INT(desc_impls(d, "facefuse:wino"), ffu_cpu_features() & FFU_CPU_AVX512F ? 3 : 0);
     if (yr) {
         double e = nmse(yr, yc, n);
         printf("winograd chain: %d nodes, %d reorders, nmse %.3g vs ref\n", wino, reorders, e);
@@ -1094,7 +1139,7 @@ static void test_empty_and_null(void)
     nn_graph_destroy(g);
 }
 
-TEST_MAIN(test_bf16_refused_without_isa, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
+TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
           test_heads_merged, test_dw_pool_fused, test_winograd_session,
