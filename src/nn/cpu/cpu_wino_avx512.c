@@ -1,20 +1,22 @@
-/* Our own Winograd F(4x4, 3x3) convolution for the cpu backend: channels-last (NHWC)
- * f32 with AVX-512, input and output channels multiples of 16, stride 1, any pads,
- * with bias, residual, activation and an optional fused 2x2 max pool.
+/* Our own Winograd convolution for the cpu backend, F(4x4, 3x3) and F(6x6, 3x3):
+ * channels-last (NHWC) f32 with AVX-512, input and output channels multiples of 16,
+ * stride 1, any pads, with bias, residual, activation and an optional fused 2x2 max
+ * pool.
  *
  * Why not oneDNN's (jit_wino_4x3): it transforms the whole input into one array and
  * multiplies into another before the output transform, 33 MB of traffic for gear's
  * 196x196 layer, and runs at ~450 "direct-equivalent" GFLOP/s here. Ours works on
- * blocks of 12 output tiles that stay in L1/L2 from the input transform to the store:
- * transform the 6x6 input patches of the block into V[36][12][C], multiply each of the
- * 36 points' V by the prepared weights U[36][C][K] into M[36][12][K] (16 or 24
- * accumulators in registers, each broadcast shared by 1-6 weight vectors), transform
- * back to 4x4 outputs and store them, pooled or not. Measured on gear's three big
- * layers (docs/NN_CPU.md "Winograd"): 1.6-1.9x oneDNN's kernel with its pool.
+ * blocks of 12 output tiles (m x m each) that stay in L1/L2 from the input transform
+ * to the store: transform the (m + 2)^2 input patches of the block into V[P][12][C],
+ * multiply each of the P points' V by the prepared weights U[P][C][K] into M[P][12][K]
+ * (at most 24 accumulators in registers, each broadcast shared by 1-6 weight vectors),
+ * transform back to m x m outputs and store them, pooled or not. Measured on gear's
+ * three big layers (docs/NN_CPU.md "Winograd"): about 2x oneDNN's kernel with its pool.
  *
- * The transforms are the standard F(4x4, 3x3) matrices (Lavin and Gray, 2016): input
- * B^T d B with points 0, +-1, +-2 and infinity; weights G g G^T, computed in double at
- * prepare; output A^T m A. Only called after a runtime AVX-512F check. */
+ * F(4x4, 3x3) uses the usual hand-written matrices (Lavin and Gray, 2016; points 0,
+ * +-1, +-2 and infinity); F(6x6, 3x3) builds its own from the points 0, +-1, +-2, +-1/2
+ * and infinity (f63_matrices). Weights G g G^T are computed in double at prepare. Only
+ * called after a runtime AVX-512F check. */
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
