@@ -793,26 +793,38 @@ static double nmse(const float *a, const float *b, size_t n)
     return den > 0 ? num / den : num;
 }
 
-/* Without AVX512-BF16 (FFU_CPU_MASK in a child, before the process's first feature
- * read) bf16 is not granted and the session computes exactly what f32 does. Runs
- * first: the parent must not have read the features yet. */
-static void test_bf16_refused_without_isa(void)
+/* Runs body in a child process whose CPU features have AVX-512 masked out
+ * (FFU_CPU_MASK, read once per process: the parent must not have read the features
+ * yet, so the tests that use this run first). 1 when body returned 1. */
+static int in_child_without_avx512(int (*body)(void))
 {
     fflush(NULL);
     pid_t pid = fork();
-    CHECK(pid >= 0);
+    if (pid < 0) return 0;
     if (pid == 0) {
         setenv("FFU_CPU_MASK", "avx512", 1);
-        size_t n0 = 0, n1 = 0;
-        int nodes0, g0, nodes1, g1;
-        float *a = run_bf16(0, -1, &n0, &nodes0, &g0), *b = run_bf16(1, -1, &n1, &nodes1, &g1);
-        int ok = !a || (b && n0 == n1 && !memcmp(a, b, n0 * 4) && nodes1 == 0 && g1 == 0);
-        free(a), free(b);
-        _exit(ok ? 0 : 1);
+        _exit(body() ? 0 : 1);
     }
     int st = 0;
     waitpid(pid, &st, 0);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* Without AVX512-BF16 bf16 is not granted and the session computes exactly what f32
+ * does. */
+static int bf16_refused_body(void)
+{
+    size_t n0 = 0, n1 = 0;
+    int nodes0, g0, nodes1, g1;
+    float *a = run_bf16(0, -1, &n0, &nodes0, &g0), *b = run_bf16(1, -1, &n1, &nodes1, &g1);
+    int ok = !a || (b && n0 == n1 && !memcmp(a, b, n0 * 4) && nodes1 == 0 && g1 == 0);
+    free(a), free(b);
+    return ok;
+}
+
+static void test_bf16_refused_without_isa(void)
+{
+    CHECK(in_child_without_avx512(bf16_refused_body));
 }
 
 /* With AVX512-BF16 both convolutions run bf16 (their check passes), the result is
@@ -1019,36 +1031,32 @@ static int desc_impls(const ffu_json *d, const char *prefix)
     return k;
 }
 
-/* Without AVX-512 (FFU_CPU_MASK in a child, as for bf16 above: before the process's
- * first feature read) our Winograd kernel is off and the same chain runs oneDNN's (which
+/* Without AVX-512 our Winograd kernel is off and the same chain runs oneDNN's (which
  * picks kernels by its own detection, so its AVX-512 Winograd still runs: what is
  * tested is our plan for it). The first Conv carries the fused pool, which oneDNN's
  * Winograd path does not take, so it runs direct: two Winograd nodes, none of ours,
  * and three reorders (the graph's input, the second Conv's input, the output), the
  * tensor between the second and third Conv stored nChw16c (five without that). */
+static int wino_chain_body(void)
+{
+    float *yc, *yr;
+    size_t n = 0;
+    ffu_json *d;
+    if (cpu_and_ref(g_wino_chain, &yc, &yr, &n, &d) < 0) return 1; /* no oneDNN */
+    int ok = yr && n == 16 * 33 * 33 && desc_int(d, "winograd_nodes") == 2 &&
+             desc_impls(d, "facefuse:wino") == 0 && desc_int(d, "reorders") == 3 &&
+             nmse(yr, yc, n) < 1e-9;
+    if (!ok)
+        fprintf(stderr, "without AVX-512: %d Winograd nodes, %d ours, %d reorders\n",
+                desc_int(d, "winograd_nodes"), desc_impls(d, "facefuse:wino"),
+                desc_int(d, "reorders"));
+    free(yc), free(yr), ffu_json_free(d);
+    return ok;
+}
+
 static void test_winograd_chain_without_avx512(void)
 {
-    fflush(NULL);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        setenv("FFU_CPU_MASK", "avx512", 1);
-        float *yc, *yr;
-        size_t n = 0;
-        ffu_json *d;
-        if (cpu_and_ref(g_wino_chain, &yc, &yr, &n, &d) < 0) _exit(0);
-        int ok = yr && n == 16 * 33 * 33 && desc_int(d, "winograd_nodes") == 2 &&
-                 desc_impls(d, "facefuse:wino") == 0 && desc_int(d, "reorders") == 3 &&
-                 nmse(yr, yc, n) < 1e-9;
-        if (!ok)
-            fprintf(stderr, "without AVX-512: %d Winograd nodes, %d ours, %d reorders\n",
-                    desc_int(d, "winograd_nodes"), desc_impls(d, "facefuse:wino"),
-                    desc_int(d, "reorders"));
-        _exit(ok ? 0 : 1);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(in_child_without_avx512(wino_chain_body));
 }
 
 static void test_winograd_blocked_chain(void)

@@ -143,13 +143,37 @@ static ffu_status nhwc_kernel_steps(cpu_ctx *c, const nhwc_io *io, cpu_kernel_fn
     return FFU_OK;
 }
 
-/* What our kernels' builders need after their shape rules: the node's activation in
- * our form and the staging of its tensors. 0 when either is missing. */
-static int our_conv_io(cpu_ctx *c, const nn_tensor *x, const nn_tensor *y, const nn_tensor *r,
-                       int64_t channels, nn_cpu_act *av, const float **slopes, int64_t *nslopes,
-                       nhwc_io *io)
+/* Zeroed memory the node owns for one of our kernels: a header of head bytes, then n
+ * floats at *tail, 64-byte aligned. NULL when out of memory (the error is set). */
+static void *own_kernel_data(cpu_ctx *c, size_t head, size_t n, float **tail)
 {
-    return conv_act(c, channels, av, slopes, nslopes) && nhwc_io_init(c, x, y, r, io) == FFU_OK;
+    head = (head + 63) / 64 * 64;
+    size_t bytes = head + sizeof(float) * n;
+    char *p = nn_cpu_own(c, bytes);
+    if (!p) {
+        ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    memset(p, 0, bytes);
+    *tail = (float *)(p + head);
+    return p;
+}
+
+/* What our kernels' builders need after their shape rules: the node's activation in
+ * our form (its slopes for conv_epilogue) and the staging of its tensors. */
+typedef struct our_conv {
+    nn_cpu_act av;
+    const float *slopes;
+    int64_t nslopes;
+    nhwc_io io;
+} our_conv;
+
+/* 0 when the activation or the staging is missing. */
+static int our_conv_io(cpu_ctx *c, const nn_tensor *x, const nn_tensor *y, const nn_tensor *r,
+                       int64_t channels, our_conv *k)
+{
+    return conv_act(c, channels, &k->av, &k->slopes, &k->nslopes) &&
+           nhwc_io_init(c, x, y, r, &k->io) == FFU_OK;
 }
 
 /* Depthwise Conv (group = channels, one filter each, no dilation) on our AVX-512
@@ -175,38 +199,33 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     if (force < 0 && !(win->k[1] == 3 && win->k[2] == 3 && win->stride[2] == 1 &&
                        win->stride[1] == 1 && win->out[2] >= 32))
         return CPU_UNSUPPORTED;
-    nn_cpu_act av;
-    const float *slopes;
-    int64_t nslopes;
-    nhwc_io io;
-    if (!our_conv_io(c, x, y, r, C, &av, &slopes, &nslopes, &io)) return CPU_UNSUPPORTED;
+    our_conv oc;
+    if (!our_conv_io(c, x, y, r, C, &oc)) return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
 
     int64_t Cp = (C + 15) / 16 * 16, K = win->k[1] * win->k[2];
-    size_t head = (sizeof(nn_cpu_dw) + 63) / 64 * 64;
-    size_t bytes = head + sizeof(float) * (size_t)(Cp * (K + 2));
-    nn_cpu_dw *d = nn_cpu_own(c, bytes);
-    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    memset(d, 0, bytes);
-    d->act = av;
+    float *tail;
+    nn_cpu_dw *d = own_kernel_data(c, sizeof *d, (size_t)(Cp * (K + 2)), &tail);
+    if (!d) return FFU_ERR_NOMEM;
+    d->act = oc.av;
     d->N = x->shape.d[0], d->C = C, d->Cp = Cp;
     d->IH = x->shape.d[2], d->IW = x->shape.d[3], d->OH = win->out[1], d->OW = win->out[2];
     d->pool = pool;
     d->KH = (int)win->k[1], d->KW = (int)win->k[2];
     d->SH = (int)win->stride[1], d->SW = (int)win->stride[2];
     d->PT = (int)win->pad0[1], d->PL = (int)win->pad0[2];
-    d->w = (float *)((char *)d + head);
+    d->w = tail;
     d->b = d->w + Cp * K;
     d->ns = d->b + Cp;
     d->res = r != NULL;
     const float *wd = w->data;
     for (int64_t ch = 0; ch < C; ch++)
         for (int64_t k = 0; k < K; k++) d->w[k * Cp + ch] = wd[ch * K + k];
-    conv_epilogue(c, b, slopes, nslopes, C, d->b, d->ns);
+    conv_epilogue(c, b, oc.slopes, oc.nslopes, C, d->b, d->ns);
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:dw_avx512");
     /* with a pool, the threads' row buffers (two conv rows each) */
     size_t tmp = pool ? sizeof(float) * 2 * (size_t)(d->OW * C) * (size_t)c->cb->base.threads : 0;
-    return nhwc_kernel_steps(c, &io, dw_kernel, d, r != NULL, tmp);
+    return nhwc_kernel_steps(c, &oc.io, dw_kernel, d, r != NULL, tmp);
 }
 
 /* ---- our 1x1 kernel ------------------------------------------------------------------------ */
@@ -243,24 +262,19 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     int64_t force = nn_attr_int(n, "_cpu_pw", -1);
     int64_t P = x->shape.d[0] * x->shape.d[2] * x->shape.d[3];
     if (force == 0 || (force < 0 && M % 16 == 0 && P > 128 * 128)) return CPU_UNSUPPORTED;
-    nn_cpu_act av;
-    const float *slopes;
-    int64_t nslopes;
-    nhwc_io io;
-    if (!our_conv_io(c, x, y, r, M, &av, &slopes, &nslopes, &io)) return CPU_UNSUPPORTED;
+    our_conv oc;
+    if (!our_conv_io(c, x, y, r, M, &oc)) return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
 
     /* 24 outputs: rows stored twice over, 48 wide (cpu_pw_avx512.c, blk24) */
     int64_t Cop = M == 24 ? 48 : (M + 15) / 16 * 16;
-    size_t head = (sizeof(nn_cpu_pw) + 63) / 64 * 64;
-    size_t bytes = head + sizeof(float) * (size_t)(Cop * (C + 2));
-    nn_cpu_pw *d = nn_cpu_own(c, bytes);
-    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    memset(d, 0, bytes);
-    d->act = av;
+    float *tail;
+    nn_cpu_pw *d = own_kernel_data(c, sizeof *d, (size_t)(Cop * (C + 2)), &tail);
+    if (!d) return FFU_ERR_NOMEM;
+    d->act = oc.av;
     d->P = P;
     d->Ci = C, d->Co = M, d->Cop = Cop;
-    d->w = (float *)((char *)d + head);
+    d->w = tail;
     d->b = d->w + Cop * C;
     d->ns = d->b + Cop;
     d->res = r != NULL;
@@ -268,10 +282,10 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     for (int64_t o = 0; o < Cop; o++)
         for (int64_t ch = 0; ch < C; ch++)
             d->w[ch * Cop + o] = o < M ? wd[o * C + ch] : M == 24 ? wd[(o - M) * C + ch] : 0.0f;
-    conv_epilogue(c, b, slopes, nslopes, M, d->b, d->ns);
+    conv_epilogue(c, b, oc.slopes, oc.nslopes, M, d->b, d->ns);
     if (M == 24) memcpy(d->b + 24, d->b, 24 * sizeof(float)), memcpy(d->ns + 24, d->ns, 24 * sizeof(float));
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:pw_avx512");
-    return nhwc_kernel_steps(c, &io, pw_kernel, d, r != NULL, 0);
+    return nhwc_kernel_steps(c, &oc.io, pw_kernel, d, r != NULL, 0);
 }
 
 /* ---- our Winograd kernel ------------------------------------------------------------------ */
@@ -366,11 +380,8 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
     int64_t force = nn_attr_int(n, "_cpu_wino", -1);
     if (force == 0 || (force < 0 && x->shape.d[0] * win->out[1] * win->out[2] < 256))
         return CPU_UNSUPPORTED;
-    nn_cpu_act av;
-    const float *slopes;
-    int64_t nslopes;
-    nhwc_io io;
-    if (!our_conv_io(c, x, y, r, M, &av, &slopes, &nslopes, &io)) return CPU_UNSUPPORTED;
+    our_conv oc;
+    if (!our_conv_io(c, x, y, r, M, &oc)) return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: the oneDNN path takes the node if the check fails */
 
     /* F(6x6, 3x3) multiplies 64/36 per output where F(4x4, 3x3) needs 36/16, but its
@@ -385,20 +396,18 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
     int64_t fm = nn_attr_int(n, "_cpu_wino_m", 0);
     if (fm == 4 || fm == 6) m = (int)fm;
     int64_t P = (m + 2) * (m + 2);
-    size_t head = (sizeof(nn_cpu_wino) + 63) / 64 * 64;
-    size_t bytes = head + sizeof(float) * (size_t)(2 * M + P * C * M);
-    nn_cpu_wino *d = nn_cpu_own(c, bytes);
-    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    memset(d, 0, bytes);
-    d->act = av;
+    float *tail;
+    nn_cpu_wino *d = own_kernel_data(c, sizeof *d, (size_t)(2 * M + P * C * M), &tail);
+    if (!d) return FFU_ERR_NOMEM;
+    d->act = oc.av;
     d->N = x->shape.d[0], d->C = C, d->K = M;
     d->IH = x->shape.d[2], d->IW = x->shape.d[3], d->OH = win->out[1], d->OW = win->out[2];
     d->PT = (int)win->pad0[1], d->PL = (int)win->pad0[2];
     d->pool = pool, d->res = r != NULL;
-    d->b = (float *)((char *)d + head);
+    d->b = tail;
     d->ns = d->b + M;
     d->U = d->ns + M; /* M is a multiple of 16: U stays 64-byte aligned */
-    conv_epilogue(c, b, slopes, nslopes, M, d->b, d->ns);
+    conv_epilogue(c, b, oc.slopes, oc.nslopes, M, d->b, d->ns);
     double tol = nn_attr_float(n, "_cpu_wino_nmse", (float)NN_CPU_WINO_NMSE);
     for (;;) {
         d->m = m;
@@ -414,7 +423,7 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
     }
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:wino%dx%d_avx512", m, m);
     size_t tmp = sizeof(float) * NN_CPU_WINO_SCRATCH(d) * (size_t)c->cb->base.threads;
-    return nhwc_kernel_steps(c, &io, wino_kernel, d, r != NULL, tmp);
+    return nhwc_kernel_steps(c, &oc.io, wino_kernel, d, r != NULL, tmp);
 }
 
 /* ---- Conv / ConvTranspose ------------------------------------------------------------------ */
