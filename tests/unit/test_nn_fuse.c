@@ -1078,6 +1078,51 @@ static void test_winograd_blocked_chain(void)
     free(yc), free(yr), ffu_json_free(d);
 }
 
+/* Our Winograd kernel holds U, 36/9 or 64/9 times a layer's weights: above 16 MB a node
+ * (an enhancer's 512 -> 512 layer) it leaves the layer to oneDNN. x [1,C,18,18] -> Conv
+ * 3x3 pad 1 (C outputs): C = 96 runs ours (U 2.4 MB with F(6x6)), C = 352 does not
+ * (F(4x4)'s U would be 17.8 MB); both give ref's numbers. */
+static int cap_c;
+static nn_graph *g_wino_cap(void)
+{
+    static float *w;
+    free(w);
+    w = malloc(sizeof(float) * 9 * (size_t)cap_c * (size_t)cap_c);
+    if (!w) return NULL;
+    uint64_t s = 19;
+    for (size_t i = 0; i < 9 * (size_t)cap_c * (size_t)cap_c; i++) w[i] = (test_rand_f(&s) - 0.5f) * 0.1f;
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {1, cap_c, 18, 18}}, ws = {.rank = 4, .d = {cap_c, cap_c, 3, 3}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    int wt = nn_graph_add_const(g, "w", FFU_DTYPE_F32, &ws, w, sizeof(float) * 9 * (size_t)cap_c * (size_t)cap_c, NN_BORROW);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    int in[2] = {x, wt};
+    int n = nn_graph_add_node(g, NN_OP_CONV, "c", in, 2, &y, 1);
+    int64_t pads[4] = {1, 1, 1, 1};
+    nn_node_set_ints(g, n, "pads", pads, 4);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+static void test_winograd_memory_cap(void)
+{
+    int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
+    for (int i = 0; i < 2; i++) {
+        cap_c = i ? 352 : 96;
+        float *yc, *yr;
+        size_t n = 0;
+        ffu_json *d;
+        if (cpu_and_ref(g_wino_cap, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
+        CHECK(yr && n == (size_t)cap_c * 18 * 18);
+        printf("winograd memory cap: %d channels, %d of ours\n", cap_c, desc_impls(d, "facefuse:wino"));
+        CHECK_EQ_INT(desc_impls(d, "facefuse:wino"), avx512 && !i ? 1 : 0);
+        if (yr) CHECK(nmse(yr, yc, n) < 1e-9);
+        free(yc), free(yr), ffu_json_free(d);
+    }
+}
+
 /* Reductions read channels-last tensors where they can (layout_plan): x [1,8,9,10] ->
  * Conv 3x3 pad 1 (16, ReLU) = b; ReduceMean(b, spatial, keepdims 0) = y1 [1,16];
  * ReduceMax(b, channels, keepdims 1) = c [1,1,9,10] -> Conv 1x1 (4) = y2. b and c stay
@@ -1150,5 +1195,5 @@ static void test_empty_and_null(void)
 TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
-          test_heads_merged, test_dw_pool_fused, test_winograd_session,
+          test_heads_merged, test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
           test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null)

@@ -395,6 +395,12 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
     int m = a6 * 64 * 16 < 0.9 * (double)(a4 * 36 * 36) ? 6 : 4;
     int64_t fm = nn_attr_int(n, "_cpu_wino_m", 0);
     if (fm == 4 || fm == 6) m = (int)fm;
+    /* U is (m + 2)^2 / 9 times the weights: at most 16 MB a node (an enhancer's 512 ->
+     * 512 layer would hold 38 MB with F(4x4), 67 with F(6x6)); F(4x4) where F(6x6)
+     * would pass that, oneDNN beyond it */
+    const double cap = 16.0 * 1024 * 1024, wbytes = 4.0 * (double)C * (double)M;
+    if (m == 6 && fm != 6 && 64 * wbytes > cap) m = 4;
+    if (force < 0 && (m + 2) * (m + 2) * wbytes > cap) return CPU_UNSUPPORTED;
     int64_t P = (m + 2) * (m + 2);
     float *tail;
     nn_cpu_wino *d = own_kernel_data(c, sizeof *d, (size_t)(2 * M + P * C * M), &tail);
