@@ -25,6 +25,16 @@ static int is_const_f32(const nn_tensor *t)
            nn_shape_numel(&t->shape) >= 0;
 }
 
+/* 1 when every value of n's int-list attribute `name` is v (an absent list counts). */
+static int ints_all(const nn_node *n, const char *name, int64_t v)
+{
+    int cnt;
+    const int64_t *a = nn_attr_ints(n, name, &cnt);
+    for (int i = 0; a && i < cnt; i++)
+        if (a[i] != v) return 0;
+    return 1;
+}
+
 /* Whether tensor t holds f32. Loaders leave intermediate dtypes undefined until a
  * session infers them, so this follows producers: float-only ops make f32, and
  * elementwise and data-movement ops keep the type of their float inputs. */
@@ -255,14 +265,7 @@ static int pointwise_of(const nn_graph *g, const nn_node *n, int x)
         return 0;
     const char *ap = nn_attr_string(n, "auto_pad", "NOTSET");
     if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0 && *ap) return 0;
-    static const char *const lists[3] = {"strides", "dilations", "pads"};
-    for (int k = 0; k < 3; k++) {
-        int cnt;
-        const int64_t *v = nn_attr_ints(n, lists[k], &cnt);
-        for (int i = 0; v && i < cnt; i++)
-            if (v[i] != (k == 2 ? 0 : 1)) return 0;
-    }
-    return 1;
+    return ints_all(n, "strides", 1) && ints_all(n, "dilations", 1) && ints_all(n, "pads", 0);
 }
 
 /* A depthwise Conv (one filter per channel, constant f32 weights and bias) of t. */
@@ -437,7 +440,7 @@ static int fuse_siblings(nn_graph *g)
     return 1;
 }
 
-/* ---- plan time: depthwise Conv + 2x2 MaxPool ------------------------------------------------ */
+/* ---- plan time: Conv + 2x2 MaxPool --------------------------------------------------------- */
 
 /* A MaxPool with 2x2 windows, stride 2, no padding, dilation or ceil mode, one output. */
 static int pool_2x2(const nn_node *n)
@@ -447,16 +450,11 @@ static int pool_2x2(const nn_node *n)
         return 0;
     const char *ap = nn_attr_string(n, "auto_pad", "NOTSET");
     if (*ap && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return 0;
-    int nk, ns, np, nd;
+    int nk, ns;
     const int64_t *k = nn_attr_ints(n, "kernel_shape", &nk), *st = nn_attr_ints(n, "strides", &ns);
-    const int64_t *p = nn_attr_ints(n, "pads", &np), *d = nn_attr_ints(n, "dilations", &nd);
     if (!k || nk != 2 || k[0] != 2 || k[1] != 2 || !st || ns != 2 || st[0] != 2 || st[1] != 2)
         return 0;
-    for (int i = 0; p && i < np; i++)
-        if (p[i]) return 0;
-    for (int i = 0; d && i < nd; i++)
-        if (d[i] != 1) return 0;
-    return 1;
+    return ints_all(n, "pads", 0) && ints_all(n, "dilations", 1);
 }
 
 /* An ungrouped 3x3 stride-1 undilated Conv with constant f32 weights: the shape of the
@@ -464,18 +462,10 @@ static int pool_2x2(const nn_node *n)
 static int winograd_shaped(const nn_graph *g, const nn_node *n)
 {
     const nn_tensor *w = nn_in(g, n, 1);
-    int nk, ns, nd;
-    const int64_t *k = nn_attr_ints(n, "kernel_shape", &nk), *st = nn_attr_ints(n, "strides", &ns);
-    const int64_t *d = nn_attr_ints(n, "dilations", &nd);
-    if (n->op != NN_OP_CONV || n->ninputs < 2 || n->ninputs > 3 || n->noutputs != 1 ||
-        nn_attr_int(n, "group", 1) != 1 || !is_const_f32(w) || w->shape.rank != 4 ||
-        w->shape.d[2] != 3 || w->shape.d[3] != 3 || (k && (nk != 2 || k[0] != 3 || k[1] != 3)))
-        return 0;
-    for (int i = 0; st && i < ns; i++)
-        if (st[i] != 1) return 0;
-    for (int i = 0; d && i < nd; i++)
-        if (d[i] != 1) return 0;
-    return 1;
+    return n->op == NN_OP_CONV && n->ninputs >= 2 && n->ninputs <= 3 && n->noutputs == 1 &&
+           nn_attr_int(n, "group", 1) == 1 && is_const_f32(w) && w->shape.rank == 4 &&
+           w->shape.d[2] == 3 && w->shape.d[3] == 3 && ints_all(n, "kernel_shape", 3) &&
+           ints_all(n, "strides", 1) && ints_all(n, "dilations", 1);
 }
 
 /* Depthwise or Winograd-shaped Conv -> MaxPool 2x2 stride 2 becomes the Conv with

@@ -575,6 +575,15 @@ static int check_run(cpu_ctx *c, const_dnnl_primitive_desc_t pd, const void *src
     return ok ? 0 : -1;
 }
 
+void nn_cpu_check_input(float *x, size_t n, double lo, double hi)
+{
+    uint32_t r = 0x9e3779b9u;
+    for (size_t i = 0; i < n; i++) {
+        r = r * 1664525u + 1013904223u;
+        x[i] = (float)(lo + (hi - lo) * ((r >> 8) * (1.0 / 16777216.0)));
+    }
+}
+
 double nn_cpu_variant_nmse(cpu_ctx *c, const_dnnl_primitive_desc_t p32,
                            const_dnnl_primitive_desc_t pv, const dnnl_memory_desc_t *wei_user,
                            const void *wdata, const void *bias)
@@ -592,12 +601,7 @@ double nn_cpu_variant_nmse(cpu_ctx *c, const_dnnl_primitive_desc_t p32,
     float *yraw = same_dst ? yv : malloc(vbytes); /* the variant's own dst layout */
     double nmse = -1;
     if (x && y32 && yv && xv && yraw) {
-        /* fixed seed, uniform in [-1, 1): the same input on every run and machine */
-        uint32_t r = 0x9e3779b9u;
-        for (size_t i = 0; i < sbytes / sizeof(float); i++) {
-            r = r * 1664525u + 1013904223u;
-            x[i] = (float)((r >> 8) * (1.0 / 8388608.0) - 1.0);
-        }
+        nn_cpu_check_input(x, sbytes / sizeof(float), -1, 1);
         if (reorder_now(c, s32, x, sv, xv) == 0 &&
             check_run(c, p32, x, wei_user, wdata, bias, y32) == 0 &&
             check_run(c, pv, xv, wei_user, wdata, bias, yraw) == 0 &&

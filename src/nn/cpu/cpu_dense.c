@@ -131,11 +131,13 @@ static ffu_status nhwc_kernel_steps(cpu_ctx *c, const nhwc_io *io, cpu_kernel_fn
         (st = nn_cpu_step_arg(c, s, 1, NULL, ob, 0, out_off, NULL)) < 0)
         return st;
     int arg = 2;
-    if (res && (st = res_staged ? nn_cpu_step_arg(c, s, arg, NULL, CPU_BIND_SCRATCH, 0, out_off, NULL)
-                                : nn_cpu_step_arg(c, s, arg, NULL, CPU_BIND_IN, 3, 0, NULL)) < 0)
+    if (res && (st = res_staged
+                         ? nn_cpu_step_arg(c, s, arg, NULL, CPU_BIND_SCRATCH, 0, out_off, NULL)
+                         : nn_cpu_step_arg(c, s, arg, NULL, CPU_BIND_IN, 3, 0, NULL)) < 0)
         return st;
     arg += res;
-    if (tmp_bytes && (st = nn_cpu_step_arg(c, s, arg, NULL, CPU_BIND_SCRATCH, 0, tmp_off, NULL)) < 0)
+    if (tmp_bytes &&
+        (st = nn_cpu_step_arg(c, s, arg, NULL, CPU_BIND_SCRATCH, 0, tmp_off, NULL)) < 0)
         return st;
     if (!io->yl)
         return nn_cpu_stage_step(c, &io->dst_md, CPU_BIND_SCRATCH, out_off, &io->dst_t,
@@ -283,7 +285,10 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
         for (int64_t ch = 0; ch < C; ch++)
             d->w[ch * Cop + o] = o < M ? wd[o * C + ch] : M == 24 ? wd[(o - M) * C + ch] : 0.0f;
     conv_epilogue(c, b, oc.slopes, oc.nslopes, M, d->b, d->ns);
-    if (M == 24) memcpy(d->b + 24, d->b, 24 * sizeof(float)), memcpy(d->ns + 24, d->ns, 24 * sizeof(float));
+    if (M == 24) { /* stored twice over, as the weights */
+        memcpy(d->b + 24, d->b, 24 * sizeof(float));
+        memcpy(d->ns + 24, d->ns, 24 * sizeof(float));
+    }
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:pw_avx512");
     return nhwc_kernel_steps(c, &oc.io, pw_kernel, d, r != NULL, 0);
 }
@@ -295,7 +300,8 @@ static void wino_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
     const nn_cpu_wino *d = kd;
     /* whole blocks of tiles per thread; argument 2 is the residual when there is one,
      * then the threads' scratch */
-    int64_t tiles = d->N * d->TY * d->TX, blocks = (tiles + NN_CPU_WINO_TILES - 1) / NN_CPU_WINO_TILES;
+    int64_t tiles = d->N * d->TY * d->TX;
+    int64_t blocks = (tiles + NN_CPU_WINO_TILES - 1) / NN_CPU_WINO_TILES;
     int64_t t0 = blocks * ithr / nthr * NN_CPU_WINO_TILES;
     int64_t t1 = blocks * (ithr + 1) / nthr * NN_CPU_WINO_TILES;
     if (t1 > tiles) t1 = tiles;
@@ -325,11 +331,7 @@ static double wino_check(const nn_cpu_wino *d, const float *w, const float *bias
     float *x = malloc(sizeof(float) * (nx + ny + NN_CPU_WINO_SCRATCH(&t)));
     if (!x) return -1;
     float *y = x + nx, *scratch = y + ny;
-    uint64_t seed = 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i < nx; i++) {
-        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-        x[i] = (float)(seed >> 40) / (float)(1u << 24);
-    }
+    nn_cpu_check_input(x, nx, 0, 1);
     nn_cpu_wino_tiles_avx512(&t, x, NULL, y, 0, t.TY * t.TX, scratch);
     double num = 0, den = 0;
     for (int i = 0; i < 8; i++)
@@ -636,17 +638,17 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     if (!pd) return st == FFU_ERR_NOMEM ? st : CPU_UNSUPPORTED;
     if (src_cl < 0) src_cl = cl;
     /* oneDNN's Winograd variant, where ours (build_wino_custom) did not take the node
-     * (docs/NN_CPU.md "Winograd"): 3x3, stride 1, undilated,
-     * ungrouped, at least 16 input channels (with fewer oneDNN's direct kernel is
-     * faster), at least 32x32 output pixels, no fused pool. Winograd trades weight
-     * traffic (its transformed weights are 16/9 or 36/9 times larger) and partly empty
-     * output tiles for fewer multiplies, which pays only where each weight is reused
-     * over many pixels: dlib's ResNet ran its 17x17 and smaller layers slower with it,
-     * its 35x35 ones 1.4x faster. oneDNN's Winograd kernels read and write nChw16c:
-     * without AVX-512 tensors between such layers are stored that way (blocked_plan), the others are
-     * staged (a JIT reorder each; none for exactly 16 channels in channels-last, which
-     * is the same bytes). Kept where oneDNN picks a Winograd kernel with the same
-     * post-ops and its output matches the direct primitive's. */
+     * (docs/NN_CPU.md "Winograd"): 3x3, stride 1, undilated, ungrouped, at least 16
+     * input channels (with fewer oneDNN's direct kernel is faster), at least 32x32
+     * output pixels, no fused pool. Winograd trades weight traffic (its transformed
+     * weights are 16/9 or 36/9 times larger) and partly empty output tiles for fewer
+     * multiplies, which pays only where each weight is reused over many pixels: dlib's
+     * ResNet ran its 17x17 and smaller layers slower with it, its 35x35 ones 1.4x
+     * faster. oneDNN's Winograd kernels read and write nChw16c: without AVX-512 tensors
+     * between such layers are stored that way (blocked_plan), the others are staged (a
+     * JIT reorder each; none for exactly 16 channels in channels-last, which is the same
+     * bytes). Kept where oneDNN picks a Winograd kernel with the same post-ops and its
+     * output matches the direct primitive's. */
     int blocked = 0;
     if (c->p && c->cb->base.winograd && nn_cpu_wino_shape(g, n)) {
         dnnl_dims_t sd = {x->shape.d[0], C, x->shape.d[2], x->shape.d[3]};

@@ -147,7 +147,8 @@ void nn_cpu_dw_rows_avx512(const nn_cpu_dw *d, const float *src, const float *re
 /* 1x1 convolution (stride 1, one group) into at most 32 channels, NHWC f32
  * (cpu_pw_avx512.c): y[p] = act(b + res[p] + sum over c of x[p][c] * w[c]) for the P
  * pixels. Weights are repacked as [Ci][Cop], bias and slopes as [Cop], Cop = Co
- * rounded up to 16, zero padded, 64-byte aligned. */
+ * rounded up to 16, zero padded (for 24 outputs 48: each row stored twice over),
+ * 64-byte aligned. */
 typedef struct nn_cpu_pw {
     int64_t P, Ci, Co, Cop;
     nn_cpu_act act;
@@ -273,6 +274,9 @@ int nn_cpu_pd_is_winograd(const_dnnl_primitive_desc_t pd);
 void nn_cpu_note_bf16(cpu_ctx *c);
 /* 1 when pd's kernel computes in bf16 (its implementation name says so). */
 int nn_cpu_pd_is_bf16(const_dnnl_primitive_desc_t pd);
+/* The accuracy checks' input: n floats uniform in [lo, hi) from a fixed seed, the same
+ * on every run and machine. */
+void nn_cpu_check_input(float *x, size_t n, double lo, double hi);
 /* Runs p32 (f32, direct) and pv (a variant of the same op: bf16 source and weights, or
  * another algorithm such as Winograd, possibly in other src/dst layouts) once at
  * prepare on a fixed-seed input in [-1, 1) with the node's weights (wdata laid out as

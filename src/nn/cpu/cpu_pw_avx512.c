@@ -6,7 +6,8 @@
  * are 20-40% of both models (`facefuse bench nn --profile`).
  *
  * A block is sixteen pixels of one 16-channel slice (up to 16 outputs) or eight pixels
- * of two slices (17-32 outputs): sixteen accumulators in registers, and for each input
+ * of two slices (17-32 outputs; exactly 24 as eight pixel pairs filling three whole
+ * vectors, blk24): 16-24 accumulators in registers, and for each input
  * channel one weight row per slice times each pixel's input value broadcast from
  * memory. With the input channel count a compile-time constant (instances for the
  * common counts) every broadcast is an immediate offset from one pointer. Bias, an

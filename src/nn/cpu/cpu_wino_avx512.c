@@ -82,7 +82,8 @@ void nn_cpu_wino_weights(nn_cpu_wino *d, const float *g)
             double t[8][3];
             for (int i = 0; i < n; i++) {
                 const double *Gi = d->m == 6 ? G6[i] : G4[i];
-                for (int j = 0; j < 3; j++) t[i][j] = Gi[0] * w[j] + Gi[1] * w[3 + j] + Gi[2] * w[6 + j];
+                for (int j = 0; j < 3; j++)
+                    t[i][j] = Gi[0] * w[j] + Gi[1] * w[3 + j] + Gi[2] * w[6 + j];
             }
             for (int i = 0; i < n; i++)
                 for (int j = 0; j < n; j++) {
@@ -99,7 +100,7 @@ INLINE void bt6(__m512 *p0, __m512 *p1, __m512 *p2, __m512 *p3, __m512 *p4, __m5
     const __m512 d0 = *p0, d1 = *p1, d2 = *p2, d3 = *p3, d4 = *p4, d5 = *p5;
     const __m512 four = _mm512_set1_ps(4), m5 = _mm512_set1_ps(-5), m4 = _mm512_set1_ps(-4);
     const __m512 a = _mm512_fmadd_ps(m4, d2, d4), b = _mm512_fmadd_ps(m4, d1, d3);
-    const __m512 c = _mm512_sub_ps(d4, d2), e = _mm512_add_ps(_mm512_sub_ps(d3, d1), _mm512_sub_ps(d3, d1));
+    const __m512 c = _mm512_sub_ps(d4, d2), h = _mm512_sub_ps(d3, d1), e = _mm512_add_ps(h, h);
     *p0 = _mm512_fmadd_ps(four, d0, _mm512_fmadd_ps(m5, d2, d4));
     *p1 = _mm512_add_ps(a, b);
     *p2 = _mm512_sub_ps(a, b);
@@ -128,10 +129,10 @@ INLINE void bt8(const nn_cpu_wino *d, const __m512 *v, __m512 *o)
     o[0] = _mm512_fmadd_ps(K_(0, 6), v[6], _mm512_fmadd_ps(K_(0, 4), v[4],
                           _mm512_fmadd_ps(K_(0, 2), v[2], _mm512_mul_ps(K_(0, 0), v[0]))));
     for (int j = 1; j < 7; j += 2) {
-        const __m512 e = _mm512_fmadd_ps(K_(j, 6), v[6], _mm512_fmadd_ps(K_(j, 4), v[4],
-                                                                        _mm512_mul_ps(K_(j, 2), v[2])));
-        const __m512 q = _mm512_fmadd_ps(K_(j, 5), v[5], _mm512_fmadd_ps(K_(j, 3), v[3],
-                                                                        _mm512_mul_ps(K_(j, 1), v[1])));
+        const __m512 e = _mm512_fmadd_ps(
+            K_(j, 6), v[6], _mm512_fmadd_ps(K_(j, 4), v[4], _mm512_mul_ps(K_(j, 2), v[2])));
+        const __m512 q = _mm512_fmadd_ps(
+            K_(j, 5), v[5], _mm512_fmadd_ps(K_(j, 3), v[3], _mm512_mul_ps(K_(j, 1), v[1])));
         o[j] = _mm512_add_ps(e, q);
         o[j + 1] = _mm512_sub_ps(e, q);
     }
@@ -144,13 +145,15 @@ INLINE void bt8(const nn_cpu_wino *d, const __m512 *v, __m512 *o)
 INLINE void at8(const nn_cpu_wino *d, const __m512 *m, __m512 *o)
 {
     __m512 sp[3], dp[3];
-    for (int p = 0; p < 3; p++)
-        sp[p] = _mm512_add_ps(m[2 * p + 1], m[2 * p + 2]), dp[p] = _mm512_sub_ps(m[2 * p + 1], m[2 * p + 2]);
+    for (int p = 0; p < 3; p++) {
+        sp[p] = _mm512_add_ps(m[2 * p + 1], m[2 * p + 2]);
+        dp[p] = _mm512_sub_ps(m[2 * p + 1], m[2 * p + 2]);
+    }
     for (int i = 0; i < 6; i++) {
         const __m512 *h = i % 2 ? dp : sp;
-        __m512 r = _mm512_fmadd_ps(_mm512_set1_ps(d->at[i][5]), h[2],
-                                   _mm512_fmadd_ps(_mm512_set1_ps(d->at[i][3]), h[1],
-                                                   _mm512_mul_ps(_mm512_set1_ps(d->at[i][1]), h[0])));
+        const __m512 a1 = _mm512_set1_ps(d->at[i][1]), a3 = _mm512_set1_ps(d->at[i][3]),
+                     a5 = _mm512_set1_ps(d->at[i][5]);
+        __m512 r = _mm512_fmadd_ps(a5, h[2], _mm512_fmadd_ps(a3, h[1], _mm512_mul_ps(a1, h[0])));
         if (i == 0) r = _mm512_add_ps(r, m[0]);
         if (i == 5) r = _mm512_add_ps(r, m[7]);
         o[i] = r;
@@ -215,91 +218,42 @@ static void in_tile6(const nn_cpu_wino *d, const float *x, int64_t tile, float *
     in_patch(d, x, tile, V, t, 6);
 }
 
-/* M[r][kb..] = sum over c of V[r][c] * U[c][kb..] for the rows and vectors named. */
+/* The multiply micro-kernels: M[r][kb..] = sum over c of V[r][c] * U[c][kb..] for a
+ * block of rows (R4, R6, R12) by 16-wide vectors (V1..V6), all accumulators in
+ * registers, one broadcast of V per row shared by the row's vectors. X(i, j) below is
+ * row i, vector j. */
 #define ACC(i, j) __m512 a##i##j = _mm512_setzero_ps();
-#define BC(i, j) __m512 v##i = _mm512_set1_ps(V[i * C + c]);
+#define LD(i, j) const __m512 u##j = _mm512_loadu_ps(u + 16 * j);
+#define BC(i, j) const __m512 v##i = _mm512_set1_ps(V[i * C + c]);
 #define FMA(i, j) a##i##j = _mm512_fmadd_ps(v##i, u##j, a##i##j);
 #define STO(i, j) _mm512_storeu_ps(M + i * K + 16 * j, a##i##j);
-#define R6(X, j) X(0, j) X(1, j) X(2, j) X(3, j) X(4, j) X(5, j)
-#define R12(X, j) R6(X, j) X(6, j) X(7, j) X(8, j) X(9, j) X(10, j) X(11, j)
-
-/* six rows, four vectors (64 outputs) */
-INLINE void gemm6x4(const float *V, const float *U, float *M, int64_t C, int64_t K)
-{
-#define ALL(X) R6(X, 0) R6(X, 1) R6(X, 2) R6(X, 3)
-    ALL(ACC)
-    for (int64_t c = 0; c < C; c++) {
-        const float *u = U + c * K;
-        const __m512 u0 = _mm512_loadu_ps(u), u1 = _mm512_loadu_ps(u + 16),
-                     u2 = _mm512_loadu_ps(u + 32), u3 = _mm512_loadu_ps(u + 48);
-        R6(BC, 0)
-        ALL(FMA)
-    }
-    ALL(STO)
-#undef ALL
-}
-
-/* four rows, six vectors (96 outputs) */
-INLINE void gemm4x6(const float *V, const float *U, float *M, int64_t C, int64_t K)
-{
+#define R1(X, j) X(0, j)
 #define R4(X, j) X(0, j) X(1, j) X(2, j) X(3, j)
-#define ALL(X) R4(X, 0) R4(X, 1) R4(X, 2) R4(X, 3) R4(X, 4) R4(X, 5)
-    ALL(ACC)
-    for (int64_t c = 0; c < C; c++) {
-        const float *u = U + c * K;
-        const __m512 u0 = _mm512_loadu_ps(u), u1 = _mm512_loadu_ps(u + 16),
-                     u2 = _mm512_loadu_ps(u + 32), u3 = _mm512_loadu_ps(u + 48),
-                     u4 = _mm512_loadu_ps(u + 64), u5 = _mm512_loadu_ps(u + 80);
-        R4(BC, 0)
-        ALL(FMA)
+#define R6(X, j) R4(X, j) X(4, j) X(5, j)
+#define R12(X, j) R6(X, j) X(6, j) X(7, j) X(8, j) X(9, j) X(10, j) X(11, j)
+#define V1(R, X) R(X, 0)
+#define V2(R, X) V1(R, X) R(X, 1)
+#define V3(R, X) V2(R, X) R(X, 2)
+#define V4(R, X) V3(R, X) R(X, 3)
+#define V6(R, X) V4(R, X) R(X, 4) R(X, 5)
+#define GEMM_KERNEL(name, ROWS, VECS)                                                     \
+    static void name(const float *V, const float *U, float *M, int64_t C, int64_t K)      \
+    {                                                                                     \
+        VECS(ROWS, ACC)                                                                   \
+        for (int64_t c = 0; c < C; c++) {                                                 \
+            const float *u = U + c * K;                                                   \
+            VECS(R1, LD)                                                                  \
+            ROWS(BC, 0)                                                                   \
+            VECS(ROWS, FMA)                                                               \
+        }                                                                                 \
+        VECS(ROWS, STO)                                                                   \
     }
-    ALL(STO)
-#undef ALL
-}
-
-/* six rows, three vectors */
-INLINE void gemm6x3(const float *V, const float *U, float *M, int64_t C, int64_t K)
-{
-#define ALL(X) R6(X, 0) R6(X, 1) R6(X, 2)
-    ALL(ACC)
-    for (int64_t c = 0; c < C; c++) {
-        const float *u = U + c * K;
-        const __m512 u0 = _mm512_loadu_ps(u), u1 = _mm512_loadu_ps(u + 16),
-                     u2 = _mm512_loadu_ps(u + 32);
-        R6(BC, 0)
-        ALL(FMA)
-    }
-    ALL(STO)
-#undef ALL
-}
-
-/* twelve rows, two vectors */
-INLINE void gemm12x2(const float *V, const float *U, float *M, int64_t C, int64_t K)
-{
-#define ALL(X) R12(X, 0) R12(X, 1)
-    ALL(ACC)
-    for (int64_t c = 0; c < C; c++) {
-        const __m512 u0 = _mm512_loadu_ps(U + c * K), u1 = _mm512_loadu_ps(U + c * K + 16);
-        R12(BC, 0)
-        ALL(FMA)
-    }
-    ALL(STO)
-#undef ALL
-}
-
-/* twelve rows, one vector */
-INLINE void gemm12x1(const float *V, const float *U, float *M, int64_t C, int64_t K)
-{
-#define ALL(X) R12(X, 0)
-    ALL(ACC)
-    for (int64_t c = 0; c < C; c++) {
-        const __m512 u0 = _mm512_loadu_ps(U + c * K);
-        R12(BC, 0)
-        ALL(FMA)
-    }
-    ALL(STO)
-#undef ALL
-}
+typedef void (*gemm_fn)(const float *V, const float *U, float *M, int64_t C, int64_t K);
+GEMM_KERNEL(gemm6x4, R6, V4)   /* 64 outputs at a time */
+GEMM_KERNEL(gemm4x6, R4, V6)   /* 96 */
+GEMM_KERNEL(gemm6x3, R6, V3)   /* 48 */
+GEMM_KERNEL(gemm12x2, R12, V2) /* 32 */
+GEMM_KERNEL(gemm12x1, R12, V1) /* 16 */
 
 /* Where a tile's outputs go: image n's output (or pooled output) and residual, at
  * channel k0, with the slice's bias and activation. */
@@ -439,22 +393,15 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
              * earlier tiles' values: computed, never stored */
             for (int64_t kb = 0; kb < K;) {
                 const int64_t left = K - kb;
-                if (left >= 96 && left % 64) {
-                    for (int r0 = 0; r0 < nt; r0 += 4) gemm4x6(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K);
-                    kb += 96;
-                } else if (left >= 64) {
-                    for (int r0 = 0; r0 < nt; r0 += 6) gemm6x4(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K);
-                    kb += 64;
-                } else if (left == 48) {
-                    for (int r0 = 0; r0 < nt; r0 += 6) gemm6x3(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K);
-                    kb += 48;
-                } else if (left == 32) {
-                    gemm12x2(Vx, Ux + kb, Mx + kb, C, K);
-                    kb += 32;
-                } else {
-                    gemm12x1(Vx, Ux + kb, Mx + kb, C, K);
-                    kb += 16;
-                }
+                gemm_fn fn = gemm12x1;
+                int rows = 12, width = 16;
+                if (left >= 96 && left % 64) fn = gemm4x6, rows = 4, width = 96;
+                else if (left >= 64) fn = gemm6x4, rows = 6, width = 64;
+                else if (left == 48) fn = gemm6x3, rows = 6, width = 48;
+                else if (left == 32) fn = gemm12x2, width = 32;
+                for (int r0 = 0; r0 < nt; r0 += rows)
+                    fn(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K);
+                kb += width;
             }
         }
         for (int t = 0; t < nt; t++) {
