@@ -148,6 +148,9 @@ static const tcase cases[] = {
      * meets: the node falls back to F(4x4), not to oneDNN */
     {NN_OP_CONV, "wino 32->32 6x6 -> 4x4", 3, {S4(1, 32, 18, 18), S4(32, 32, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "pads=1,1,1,1;_cpu_wino_nmse=0.000000000001", .act = NN_ACT_RELU, .impl = "facefuse:wino4x4_avx512"},
     {NN_OP_CONV, "wino 32->32 6x6", 3, {S4(1, 32, 18, 18), S4(32, 32, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_RELU, .impl = "facefuse:wino6x6_avx512"},
+    /* U (2.1 MB) outgrows L2 and the 25 tiles go in one block of 36 (24 at 2 threads):
+     * the rows past the last tile in a block */
+    {NN_OP_CONV, "wino(ours) 112->128 one block", 3, {S4(1, 112, 20, 20), S4(128, 112, 3, 3), S1(128)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=4;pads=1,1,1,1", .act = NN_ACT_RELU},
     {NN_OP_CONV, "wino(ours) 32->16 +res prelu[1]", 4, {S4(1, 32, 10, 12), S4(16, 32, 3, 3), S1(16), S4(1, 16, 8, 10)}, {0, 1, 1, 0}, .attrs = "_cpu_wino=1", .act = NN_ACT_PRELU, .act_slope = 2},
     {NN_OP_CONV, "k3 +sigmoid +pool", 3, {X4, S4(5, 3, 3, 3), S1(5)}, {0, 1, 1}, .attrs = "_pool=2;pads=1,1,1,1", .act = NN_ACT_SIGMOID},
     {NN_OP_CONV, "dw +prelu[C]", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
@@ -983,6 +986,24 @@ static void test_channels_last_chain(void)
     be->ops->destroy(be);
 }
 
+/* Winograd blocks: 12 tiles where U stays in L2 or V and M would outgrow it, else a
+ * thread's share in one block. */
+static void test_wino_block(void)
+{
+#if FFU_HAVE_DNNL
+    nn_cpu_wino d = {.N = 1, .C = 112, .K = 128, .m = 4, .TY = 5, .TX = 5};
+    CHECK_EQ_INT(nn_cpu_wino_block(&d, 1), 36); /* U 2.1 MB: 25 tiles, V + M 1.2 MB */
+    CHECK_EQ_INT(nn_cpu_wino_block(&d, 2), 24);
+    d.N = 2; /* 50 tiles: V + M would take 2.0 MB */
+    CHECK_EQ_INT(nn_cpu_wino_block(&d, 1), 12);
+    CHECK_EQ_INT(nn_cpu_wino_block(&d, 2), 36);
+    d.C = d.K = 96, d.N = 1; /* U 1.3 MB stays in L2 */
+    CHECK_EQ_INT(nn_cpu_wino_block(&d, 1), 12);
+#else
+    TEST_SKIP("built without oneDNN");
+#endif
+}
+
 /* The backend contract: run before prepare fails cleanly, release(NULL priv) and
  * destroy work, threads are restored. */
 static void test_contract(void)
@@ -1070,4 +1091,4 @@ static void test_op_table_device_harness(void)
     CHECK_EQ_INT(oks, (int)(sizeof cases / sizeof cases[0]));
 }
 
-TEST_MAIN(test_op_table, test_op_table_cuda, test_op_table_cuda_fp16, test_op_table_device_harness, test_channels_last_chain, test_contract)
+TEST_MAIN(test_op_table, test_op_table_cuda, test_op_table_cuda_fp16, test_op_table_device_harness, test_channels_last_chain, test_wino_block, test_contract)

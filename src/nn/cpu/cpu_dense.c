@@ -298,16 +298,30 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
 static void wino_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
 {
     const nn_cpu_wino *d = kd;
-    /* whole blocks of tiles per thread; argument 2 is the residual when there is one,
-     * then the threads' scratch */
+    /* an even share of the tiles per thread, in blocks of d->tb; argument 2 is the
+     * residual when there is one, then the threads' scratch */
     int64_t tiles = d->N * d->TY * d->TX;
-    int64_t blocks = (tiles + NN_CPU_WINO_TILES - 1) / NN_CPU_WINO_TILES;
-    int64_t t0 = blocks * ithr / nthr * NN_CPU_WINO_TILES;
-    int64_t t1 = blocks * (ithr + 1) / nthr * NN_CPU_WINO_TILES;
-    if (t1 > tiles) t1 = tiles;
+    int64_t t0 = tiles * ithr / nthr, t1 = tiles * (ithr + 1) / nthr;
     float *scratch = (float *)ptr[2 + d->res] + (size_t)ithr * NN_CPU_WINO_SCRATCH(d);
     if (t0 < t1)
         nn_cpu_wino_tiles_avx512(d, ptr[0], d->res ? ptr[2] : NULL, ptr[1], t0, t1, scratch);
+}
+
+/* Each block of tiles reads all of U once. U up to 1.5 MB stays in a core's 2 MB L2
+ * between blocks, and blocks of 12 keep the transforms' working set (V and M) small
+ * beside it. A larger U comes from L3 for every block: there, when a thread's share of
+ * the tiles fits in one block whose V and M take at most 1.5 MB, it goes in that one
+ * block. Measured (docs/NN_CPU.md "Winograd"): gear's 20x20 layer (25 tiles, U 2.9 MB)
+ * 1.21-1.43 -> 0.80-1.16 ms; blocks of 24 on its 44x44 layer (64 tiles, two blocks a
+ * thread) were slower at 2 threads, so larger shares keep 12. */
+int nn_cpu_wino_block(const nn_cpu_wino *d, int threads)
+{
+    const double l2 = 1.5 * 1024 * 1024, P = (double)NN_CPU_WINO_POINTS(d);
+    const int64_t share = (d->N * d->TY * d->TX + threads - 1) / threads;
+    const int64_t tb = (share + 11) / 12 * 12;
+    if (P * (double)(d->C * d->K) * 4 <= l2 || (double)tb * P * (double)(d->C + d->K) * 4 > l2)
+        return 12;
+    return (int)tb;
 }
 
 /* NMSE of our Winograd convolution (plus bias) against a direct one in double, on
@@ -420,6 +434,7 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
     for (;;) {
         d->m = m;
         d->TY = (d->OH + m - 1) / m, d->TX = (d->OW + m - 1) / m;
+        d->tb = nn_cpu_wino_block(d, c->cb->base.threads);
         nn_cpu_wino_weights(d, w->data);
         double e = wino_check(d, w->data, b ? b->data : NULL);
         if (e < 0) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");

@@ -165,8 +165,8 @@ void nn_cpu_pw_pixels_avx512(const nn_cpu_pw *d, const float *src, const float *
  * the stored output is its 2x2 max pool (OH / 2, OW / 2). U holds the transformed
  * weights [P][C][K], P = (m + 2)^2 points (nn_cpu_wino_weights), b and ns [K], 64-byte
  * aligned; bt and at the input and output transforms of F(6, 3). Work is counted in
- * m x m output tiles, TY x TX per image, N * TY * TX in all, done in blocks of
- * NN_CPU_WINO_TILES; a thread needs NN_CPU_WINO_SCRATCH(d) floats of scratch. */
+ * m x m output tiles, TY x TX per image, N * TY * TX in all, done in blocks of tb
+ * tiles; a thread needs NN_CPU_WINO_SCRATCH(d) floats of scratch. */
 typedef struct nn_cpu_wino {
     int64_t N, C, K, IH, IW, OH, OW, TY, TX;
     int PT, PL;
@@ -174,15 +174,18 @@ typedef struct nn_cpu_wino {
     nn_cpu_act act;
     int res;  /* a residual is the kernel step's third argument (never with pool) */
     int pool; /* a fused 2x2 stride-2 max pool follows the activation */
+    int tb;   /* tiles per block (nn_cpu_wino_block), a multiple of 12 */
     float *U, *b, *ns;
     float bt[8][8], at[6][8];
 } nn_cpu_wino;
 
-#define NN_CPU_WINO_TILES 12
 #define NN_CPU_WINO_POINTS(d) ((int64_t)((d)->m + 2) * ((d)->m + 2))
 #define NN_CPU_WINO_SCRATCH(d) \
-    ((size_t)NN_CPU_WINO_POINTS(d) * NN_CPU_WINO_TILES * (size_t)((d)->C + (d)->K))
+    ((size_t)NN_CPU_WINO_POINTS(d) * (size_t)(d)->tb * (size_t)((d)->C + (d)->K))
 
+/* Tiles per block for `threads` threads: 12, or where U outgrows the L2 cache, up to a
+ * thread's share of the tiles in one block (cpu_dense.c). */
+int nn_cpu_wino_block(const nn_cpu_wino *d, int threads);
 /* U from ONNX weights [K][C][3][3], and for m = 6 the transforms bt, at. */
 void nn_cpu_wino_weights(nn_cpu_wino *d, const float *w);
 /* Tiles [t0, t1); res (may be NULL) has the convolution output's shape and may be dst. */

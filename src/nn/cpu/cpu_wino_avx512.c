@@ -29,7 +29,6 @@
 #include "cpu_internal.h"
 #include "cpu_avx512.h"
 
-#define TB NN_CPU_WINO_TILES
 
 /* F(6, 3) from its interpolation points 0, +-1, +-2, +-1/2 and infinity (Toom-Cook):
  * A^T[i][j] = p_j^i; G[j][k] = p_j^k / prod over l != j of (p_j - p_l); B^T row j the
@@ -183,7 +182,7 @@ INLINE void in_patch(const nn_cpu_wino *d, const float *x, int64_t tile, float *
     const int64_t y0 = ty * m - d->PT, x0 = tx * m - d->PL;
     const int full = y0 >= 0 && x0 >= 0 && y0 + np <= IH && x0 + np <= IW;
     const float *xn = x + n * IH * IW * C;
-    const int64_t vs = (int64_t)TB * C;
+    const int64_t vs = (int64_t)d->tb * C;
     float *vt = V + t * C;
     float tmp[64 * 16] __attribute__((aligned(64)));
     for (int64_t c0 = 0; c0 < C; c0 += 16) {
@@ -339,7 +338,7 @@ INLINE void out_patch(const nn_cpu_wino *d, const float *M, int t, int64_t tile,
     const int np = m + 2;
     const int64_t K = d->K, per = d->TY * d->TX;
     const int64_t n = tile / per, ty = tile % per / d->TX, tx = tile % d->TX;
-    const int64_t ms = (int64_t)TB * K;
+    const int64_t ms = (int64_t)d->tb * K;
     const float *mt = M + t * K;
     float tmp[48 * 16] __attribute__((aligned(64)));
     for (int64_t k0 = 0; k0 < K; k0 += 16) {
@@ -377,6 +376,7 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
                               float *dst, int64_t t0, int64_t t1, float *scratch)
 {
     const int64_t C = d->C, K = d->K, P = NN_CPU_WINO_POINTS(d);
+    const int TB = d->tb;
     float *V = scratch, *M = scratch + P * TB * C;
     for (int64_t b0 = t0; b0 < t1; b0 += TB) {
         const int nt = (int)(t1 - b0 < TB ? t1 - b0 : TB);
