@@ -312,8 +312,8 @@ static void wino_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
  * beside it. A larger U comes from L3 for every block: there, when a thread's share of
  * the tiles fits in one block whose V and M take at most 1.5 MB, it goes in that one
  * block. Measured (docs/NN_CPU.md "Winograd"): gear's 20x20 layer (25 tiles, U 2.9 MB)
- * 1.21-1.43 -> 0.80-1.16 ms; blocks of 24 on its 44x44 layer (64 tiles, two blocks a
- * thread) were slower at 2 threads, so larger shares keep 12. */
+ * 1.15-1.24 -> 0.80-0.88 ms at one thread; blocks of 24 on its 44x44 layer (64 tiles,
+ * two blocks a thread) were slower at 2 threads, so larger shares keep 12. */
 int nn_cpu_wino_block(const nn_cpu_wino *d, int threads)
 {
     const double l2 = 1.5 * 1024 * 1024, P = (double)NN_CPU_WINO_POINTS(d);

@@ -6,11 +6,11 @@
  * Why not oneDNN's (jit_wino_4x3): it transforms the whole input into one array and
  * multiplies into another before the output transform, 33 MB of traffic for gear's
  * 196x196 layer, and runs at ~450 "direct-equivalent" GFLOP/s here. Ours works on
- * blocks of 12 output tiles (m x m each) that stay in L1/L2 from the input transform
- * to the store: transform the (m + 2)^2 input patches of the block into V[P][12][C],
- * multiply each of the P points' V by the prepared weights U[P][C][K] into M[P][12][K]
- * (at most 24 accumulators in registers, each broadcast shared by 1-6 weight vectors),
- * transform back to m x m outputs and store them, pooled or not. Measured on gear's
+ * blocks of tb output tiles (m x m each; 12, or more where U outgrows L2) that stay in
+ * L1/L2 from the input transform to the store: transform the (m + 2)^2 input patches of
+ * the block into V[P][tb][C], multiply each of the P points' V by the prepared weights
+ * U[P][C][K] into M[P][tb][K] (at most 24 accumulators in registers, each broadcast
+ * shared by 1-6 weight vectors), transform back to m x m outputs and store them, pooled or not. Measured on gear's
  * three big layers (docs/NN_CPU.md "Winograd"): about 2x oneDNN's kernel with its pool.
  *
  * F(4x4, 3x3) uses the usual hand-written matrices (Lavin and Gray, 2016; points 0,
@@ -28,7 +28,6 @@
 
 #include "cpu_internal.h"
 #include "cpu_avx512.h"
-
 
 /* F(6, 3) from its interpolation points 0, +-1, +-2, +-1/2 and infinity (Toom-Cook):
  * A^T[i][j] = p_j^i; G[j][k] = p_j^k / prod over l != j of (p_j - p_l); B^T row j the
@@ -171,7 +170,7 @@ INLINE void bt_m(const nn_cpu_wino *d, __m512 *v, __m512 *o, const int m)
 }
 
 /* The input transform of tile `tile` (image n, tile row ty, column tx) into row t of
- * V[(m + 2)^2][TB][C]; pixels outside the image (pads, the last partial tiles) are
+ * V[(m + 2)^2][tb][C]; pixels outside the image (pads, the last partial tiles) are
  * zeros. */
 INLINE void in_patch(const nn_cpu_wino *d, const float *x, int64_t tile, float *V, int t,
                      const int m)
@@ -330,7 +329,7 @@ INLINE void at_m(const nn_cpu_wino *d, const __m512 *v, __m512 *o, const int m)
     else at6(v[0], v[1], v[2], v[3], v[4], v[5], &o[0], &o[1], &o[2], &o[3]);
 }
 
-/* The output transform of row t of M[(m + 2)^2][TB][K] (tile `tile`), bias, residual,
+/* The output transform of row t of M[(m + 2)^2][tb][K] (tile `tile`), bias, residual,
  * activation, the optional pool, and the stores of what lies inside the output. */
 INLINE void out_patch(const nn_cpu_wino *d, const float *M, int t, int64_t tile,
                       const float *res, float *y, const int m)
