@@ -10,8 +10,9 @@
  * L1/L2 from the input transform to the store: transform the (m + 2)^2 input patches of
  * the block into V[P][tb][C], multiply each of the P points' V by the prepared weights
  * U[P][C][K] into M[P][tb][K] (at most 24 accumulators in registers, each broadcast
- * shared by 1-6 weight vectors), transform back to m x m outputs and store them, pooled or not. Measured on gear's
- * three big layers (docs/NN_CPU.md "Winograd"): about 2x oneDNN's kernel with its pool.
+ * shared by 1-6 weight vectors), transform back to m x m outputs and store them, pooled
+ * or not. Measured on gear's three big layers (docs/NN_CPU.md "Winograd"): about 2x
+ * oneDNN's kernel with its pool.
  *
  * F(4x4, 3x3) uses the usual hand-written matrices (Lavin and Gray, 2016; points 0,
  * +-1, +-2 and infinity); F(6x6, 3x3) builds its own from the points 0, +-1, +-2, +-1/2
