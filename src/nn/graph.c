@@ -401,6 +401,7 @@ ffu_status nn_graph_clone(const nn_graph *src, nn_graph **out)
             goto fail_st;
         }
         g->tensors[r].flags = t->flags & ~(NN_T_INPUT | NN_T_OUTPUT);
+        g->tensors[r].q8_scale = t->q8_scale, g->tensors[r].q8_min = t->q8_min;
     }
     for (int i = 0; i < src->nnodes; i++) {
         const nn_node *n = &src->nodes[i];

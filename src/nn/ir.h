@@ -114,6 +114,7 @@ enum {
     NN_T_INPUT = 1,  /* a graph input, filled by the caller */
     NN_T_OUTPUT = 2, /* a graph output */
     NN_T_CONST = 4,  /* data holds the value (initializer, folded result) */
+    NN_T_Q8 = 8,     /* f32 constant from 8-bit codes: q8 below (a kernel may rebuild it) */
 };
 
 typedef struct nn_tensor {
@@ -123,6 +124,10 @@ typedef struct nn_tensor {
     int flags;     /* NN_T_* */
     void *data;    /* NN_T_CONST: the value, nbytes long */
     size_t nbytes;
+    /* NN_T_Q8: every value was made as (float)q * q8_scale + q8_min, q in 0..255 (a
+     * uint8-quantised TF.js weight), then perhaps scaled per output channel by a fold
+     * (rewrite.c); whoever uses this checks the values bit for bit */
+    float q8_scale, q8_min;
     int producer;  /* node index, -1 for inputs and constants */
     /* planning state, owned by the session (see plan.c) */
     int64_t offset;  /* byte offset in the session's activation arena; -1 = none */

@@ -958,7 +958,14 @@ static int rw_fold_affine(pat *s, int i)
             }
             nn_shape ws = w->shape, bs = {.rank = 1, .d = {C}};
             const char *wname = w->name;
+            /* 8-bit codes stay codes under a per-output-channel scale (ir.h, NN_T_Q8) */
+            const int q8 = w->flags & NN_T_Q8;
+            const float q8s = w->q8_scale, q8m = w->q8_min;
             int tw = new_const(g, wname, "fold", FFU_DTYPE_F32, &ws, nw);
+            if (tw >= 0 && q8) {
+                g->tensors[tw].flags |= NN_T_Q8;
+                g->tensors[tw].q8_scale = q8s, g->tensors[tw].q8_min = q8m;
+            }
             int tb = tw >= 0 ? new_const(g, g->tensors[tw].name, "bias", FFU_DTYPE_F32, &bs, nb)
                              : tw;
             if (tb < 0) {

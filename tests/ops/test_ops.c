@@ -42,6 +42,8 @@ typedef struct tcase {
                                  backends), as the planner does for a Conv residual */
     const char *impl;         /* the cpu implementation the case must get (AVX-512 hosts;
                                  by default our kernel when an attribute forces it) */
+    int grid;                 /* 1: the weights (input 1) made from 8-bit codes and a
+                                 per-channel factor, marked NN_T_Q8 (grid_weights) */
 } tcase;
 
 #define S1(x0) {.rank = 1, .d = {x0}}
@@ -148,6 +150,14 @@ static const tcase cases[] = {
      * meets: the node falls back to F(4x4), not to oneDNN */
     {NN_OP_CONV, "wino 32->32 6x6 -> 4x4", 3, {S4(1, 32, 18, 18), S4(32, 32, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "pads=1,1,1,1;_cpu_wino_nmse=0.000000000001", .act = NN_ACT_RELU, .impl = "facefuse:wino4x4_avx512"},
     {NN_OP_CONV, "wino 32->32 6x6", 3, {S4(1, 32, 18, 18), S4(32, 32, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_RELU, .impl = "facefuse:wino6x6_avx512"},
+    /* our kernel for 8-bit weights (forced with _cpu_q8=1; weights from codes): strides,
+     * pads, 70 pixels (48 + 22: blocks of 12 with a tail), a half last block of outputs,
+     * residuals; and the size rule choosing it (1.2 MB of weights, 32 output pixels) */
+    {NN_OP_CONV, "q8(ours) 2x32->48 k3 s2 p1 +res prelu[C]", 4, {S4(2, 32, 9, 13), S4(48, 32, 3, 3), S1(48), S4(2, 48, 5, 7)}, {0, 1, 1, 0}, .attrs = "_cpu_q8=1;strides=2,2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .grid = 1},
+    {NN_OP_CONV, "q8(ours) 64->64 1x1 +res in place +relu6", 4, {S4(1, 64, 3, 5), S4(64, 64, 1, 1), S1(64), S4(1, 64, 3, 5)}, {0, 1, 1, 0}, .attrs = "_cpu_q8=1", .act = NN_ACT_RELU6, .inplace = 3, .grid = 1},
+    {NN_OP_CONV, "q8(ours) 16->16 k5 p2011 no bias +leaky", 2, {S4(1, 16, 6, 4), S4(16, 16, 5, 5)}, {0, 1}, .attrs = "_cpu_q8=1;pads=2,0,1,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f, .grid = 1},
+    {NN_OP_CONV, "q8(ours) 2x64->32 k3 p1 on 1x1 (pads skipped)", 3, {S4(2, 64, 1, 1), S4(32, 64, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "_cpu_q8=1;pads=1,1,1,1", .grid = 1},
+    {NN_OP_CONV, "q8 2x128->256 4x4 p1 +relu", 3, {S4(2, 128, 4, 4), S4(256, 128, 3, 3), S1(256)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_RELU, .grid = 1, .impl = "facefuse:q8_avx512"},
     /* U (2.1 MB) outgrows L2 and the 25 tiles go in one block of 36 (24 at 2 threads):
      * the rows past the last tile in a block */
     {NN_OP_CONV, "wino(ours) 112->128 one block", 3, {S4(1, 112, 20, 20), S4(128, 112, 3, 3), S1(128)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=4;pads=1,1,1,1", .act = NN_ACT_RELU},
@@ -348,6 +358,26 @@ static int set_attrs(nn_graph *g, int node, const char *spec)
     return 0;
 }
 
+static float rnd(uint64_t *s, int dist);
+
+/* Weights w [K][...] made as a uint8-quantised TF.js weight after a per-channel fold:
+ * ((float)q * scale + min) * f[k], codes over [-1, 1] (255 steps), f[k] in [0.5, 1.5]
+ * (negative for every third channel). */
+#define GRID_SCALE (2.0f / 255)
+#define GRID_MIN (-1.0f)
+static void grid_weights(float *w, const nn_shape *s, uint64_t *seed)
+{
+    int64_t K = s->d[0], per = nn_shape_numel(s) / K;
+    for (int64_t k = 0; k < K; k++) {
+        float f = (k % 3 == 2 ? -1.0f : 1.0f) * (1.0f + 0.5f * rnd(seed, 0));
+        for (int64_t i = 0; i < per; i++) {
+            float q = floorf((w[k * per + i] - GRID_MIN) / GRID_SCALE + 0.5f);
+            float u = q * GRID_SCALE + GRID_MIN;
+            w[k * per + i] = u * f;
+        }
+    }
+}
+
 static float rnd(uint64_t *s, int dist)
 {
     float u = test_rand_f(s);
@@ -397,6 +427,7 @@ static int build_case(const tcase *tc, uint64_t *seed, built *b)
         if (tc->data[i]) memcpy(data, tc->data[i], bytes);
         else if (dt == F32)
             for (int64_t k = 0; k < numel; k++) ((float *)data)[k] = rnd(seed, tc->dist);
+        if (tc->grid && i == 1) grid_weights(data, &tc->in[1], seed);
         /* batch-norm variance must be positive */
         if (tc->op == NN_OP_BATCH_NORM && i == 4)
             for (int64_t k = 0; k < numel; k++) ((float *)data)[k] = fabsf(((float *)data)[k]) + 0.1f;
@@ -405,6 +436,10 @@ static int build_case(const tcase *tc, uint64_t *seed, built *b)
         ins[i] = tc->cnst[i] ? nn_graph_add_const(g, name, dt, &tc->in[i], data, bytes, NN_BORROW)
                              : nn_graph_add_tensor(g, name, dt, &tc->in[i]);
         if (ins[i] < 0) return -1;
+        if (tc->grid && i == 1) { /* as the TF.js loader marks such a weight */
+            g->tensors[ins[i]].flags |= NN_T_Q8;
+            g->tensors[ins[i]].q8_scale = GRID_SCALE, g->tensors[ins[i]].q8_min = GRID_MIN;
+        }
         if (!tc->cnst[i]) nn_graph_mark_input(g, ins[i]);
         b->in[i] = data;
     }
@@ -585,6 +620,7 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
                            : strstr(tc->attrs, "_cpu_dw=1") ? "facefuse:dw_avx512"
                            : strstr(tc->attrs, "_cpu_pw=1") ? "facefuse:pw_avx512"
                            : strstr(tc->attrs, "_cpu_wino=1") ? "facefuse:wino"
+                           : strstr(tc->attrs, "_cpu_q8=1")   ? "facefuse:q8_avx512"
                                                               : NULL;
         if (want && be->space == NN_SPACE_HOST && (ffu_cpu_features() & FFU_CPU_AVX512F) &&
             (!impl || strncmp(impl, want, strlen(want)) != 0)) {

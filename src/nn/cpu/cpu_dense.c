@@ -449,6 +449,150 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
     return nhwc_kernel_steps(c, &oc.io, wino_kernel, d, r != NULL, tmp);
 }
 
+/* ---- our kernel for 8-bit weights ---------------------------------------------------------- */
+
+static void q8_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const nn_cpu_q8 *d = kd;
+    /* whole blocks of pixels per thread; argument 2 is the residual when there is one,
+     * then the threads' scratch */
+    int64_t P = d->N * d->OH * d->OW, blocks = (P + NN_CPU_Q8_PIXELS - 1) / NN_CPU_Q8_PIXELS;
+    int64_t p0 = blocks * ithr / nthr * NN_CPU_Q8_PIXELS;
+    int64_t p1 = blocks * (ithr + 1) / nthr * NN_CPU_Q8_PIXELS;
+    if (p1 > P) p1 = P;
+    float *scratch = (float *)ptr[2 + d->res] + (size_t)ithr * NN_CPU_Q8_SCRATCH(d);
+    if (p0 < p1) nn_cpu_q8_pixels_avx512(d, ptr[0], d->res ? ptr[2] : NULL, ptr[1], p0, p1, scratch);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* The codes of one output channel's n weights v (ONNX order) and its factor: each
+ * v[i] == ((float)q[i] * scale + min) * mul, bit for bit, the loader's and the fold's
+ * own roundings (u[q] holds the first two). The factor's first estimate is the
+ * smallest gap between distinct weights over scale (of either sign); then the one the
+ * largest weight implies, and its two f32 neighbours each side, are each checked
+ * against every weight. tmp holds n floats. 0 when none rebuilds every weight (another
+ * kind of fold, or no codes at all). */
+static int q8_channel(const float *v, int64_t n, const float *u, float scale, float min,
+                      float *tmp, float *mul, uint8_t *q)
+{
+    memcpy(tmp, v, sizeof(float) * (size_t)n);
+    qsort(tmp, (size_t)n, sizeof(float), cmp_float);
+    double gap = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (tmp[i] != tmp[i - 1] && (gap == 0 || tmp[i] - (double)tmp[i - 1] < gap))
+            gap = tmp[i] - (double)tmp[i - 1];
+    int64_t top = 0;
+    for (int64_t i = 1; i < n; i++)
+        if (fabsf(v[i]) > fabsf(v[top])) top = i;
+    if (gap == 0 || scale == 0 || !isfinite(v[top])) return 0;
+    for (int sign = -1; sign <= 1; sign += 2) {
+        double m0 = sign * gap / scale;
+        double qt = floor(((double)v[top] / m0 - min) / scale + 0.5);
+        if (qt < 0 || qt > 255 || u[(int)qt] == 0) continue;
+        for (int step = -2; step <= 2; step++) {
+            float a = v[top] / u[(int)qt];
+            for (int k = 0; k < (step < 0 ? -step : step); k++)
+                a = nextafterf(a, step < 0 ? -INFINITY : INFINITY);
+            if (!isfinite(a) || a == 0) continue;
+            int64_t i = 0;
+            for (; i < n; i++) {
+                int c = (int)floor(((double)v[i] / a - min) / scale + 0.5), hit = -1;
+                for (int e = c - 1; e <= c + 1 && hit < 0; e++)
+                    if (e >= 0 && e < 256 && u[e] * a == v[i]) hit = e;
+                if (hit < 0) break;
+                q[i] = (uint8_t)hit;
+            }
+            if (i == n) {
+                *mul = a;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* A Conv (one group, undilated, output channels a multiple of 16) whose weights were
+ * made from 8-bit codes (NN_T_Q8), on our kernel that rebuilds them from the codes,
+ * where its weights outweigh its activations and the rebuild is bit for bit; tensors
+ * not stored NHWC are staged as for the depthwise kernel. CPU_UNSUPPORTED sends the
+ * node to oneDNN. */
+static ffu_status build_q8_custom(cpu_ctx *c, const nn_tensor *x, const nn_tensor *w,
+                                  const nn_tensor *b, const nn_tensor *r, const nn_tensor *y,
+                                  const nn_window *win)
+{
+    const nn_node *n = c->n;
+    int64_t C = x->shape.d[1], M = y->shape.d[1];
+    if (!(w->flags & NN_T_Q8) || x->shape.rank != 4 || nn_attr_int(n, "group", 1) != 1 ||
+        nn_attr_int(n, "_pool", 0) || win->dil[1] != 1 || win->dil[2] != 1 || M % 16 ||
+        win->k[1] * win->k[2] > 64 ||
+        !(ffu_cpu_features() & FFU_CPU_AVX512F))
+        return CPU_UNSUPPORTED;
+    /* Measured (docs/NN_CPU.md "8-bit weights"): dlib-resnet's 256-channel layers, 32
+     * and 18 output pixels at batch 2 with 1.2-2.4 MB of f32 weights each, wait on the
+     * weights; its 8x8 layers (128 pixels, 0.6 MB) do not. So at most 64 output pixels
+     * per run and at least 1 MB of f32 weights. The node's `_cpu_q8` attribute (tests)
+     * forces the choice: 1 ours (when the codes check out), 0 not. */
+    int64_t force = nn_attr_int(n, "_cpu_q8", -1);
+    int64_t KK = C * win->k[1] * win->k[2], P = x->shape.d[0] * win->out[1] * win->out[2];
+    if (force == 0 || (force < 0 && (P > 64 || 4 * KK * M < 1024 * 1024))) return CPU_UNSUPPORTED;
+    our_conv oc;
+    if (!our_conv_io(c, x, y, r, M, &oc)) return CPU_UNSUPPORTED;
+    if (!c->p) return FFU_OK; /* dry: the oneDNN path takes the node if the check fails */
+
+    int64_t Kp = (M + 31) / 32 * 32;
+    float *tail;
+    nn_cpu_q8 *d = own_kernel_data(c, sizeof *d, (size_t)(3 * Kp + Kp * KK / 4), &tail);
+    if (!d) return FFU_ERR_NOMEM;
+    d->mul = tail, d->b = d->mul + Kp, d->ns = d->b + Kp;
+    uint8_t *q = (uint8_t *)(d->ns + Kp), *qk = malloc((size_t)KK);
+    float u[256], *chk = malloc(sizeof(float) * (size_t)KK * 32);
+    if (!qk || !chk) {
+        free(qk), free(chk);
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    }
+    d->scale = w->q8_scale, d->min = w->q8_min;
+    for (int c8 = 0; c8 < 256; c8++) u[c8] = (float)c8 * d->scale + d->min; /* tfjs_load.c */
+    const float *wd = w->data; /* [M][C][KH][KW] */
+    const int KH = (int)win->k[1], KW = (int)win->k[2];
+    d->KH = KH, d->KW = KW, d->C = C, d->q = q;
+    int ok = 1;
+    for (int64_t k = 0; ok && k < M; k++) {
+        ok = q8_channel(wd + k * KK, KK, u, d->scale, d->min, chk, &d->mul[k], qk);
+        for (int64_t ch = 0; ok && ch < C; ch++)
+            for (int ky = 0; ky < KH; ky++)
+                for (int kx = 0; kx < KW; kx++)
+                    q[k / 32 * 32 * KK + ((ky * KW + kx) * C + ch) * 32 + k % 32] =
+                        qk[(ch * KH + ky) * KW + kx];
+    }
+    /* the kernel's own rebuild, bit for bit against the weights */
+    for (int64_t k0 = 0; ok && k0 < M; k0 += 32) {
+        nn_cpu_q8_expand_avx512(d, k0, ~(uint64_t)0, chk);
+        for (int64_t k = k0; ok && k < k0 + 32 && k < M; k++)
+            for (int64_t ch = 0; ok && ch < C; ch++)
+                for (int ky = 0; ok && ky < KH; ky++)
+                    for (int kx = 0; ok && kx < KW; kx++)
+                        ok = memcmp(&chk[((ky * KW + kx) * C + ch) * 32 + k - k0],
+                                    &wd[((k * C + ch) * KH + ky) * KW + kx], 4) == 0;
+    }
+    free(qk), free(chk);
+    if (!ok) return CPU_UNSUPPORTED;
+    d->act = oc.av;
+    d->N = x->shape.d[0], d->K = M, d->Kp = Kp;
+    d->IH = x->shape.d[2], d->IW = x->shape.d[3], d->OH = win->out[1], d->OW = win->out[2];
+    d->SH = (int)win->stride[1], d->SW = (int)win->stride[2];
+    d->PT = (int)win->pad0[1], d->PL = (int)win->pad0[2];
+    d->res = r != NULL;
+    conv_epilogue(c, b, oc.slopes, oc.nslopes, M, d->b, d->ns);
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:q8_avx512");
+    size_t tmp_bytes = sizeof(float) * NN_CPU_Q8_SCRATCH(d) * (size_t)c->cb->base.threads;
+    return nhwc_kernel_steps(c, &oc.io, q8_kernel, d, r != NULL, tmp_bytes);
+}
+
 /* ---- Conv / ConvTranspose ------------------------------------------------------------------ */
 
 /* The fused 2x2 stride-2 max pool of a convolution computed into scratch (from, at
@@ -543,6 +687,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     if (!transpose) {
         ffu_status cst = build_dw_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_pw_custom(c, x, w, b, r, y, &win);
+        if (cst == CPU_UNSUPPORTED) cst = build_q8_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_wino_custom(c, x, w, b, r, y, &win);
         if (cst != CPU_UNSUPPORTED) return cst;
     }

@@ -160,6 +160,36 @@ typedef struct nn_cpu_pw {
 void nn_cpu_pw_pixels_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1);
 
+/* Convolution with weights rebuilt from 8-bit codes (cpu_q8_avx512.c), NHWC f32, K a
+ * multiple of 16, no dilation: w = ((float)q * scale + min) * mul[k], each operation
+ * rounded as the TF.js loader and the per-channel fold rounded it (tfjs_load.c,
+ * rewrite.c), so the weights are the f32 ones bit for bit. Codes are stored [Kp / 32]
+ * [KH][KW][C][32], Kp = K rounded up to 32 (zero codes and factors beyond K); mul, b
+ * and ns [Kp], 64-byte aligned. Work is counted in output pixels (N * OH * OW); a
+ * thread needs NN_CPU_Q8_SCRATCH(d) floats of scratch. */
+typedef struct nn_cpu_q8 {
+    int64_t N, C, K, Kp, IH, IW, OH, OW;
+    int KH, KW, SH, SW, PT, PL;
+    nn_cpu_act act;
+    int res; /* a residual is the kernel step's third argument */
+    float scale, min;
+    const uint8_t *q;
+    float *mul, *b, *ns;
+} nn_cpu_q8;
+
+#define NN_CPU_Q8_PIXELS 12
+#define NN_CPU_Q8_BLOCKS 4
+#define NN_CPU_Q8_SCRATCH(d) \
+    ((size_t)(d)->KH * (d)->KW * (size_t)(d)->C * (NN_CPU_Q8_PIXELS * NN_CPU_Q8_BLOCKS + 32))
+
+/* Output pixels [p0, p1); res (may be NULL) has dst's shape and may be dst itself. */
+void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *res, float *dst,
+                             int64_t p0, int64_t p1, float *scratch);
+/* The weights of outputs [k0, k0 + 32) as the kernel rebuilds them, w[KH][KW][C][32],
+ * for the taps (bit ky * KW + kx) in the mask (the others left as they are); the
+ * builder's bit-for-bit check takes all. */
+void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, uint64_t taps, float *w);
+
 /* Winograd F(m x m, 3x3) convolution, m = 4 or 6, stride 1, NHWC f32, C and K
  * multiples of 16 (cpu_wino_avx512.c). OH, OW are the convolution's output; with pool
  * the stored output is its 2x2 max pool (OH / 2, OW / 2). U holds the transformed

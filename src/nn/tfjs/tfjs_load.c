@@ -606,6 +606,12 @@ int tf_weight_tensor(tf_ctx *c, const tf_weight *wc, int role)
                  : ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     }
     if (t >= 0) w->tensor[role] = t;
+    if (t >= 0 && w->store == TF_STORE_U8Q && w->dtype == FFU_DTYPE_F32) {
+        /* the codes' scale and min, for kernels that rebuild the values (cpu_q8) */
+        nn_tensor *tt = &c->g->tensors[t];
+        tt->flags |= NN_T_Q8;
+        tt->q8_scale = w->scale, tt->q8_min = w->min;
+    }
 done:
     free(raw);
     free(conv);

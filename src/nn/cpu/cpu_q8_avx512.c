@@ -1,0 +1,161 @@
+/* Our convolution for layers whose weights outweigh their activations, with the
+ * weights held as 8-bit codes. dlib-resnet's 256-channel layers run on 4x4 and 3x3
+ * pixels: 2.4 MB of f32 weights a layer for 32 output pixels (batch 2), so oneDNN's
+ * kernels wait on the weights streaming in from L3 (about half of those layers' time,
+ * from the per-item cost at batch 2 and 8). Its weights come uint8-quantised
+ * (face-api's TF.js files): each was made as (q * scale + min) times the folded
+ * per-channel factor. Held as codes they are a quarter of the bytes, rebuilt with
+ * those same three f32 operations, so the weights are bit for bit the f32 ones (an
+ * affine fit was not exact enough: docs/NN_CPU.md "8-bit weights").
+ *
+ * Channels-last (NHWC) f32 in and out, any kernel size, stride and pads, output
+ * channels in blocks of 32 (the last one may be half). Output pixels go in blocks of
+ * twelve, up to NN_CPU_Q8_BLOCKS of them at a time: their input patches are packed as
+ * A[tap][c][12] (zeros for pads); each 32-output panel of weights is rebuilt once into
+ * an L2 buffer for them, and each block takes 24 accumulators, two weight vectors per
+ * patch element and twelve broadcasts from A. Bias, an optional residual (the node's
+ * sum input, which may be the output itself) and the activation come before one store
+ * per pixel and slice. Only called after a runtime AVX-512F check. */
+#include <immintrin.h>
+#include <stdint.h>
+
+#include "../backend.h"
+
+#if FFU_HAVE_DNNL
+
+#include "cpu_internal.h"
+#include "cpu_avx512.h"
+
+#define PX NN_CPU_Q8_PIXELS
+
+#define PIX(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+
+/* The patches of output pixels [p, p + np) into A[k][PX], k = (ky * KW + kx) * C + c;
+ * pads and the columns past np are zeros. Returns the taps (bit ky * KW + kx) that
+ * fall inside the input for at least one of the pixels. */
+static uint64_t pack(const nn_cpu_q8 *d, const float *x, int64_t p, int np, float *A)
+{
+    const int64_t C = d->C, per = d->OH * d->OW;
+    uint64_t taps = 0;
+    for (int j = 0; j < PX; j++) {
+        const int64_t n = (p + j) / per, oy = (p + j) % per / d->OW, ox = (p + j) % d->OW;
+        for (int ky = 0; ky < d->KH; ky++)
+            for (int kx = 0; kx < d->KW; kx++) {
+                const int64_t iy = oy * d->SH - d->PT + ky, ix = ox * d->SW - d->PL + kx;
+                float *a = A + (ky * d->KW + kx) * C * PX + j;
+                if (j < np && iy >= 0 && iy < d->IH && ix >= 0 && ix < d->IW) {
+                    const float *xp = x + ((n * d->IH + iy) * d->IW + ix) * C;
+                    taps |= (uint64_t)1 << (ky * d->KW + kx);
+                    for (int64_t c = 0; c < C; c++) a[c * PX] = xp[c];
+                } else {
+                    for (int64_t c = 0; c < C; c++) a[c * PX] = 0.0f;
+                }
+            }
+    }
+    return taps;
+}
+
+/* Sixteen weights of codes q: (q * scale + min) * mul, three roundings as the loader's
+ * and the fold's (PIN keeps GCC from fusing the first two into an FMA). */
+INLINE __m512 weights16(const uint8_t *q, __m512 scale, __m512 min, __m512 mul)
+{
+    const __m512i c = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)q));
+    __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(c), scale);
+    PIN(u);
+    u = _mm512_add_ps(u, min);
+    PIN(u);
+    return _mm512_mul_ps(u, mul);
+}
+
+void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, uint64_t taps, float *w)
+{
+    const int64_t C = d->C, KK = (int64_t)d->KH * d->KW * C;
+    const uint8_t *q = d->q + k0 * KK;
+    const __m512 scale = _mm512_set1_ps(d->scale), min = _mm512_set1_ps(d->min);
+    const __m512 m0 = _mm512_load_ps(d->mul + k0), m1 = _mm512_load_ps(d->mul + k0 + 16);
+    for (int64_t k = 0; k < KK; k++) {
+        if (k % C == 0 && !(taps >> (k / C) & 1)) {
+            k += C - 1;
+            continue;
+        }
+        _mm512_storeu_ps(w + k * 32, weights16(q + k * 32, scale, min, m0));
+        _mm512_storeu_ps(w + k * 32 + 16, weights16(q + k * 32 + 16, scale, min, m1));
+    }
+}
+
+/* Outputs [k0, k0 + 32) of pixels [p, p + np) from the packed patches A and the rebuilt
+ * weights W[KK][32], over the taps in the mask (the others read only pads: a 3x3 layer
+ * on 1x1 pixels has one). */
+static void block(const nn_cpu_q8 *d, const float *A, uint64_t taps, const float *W, int64_t k0,
+                  int64_t p, int np, const float *res, float *y)
+{
+    const int64_t C = d->C, KK = (int64_t)d->KH * d->KW * C, K = d->K;
+#define ACC(j) __m512 a##j##_0 = _mm512_setzero_ps(), a##j##_1 = _mm512_setzero_ps();
+    PIX(ACC)
+#undef ACC
+    for (int64_t k = 0; k < KK; k++) {
+        if (k % C == 0 && !(taps >> (k / C) & 1)) {
+            k += C - 1; /* the tap's C weights, all against pads */
+            continue;
+        }
+        __m512 w0 = _mm512_loadu_ps(W + k * 32), w1 = _mm512_loadu_ps(W + k * 32 + 16);
+        PIN(w0);
+        PIN(w1);
+        const float *a = A + k * PX;
+#define FMA(j)                                                   \
+    {                                                            \
+        const __m512 v = _mm512_set1_ps(a[j]);                   \
+        a##j##_0 = _mm512_fmadd_ps(v, w0, a##j##_0);             \
+        a##j##_1 = _mm512_fmadd_ps(v, w1, a##j##_1);             \
+    }
+    PIX(FMA)
+#undef FMA
+    }
+    const int two = k0 + 16 < K; /* the second slice holds outputs */
+    const __m512 b0 = _mm512_load_ps(d->b + k0), b1 = _mm512_load_ps(d->b + k0 + 16);
+    const actv v0 = {.ns = _mm512_load_ps(d->ns + k0), .lo = _mm512_set1_ps(d->act.lo),
+                     .hi = _mm512_set1_ps(d->act.hi), .neg = d->act.neg, .clamp = d->act.clamp};
+    actv v1 = v0;
+    v1.ns = _mm512_load_ps(d->ns + k0 + 16);
+#define OUT(j)                                                                  \
+    if (j < np) {                                                               \
+        float *yp = y + (p + j) * K + k0;                                       \
+        const float *rp = res ? res + (p + j) * K + k0 : NULL;                  \
+        __m512 o0 = _mm512_add_ps(a##j##_0, b0), o1 = _mm512_add_ps(a##j##_1, b1); \
+        if (rp) o0 = _mm512_add_ps(o0, _mm512_loadu_ps(rp));                    \
+        _mm512_storeu_ps(yp, act(v0, o0));                                      \
+        if (two) {                                                              \
+            if (rp) o1 = _mm512_add_ps(o1, _mm512_loadu_ps(rp + 16));           \
+            _mm512_storeu_ps(yp + 16, act(v1, o1));                             \
+        }                                                                       \
+    }
+    PIX(OUT)
+#undef OUT
+}
+
+void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *res, float *dst,
+                             int64_t p0, int64_t p1, float *scratch)
+{
+    /* up to NN_CPU_Q8_BLOCKS pixel blocks packed, then each 32-output panel rebuilt once
+     * for all of them */
+    const int64_t KK = (int64_t)d->KH * d->KW * d->C, span = PX * NN_CPU_Q8_BLOCKS;
+    float *W = scratch + KK * span;
+    uint64_t taps[NN_CPU_Q8_BLOCKS];
+    for (int64_t pc = p0; pc < p1; pc += span) {
+        const int64_t pe = p1 - pc < span ? p1 : pc + span;
+        uint64_t any = 0;
+        for (int64_t p = pc; p < pe; p += PX) {
+            taps[(p - pc) / PX] =
+                pack(d, src, p, (int)(pe - p < PX ? pe - p : PX), scratch + (p - pc) * KK);
+            any |= taps[(p - pc) / PX];
+        }
+        for (int64_t k0 = 0; k0 < d->K; k0 += 32) {
+            nn_cpu_q8_expand_avx512(d, k0, any, W); /* the taps some pixel reads */
+            for (int64_t p = pc; p < pe; p += PX)
+                block(d, scratch + (p - pc) * KK, taps[(p - pc) / PX], W, k0, p,
+                      (int)(pe - p < PX ? pe - p : PX), res, dst);
+        }
+    }
+}
+
+#endif
