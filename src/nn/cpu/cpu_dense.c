@@ -464,50 +464,55 @@ static void q8_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
     if (p0 < p1) nn_cpu_q8_pixels_avx512(d, ptr[0], d->res ? ptr[2] : NULL, ptr[1], p0, p1, scratch);
 }
 
-static int cmp_float(const void *a, const void *b)
+/* 1 when factor a rebuilds each of the n weights v from a code (into q): v[i] ==
+ * u[q[i]] * a bit for bit. A wrong factor fails within a weight or two. */
+static int q8_factor_fits(const float *v, int64_t n, const float *u, float scale, float min,
+                          float a, uint8_t *q)
 {
-    float x = *(const float *)a, y = *(const float *)b;
-    return (x > y) - (x < y);
+    if (!isfinite(a) || a == 0) return 0;
+    for (int64_t i = 0; i < n; i++) {
+        const int c = (int)floor(((double)v[i] / a - min) / scale + 0.5);
+        const int near[3] = {c, c - 1, c + 1};
+        int hit = -1;
+        for (int k = 0; k < 3 && hit < 0; k++)
+            if (near[k] >= 0 && near[k] < 256 && u[near[k]] * a == v[i]) hit = near[k];
+        if (hit < 0) return 0;
+        q[i] = (uint8_t)hit;
+    }
+    return 1;
 }
 
 /* The codes of one output channel's n weights v (ONNX order) and its factor: each
  * v[i] == ((float)q[i] * scale + min) * mul, bit for bit, the loader's and the fold's
- * own roundings (u[q] holds the first two). The factor's first estimate is the
- * smallest gap between distinct weights over scale (of either sign); then the one the
- * largest weight implies, and its two f32 neighbours each side, are each checked
- * against every weight. tmp holds n floats. 0 when none rebuilds every weight (another
- * kind of fold, or no codes at all). */
+ * own roundings (u[q] holds the first two). The factor is one the largest weight
+ * implies with some code (v / u[c], and its two f32 neighbours each side). The code
+ * tried first is the one a step estimate gives (the smallest gap between v[0] and
+ * another weight, usually one code: weights near a typical one are dense), then all
+ * codes. 0 when no factor rebuilds every weight (another kind of fold, or no codes). */
 static int q8_channel(const float *v, int64_t n, const float *u, float scale, float min,
-                      float *tmp, float *mul, uint8_t *q)
+                      float *mul, uint8_t *q)
 {
-    memcpy(tmp, v, sizeof(float) * (size_t)n);
-    qsort(tmp, (size_t)n, sizeof(float), cmp_float);
-    double gap = 0;
-    for (int64_t i = 1; i < n; i++)
-        if (tmp[i] != tmp[i - 1] && (gap == 0 || tmp[i] - (double)tmp[i - 1] < gap))
-            gap = tmp[i] - (double)tmp[i - 1];
     int64_t top = 0;
-    for (int64_t i = 1; i < n; i++)
+    double gap = 0;
+    for (int64_t i = 1; i < n; i++) {
+        double g = fabs((double)v[i] - v[0]);
+        if (g > 0 && (gap == 0 || g < gap)) gap = g;
         if (fabsf(v[i]) > fabsf(v[top])) top = i;
-    if (gap == 0 || scale == 0 || !isfinite(v[top])) return 0;
-    for (int sign = -1; sign <= 1; sign += 2) {
-        double m0 = sign * gap / scale;
-        double qt = floor(((double)v[top] / m0 - min) / scale + 0.5);
-        if (qt < 0 || qt > 255 || u[(int)qt] == 0) continue;
+    }
+    if (v[top] == 0 || !isfinite(v[top]) || scale == 0) return 0;
+    int guess[2] = {-1, -1};
+    for (int s = 0; s < 2 && gap > 0; s++) {
+        double c = floor(((double)v[top] / ((s ? -gap : gap) / scale) - min) / scale + 0.5);
+        guess[s] = c >= 0 && c <= 255 ? (int)c : -1;
+    }
+    for (int j = -2; j < 256; j++) {
+        const int ct = j < 0 ? guess[j + 2] : j;
+        if (ct < 0 || u[ct] == 0) continue;
         for (int step = -2; step <= 2; step++) {
-            float a = v[top] / u[(int)qt];
+            float a = v[top] / u[ct];
             for (int k = 0; k < (step < 0 ? -step : step); k++)
                 a = nextafterf(a, step < 0 ? -INFINITY : INFINITY);
-            if (!isfinite(a) || a == 0) continue;
-            int64_t i = 0;
-            for (; i < n; i++) {
-                int c = (int)floor(((double)v[i] / a - min) / scale + 0.5), hit = -1;
-                for (int e = c - 1; e <= c + 1 && hit < 0; e++)
-                    if (e >= 0 && e < 256 && u[e] * a == v[i]) hit = e;
-                if (hit < 0) break;
-                q[i] = (uint8_t)hit;
-            }
-            if (i == n) {
+            if (q8_factor_fits(v, n, u, scale, min, a, q)) {
                 *mul = a;
                 return 1;
             }
@@ -562,7 +567,7 @@ static ffu_status build_q8_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     d->KH = KH, d->KW = KW, d->C = C, d->q = q;
     int ok = 1;
     for (int64_t k = 0; ok && k < M; k++) {
-        ok = q8_channel(wd + k * KK, KK, u, d->scale, d->min, chk, &d->mul[k], qk);
+        ok = q8_channel(wd + k * KK, KK, u, d->scale, d->min, &d->mul[k], qk);
         for (int64_t ch = 0; ok && ch < C; ch++)
             for (int ky = 0; ky < KH; ky++)
                 for (int kx = 0; kx < KW; kx++)
