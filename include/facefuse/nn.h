@@ -1,5 +1,5 @@
-/* facefuse nn: the inference engine. Loads ONNX and TensorFlow.js graph models into
- * one graph IR, optimises it, plans its memory once per input shape, and runs it on a
+/* facefuse nn: the inference engine. Loads ONNX, TensorFlow.js graph models and float
+ * TensorFlow Lite files into one graph IR, optimises it, plans its memory once per input shape, and runs it on a
  * backend: `ref` (plain C, the oracle), `cpu` (oneDNN, falling back to ref per op) or
  * `cuda` (cuDNN, cuBLAS and our kernels on an NVIDIA GPU; ref on the host per op where
  * it has no kernel, with the copies planned; docs/NN_CUDA.md).
@@ -62,13 +62,13 @@ typedef struct ffu_gpu_stream ffu_gpu_stream; /* facefuse/gpu.h */
 
 /* ---- models ------------------------------------------------------------------------ */
 
-/* Loads an ONNX file (.onnx) or a TensorFlow.js graph model (model.json with its .bin
- * beside it), chosen by content. Malformed or hostile files give FFU_ERR_FORMAT or
+/* Loads an ONNX file (.onnx), a TensorFlow.js graph model (model.json with its .bin
+ * beside it) or a float TensorFlow Lite file (.tflite), chosen by content. Malformed or hostile files give FFU_ERR_FORMAT or
  * FFU_ERR_TOO_LARGE with a reason; an op the engine cannot run gives
  * FFU_ERR_UNSUPPORTED naming the op and node. The model runs load-time passes
  * (constant folding, fusions, dead-node removal). */
 FFU_API ffu_status ffu_nn_model_load(const char *path, ffu_nn_model **out);
-/* The same from memory; `weights` is the .bin of a TF.js model (NULL for ONNX). Both
+/* The same from memory; `weights` is the .bin of a TF.js model (NULL otherwise). Both
  * buffers are borrowed (copied where needed). */
 FFU_API ffu_status ffu_nn_model_load_memory(const void *data, size_t size,
                                             const void *weights, size_t weights_size,

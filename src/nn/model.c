@@ -14,6 +14,7 @@
 
 #include "onnx/onnx.h"
 #include "tfjs/tfjs.h"
+#include "tflite/tflite.h"
 
 /* ---- files ------------------------------------------------------------------------------ */
 
@@ -199,7 +200,7 @@ static ffu_status compute_stats(ffu_nn_model *m)
     int64_t total = 0;
     for (int i = 0; i < sg->nnodes && total >= 0; i++) {
         int64_t f = nn_node_flops(sg, &sg->nodes[i]);
-        total = f < 0 ? -1 : total + f;
+        total = f < 0 ? -1 : f > INT64_MAX - total ? INT64_MAX : total + f;
     }
     m->flops = total;
 done:
@@ -236,7 +237,12 @@ static ffu_status load_owned(void *data, size_t size, void *weights, size_t weig
     }
     m->blob = data;
     m->wblob = weights;
-    if (json_start(data, size) == '[') {
+    if (nn_tflite_is(data, size)) {
+        st = nn_tflite_load(data, size, &m->g);
+        /* the TFLite loader copies what it keeps */
+        free(m->blob);
+        m->blob = NULL;
+    } else if (json_start(data, size) == '[') {
         st = nn_faceapi_load(data, size, weights, weights_size, &m->g);
     } else if (json_start(data, size) == '{') {
         st = nn_tfjs_load(data, size, weights, weights_size, &m->g);

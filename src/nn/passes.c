@@ -227,7 +227,8 @@ ffu_status nn_passes_run(nn_graph *g)
 
 /* ---- FLOPs ------------------------------------------------------------------------------- */
 
-int64_t nn_node_flops(const nn_graph *g, const nn_node *n)
+/* In double: a hostile file's shapes can make the products overflow int64_t. */
+static double node_flops(const nn_graph *g, const nn_node *n)
 {
     const nn_tensor *o = nn_out(g, n, 0), *a = nn_in(g, n, 0), *w = nn_in(g, n, 1);
     int64_t on = o ? nn_shape_numel(&o->shape) : -1;
@@ -243,7 +244,8 @@ int64_t nn_node_flops(const nn_graph *g, const nn_node *n)
     case NN_OP_CONV: {
         int64_t wn = w ? nn_shape_numel(&w->shape) : -1;
         if (on < 0 || wn < 0 || w->shape.rank < 1 || w->shape.d[0] <= 0) return -1;
-        if (nn_attr_int(n, "_pool", 0) <= 1) return 2 * on * (wn / w->shape.d[0]);
+        if (nn_attr_int(n, "_pool", 0) <= 1)
+            return 2.0 * (double)on * (double)(wn / w->shape.d[0]);
         /* a fused 2x2 max pool (`_pool`, ir.h): the Conv's own outputs, then the pool's
          * four comparisons per output kept */
         int nd = a->shape.rank - 2;
@@ -251,37 +253,44 @@ int64_t nn_node_flops(const nn_graph *g, const nn_node *n)
         if (nd < 1 || w->shape.rank != nd + 2 ||
             nn_window_init(n, NN_WINDOW_CONV, nd, a->shape.d + 2, w->shape.d + 2, &win) < 0)
             return -1;
-        int64_t conv_out = a->shape.d[0] * w->shape.d[0] * win.out[0] * win.out[1] * win.out[2];
-        return 2 * conv_out * (wn / w->shape.d[0]) + 4 * on;
+        double conv_out = (double)a->shape.d[0] * (double)w->shape.d[0] * (double)win.out[0] *
+                          (double)win.out[1] * (double)win.out[2];
+        return 2.0 * conv_out * (double)(wn / w->shape.d[0]) + 4.0 * (double)on;
     }
     case NN_OP_CONV_TRANSPOSE: {
         int64_t wn = w ? nn_shape_numel(&w->shape) : -1;
         if (an < 0 || wn < 0 || w->shape.rank < 1 || w->shape.d[0] <= 0) return -1;
-        return 2 * an * (wn / w->shape.d[0]);
+        return 2.0 * (double)an * (double)(wn / w->shape.d[0]);
     }
     case NN_OP_GEMM: {
         if (on < 0 || !a || a->shape.rank != 2) return -1;
         int64_t k = nn_attr_int(n, "transA", 0) ? a->shape.d[0] : a->shape.d[1];
-        return 2 * on * k;
+        return 2.0 * (double)on * (double)k;
     }
     case NN_OP_MATMUL:
         if (on < 0 || !a || a->shape.rank < 1) return -1;
-        return 2 * on * a->shape.d[a->shape.rank - 1];
+        return 2.0 * (double)on * (double)a->shape.d[a->shape.rank - 1];
     case NN_OP_MAX_POOL: case NN_OP_AVERAGE_POOL: {
         int cnt;
         const int64_t *k = nn_attr_ints(n, "kernel_shape", &cnt);
-        int64_t p = 1;
-        for (int i = 0; i < cnt; i++) p *= k[i];
-        return on < 0 ? -1 : on * p;
+        double p = 1;
+        for (int i = 0; i < cnt; i++) p *= (double)k[i];
+        return on < 0 ? -1 : (double)on * p;
     }
     case NN_OP_GLOBAL_AVERAGE_POOL: case NN_OP_GLOBAL_MAX_POOL: case NN_OP_REDUCE_MEAN:
     case NN_OP_REDUCE_SUM: case NN_OP_REDUCE_MAX: case NN_OP_REDUCE_MIN: case NN_OP_REDUCE_PROD:
     case NN_OP_REDUCE_L1: case NN_OP_REDUCE_L2: case NN_OP_REDUCE_SUM_SQUARE: case NN_OP_ARGMAX:
     case NN_OP_ARGMIN:
-        return an;
+        return (double)an;
     case NN_OP_BATCH_NORM: case NN_OP_INSTANCE_NORM: case NN_OP_LAYER_NORM:
-        return on < 0 ? -1 : 2 * on;
+        return on < 0 ? -1 : 2.0 * (double)on;
     default:
-        return on;
+        return (double)on;
     }
+}
+
+int64_t nn_node_flops(const nn_graph *g, const nn_node *n)
+{
+    double f = node_flops(g, n);
+    return f < 0 ? -1 : f >= 0x1p62 ? (int64_t)1 << 62 : (int64_t)f;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../tf_slice.h"
 #include "tfjs_internal.h"
 
 #define TRY(x)                                                                                 \
@@ -818,21 +819,11 @@ static ffu_status tr_strided_slice(tf_ctx *c, int ni)
     TRY(tf_attr_int(c, ni, "shrink_axis_mask", 0, &sam));
     if (nb != ne || nb != ns || nb < 1)
         return tf_error(c, ni, FFU_ERR_FORMAT, "begin/end/strides lengths %d/%d/%d", nb, ne, ns);
-    if (elm || nam) return tf_error(c, ni, FFU_ERR_UNSUPPORTED, "ellipsis or new-axis masks");
-    for (int i = 0; i < nb; i++) {
-        if (!s[i]) return tf_error(c, ni, FFU_ERR_FORMAT, "stride 0");
-        axes[i] = i;
-        if (sam >> i & 1) {
-            starts[i] = b[i];
-            ends[i] = b[i] == -1 ? INT64_MAX : b[i] + 1;
-            steps[i] = 1;
-            squeeze[nsq++] = i;
-            continue;
-        }
-        starts[i] = (bm >> i & 1) ? (s[i] > 0 ? 0 : INT64_MAX) : b[i];
-        ends[i] = (em >> i & 1) ? (s[i] > 0 ? INT64_MAX : INT64_MIN) : e[i];
-        steps[i] = s[i];
-    }
+    const char *why = nn_tf_strided_slice(b, e, s, nb, bm, em, sam, elm | nam, starts, ends,
+                                          axes, steps, squeeze, &nsq);
+    if (why)
+        return tf_error(c, ni, strcmp(why, "stride 0") ? FFU_ERR_UNSUPPORTED : FFU_ERR_FORMAT,
+                        "%s", why);
     int in[5], y, t;
     TRYV(in[0], tf_input(c, ni, 0));
     TRYV(in[1], const_i64(c, ni, "starts", starts, nb));
