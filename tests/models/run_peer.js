@@ -1,22 +1,27 @@
 // The peer side of the model golden tests (tests/models/test_models.c): runs one model
 // in ONNX Runtime (onnxruntime-node, CPU execution provider), in TensorFlow.js
-// (@tensorflow/tfjs, pure-JS "cpu" backend) or in face-api.js (@vladmandic/face-api on
-// that same TensorFlow.js and backend) on input tensors the C test prepared with the
-// facefuse library, and writes every output so the C test can compare facefuse's
-// outputs with them by name. Nothing is fetched here: the packages come from the cache
-// tests/models/setup-peers filled (NODE_PATH points at its node_modules).
+// (@tensorflow/tfjs, pure-JS "cpu" backend), in face-api.js (@vladmandic/face-api on
+// that same TensorFlow.js and backend) or in LiteRT.js (@litertjs/core, Google's
+// WebAssembly build of the TensorFlow Lite runtime, CPU) on input tensors the C test
+// prepared with the facefuse library, and writes every output so the C test can
+// compare facefuse's outputs with them by name. Nothing is fetched here: the packages
+// come from the cache tests/models/setup-peers filled (NODE_PATH points at its
+// node_modules).
 //
-//   node run_peer.js ort|tfjs|faceapi MODEL OUTDIR NAME=DTYPE:D0xD1x...:FILE [...]
+//   node run_peer.js ort|tfjs|faceapi|tflite MODEL OUTDIR NAME=DTYPE:D0xD1x...:FILE [...]
 //
 // DTYPE is f32 or f16 (FILE holds raw little-endian elements of that type). MODEL is
-// an .onnx file (ort), a TF.js model.json with its weight files beside it (tfjs), or
+// an .onnx file (ort), a TF.js model.json with its weight files beside it (tfjs),
 // face-api.js's face_recognition_model-weights_manifest.json with its .bin beside it
-// (faceapi: one input, N x 150 x 150 x 3 RGB 0..255; one output, `descriptor`).
+// (faceapi: one input, N x 150 x 150 x 3 RGB 0..255; one output, `descriptor`), or a
+// .tflite file (tflite: f32 inputs of exactly the file's shapes, batch included, as
+// LiteRT.js cannot resize them).
 // Writes OUTDIR/outputs.tsv, one line per output in the peer's order:
 //   NAME <tab> DTYPE <tab> D0xD1x... <tab> FILE
 // where FILE (in OUTDIR) holds the output as raw little-endian f32 whatever the
 // model's type (f16 outputs are widened exactly). Exit status 0 on success, 2 for bad
 // usage, 1 for any peer error (message on stderr).
+// Required as a module (setup-peers does), it only exports loadLiteRt.
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -189,15 +194,78 @@ async function runFaceapi(manifest, inputs) {
   return [{ name: 'descriptor', dtype: 'f32', dims: out.shape, values: out.dataSync() }];
 }
 
+// LiteRT.js in node. @litertjs/core 2.5.3 is written for browsers; three things make
+// it load here, from node_modules and without any fetch:
+// - it is an ES module, and ES module resolution ignores NODE_PATH, so it is imported
+//   by the file path require.resolve finds;
+// - it loads its runtime (an Emscripten build that supports node) through
+//   importScripts(), which node lacks, into self.ModuleFactory. The runtime is a
+//   CommonJS file inside a "type": "module" package, so node would read it as an ES
+//   module with no exports; it is compiled here as CommonJS instead;
+// - given a directory it picks the build: without relaxed SIMD in this node's
+//   WebAssembly (node 20) that is litert_wasm_compat_internal.js, single-threaded,
+//   which reads its .wasm beside it with fs.
+// It warns that it cannot make a WebGPU device (node has no navigator.gpu) and then
+// runs on its "wasm" accelerator: the TFLite interpreter with XNNPACK, in WebAssembly.
+let liteRtPromise = null;
+function loadLiteRt() {
+  if (liteRtPromise) return liteRtPromise;
+  liteRtPromise = (async () => {
+    const url = require('url');
+    const Module = require('module');
+    const vm = require('vm');
+    const main = require.resolve('@litertjs/core');
+    const lrt = await import(url.pathToFileURL(main).href);
+    globalThis.self = globalThis;
+    globalThis.importScripts = (u) => {
+      const file = u.startsWith('file:') ? url.fileURLToPath(u) : u;
+      const mod = { exports: {} };
+      const fn = vm.compileFunction(fs.readFileSync(file, 'utf8'),
+        ['exports', 'require', 'module', '__filename', '__dirname'], { filename: file });
+      fn(mod.exports, Module.createRequire(file), mod, file, path.dirname(file));
+      globalThis.ModuleFactory = mod.exports;
+    };
+    await lrt.loadLiteRt(path.join(path.dirname(main), '..', 'wasm'));
+    return lrt;
+  })();
+  return liteRtPromise;
+}
+
+async function runTflite(model, inputs) {
+  const lrt = await loadLiteRt();
+  const m = await lrt.loadAndCompile(new Uint8Array(fs.readFileSync(model)), {
+    accelerator: 'wasm',
+    cpuOptions: { numThreads: 1 },
+  });
+  const feeds = [];
+  for (const d of m.getInputDetails()) {
+    const x = inputs.find((i) => i.name === d.name);
+    if (!x) die(1, `no input given for the model's '${d.name}'`);
+    const want = Array.from(d.shape);
+    if (x.dtype !== 'f32' || d.dtype !== 'float32')
+      die(1, `input '${d.name}': the model wants ${d.dtype}, given ${x.dtype} (f32 only)`);
+    if (want.join('x') !== x.dims.join('x'))
+      die(1, `input '${d.name}': the model wants ${want.join('x')}, given ${x.dims.join('x')}`);
+    feeds.push(new lrt.Tensor(x.data, want));
+  }
+  const res = await m.run(feeds);
+  return m.getOutputDetails().map((d, k) => {
+    const t = res[k];
+    if (t.type.dtype !== 'float32') die(1, `output '${d.name}' is ${t.type.dtype}, not float32`);
+    return { name: d.name, dtype: 'f32', dims: Array.from(t.type.layout.dimensions), values: t.toTypedArray() };
+  });
+}
+
 async function main() {
   const a = process.argv.slice(2);
-  if (a.length < 4 || !['ort', 'tfjs', 'faceapi'].includes(a[0]))
-    die(2, 'usage: node run_peer.js ort|tfjs|faceapi MODEL OUTDIR NAME=DTYPE:DIMS:FILE [...]');
+  if (a.length < 4 || !['ort', 'tfjs', 'faceapi', 'tflite'].includes(a[0]))
+    die(2, 'usage: node run_peer.js ort|tfjs|faceapi|tflite MODEL OUTDIR NAME=DTYPE:DIMS:FILE [...]');
   const [peer, model, outdir] = a;
   const inputs = a.slice(3).map(parseInput);
-  const run = { ort: runOrt, tfjs: runTfjs, faceapi: runFaceapi }[peer];
+  const run = { ort: runOrt, tfjs: runTfjs, faceapi: runFaceapi, tflite: runTflite }[peer];
   const outs = await run(model, inputs);
   writeOutputs(outdir, outs);
 }
 
-main().catch((e) => die(1, (e && e.stack) || String(e)));
+module.exports = { loadLiteRt };
+if (require.main === module) main().catch((e) => die(1, (e && e.stack) || String(e)));

@@ -3,8 +3,9 @@
  * (onnxruntime-node 1.30) for ONNX files, TensorFlow.js (@tensorflow/tfjs, pure-JS CPU
  * backend) for TF.js graph models, face-api.js (@vladmandic/face-api 1.7.15 on that
  * TF.js) for its weights-manifest models, whose topology lives in face-api's
- * JavaScript and in facefuse's loader. Each output is compared by name, element by
- * element:
+ * JavaScript and in facefuse's loader, LiteRT.js (@litertjs/core 2.5.3, the TensorFlow
+ * Lite runtime in WebAssembly, CPU) for .tflite files. Each output is compared by name,
+ * element by element:
  *
  *   rel_i = |ffu_i - peer_i| / max(|peer_i|, floor),
  *   floor = max(FLOOR_FRAC * max_j |peer_j|, FLOOR_ABS)   (per output tensor)
@@ -63,12 +64,15 @@
 #define STRICT_FRAC 1e-3 /* reported only */
 
 enum { SRC_SHARED, SRC_CACHE };
-enum { ROI_FULL, ROI_FACE, ROI_EYE };
+/* ROI_FACE_PAIR: the face and its mirror, a batch of 2 where dim 0 is dynamic (the
+ * TFLite MobileFaceNet fixes batch 2: its peer runs exactly that, and facefuse makes
+ * such a batch dynamic, docs/NN_TFLITE.md) */
+enum { ROI_FULL, ROI_FACE, ROI_EYE, ROI_FACE_PAIR };
 
 typedef struct model_spec {
     const char *file; /* under ../shared/models (SRC_SHARED) or the model cache */
     int src;
-    const char *peer; /* "ort", "tfjs" or "faceapi" (run_peer.js's modes) */
+    const char *peer; /* "ort", "tfjs", "faceapi" or "tflite" (run_peer.js's modes) */
     int roi;          /* which part of the photo */
     float mean[3];    /* out = (pixel - mean) * scale, per tensor channel */
     float scale;
@@ -145,6 +149,11 @@ static const model_spec TFJS[] = {
 static const model_spec FACEAPI[] = {
     {"face_recognition_model-weights_manifest.json", SRC_CACHE, "faceapi", ROI_FACE, RAW, 0, 0, 0,
      0},
+};
+
+/* TensorFlow Lite files, run by LiteRT.js with the file's own input shapes. */
+static const model_spec TFLITE[] = {
+    {"mobilefacenet-expo.tflite", SRC_CACHE, "tflite", ROI_FACE_PAIR, INSIGHT, 0, 0, 0, 0},
 };
 
 /* ---- shared state of the run ------------------------------------------------------ */
@@ -517,7 +526,9 @@ static void row(const char *model, const char *out, const char *peer, double sca
 /* The npm package a peer mode needs beyond the two setup() requires, or NULL. */
 static const char *peer_package(const char *peer)
 {
-    return !strcmp(peer, "faceapi") ? "@vladmandic/face-api" : NULL;
+    return !strcmp(peer, "faceapi")  ? "@vladmandic/face-api"
+           : !strcmp(peer, "tflite") ? "@litertjs/core"
+                                     : NULL;
 }
 
 /* Prepares the input, runs the peer and facefuse, compares; counts failures in G. */
@@ -571,7 +582,7 @@ static void check_model(const model_spec *sp)
     /* NHWC when the last dim is the channel count (TF.js, keijiro), else NCHW */
     int nhwc = dims[3] == 1 || dims[3] == 3;
     int hax = nhwc ? 1 : 2, wax = nhwc ? 2 : 3, cax = nhwc ? 3 : 1;
-    if (dims[0] < 0) dims[0] = 1;
+    if (dims[0] < 0) dims[0] = sp->roi == ROI_FACE_PAIR ? 2 : 1;
     if (dims[hax] < 0) dims[hax] = sp->h;
     if (dims[wax] < 0) dims[wax] = sp->w;
     if (dims[cax] < 0) dims[cax] = sp->gray ? 1 : 3;
@@ -582,15 +593,17 @@ static void check_model(const model_spec *sp)
         ffu_nn_model_destroy(m);
         return;
     }
-    int H = (int)dims[hax], W = (int)dims[wax], C = (int)dims[cax];
+    int N = (int)dims[0], H = (int)dims[hax], W = (int)dims[wax], C = (int)dims[cax];
 
     /* the photo region, resized and normalised by the library */
-    const int *roi = sp->roi == ROI_FACE ? G.ph->face : sp->roi == ROI_EYE ? G.ph->eye : NULL;
+    const int *roi = sp->roi == ROI_FACE || sp->roi == ROI_FACE_PAIR ? G.ph->face
+                     : sp->roi == ROI_EYE                            ? G.ph->eye
+                                                                     : NULL;
     ffu_image view, sized = {0};
-    size_t numel = (size_t)H * W * C;
+    size_t numel = (size_t)N * H * W * C;
     float *x = malloc(numel * sizeof(float));
     uint16_t *xh = NULL;
-    ffu_tensor_view tv = {x, nhwc ? FFU_LAYOUT_NHWC : FFU_LAYOUT_NCHW, 1, C, H, W};
+    ffu_tensor_view tv = {x, nhwc ? FFU_LAYOUT_NHWC : FFU_LAYOUT_NCHW, N, C, H, W};
     ffu_norm_params np;
     memset(&np, 0, sizeof np);
     for (int c = 0; c < 3; c++)
@@ -604,6 +617,13 @@ static void check_model(const model_spec *sp)
     if (st == FFU_OK) st = ffu_image_create(&sized, FFU_PIX_RGB24, W, H);
     if (st == FFU_OK) st = ffu_image_resize(&view, &sized, FFU_INTERP_AREA);
     if (st == FFU_OK) st = ffu_image_to_tensor(&sized, &np, &tv, 0);
+    /* the other items of a batch: the region, mirrored in odd items */
+    for (int b = 1; st == FFU_OK && b < N; b++)
+        for (int c = 0; c < C; c++)
+            for (int y = 0; y < H; y++)
+                for (int i = 0; i < W; i++)
+                    *ffu_tensor_at(&tv, b, c, y, i) =
+                        *ffu_tensor_at(&tv, 0, c, y, b % 2 ? W - 1 - i : i);
     ffu_image_release(&sized);
     const void *in = x;
     size_t in_bytes = numel * sizeof(float);
@@ -756,6 +776,7 @@ static void test_onnx_keijiro(void)
 }
 static void test_tfjs(void) { check_list(TFJS, sizeof TFJS / sizeof TFJS[0]); }
 static void test_faceapi(void) { check_list(FACEAPI, sizeof FACEAPI / sizeof FACEAPI[0]); }
+static void test_tflite(void) { check_list(TFLITE, sizeof TFLITE / sizeof TFLITE[0]); }
 
 /* Not a test: releases what setup() made (kept in the list so it runs last). */
 static void test_cleanup(void)
@@ -768,4 +789,4 @@ static void test_cleanup(void)
            G.rows, G.models, G.failed, G.strict_over, TOL_F32);
 }
 
-TEST_MAIN(test_onnx_shared, test_onnx_keijiro, test_tfjs, test_faceapi, test_cleanup)
+TEST_MAIN(test_onnx_shared, test_onnx_keijiro, test_tfjs, test_faceapi, test_tflite, test_cleanup)

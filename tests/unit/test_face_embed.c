@@ -26,6 +26,8 @@ static const struct {
     {"mobileface", 256, 1},
     {"mobilefacenet-onnx", 128, 1},
     {"dlib-resnet", 128, 1},
+    {"mobilefacenet-tflite", 192, 1},
+    {"dlib-mobilefacenet", 320, 1},
 };
 #define NUM_EMBEDDERS ((int)(sizeof embedders / sizeof embedders[0]))
 
@@ -455,19 +457,20 @@ static void test_embed_batch_equals_single(void)
 
 /* obama.jpg, its face from the default detector and the default embedder; NULL, or why
  * the test must skip (nothing left open then). */
-static const char *obama_and_default(ffu_image *img, ffu_face *f, ffu_embedder **e)
+static const char *obama_and(const char *model, ffu_image *img, ffu_face *f, ffu_embedder **e)
 {
     if (!load_shared_image("data/face_recognition_examples/examples/obama.jpg", img))
         return "face_recognition_examples missing";
-    const char *why = !detect_one(img, f)                ? "default detector missing"
-                      : ffu_embedder_create(NULL, e) != 0 ? "default embedder not installed"
-                                                          : NULL;
+    ffu_face_model_opts o = {.model = model};
+    const char *why = !detect_one(img, f)               ? "default detector missing"
+                      : ffu_embedder_create(&o, e) != 0 ? "the embedder is not installed"
+                                                        : NULL;
     if (why)
         ffu_image_release(img);
     return why;
 }
 
-/* An embedder that also embeds the mirrored crop (zoo `flip`, the default) describes a
+/* An embedder that also embeds the mirrored crop (zoo `flip`: dlib-resnet) describes a
  * photo and its mirror image alike: each run sees the same two crops, swapped. The
  * template is nearly, not exactly, symmetric, so the two are close but not equal. */
 static void test_embed_flip_sees_the_mirror(void)
@@ -475,7 +478,7 @@ static void test_embed_flip_sees_the_mirror(void)
     ffu_image img = {0}, mir = {0};
     static ffu_face f, g;
     ffu_embedder *e = NULL;
-    const char *why = obama_and_default(&img, &f, &e);
+    const char *why = obama_and("dlib-resnet", &img, &f, &e);
     if (why)
         TEST_SKIP(why);
     int flips = ffu_embedder_model(e)->flip;
@@ -506,6 +509,54 @@ static void test_embed_flip_sees_the_mirror(void)
     CHECK(sim > 0.995f);
 }
 
+/* An ensemble's descriptor is its members' unit descriptors, one view each, times
+ * sqrt(1 / spread), normalised: each member's part holds (1 / spread) / sum(1 / spread)
+ * of the squared norm, and the parts are what the members give without the mirror (the
+ * member that mirrors on its own row no longer matches its own descriptor). */
+static void test_embed_ensemble_weighs_members(void)
+{
+    ffu_image img = {0};
+    static ffu_face f, g;
+    ffu_embedder *e = NULL, *m = NULL;
+    const char *why = obama_and("dlib-mobilefacenet", &img, &f, &e);
+    if (why)
+        TEST_SKIP(why);
+    const ffu_zoo_entry *a = ffu_zoo_find("dlib-resnet");
+    const ffu_zoo_entry *b = ffu_zoo_find("mobilefacenet-tflite");
+    CHECK(a && b && a->spread > 0 && b->spread > 0);
+    CHECK_EQ_INT(ffu_embedder_dim(e), 128 + 192);
+    CHECK_EQ_INT(ffu_embedder_model(e)->flip, 0);
+    CHECK(ffu_embedder_run(e, &img, &f, 1) == FFU_OK);
+    double p0 = 0, p1 = 0;
+    for (int i = 0; i < 128; i++)
+        p0 += (double)f.embedding[i] * f.embedding[i];
+    for (int i = 128; i < 320; i++)
+        p1 += (double)f.embedding[i] * f.embedding[i];
+    double w0 = 1.0 / a->spread, w1 = 1.0 / b->spread;
+    printf("  ensemble parts: %.4f / %.4f of the norm, expected %.4f / %.4f\n", p0, p1,
+           w0 / (w0 + w1), w1 / (w0 + w1));
+    CHECK_NEAR(p0, w0 / (w0 + w1), 1e-4);
+    CHECK_NEAR(p1, w1 / (w0 + w1), 1e-4);
+    /* the threshold is the members' thresholds weighed alike, to two decimals */
+    CHECK_NEAR(ffu_embedder_threshold(e), (w0 * a->threshold + w1 * b->threshold) / (w0 + w1),
+               0.005);
+    /* the mobilefacenet part is that net's single-view descriptor: close to its own
+     * (mirrored) one, not equal */
+    ffu_face_model_opts o = {.model = "mobilefacenet-tflite"};
+    CHECK(ffu_embedder_create(&o, &m) == FFU_OK);
+    g = f;
+    CHECK(ffu_embedder_run(m, &img, &g, 1) == FFU_OK);
+    float part[192];
+    for (int i = 0; i < 192; i++)
+        part[i] = f.embedding[128 + i];
+    float sim = ffu_face_similarity(part, g.embedding, 192);
+    printf("  mobilefacenet part vs its mirrored descriptor: %.4f\n", (double)sim);
+    CHECK(sim > 0.9f && sim < 0.99999f);
+    ffu_embedder_destroy(m);
+    ffu_embedder_destroy(e);
+    ffu_image_release(&img);
+}
+
 /* The crop follows the keypoints: a rotated, scaled, shifted copy of the photo with
  * the keypoints moved alike embeds like the original (and a BGR copy too), while the
  * same keypoints on the transformed photo (a wrong crop) do not. */
@@ -514,7 +565,7 @@ static void test_embed_follows_keypoints(void)
     ffu_image img = {0}, moved = {0}, bgr = {0};
     static ffu_face f0, f1, f2, f3;
     ffu_embedder *e = NULL;
-    const char *why = obama_and_default(&img, &f0, &e);
+    const char *why = obama_and(NULL, &img, &f0, &e);
     if (why)
         TEST_SKIP(why);
     /* forward map original -> moved (continuous coordinates): 23 degrees, x1.3 */
@@ -632,4 +683,5 @@ static void test_lfw_run_small(void)
 TEST_MAIN(test_align_puts_keypoints_on_template, test_align_bad_input, test_embed_bf16_option,
           test_embed_dims_and_models, test_embed_bad_input, test_similarity,
           test_embed_same_vs_different, test_embed_batch_equals_single,
-          test_embed_follows_keypoints, test_embed_flip_sees_the_mirror, test_lfw_pick_face, test_lfw_run_small)
+          test_embed_follows_keypoints, test_embed_flip_sees_the_mirror,
+          test_embed_ensemble_weighs_members, test_lfw_pick_face, test_lfw_run_small)

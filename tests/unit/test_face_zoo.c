@@ -7,6 +7,24 @@
 #include "facefuse/models.h"
 #include "test.h"
 
+/* Members of ensemble row e ("A+B"): each an embedder row with a measured spread, not an
+ * ensemble itself, shipped by a package when `shipped`. -1 when one is not. */
+static int count_members(const ffu_zoo_entry *e, int shipped)
+{
+    int n = 0;
+    for (const char *p = e->file; *p; n++) {
+        size_t k = strcspn(p, "+");
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)k, p);
+        const ffu_zoo_entry *m = ffu_zoo_find(name);
+        if (!m || m->role != e->role || !strcmp(m->family, "ensemble") || !(m->spread > 0) ||
+            (shipped && !ffu_model_files_find(m->file)))
+            return -1;
+        p += k + (p[k] == '+');
+    }
+    return n;
+}
+
 static void test_every_role_has_one_default(void)
 {
     for (int r = 0; r < FFU_ROLE_COUNT; r++) {
@@ -18,9 +36,14 @@ static void test_every_role_has_one_default(void)
         CHECK_EQ_INT(n, 1);
         const ffu_zoo_entry *d = ffu_zoo_default((ffu_face_role)r);
         CHECK(d != NULL);
-        /* defaults are package-shipped files, never evaluation-only ones */
-        CHECK(strncmp(d->file, "shared:", 7) != 0);
-        CHECK(ffu_model_files_find(d->file) != NULL);
+        /* defaults are package-shipped files, never evaluation-only ones (an ensemble's:
+         * its members') */
+        if (!strcmp(d->family, "ensemble")) {
+            CHECK(count_members(d, 1) >= 2);
+        } else {
+            CHECK(strncmp(d->file, "shared:", 7) != 0);
+            CHECK(ffu_model_files_find(d->file) != NULL);
+        }
         CHECK(strstr(d->licence, "non-commercial") == NULL);
     }
     CHECK(ffu_zoo_get(-1) == NULL);
@@ -33,7 +56,9 @@ static void test_rows_are_consistent(void)
         const ffu_zoo_entry *e = ffu_zoo_get(i);
         CHECK(ffu_zoo_find(e->name) == e); /* names are unique */
         CHECK(e->norm_std != 0);
-        if (e->role == FFU_ROLE_EMBED)
+        if (e->role == FFU_ROLE_EMBED && !strcmp(e->family, "ensemble"))
+            CHECK(count_members(e, 0) >= 2);
+        else if (e->role == FFU_ROLE_EMBED)
             CHECK(ffu_align_template(e->align_template) != NULL);
         CHECK(e->licence && *e->licence && e->origin && *e->origin);
     }
