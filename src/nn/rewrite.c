@@ -1100,6 +1100,86 @@ static int rw_fold_input_affine(pat *s, int i)
     return st;
 }
 
+/* A Conv that is a plain 1x1 matrix product: one group, stride 1, no pads, no fused
+ * activation or residual; its weight is an f32 constant [O, C, 1, 1] (not 8-bit codes,
+ * which a kernel rebuilds bit for bit) and its bias, if any, an f32 constant [O]. */
+static const nn_tensor *plain_1x1(const nn_graph *g, const nn_node *n, const nn_tensor **b)
+{
+    if (n->op != NN_OP_CONV || n->act.kind != NN_ACT_NONE || n->ninputs < 2 || n->ninputs > 3 ||
+        nn_attr_int(n, "group", 1) != 1 || nn_attr_int(n, "_pool", 0) > 1)
+        return NULL;
+    const nn_tensor *w = const_f32(g, n->inputs[1]);
+    *b = n->ninputs > 2 && n->inputs[2] >= 0 ? const_f32(g, n->inputs[2]) : NULL;
+    if (!w || (w->flags & NN_T_Q8) || w->shape.rank != 4 || w->shape.d[2] != 1 ||
+        w->shape.d[3] != 1 || (n->ninputs > 2 && n->inputs[2] >= 0 && !*b) ||
+        (*b && nn_shape_numel(&(*b)->shape) != w->shape.d[0]))
+        return NULL;
+    /* any auto_pad: SAME pads a 1x1 kernel at stride 1 by nothing */
+    int cnt;
+    const int64_t *v = nn_attr_ints(n, "strides", &cnt);
+    for (int k = 0; k < cnt; k++)
+        if (v[k] != 1) return NULL;
+    v = nn_attr_ints(n, "pads", &cnt);
+    for (int k = 0; k < cnt; k++)
+        if (v[k] != 0) return NULL;
+    return w;
+}
+
+/* Two 1x1 convolutions in a row, the first read only by the second and with nothing
+ * between them: W2 (W1 x + b1) + b2 = (W2 W1) x + (W2 b1 + b2), one convolution, done
+ * where it has fewer multiply-adds per pixel (O2 C1 < C2 C1 + O2 C2). MobileFaceNet_TF
+ * ends each separable block in a linear 64 -> 64 1x1 that feeds the next 64 -> 128
+ * expansion. The sums are reassociated (the product in double, rounded once), so
+ * results move by rounding only. */
+static int rw_merge_1x1(pat *s, int i)
+{
+    nn_graph *g = s->g;
+    const nn_tensor *b1, *b2, *w2 = plain_1x1(g, &g->nodes[i], &b2);
+    if (!w2) return 0;
+    int y = g->nodes[i].inputs[0], cp = producer(g, y);
+    if (cp < 0 || !private_value(s, y)) return 0;
+    const nn_tensor *w1 = plain_1x1(g, &g->nodes[cp], &b1);
+    if (!w1 || w2->shape.d[1] != w1->shape.d[0]) return 0;
+    int64_t O = w2->shape.d[0], M = w2->shape.d[1], C = w1->shape.d[1];
+    if (O * C >= M * C + O * M) return 0;
+    float *nw = malloc((size_t)(O * C) * 4 + 4), *nb = malloc((size_t)O * 4 + 4);
+    int st = 0;
+    if (!nw || !nb) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    } else {
+        const float *a = w2->data, *w = w1->data;
+        for (int64_t o = 0; o < O; o++) {
+            double bias = b2 ? ((const float *)b2->data)[o] : 0;
+            for (int64_t m = 0; m < M; m++)
+                bias += (double)a[o * M + m] * (b1 ? ((const float *)b1->data)[m] : 0);
+            nb[o] = (float)bias;
+            for (int64_t c = 0; c < C; c++) {
+                double sum = 0;
+                for (int64_t m = 0; m < M; m++) sum += (double)a[o * M + m] * w[m * C + c];
+                nw[o * C + c] = (float)sum;
+            }
+        }
+        nn_shape ws = {.rank = 4, .d = {O, C, 1, 1}}, bs = {.rank = 1, .d = {O}};
+        const char *base = g->tensors[g->nodes[i].outputs[0]].name;
+        int tw = new_const(g, base, "merged_w", FFU_DTYPE_F32, &ws, nw);
+        int tb = tw >= 0 ? new_const(g, base, "merged_b", FFU_DTYPE_F32, &bs, nb) : tw;
+        if (tb < 0) {
+            st = tb;
+        } else {
+            int in[3] = {g->nodes[cp].inputs[0], tw, tb};
+            st = set_inputs(g, i, in, 3);
+            if (st >= 0) {
+                g->tensors[y].producer = -1;
+                s->dead[cp] = 1;
+                s->touched[i] = 1;
+                st = 1;
+            }
+        }
+    }
+    free(nw), free(nb);
+    return st;
+}
+
 ffu_status nn_rewrite_patterns(nn_graph *g)
 {
     /* the patterns are matched next to the Conv they follow, i.e. after the layout
@@ -1125,6 +1205,7 @@ ffu_status nn_rewrite_patterns(nn_graph *g)
             if (r == 0) r = rw_fold_pad(&s, i);
             if (r == 0) r = rw_fold_input_affine(&s, i);
             if (r == 0) r = rw_redundant_slope(&s, i);
+            if (r == 0) r = rw_merge_1x1(&s, i);
             if (r < 0) st = r;
             changed |= r > 0;
         }

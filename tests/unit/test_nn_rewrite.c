@@ -542,7 +542,39 @@ static void test_fold_input_normalisation(void)
     }
 }
 
+/* Two 1x1 convolutions in a row become one where that is less work: 16 -> 16 -> 32 (the
+ * MobileFaceNet_TF shape) merges, with results moved by rounding only; a bottleneck
+ * 32 -> 8 -> 32 (cheaper as two), an intermediate read twice, an activation between
+ * them, a 3x3 second layer and a stride of 2 each keep both. */
+static void test_merge_1x1(void)
+{
+    for (int v = 0; v < 6; v++) {
+        nn_graph *g, *orig;
+        CHECK_EQ_INT(nn_graph_create(&g), FFU_OK);
+        int ci = v == 1 ? 32 : 16, mid = v == 1 ? 8 : 16, co = 32;
+        nn_shape in = {.rank = 4, .d = {2, ci, 7, 6}};
+        int x = input(g, "x", in);
+        int a = conv(g, "a", x, ci, mid, 1);
+        if (v == 5) {
+            int64_t st[2] = {2, 2};
+            nn_node_set_ints(g, g->nnodes - 1, "strides", st, 2);
+        }
+        int b = v == 3 ? node1(g, NN_OP_RELU, "r", a) : a;
+        int out = conv(g, "out", b, mid, co, v == 4 ? 3 : 1);
+        if (v == 2) out = node2(g, NN_OP_ADD, "sum", out, conv(g, "side", a, mid, co, 1));
+        finish(g, &orig, out);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        int convs = count(g, NN_OP_CONV);
+        CHECK_EQ_INT(convs, v == 0 ? 1 : v == 2 ? 3 : 2);
+        double d = compare(orig, g, in);
+        printf("  merge_1x1 case %d: %d convolutions, max diff %.2e\n", v, convs, d);
+        CHECK(d >= 0 && d < 1e-5);
+        nn_graph_destroy(orig);
+        nn_graph_destroy(g);
+    }
+}
+
 TEST_MAIN(test_transposes_chain, test_transposes_axes, test_transposes_blocked,
           test_prelu_mobilefacenet, test_prelu_variants, test_relu6, test_fold_affine,
           test_no_fold, test_fold_input_affine, test_fold_input_normalisation,
-          test_fold_pad_and_slope)
+          test_fold_pad_and_slope, test_merge_1x1)
