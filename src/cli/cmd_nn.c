@@ -985,6 +985,7 @@ const cli_command cli_cmd_nn = {
     "test: ONNX backend test folders (model.onnx + test_data_set_*/input_*.pb,\n"
     "output_*.pb), or folders of them; each prints pass, fail (with the worst element)\n"
     "or unsupported (an op or type the engine does not claim), then the totals.\n"
-    "A model that is a TF.js model.json finds its .bin shards beside it.",
+    "MODEL is an ONNX file, a TF.js model.json (its .bin shards beside it) or a float\n"
+    "TensorFlow Lite file (.tflite), chosen by content.",
     run,
 };
