@@ -123,6 +123,10 @@ FFU_API int ffu_zoo_count(void);
 FFU_API const ffu_zoo_entry *ffu_zoo_get(int i);
 FFU_API const ffu_zoo_entry *ffu_zoo_find(const char *name);
 FFU_API const ffu_zoo_entry *ffu_zoo_default(ffu_face_role role);
+/* Member i (from 0) of an ensemble row (family "ensemble", file "A+B"): the zoo row it
+ * names, or NULL past the last member, for a name the zoo lacks, or for a row that is
+ * not an ensemble. */
+FFU_API const ffu_zoo_entry *ffu_zoo_member(const ffu_zoo_entry *e, int i);
 FFU_API const char *ffu_face_role_name(ffu_face_role r);
 /* Resolves a model spec: "NAME" (a zoo entry), "FAMILY:PATH" (a user file decoded as
  * FAMILY, other fields from the family's zoo entry) or NULL (the role's default).

@@ -36,17 +36,13 @@ static ffu_model_state entry_state(const ffu_zoo_entry *e, int hash, char *path,
     ffu_status st = ffu_zoo_resolve(e->role, e->name, &r, path, len);
     if (!strcmp(e->family, "ensemble")) {
         /* the worst of its members' states; no file of its own */
-        ffu_model_state worst = FFU_MODEL_VERIFIED;
-        char member[64], mpath[1200];
-        for (const char *p = e->file; *p;) {
-            size_t n = strcspn(p, "+");
-            snprintf(member, sizeof member, "%.*s", (int)n, p);
-            const ffu_zoo_entry *m = ffu_zoo_find(member);
-            ffu_model_state ms = m ? entry_state(m, hash, mpath, sizeof mpath)
-                                   : FFU_MODEL_MISSING;
+        ffu_model_state worst = st ? FFU_MODEL_MISSING : FFU_MODEL_VERIFIED;
+        char mpath[1200];
+        const ffu_zoo_entry *m;
+        for (int i = 0; (m = ffu_zoo_member(e, i)); i++) {
+            ffu_model_state ms = entry_state(m, hash, mpath, sizeof mpath);
             if (ms > worst)
                 worst = ms;
-            p += n + (p[n] == '+');
         }
         if (len)
             snprintf(path, len, "%s", e->file);

@@ -91,11 +91,8 @@ static ffu_status open_ensemble(ffu_embedder *e, const ffu_zoo_entry *z,
                                 const ffu_face_model_opts *o)
 {
     e->net.entry = *z;
-    for (const char *p = z->file; *p;) {
-        size_t n = strcspn(p, "+");
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)n, p);
-        p += n + (p[n] == '+');
+    for (const ffu_zoo_entry *row; (row = ffu_zoo_member(z, e->nmembers));) {
+        const char *name = row->name;
         if (e->nmembers == EMBED_MAX_MEMBERS)
             return ffu_error_set(FFU_ERR_INVALID, "ensemble '%s': over %d members", z->name,
                                  EMBED_MAX_MEMBERS);

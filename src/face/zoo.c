@@ -168,23 +168,36 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+const ffu_zoo_entry *ffu_zoo_member(const ffu_zoo_entry *e, int i)
+{
+    if (!e || i < 0 || !e->family || strcmp(e->family, "ensemble") != 0)
+        return NULL;
+    const char *p = e->file;
+    for (; i > 0 && *p; i--)
+        p += strcspn(p, "+") + (p[strcspn(p, "+")] == '+');
+    if (!*p)
+        return NULL;
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(p, "+"), p);
+    return ffu_zoo_find(name);
+}
+
 static ffu_status entry_path(const ffu_zoo_entry *e, char *path, size_t len);
 
 /* An ensemble row is installed when every member is; its path is left empty. */
 static ffu_status ensemble_path(const ffu_zoo_entry *e, char *path, size_t len)
 {
-    char member[64];
-    for (const char *p = e->file; *p;) {
-        size_t n = strcspn(p, "+");
-        snprintf(member, sizeof member, "%.*s", (int)n, p);
-        const ffu_zoo_entry *m = ffu_zoo_find(member);
+    int n = (int)strlen(e->file) > 0;
+    for (const char *p = e->file; *p; p++)
+        n += *p == '+';
+    for (int i = 0; i < n; i++) {
+        const ffu_zoo_entry *m = ffu_zoo_member(e, i);
         if (!m || m->role != e->role || !strcmp(m->family, "ensemble"))
-            return ffu_error_set(FFU_ERR_INVALID, "ensemble '%s': member '%s' is not a model "
-                                 "of its role", e->name, member);
+            return ffu_error_set(FFU_ERR_INVALID, "ensemble '%s': member %d is not a model of "
+                                 "its role", e->name, i + 1);
         ffu_status st = entry_path(m, path, len);
         if (st)
             return st;
-        p += n + (p[n] == '+');
     }
     if (len)
         path[0] = 0;

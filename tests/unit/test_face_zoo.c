@@ -7,21 +7,15 @@
 #include "facefuse/models.h"
 #include "test.h"
 
-/* Members of ensemble row e ("A+B"): each an embedder row with a measured spread, not an
+/* Members of ensemble row e: each an embedder row with a measured spread, not an
  * ensemble itself, shipped by a package when `shipped`. -1 when one is not. */
 static int count_members(const ffu_zoo_entry *e, int shipped)
 {
     int n = 0;
-    for (const char *p = e->file; *p; n++) {
-        size_t k = strcspn(p, "+");
-        char name[64];
-        snprintf(name, sizeof name, "%.*s", (int)k, p);
-        const ffu_zoo_entry *m = ffu_zoo_find(name);
-        if (!m || m->role != e->role || !strcmp(m->family, "ensemble") || !(m->spread > 0) ||
+    for (const ffu_zoo_entry *m; (m = ffu_zoo_member(e, n)); n++)
+        if (m->role != e->role || !strcmp(m->family, "ensemble") || !(m->spread > 0) ||
             (shipped && !ffu_model_files_find(m->file)))
             return -1;
-        p += k + (p[k] == '+');
-    }
     return n;
 }
 
@@ -46,6 +40,12 @@ static void test_every_role_has_one_default(void)
         }
         CHECK(strstr(d->licence, "non-commercial") == NULL);
     }
+    /* members are read by position; a row that is not an ensemble has none */
+    const ffu_zoo_entry *ens = ffu_zoo_find("dlib-mobilefacenet");
+    CHECK(ens && ffu_zoo_member(ens, 0) == ffu_zoo_find("dlib-resnet"));
+    CHECK(ffu_zoo_member(ens, 1) == ffu_zoo_find("mobilefacenet-tflite"));
+    CHECK(ffu_zoo_member(ens, 2) == NULL && ffu_zoo_member(ens, -1) == NULL);
+    CHECK(ffu_zoo_member(ffu_zoo_find("dlib-resnet"), 0) == NULL);
     CHECK(ffu_zoo_get(-1) == NULL);
     CHECK(ffu_zoo_get(ffu_zoo_count()) == NULL);
 }
@@ -115,13 +115,21 @@ static void test_resolve_installed_defaults(void)
     char path[1024];
     ffu_zoo_entry e;
     const ffu_zoo_entry *d = ffu_zoo_default(FFU_ROLE_EMBED);
-    const ffu_model_file *f = ffu_model_files_find(d->file);
-    ffu_model_state s = f ? ffu_model_file_check(f, 0) : FFU_MODEL_MISSING;
-    if (s != FFU_MODEL_VERIFIED && s != FFU_MODEL_PRESENT)
-        TEST_SKIP("models not installed (run scripts/setup)");
+    /* an ensemble default has no file of its own: its members' files are checked */
+    int ens = !strcmp(d->family, "ensemble");
+    for (int i = 0; i < (ens ? 2 : 1); i++) {
+        const ffu_zoo_entry *r = ens ? ffu_zoo_member(d, i) : d;
+        const ffu_model_file *f = r ? ffu_model_files_find(r->file) : NULL;
+        ffu_model_state s = f ? ffu_model_file_check(f, 0) : FFU_MODEL_MISSING;
+        if (s != FFU_MODEL_VERIFIED && s != FFU_MODEL_PRESENT)
+            TEST_SKIP("models not installed (run scripts/setup)");
+    }
     CHECK_EQ_INT(ffu_zoo_resolve(FFU_ROLE_EMBED, NULL, &e, path, sizeof path), FFU_OK);
     CHECK_STR(e.name, d->name);
-    CHECK(strstr(path, d->file) != NULL);
+    const ffu_zoo_entry *r = ens ? ffu_zoo_member(d, 0) : d;
+    if (ens)
+        CHECK_EQ_INT(ffu_zoo_resolve(FFU_ROLE_EMBED, r->name, &e, path, sizeof path), FFU_OK);
+    CHECK(strstr(path, r->file) != NULL);
     CHECK_EQ_INT(access(path, R_OK), 0);
 }
 
