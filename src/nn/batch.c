@@ -73,6 +73,11 @@ static int is_shape_input(nn_op op, int j)
     case NN_OP_REDUCE_L1:
     case NN_OP_REDUCE_L2:
     case NN_OP_REDUCE_SUM_SQUARE:
+    case NN_OP_REDUCE_LOG_SUM:
+    case NN_OP_REDUCE_LOG_SUM_EXP:
+    case NN_OP_TOP_K:     /* K */
+    case NN_OP_CUM_SUM:   /* axis */
+    case NN_OP_ONE_HOT:   /* depth */
         return j == 1;
     case NN_OP_CONSTANT_OF_SHAPE:
         return j == 0;
@@ -233,6 +238,65 @@ static int normalises_batch_axis(const nn_graph *g, const nn_node *n)
     return axis == 0;
 }
 
+/* Ops whose outputs keep dim 0's size but whose element b would read other items'
+ * elements at batch N (the shape check cannot see it): a scan, sort or arg-max along
+ * axis 0, a triangle whose rows are dim 0, a diagonal, scatters whose indices address
+ * dim 0. */
+static int crosses_items(const walk *w, const nn_node *n)
+{
+    const nn_graph *g = w->g;
+    const nn_tensor *x = nn_in(g, n, 0);
+    int rank = x ? x->shape.rank : -1;
+    int item[3] = {0, 0, 0};
+    for (int j = 0; j < 3 && j < n->ninputs; j++)
+        item[j] = n->inputs[j] >= 0 && (w->f[n->inputs[j]] & T_ITEM);
+    int64_t axis = 0;
+    switch (n->op) {
+    case NN_OP_CUM_SUM: {
+        const nn_tensor *a = nn_in(g, n, 1);
+        if (!item[0]) return 0;
+        if (!a || !(a->flags & NN_T_CONST) || !a->data || nn_shape_numel(&a->shape) != 1)
+            return 1; /* the axis is not known: assume the worst */
+        axis = a->dtype == FFU_DTYPE_I32 ? *(const int32_t *)a->data : *(const int64_t *)a->data;
+        break;
+    }
+    case NN_OP_TOP_K:
+        if (!item[0]) return 0;
+        axis = nn_attr_int(n, "axis", -1);
+        break;
+    case NN_OP_HARDMAX:
+        if (!item[0]) return 0;
+        axis = nn_attr_int(n, "axis", nn_attr_int(n, "_coerce_2d", 0) ? 1 : -1);
+        break;
+    case NN_OP_MVN: {
+        int cnt;
+        const int64_t *ax = nn_attr_ints(n, "axes", &cnt);
+        if (!item[0]) return 0;
+        if (!ax) return 1; /* the default [0, 2, 3] */
+        for (int i = 0; i < cnt; i++)
+            if (ax[i] == 0 || (rank > 0 && ax[i] == -rank)) return 1;
+        return 0;
+    }
+    case NN_OP_TRILU:
+        return item[0] && rank <= 2;
+    case NN_OP_EYE_LIKE:
+        return item[0];
+    case NN_OP_SCATTER_ND:
+        return item[0] || item[1] || item[2];
+    case NN_OP_SCATTER_ELEMENTS:
+        if (!(item[0] || item[1] || item[2])) return 0;
+        if (!(item[0] && item[1] && item[2])) return 1;
+        axis = nn_attr_int(n, "axis", 0);
+        break;
+    case NN_OP_GATHER_ND:
+        return item[0] && nn_attr_int(n, "batch_dims", 0) == 0;
+    default:
+        return 0;
+    }
+    if (rank > 0 && axis < 0) axis += rank;
+    return axis == 0;
+}
+
 static int item_shaped(const nn_shape *a, const nn_shape *r, int n)
 {
     if (a->rank != r->rank || a->rank < 1 || a->d[0] != n || r->d[0] != 1) return 0;
@@ -276,6 +340,7 @@ static int walk_node(walk *w, int ni, ffu_arena *fold, int *nfolded)
         return refuse(w, n, "computes with the batch size as data");
     if (item_in && normalises_batch_axis(g, n))
         return refuse(w, n, "normalises along the batch axis");
+    if (crosses_items(w, n)) return refuse(w, n, "reads across the batch axis");
     for (int j = 0; j < n->noutputs; j++) {
         int t = n->outputs[j];
         if (t < 0) continue;

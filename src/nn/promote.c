@@ -87,14 +87,16 @@ ffu_status nn_promote_f16(nn_graph *g)
         }
     }
     if (!changed) return FFU_OK;
-    /* Casts inside the graph now target f32; ConstantOfShape values were constants. */
+    /* Casts (and EyeLike's output type) inside the graph now target f32; ConstantOfShape
+     * values were constants. */
     for (int i = 0; i < nnodes; i++) {
         nn_node *n = &g->nodes[i];
-        if (n->op != NN_OP_CAST) continue;
-        int64_t to = nn_attr_int(n, "to", 0);
+        const char *attr = n->op == NN_OP_CAST ? "to" : n->op == NN_OP_EYE_LIKE ? "dtype" : NULL;
+        if (!attr) continue;
+        int64_t to = nn_attr_int(n, attr, 0);
         const nn_tensor *o = nn_out(g, n, 0);
         if (is_half((ffu_dtype)to) && o && !(o->flags & NN_T_OUTPUT) &&
-            (st = nn_node_set_int(g, i, "to", FFU_DTYPE_F32)) < 0)
+            (st = nn_node_set_int(g, i, attr, FFU_DTYPE_F32)) < 0)
             return st;
     }
     return nn_graph_toposort(g);

@@ -272,6 +272,42 @@ static void test_softmax_over_batch_loops(void)
     ffu_nn_model_destroy(m);
 }
 
+/* CumSum keeps its shape: along axis 0 it would add items together, so the proof must
+ * refuse it (looped: each item sums only itself); along axis 1 it re-batches. */
+static void test_scan_over_batch(void)
+{
+    for (int axis = 0; axis < 2; axis++) {
+        nn_graph *g;
+        CHECK(nn_graph_create(&g) == FFU_OK);
+        int64_t xd[2] = {1, 4}, ax = axis;
+        int x = tensor(g, "x", 2, xd), y = tensor(g, "y", 2, xd), a = i64_const(g, &ax, 1);
+        nn_graph_mark_input(g, x);
+        int in[2] = {x, a};
+        nn_graph_add_node(g, NN_OP_CUM_SUM, "cs", in, 2, &y, 1);
+        nn_graph_mark_output(g, y);
+        ffu_nn_model *m = NULL;
+        CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+        ffu_nn_session *s = open_session(m, "ref", 3);
+        ffu_nn_tensor ti, to;
+        CHECK(ffu_nn_session_input(s, 0, &ti) == FFU_OK);
+        for (int i = 0; i < 12; i++)
+            ((float *)ti.data)[i] = (float)(i + 1);
+        CHECK(ffu_nn_session_run(s) == FFU_OK);
+        char mode[16];
+        CHECK_STR(batch_mode(s, mode, sizeof mode), axis == 0 ? "looped" : "batched");
+        CHECK(ffu_nn_session_output(s, 0, &to) == FFU_OK);
+        CHECK_EQ_INT(to.dims[0], 3);
+        for (int b = 0; b < 3; b++)
+            for (int j = 0; j < 4; j++) {
+                float v = (float)(b * 4 + j + 1), want = v; /* axis 0: one row per item */
+                if (axis == 1) want = (float)((j + 1) * (2 * (b * 4 + 1) + j)) / 2;
+                CHECK_NEAR(((float *)to.data)[b * 4 + j], want, 0);
+            }
+        ffu_nn_session_destroy(s);
+        ffu_nn_model_destroy(m);
+    }
+}
+
 /* set_input_shape may change a declared batch of 1 (and nothing else); an input left
  * at 1 is shared by every item; batch inputs must agree. */
 static void test_shared_input_and_shapes(void)
@@ -453,4 +489,5 @@ static void test_real_models(void)
 }
 
 TEST_MAIN(test_reshape_rebatches, test_flatten_loops, test_softmax_over_batch_loops,
-          test_shared_input_and_shapes, test_dynamic_batch, test_real_models)
+          test_scan_over_batch, test_shared_input_and_shapes, test_dynamic_batch,
+          test_real_models)

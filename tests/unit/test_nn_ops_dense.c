@@ -1,5 +1,6 @@
-/* Reference kernels of the dense, normalisation, pooling, reduction, resize, pad and
- * depth/space ops (src/nn/ops/{conv,gemm,norm,pool,reduce,resize,pad,space}.c).
+/* Reference kernels of the dense, normalisation, pooling, reduction, resize, pad,
+ * depth/space and grid-sampling ops (src/nn/ops/{conv,gemm,norm,pool,reduce,resize,
+ * pad,space,grid_sample}.c).
  *
  * Each op is run through its nn_op_def (infer, then run on our own buffers) on tiny
  * graphs and compared with hand-computed values and with a second, deliberately naive
@@ -1353,9 +1354,282 @@ static void test_depth_space(void)
     }
 }
 
+/* ---- Hardmax, MeanVarianceNormalization, ReduceLogSum(Exp) ----------------------------------- */
+
+static void test_hardmax_mvn(void)
+{
+    float x[6] = {1, 3, 3, 2, 0, 1};
+    tg t;
+    tg_begin(&t, NN_OP_HARDMAX, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 3), x, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK); /* axis -1; the tie in row 0 picks index 1 */
+    CHECK(memcmp(t.outbuf[0], (float[]){0, 1, 0, 1, 0, 0}, 24) == 0);
+    tg_end(&t);
+    tg_begin(&t, NN_OP_HARDMAX, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 3), x, 0);
+    tg_node(&t);
+    nn_node_set_int(t.g, t.node, "axis", 0);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    CHECK(memcmp(t.outbuf[0], (float[]){0, 1, 1, 1, 0, 0}, 24) == 0);
+    tg_end(&t);
+    /* the opset < 13 form: rows are everything from axis on */
+    double xd[6] = {1, 3, 3, 2, 0, 4};
+    tg_begin(&t, NN_OP_HARDMAX, 1);
+    tg_in(&t, FFU_DTYPE_F64, SHAPE(1, 2, 3), xd, 0);
+    tg_node(&t);
+    nn_node_set_int(t.g, t.node, "_coerce_2d", 1);
+    nn_node_set_int(t.g, t.node, "axis", 1);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    CHECK(memcmp(t.outbuf[0], (double[]){0, 0, 0, 0, 0, 1}, 48) == 0);
+    tg_end(&t);
+    int32_t xi[2] = {1, 2};
+    tg_begin(&t, NN_OP_HARDMAX, 1);
+    tg_in(&t, FFU_DTYPE_I32, SHAPE(2), xi, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_ERR_UNSUPPORTED);
+    tg_end(&t);
+    tg_begin(&t, NN_OP_HARDMAX, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 3), x, 0);
+    tg_node(&t);
+    nn_node_set_int(t.g, t.node, "axis", 2);
+    CHECK_EQ_INT(tg_run(&t), FFU_ERR_FORMAT);
+    tg_end(&t);
+
+    /* MVN over the default axes [0, 2, 3]: per channel, against a naive two-pass */
+    uint64_t seed = 77;
+    float *m = rand_buf(&seed, 2 * 3 * 5 * 7);
+    tg_begin(&t, NN_OP_MVN, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 3, 5, 7), m, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    double worst = 0;
+    for (int c = 0; c < 3; c++) {
+        double sum = 0, sq = 0;
+        for (int n = 0; n < 2; n++)
+            for (int k = 0; k < 35; k++)
+                sum += m[(n * 3 + c) * 35 + k];
+        double mean = sum / 70;
+        for (int n = 0; n < 2; n++)
+            for (int k = 0; k < 35; k++)
+                sq += (m[(n * 3 + c) * 35 + k] - mean) * (m[(n * 3 + c) * 35 + k] - mean);
+        double sd = sqrt(sq / 70) + 1e-9;
+        for (int n = 0; n < 2; n++)
+            for (int k = 0; k < 35; k++) {
+                int64_t i = (n * 3 + c) * 35 + k;
+                double d = fabs(((float *)t.outbuf[0])[i] - (m[i] - mean) / sd);
+                worst = d > worst ? d : worst;
+            }
+    }
+    CHECK(worst < 1e-5);
+    tg_end(&t);
+    /* explicit axes [-1] on a matrix: each row to mean 0, deviation 1 */
+    float r[6] = {1, 2, 3, 10, 10, 10};
+    tg_begin(&t, NN_OP_MVN, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 3), r, 0);
+    tg_node(&t);
+    nn_node_set_ints(t.g, t.node, "axes", (int64_t[]){-1}, 1);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    CHECK_NEAR(((float *)t.outbuf[0])[0], -sqrt(1.5), 1e-6);
+    CHECK_NEAR(((float *)t.outbuf[0])[1], 0, 1e-7);
+    CHECK_NEAR(((float *)t.outbuf[0])[4], 0, 0); /* a constant row: 0 / 1e-9 */
+    tg_end(&t);
+    /* the default axes need rank 4 */
+    tg_begin(&t, NN_OP_MVN, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 3), r, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_ERR_FORMAT);
+    tg_end(&t);
+    free(m);
+}
+
+static void test_reduce_log_sum(void)
+{
+    float x[4] = {1, 2, 3, 4};
+    int64_t ax1[1] = {1};
+    tg t;
+    tg_begin(&t, NN_OP_REDUCE_LOG_SUM, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 2), x, 0);
+    tg_in(&t, FFU_DTYPE_I64, SHAPE(1), ax1, 1);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    CHECK_SHAPE(tg_oshape(&t, 0), 2, 1);
+    CHECK_NEAR(((float *)t.outbuf[0])[0], log(3.0), 1e-6);
+    CHECK_NEAR(((float *)t.outbuf[0])[1], log(7.0), 1e-6);
+    tg_end(&t);
+    /* LogSumExp does not overflow on large inputs; all axes by default */
+    float big[4] = {1000, 1000, -INFINITY, 1000};
+    tg_begin(&t, NN_OP_REDUCE_LOG_SUM_EXP, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 2), big, 0);
+    tg_node(&t);
+    nn_node_set_int(t.g, t.node, "keepdims", 0);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    CHECK_EQ_INT(tg_oshape(&t, 0)->rank, 0);
+    CHECK_NEAR(((float *)t.outbuf[0])[0], 1000 + log(3.0), 1e-3);
+    tg_end(&t);
+    /* an empty reduction is log(0) = -inf for both */
+    for (int k = 0; k < 2; k++) {
+        tg_begin(&t, k ? NN_OP_REDUCE_LOG_SUM_EXP : NN_OP_REDUCE_LOG_SUM, 1);
+        tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 0), x, 0);
+        tg_in(&t, FFU_DTYPE_I64, SHAPE(1), ax1, 1);
+        tg_node(&t);
+        CHECK_EQ_INT(tg_run(&t), FFU_OK);
+        CHECK(isinf(((float *)t.outbuf[0])[1]) && ((float *)t.outbuf[0])[1] < 0);
+        tg_end(&t);
+    }
+    /* integers compute in double and truncate: log(e^1 + e^2) = 2.31 -> 2 */
+    int32_t xi[2] = {1, 2};
+    tg_begin(&t, NN_OP_REDUCE_LOG_SUM_EXP, 1);
+    tg_in(&t, FFU_DTYPE_I32, SHAPE(2), xi, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    CHECK_EQ_INT(((int32_t *)t.outbuf[0])[0], 2);
+    tg_end(&t);
+    /* an axis out of range */
+    int64_t ax5[1] = {5};
+    tg_begin(&t, NN_OP_REDUCE_LOG_SUM, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 2), x, 0);
+    tg_in(&t, FFU_DTYPE_I64, SHAPE(1), ax5, 1);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_ERR_FORMAT);
+    tg_end(&t);
+}
+
+/* ---- GridSample ------------------------------------------------------------------------------ */
+
+/* GridSample on x [1, C, H, W] with grid [1, Ho, Wo, 2] (x, y pairs). */
+static ffu_status gs_case(tg *t, const float *x, int64_t C, int64_t H, int64_t W,
+                          const float *grid, int64_t Ho, int64_t Wo, const char *mode,
+                          const char *pad, int align)
+{
+    tg_begin(t, NN_OP_GRID_SAMPLE, 1);
+    tg_in(t, FFU_DTYPE_F32, SHAPE(1, C, H, W), x, 0);
+    tg_in(t, FFU_DTYPE_F32, SHAPE(1, Ho, Wo, 2), grid, 0);
+    tg_node(t);
+    if (mode) nn_node_set_string(t->g, t->node, "mode", mode);
+    if (pad) nn_node_set_string(t->g, t->node, "padding_mode", pad);
+    nn_node_set_int(t->g, t->node, "align_corners", align);
+    return tg_run(t);
+}
+
+static void test_grid_sample(void)
+{
+    /* a 2-channel 3x4 image; the identity grid with align_corners=1 returns it in every
+     * mode and padding (pixel centres: bicubic's weights there are 0, 1, 0, 0) */
+    float x[24], grid[24], shift[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)(i * i % 17) - 3.0f;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            grid[(i * 4 + j) * 2] = -1.0f + 2.0f * j / 3;
+            grid[(i * 4 + j) * 2 + 1] = -1.0f + 2.0f * i / 2;
+            shift[(i * 4 + j) * 2] = -1.0f + 2.0f * (j + 1) / 3; /* one pixel right */
+            shift[(i * 4 + j) * 2 + 1] = grid[(i * 4 + j) * 2 + 1];
+        }
+    static const char *const modes[] = {"bilinear", "nearest", "bicubic"};
+    static const char *const pads[] = {"zeros", "border", "reflection"};
+    tg t;
+    for (int m = 0; m < 3; m++)
+        for (int p = 0; p < 3; p++) {
+            CHECK_EQ_INT(gs_case(&t, x, 2, 3, 4, grid, 3, 4, modes[m], pads[p], 1), FFU_OK);
+            CHECK_SHAPE(tg_oshape(&t, 0), 1, 2, 3, 4);
+            CHECK(max_err(t.outbuf[0], x, 24) < 1e-6);
+            tg_end(&t);
+            /* shifted: column j reads j + 1; the last column is past the edge: 0 for
+             * zeros, the edge (column 3) for border, its mirror (column 2) for reflection */
+            CHECK_EQ_INT(gs_case(&t, x, 2, 3, 4, shift, 3, 4, modes[m], pads[p], 1), FFU_OK);
+            const float *y = t.outbuf[0];
+            for (int c = 0; c < 2; c++)
+                for (int i = 0; i < 3; i++)
+                    for (int j = 0; j < 4; j++) {
+                        int src = j + 1 < 4 ? j + 1 : p == 1 ? 3 : 2;
+                        float want = j + 1 < 4 || p ? x[(c * 3 + i) * 4 + src] : 0.0f;
+                        CHECK_NEAR(y[(c * 3 + i) * 4 + j], want, 1e-5);
+                    }
+            tg_end(&t);
+        }
+    /* align_corners=0: -1 is the outer edge of pixel 0 (x = -0.5): bilinear reads half a
+     * pixel of padding -- 0 for zeros, pixel 0 itself for border and reflection */
+    float row[4] = {10, 20, 30, 40}, g1[2] = {-1.0f, 0.0f};
+    for (int p = 0; p < 3; p++) {
+        CHECK_EQ_INT(gs_case(&t, row, 1, 1, 4, g1, 1, 1, "bilinear", pads[p], 0), FFU_OK);
+        CHECK_NEAR(((float *)t.outbuf[0])[0], p ? 10 : 5, 1e-6);
+        tg_end(&t);
+    }
+    /* nearest rounds half to even: x = 0.5 -> 0 (10), x = 1.5 -> 2 (30) */
+    float gh[4] = {-0.5f, 0.0f, 0.0f, 0.0f};
+    CHECK_EQ_INT(gs_case(&t, row, 1, 1, 4, gh, 1, 2, "nearest", NULL, 0), FFU_OK);
+    CHECK_NEAR(((float *)t.outbuf[0])[0], 10, 0);
+    CHECK_NEAR(((float *)t.outbuf[0])[1], 30, 0);
+    tg_end(&t);
+    /* bicubic between pixels 1 and 2 of x^3 = {0, 1, 8, 27}: Keys' weights at distances
+     * 1.5, .5, .5, 1.5 with A = -.75 are -.09375, .59375, .59375, -.09375 -> 2.8125 */
+    float cube[4] = {0, 1, 8, 27}, gmid[2] = {0.0f, 0.0f};
+    CHECK_EQ_INT(gs_case(&t, cube, 1, 1, 4, gmid, 1, 1, "bicubic", NULL, 1), FFU_OK);
+    CHECK_NEAR(((float *)t.outbuf[0])[0], 2.8125, 1e-6);
+    tg_end(&t);
+    /* reflection far outside folds back and forth: x = -3.5 (align 1, W 4: g = -3.333)
+     * mirrors at 0 to 3.5, then at 3 to 2.5: halfway between 30 and 40 */
+    float gfar[2] = {-1.0f - 2.0f * 3.5f / 3, 0.0f};
+    CHECK_EQ_INT(gs_case(&t, row, 1, 1, 4, gfar, 1, 1, "bilinear", "reflection", 1), FFU_OK);
+    CHECK_NEAR(((float *)t.outbuf[0])[0], 35, 1e-4);
+    tg_end(&t);
+    /* hostile grids: NaN gives NaN; infinity reads nothing (zeros), the edge (border),
+     * NaN (reflection: no mirror image); huge finite values stay defined */
+    float ghost[8] = {NAN, 0.0f, INFINITY, 0.0f, -INFINITY, 0.0f, 1e30f, -1e30f};
+    for (int p = 0; p < 3; p++)
+        for (int m = 0; m < 3; m++) {
+            CHECK_EQ_INT(gs_case(&t, row, 1, 1, 4, ghost, 1, 4, modes[m], pads[p], 0), FFU_OK);
+            const float *y = t.outbuf[0];
+            CHECK(isnan(y[0]));
+            if (p == 0) CHECK(y[1] == 0 && y[2] == 0 && y[3] == 0);
+            if (p == 1) CHECK_NEAR(y[1], 40, 1e-4);
+            if (p == 1) CHECK_NEAR(y[2], 10, 1e-4);
+            if (p == 2) CHECK(isnan(y[1]) && isnan(y[2]));
+            CHECK(isnan(y[3]) || (y[3] >= -20 && y[3] <= 70)); /* within the taps' hull */
+            tg_end(&t);
+        }
+    /* rejections: batch mismatch, grid pairs of 3, rank 5, unknown mode and padding */
+    tg_begin(&t, NN_OP_GRID_SAMPLE, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 1, 1, 4), row, 0);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 1, 1, 2), g1, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_ERR_FORMAT);
+    tg_end(&t);
+    tg_begin(&t, NN_OP_GRID_SAMPLE, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 1, 1, 4), row, 0);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 1, 1, 3), ghost, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_ERR_FORMAT);
+    tg_end(&t);
+    tg_begin(&t, NN_OP_GRID_SAMPLE, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 1, 1, 1, 4), row, 0);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 1, 1, 1, 3), ghost, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_ERR_UNSUPPORTED);
+    tg_end(&t);
+    CHECK_EQ_INT(gs_case(&t, row, 1, 1, 4, g1, 1, 1, "area", NULL, 0), FFU_ERR_UNSUPPORTED);
+    tg_end(&t);
+    CHECK_EQ_INT(gs_case(&t, row, 1, 1, 4, g1, 1, 1, NULL, "wrap", 0), FFU_ERR_UNSUPPORTED);
+    tg_end(&t);
+    /* integer images sample in double and truncate at the end; an empty image is 0 */
+    uint8_t u[2] = {10, 21};
+    float gq[2] = {0.0f, 0.0f};
+    tg_begin(&t, NN_OP_GRID_SAMPLE, 1);
+    tg_in(&t, FFU_DTYPE_U8, SHAPE(1, 1, 1, 2), u, 0);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 1, 1, 2), gq, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    CHECK_EQ_INT(((uint8_t *)t.outbuf[0])[0], 15); /* 15.5 */
+    tg_end(&t);
+    CHECK_EQ_INT(gs_case(&t, row, 1, 0, 4, g1, 1, 1, "bilinear", "border", 0), FFU_OK);
+    CHECK_NEAR(((float *)t.outbuf[0])[0], 0, 0);
+    tg_end(&t);
+}
+
 TEST_MAIN(test_conv_hand, test_conv_vs_naive, test_conv_transpose_vs_naive,
           test_conv_transpose_output_shape, test_conv_1d_3d, test_conv_fused_act_and_errors,
           test_gemm, test_matmul_broadcast, test_batch_instance_layer_norm, test_lrn, test_softmax,
           test_pool_vs_naive, test_pool_misc, test_reduce_vs_naive, test_reduce_misc,
           test_resize_hand, test_resize_vs_separable, test_resize_crop_and_upsample, test_pad,
-          test_depth_space)
+          test_depth_space, test_hardmax_mvn, test_reduce_log_sum, test_grid_sample)

@@ -1,8 +1,8 @@
 /* Reference kernels of the elementwise ops (src/nn/ops/unary.c, binary.c, cast.c,
- * shape.c): each op is built into a one-node graph, shape-inferred and run on our own
- * buffers, and compared with values computed here independently -- broadcasting by
- * explicit coordinates, the math by libm in double. Fixed seeds, odd shapes, every
- * dtype path, empty tensors. */
+ * shape.c; CastLike, IsInf and IsNaN among them): each op is built into a one-node
+ * graph, shape-inferred and run on our own buffers, and compared with values computed
+ * here independently -- broadcasting by explicit coordinates, the math by libm in
+ * double. Fixed seeds, odd shapes, every dtype path, empty tensors. */
 #include <math.h>
 
 #include "nn/ir.h"
@@ -777,8 +777,188 @@ static void test_constant_of_shape_range(void)
     tfree(&t);
 }
 
+/* ---- the trigonometric / hyperbolic ops and the newer activations ---------------------------- */
+
+static void test_unary_more(void)
+{
+    /* libm in double against each op in f32, f64 and f16 (in range for every op) */
+    static const float xs[6] = {-0.9f, -0.3f, 0.0f, 0.25f, 0.6f, 0.95f};
+    static const nn_op ops[] = {NN_OP_TAN,   NN_OP_ASIN,  NN_OP_ACOS,    NN_OP_ATAN,
+                                NN_OP_SINH,  NN_OP_COSH,  NN_OP_ASINH,   NN_OP_ATANH,
+                                NN_OP_SOFTSIGN, NN_OP_CELU, NN_OP_THRESHOLDED_RELU};
+    tg t = {0};
+    nn_graph_create(&t.g);
+    int xf = tin(t.g, FFU_DTYPE_F32, DIMS(6)), xd = tin(t.g, FFU_DTYPE_F64, DIMS(6));
+    int xh = tin(t.g, FFU_DTYPE_F16, DIMS(6));
+    double d[6];
+    uint16_t h[6];
+    for (int i = 0; i < 6; i++)
+        d[i] = xs[i], h[i] = nn_f32_to_f16(xs[i]);
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        double want[6];
+        for (int i = 0; i < 6; i++) {
+            double v = xs[i];
+            switch (ops[k]) {
+            case NN_OP_TAN: want[i] = tan(v); break;
+            case NN_OP_ASIN: want[i] = asin(v); break;
+            case NN_OP_ACOS: want[i] = acos(v); break;
+            case NN_OP_ATAN: want[i] = atan(v); break;
+            case NN_OP_SINH: want[i] = sinh(v); break;
+            case NN_OP_COSH: want[i] = cosh(v); break;
+            case NN_OP_ASINH: want[i] = log(v + sqrt(v * v + 1)); break;
+            case NN_OP_ATANH: want[i] = 0.5 * log((1 + v) / (1 - v)); break;
+            case NN_OP_SOFTSIGN: want[i] = v / (1 + fabs(v)); break;
+            case NN_OP_CELU: want[i] = v > 0 ? v : exp(v) - 1; break; /* alpha 1 */
+            default: want[i] = v > 1.0 ? v : 0; break;                /* alpha 1 */
+            }
+        }
+        t.node = tnode(t.g, ops[k], (int[]){xf}, 1, 1);
+        CHECK(trun(&t, (void *[]){(void *)xs}) == FFU_OK);
+        for (int i = 0; i < 6; i++)
+            CHECK_NEAR(((float *)t.out[0])[i], want[i], 1e-6);
+        t.node = tnode(t.g, ops[k], (int[]){xd}, 1, 1);
+        CHECK(trun(&t, (void *[]){d}) == FFU_OK);
+        for (int i = 0; i < 6; i++)
+            CHECK_NEAR(((double *)t.out[0])[i], want[i], 1e-12);
+        t.node = tnode(t.g, ops[k], (int[]){xh}, 1, 1);
+        CHECK(trun(&t, (void *[]){h}) == FFU_OK);
+        for (int i = 0; i < 6; i++)
+            CHECK_NEAR(nn_f16_to_f32(((uint16_t *)t.out[0])[i]), want[i], 4e-3);
+    }
+    /* acosh needs x >= 1; out of domain is NaN, not an error */
+    float xa[3] = {1.0f, 2.0f, 0.5f};
+    int ai = tin(t.g, FFU_DTYPE_F32, DIMS(3));
+    t.node = tnode(t.g, NN_OP_ACOSH, (int[]){ai}, 1, 1);
+    CHECK(trun(&t, (void *[]){xa}) == FFU_OK);
+    CHECK_NEAR(((float *)t.out[0])[0], 0, 0);
+    CHECK_NEAR(((float *)t.out[0])[1], log(2 + sqrt(3.0)), 1e-6);
+    CHECK(isnan(((float *)t.out[0])[2]));
+    /* attributes: Celu alpha 2 is 2 * (exp(x / 2) - 1) below 0; ThresholdedRelu alpha .5
+     * keeps only x > .5 (not x == .5) */
+    float xc[4] = {-1.0f, 0.5f, 0.6f, 3.0f};
+    int ci = tin(t.g, FFU_DTYPE_F32, DIMS(4));
+    t.node = tnode(t.g, NN_OP_CELU, (int[]){ci}, 1, 1);
+    nn_node_set_float(t.g, t.node, "alpha", 2.0f);
+    CHECK(trun(&t, (void *[]){xc}) == FFU_OK);
+    CHECK_NEAR(((float *)t.out[0])[0], 2 * (exp(-0.5) - 1), 1e-6);
+    CHECK_NEAR(((float *)t.out[0])[3], 3, 0);
+    t.node = tnode(t.g, NN_OP_THRESHOLDED_RELU, (int[]){ci}, 1, 1);
+    nn_node_set_float(t.g, t.node, "alpha", 0.5f);
+    CHECK(trun(&t, (void *[]){xc}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (float[]){0, 0, 0.6f, 3.0f}, 16) == 0);
+    /* float-only: integers are refused at inference */
+    int ii = tin(t.g, FFU_DTYPE_I32, DIMS(3));
+    t.node = tnode(t.g, NN_OP_TAN, (int[]){ii}, 1, 1);
+    CHECK(nn_op_get(NN_OP_TAN)->infer(t.g, &t.g->nodes[t.node]) == FFU_ERR_UNSUPPORTED);
+    tfree(&t);
+}
+
+static void test_shrink(void)
+{
+    tg t = {0};
+    nn_graph_create(&t.g);
+    /* defaults lambd .5, bias 0: |x| <= .5 becomes 0 */
+    float x[6] = {-2.0f, -0.5f, -0.4f, 0.0f, 0.5f, 1.5f};
+    int xi = tin(t.g, FFU_DTYPE_F32, DIMS(6));
+    t.node = tnode(t.g, NN_OP_SHRINK, (int[]){xi}, 1, 1);
+    CHECK(trun(&t, (void *[]){x}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (float[]){-2.0f, 0, 0, 0, 0, 1.5f}, 24) == 0);
+    /* soft shrink: lambd 1, bias 1 */
+    t.node = tnode(t.g, NN_OP_SHRINK, (int[]){xi}, 1, 1);
+    nn_node_set_float(t.g, t.node, "lambd", 1.0f);
+    nn_node_set_float(t.g, t.node, "bias", 1.0f);
+    CHECK(trun(&t, (void *[]){x}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (float[]){-1.0f, 0, 0, 0, 0, 0.5f}, 24) == 0);
+    /* integers: computed in double, wrapped into the type (no overflow UB) */
+    int8_t xb[5] = {-128, -3, 0, 2, 127};
+    int bi = tin(t.g, FFU_DTYPE_I8, DIMS(5));
+    t.node = tnode(t.g, NN_OP_SHRINK, (int[]){bi}, 1, 1);
+    nn_node_set_float(t.g, t.node, "lambd", 1.5f);
+    nn_node_set_float(t.g, t.node, "bias", -2.0f);
+    CHECK(trun(&t, (void *[]){xb}) == FFU_OK);
+    /* -128 + -2 = -130 wraps to 126; 127 - -2 = 129 wraps to -127 */
+    CHECK(memcmp(t.out[0], (int8_t[]){126, -5, 0, 4, -127}, 5) == 0);
+    uint8_t xu[3] = {0, 1, 200};
+    int ui = tin(t.g, FFU_DTYPE_U8, DIMS(3));
+    t.node = tnode(t.g, NN_OP_SHRINK, (int[]){ui}, 1, 1);
+    nn_node_set_float(t.g, t.node, "bias", 0.5f);
+    CHECK(trun(&t, (void *[]){xu}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (uint8_t[]){0, 0, 199}, 3) == 0); /* 199.5 truncates */
+    int bo = tin(t.g, FFU_DTYPE_BOOL, DIMS(3));
+    t.node = tnode(t.g, NN_OP_SHRINK, (int[]){bo}, 1, 1);
+    CHECK(nn_op_get(NN_OP_SHRINK)->infer(t.g, &t.g->nodes[t.node]) == FFU_ERR_UNSUPPORTED);
+    tfree(&t);
+}
+
+static void test_isinf_isnan(void)
+{
+    tg t = {0};
+    nn_graph_create(&t.g);
+    float x[5] = {1.0f, INFINITY, -INFINITY, NAN, -0.0f};
+    int xi = tin(t.g, FFU_DTYPE_F32, DIMS(5));
+    t.node = tnode(t.g, NN_OP_IS_INF, (int[]){xi}, 1, 1);
+    CHECK(trun(&t, (void *[]){x}) == FFU_OK);
+    CHECK(tout(&t, 0)->dtype == FFU_DTYPE_BOOL);
+    CHECK(memcmp(t.out[0], (uint8_t[]){0, 1, 1, 0, 0}, 5) == 0);
+    t.node = tnode(t.g, NN_OP_IS_INF, (int[]){xi}, 1, 1);
+    nn_node_set_int(t.g, t.node, "detect_negative", 0);
+    CHECK(trun(&t, (void *[]){x}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (uint8_t[]){0, 1, 0, 0, 0}, 5) == 0);
+    t.node = tnode(t.g, NN_OP_IS_INF, (int[]){xi}, 1, 1);
+    nn_node_set_int(t.g, t.node, "detect_positive", 0);
+    CHECK(trun(&t, (void *[]){x}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (uint8_t[]){0, 0, 1, 0, 0}, 5) == 0);
+    t.node = tnode(t.g, NN_OP_IS_NAN, (int[]){xi}, 1, 1);
+    CHECK(trun(&t, (void *[]){x}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (uint8_t[]){0, 0, 0, 1, 0}, 5) == 0);
+    /* f16 infinities and NaN survive the conversion */
+    uint16_t h[3] = {0x7c00, 0xfe00, 0x3c00};
+    int hi = tin(t.g, FFU_DTYPE_F16, DIMS(3));
+    t.node = tnode(t.g, NN_OP_IS_NAN, (int[]){hi}, 1, 1);
+    CHECK(trun(&t, (void *[]){h}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (uint8_t[]){0, 1, 0}, 3) == 0);
+    t.node = tnode(t.g, NN_OP_IS_INF, (int[]){hi}, 1, 1);
+    CHECK(trun(&t, (void *[]){h}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (uint8_t[]){1, 0, 0}, 3) == 0);
+    int ii = tin(t.g, FFU_DTYPE_I32, DIMS(3));
+    t.node = tnode(t.g, NN_OP_IS_NAN, (int[]){ii}, 1, 1);
+    CHECK(nn_op_get(NN_OP_IS_NAN)->infer(t.g, &t.g->nodes[t.node]) == FFU_ERR_UNSUPPORTED);
+    tfree(&t);
+}
+
+static void test_cast_like(void)
+{
+    tg t = {0};
+    nn_graph_create(&t.g);
+    float x[4] = {1.9f, -2.7f, 0.0f, 300.0f};
+    int xi = tin(t.g, FFU_DTYPE_F32, DIMS(4));
+    /* the target's shape does not matter, only its type */
+    int like = tin(t.g, FFU_DTYPE_I32, DIMS(7, 1));
+    t.node = tnode(t.g, NN_OP_CAST_LIKE, (int[]){xi, like}, 2, 1);
+    CHECK(trun(&t, (void *[]){x, NULL}) == FFU_OK);
+    CHECK(tout(&t, 0)->dtype == FFU_DTYPE_I32);
+    CHECK(tout(&t, 0)->shape.rank == 1 && tout(&t, 0)->shape.d[0] == 4);
+    CHECK(memcmp(t.out[0], (int32_t[]){1, -2, 0, 300}, 16) == 0);
+    int lh = tin(t.g, FFU_DTYPE_F16, SCALAR);
+    t.node = tnode(t.g, NN_OP_CAST_LIKE, (int[]){xi, lh}, 2, 1);
+    CHECK(trun(&t, (void *[]){x, NULL}) == FFU_OK);
+    CHECK_NEAR(nn_f16_to_f32(((uint16_t *)t.out[0])[1]), -2.7, 2e-3);
+    int lb = tin(t.g, FFU_DTYPE_BOOL, DIMS(1));
+    t.node = tnode(t.g, NN_OP_CAST_LIKE, (int[]){xi, lb}, 2, 1);
+    CHECK(trun(&t, (void *[]){x, NULL}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (uint8_t[]){1, 1, 0, 1}, 4) == 0);
+    /* a target of unknown type, or a missing target, is refused */
+    int lu = tin(t.g, FFU_DTYPE_UNDEFINED, DIMS(1));
+    t.node = tnode(t.g, NN_OP_CAST_LIKE, (int[]){xi, lu}, 2, 1);
+    CHECK(nn_op_get(NN_OP_CAST_LIKE)->infer(t.g, &t.g->nodes[t.node]) == FFU_ERR_UNSUPPORTED);
+    t.node = tnode(t.g, NN_OP_CAST_LIKE, (int[]){xi}, 1, 1);
+    CHECK(nn_op_get(NN_OP_CAST_LIKE)->infer(t.g, &t.g->nodes[t.node]) == FFU_ERR_FORMAT);
+    tfree(&t);
+}
+
 TEST_MAIN(test_broadcast_f32, test_int_div_mod, test_int64_arith, test_pow_types,
           test_all_int_dtypes, test_f16_add, test_compare_logic_where, test_variadic,
           test_prelu_and_fused_act, test_binary_errors, test_unary_float,
           test_unary_attrs_and_round, test_unary_int, test_clip, test_empty_unary, test_cast,
-          test_shape_size, test_constant_of_shape_range)
+          test_shape_size, test_constant_of_shape_range, test_unary_more, test_shrink,
+          test_isinf_isnan, test_cast_like)

@@ -322,7 +322,8 @@ static int is_reduce(nn_op op)
     switch (op) {
     case NN_OP_REDUCE_MEAN: case NN_OP_REDUCE_SUM: case NN_OP_REDUCE_MAX: case NN_OP_REDUCE_MIN:
     case NN_OP_REDUCE_PROD: case NN_OP_REDUCE_L1: case NN_OP_REDUCE_L2:
-    case NN_OP_REDUCE_SUM_SQUARE: return 1;
+    case NN_OP_REDUCE_SUM_SQUARE: case NN_OP_REDUCE_LOG_SUM: case NN_OP_REDUCE_LOG_SUM_EXP:
+        return 1;
     default: return 0;
     }
 }
@@ -723,7 +724,34 @@ static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p,
         break;
     case NN_OP_SOFTMAX:
     case NN_OP_LOG_SOFTMAX:
+    case NN_OP_HARDMAX:
         if (opset < 13) skip_attr(p, "axis");
+        break;
+    case NN_OP_TOP_K:
+        if (opset < 10) { /* K was the attribute k */
+            skip_attr(p, "k");
+            if (!(a = find_attr(np, "k"))) return node_err(np, FFU_ERR_FORMAT, "TopK needs 'k'");
+            if ((r = add_i64s(L, np, "k", &a->i, 1)) < 0) return r;
+            p->nin = 1;
+            set_input(p, 1, r);
+        }
+        break;
+    case NN_OP_CAST_LIKE:
+        /* with the target's type known now (a graph input, an initializer), CastLike is
+         * a Cast: the target's value and shape are never read (the ONNX suite feeds
+         * targets whose shape contradicts their declaration) */
+        if (p->nin == 2 && p->in[1] >= 0 &&
+            L->g->tensors[p->in[1]].dtype != FFU_DTYPE_UNDEFINED) {
+            p->op = NN_OP_CAST;
+            p->nin = 1;
+        }
+        break;
+    case NN_OP_EYE_LIKE: /* dtype: TensorProto's numbering, set as an ffu_dtype below */
+        skip_attr(p, "dtype");
+        if ((a = find_attr(np, "dtype")) &&
+            (a->i != (int)a->i || nn_onnx_dtype((int)a->i) == FFU_DTYPE_UNDEFINED))
+            return node_err(np, FFU_ERR_UNSUPPORTED, "EyeLike to ONNX data type %lld is not "
+                            "supported", (long long)a->i);
         break;
     case NN_OP_CAST: {
         skip_attr(p, "to");
@@ -780,6 +808,7 @@ static ffu_status canonical_attrs(loader *L, const Onnx__NodeProto *np, int node
     }
     case NN_OP_SOFTMAX:
     case NN_OP_LOG_SOFTMAX:
+    case NN_OP_HARDMAX:
         if (L->opset < 13) {
             a = find_attr(np, "axis");
             if ((st = nn_node_set_int(g, node, "axis", a ? a->i : 1)) < 0) return st;
@@ -788,6 +817,16 @@ static ffu_status canonical_attrs(loader *L, const Onnx__NodeProto *np, int node
         break;
     case NN_OP_CAST:
         st = nn_node_set_int(g, node, "to", nn_onnx_dtype((int)cast_target(np, L->opset)));
+        break;
+    case NN_OP_CAST_LIKE:
+        if (n->op == NN_OP_CAST && np->n_input > 1) {
+            int like = nn_graph_find(g, np->input[1]);
+            if (like >= 0) st = nn_node_set_int(g, node, "to", g->tensors[like].dtype);
+        }
+        break;
+    case NN_OP_EYE_LIKE:
+        if ((a = find_attr(np, "dtype")))
+            st = nn_node_set_int(g, node, "dtype", nn_onnx_dtype((int)a->i));
         break;
     case NN_OP_CONCAT: /* axis was optional with default 1 before opset 4 */
         if (L->opset < 4 && !find_attr(np, "axis")) st = nn_node_set_int(g, node, "axis", 1);
@@ -829,6 +868,7 @@ static nn_op file_op(const Onnx__NodeProto *np)
     /* ops.def names that are not ONNX operators must not be accepted from a file */
     if (!strcmp(t, "Rsqrt") || !strcmp(t, "Square") || !strcmp(t, "Relu6")) return NN_OP_NONE;
     if (!strcmp(t, "Dropout")) return NN_OP_IDENTITY;
+    if (!strcmp(t, "Scatter")) return NN_OP_SCATTER_ELEMENTS; /* its name before opset 11 */
     return nn_op_from_name(t);
 }
 

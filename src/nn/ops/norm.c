@@ -1,7 +1,8 @@
 /* Normalisation ops: BatchNormalization (inference form), InstanceNormalization,
- * LayerNormalization, LRN, Softmax and LogSoftmax; shape inference and reference
- * kernels (f32 data, statistics accumulated in double so the oracle is as close to the
- * exact result as f32 output allows). */
+ * LayerNormalization, LRN, Softmax, LogSoftmax, Hardmax and MeanVarianceNormalization;
+ * shape inference and reference kernels (f32 data -- Hardmax and MVN take every float
+ * type --, statistics accumulated in double so the oracle is as close to the exact
+ * result as the output type allows). */
 #include <math.h>
 #include <string.h>
 
@@ -361,3 +362,150 @@ static ffu_status log_softmax_run(const nn_graph *g, const nn_node *n, void *con
 
 const nn_op_def nn_op_def_softmax = {softmax_infer, softmax_run, NULL, 0};
 const nn_op_def nn_op_def_log_softmax = {softmax_infer, log_softmax_run, NULL, 0};
+
+/* ---- Hardmax: 1 at the first maximum along the axis, 0 elsewhere ----------------------------- */
+
+static ffu_status hardmax_infer(nn_graph *g, nn_node *n)
+{
+    ffu_status e = nn_check_inputs(g, n, 1, 1);
+    if (e < 0) return e;
+    const nn_tensor *x = nn_in(g, n, 0);
+    if (!nn_dtype_is_float(x->dtype))
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "input of type %s", ffu_dtype_name(x->dtype));
+    if (x->shape.rank == 0) return nn_node_error(n, FFU_ERR_FORMAT, "scalar input");
+    if (x->shape.rank > 0) {
+        int64_t outer, len, inner;
+        if ((e = softmax_geom(n, &x->shape, &outer, &len, &inner)) < 0) return e;
+    }
+    return nn_set_out(g, n, 0, x->dtype, x->shape.rank >= 0 ? &x->shape : NULL);
+}
+
+static ffu_status hardmax_run(const nn_graph *g, const nn_node *n, void *const *in,
+                              void *const *out, void *scratch)
+{
+    (void)scratch;
+    const nn_tensor *x = nn_in(g, n, 0);
+    int64_t outer, len, inner;
+    ffu_status e = softmax_geom(n, &x->shape, &outer, &len, &inner);
+    if (e < 0) return e;
+    ffu_dtype t = x->dtype;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t base = o * len * inner + i, best = 0;
+            double bv = len > 0 ? nn_load_f64(in[0], t, base) : 0;
+            /* ties keep the lower index; NaN is never greater, so it is never picked
+             * unless it comes first and nothing is greater than it */
+            for (int64_t k = 1; k < len; k++) {
+                double v = nn_load_f64(in[0], t, base + k * inner);
+                if (v > bv || (bv != bv && v == v)) best = k, bv = v;
+            }
+            for (int64_t k = 0; k < len; k++)
+                nn_store_f64(out[0], t, base + k * inner, k == best ? 1.0 : 0.0);
+        }
+    return FFU_OK;
+}
+
+const nn_op_def nn_op_def_hardmax = {hardmax_infer, hardmax_run, NULL, 0};
+
+/* ---- MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` ------------------------ */
+
+/* The reduced axes as a bit mask (attribute "axes", default [0, 2, 3]). */
+static ffu_status mvn_mask(const nn_node *n, int rank, unsigned *mask)
+{
+    static const int64_t def[3] = {0, 2, 3};
+    int cnt;
+    const int64_t *a = nn_attr_ints(n, "axes", &cnt);
+    int64_t axes[FFU_NN_MAX_RANK];
+    if (!a) a = def, cnt = 3;
+    if (cnt > FFU_NN_MAX_RANK) return nn_node_error(n, FFU_ERR_FORMAT, "%d axes", cnt);
+    memcpy(axes, a, sizeof(int64_t) * (size_t)cnt);
+    ffu_status e = nn_norm_axes(n, axes, cnt, rank);
+    if (e < 0) return e;
+    *mask = 0;
+    for (int i = 0; i < cnt; i++)
+        *mask |= 1u << axes[i];
+    return FFU_OK;
+}
+
+/* Element count of the kept (not reduced) dims: one mean and one variance each. */
+static int64_t mvn_groups(const nn_shape *s, unsigned mask)
+{
+    int64_t p = 1;
+    for (int i = 0; i < s->rank; i++)
+        if (!(mask & (1u << i))) p *= s->d[i];
+    return p;
+}
+
+static ffu_status mvn_infer(nn_graph *g, nn_node *n)
+{
+    ffu_status e = nn_check_inputs(g, n, 1, 1);
+    if (e < 0) return e;
+    const nn_tensor *x = nn_in(g, n, 0);
+    if (!nn_dtype_is_float(x->dtype))
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "input of type %s", ffu_dtype_name(x->dtype));
+    unsigned mask;
+    if (x->shape.rank >= 0 && (e = mvn_mask(n, x->shape.rank, &mask)) < 0) return e;
+    return nn_set_out(g, n, 0, x->dtype, x->shape.rank >= 0 ? &x->shape : NULL);
+}
+
+static size_t mvn_scratch(const nn_graph *g, const nn_node *n)
+{
+    const nn_tensor *x = nn_in(g, n, 0);
+    unsigned mask;
+    if (!x || mvn_mask(n, x->shape.rank, &mask) < 0) {
+        ffu_error_clear();
+        return 0;
+    }
+    int64_t groups = mvn_groups(&x->shape, mask);
+    return groups > 0 ? (size_t)groups * 2 * sizeof(double) : 0;
+}
+
+/* Walks every element in order with the offset of its group (kept dims only). */
+#define MVN_WALK(BODY)                                                                             \
+    do {                                                                                           \
+        int64_t idx_[FFU_NN_MAX_RANK] = {0}, grp = 0;                                              \
+        for (int64_t e_ = 0; e_ < numel; e_++) {                                                   \
+            BODY;                                                                                  \
+            for (int i_ = rank - 1; i_ >= 0; i_--) {                                               \
+                grp += gst[i_];                                                                    \
+                if (++idx_[i_] < x->shape.d[i_]) break;                                            \
+                grp -= gst[i_] * x->shape.d[i_];                                                   \
+                idx_[i_] = 0;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+static ffu_status mvn_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
+                          void *scratch)
+{
+    const nn_tensor *x = nn_in(g, n, 0);
+    int rank = x->shape.rank;
+    unsigned mask;
+    ffu_status e = mvn_mask(n, rank, &mask);
+    if (e < 0) return e;
+    int64_t numel = nn_numel(x), groups = mvn_groups(&x->shape, mask), gst[FFU_NN_MAX_RANK];
+    if (numel <= 0) return FFU_OK;
+    /* group strides: row-major over the kept dims, 0 along reduced ones */
+    int64_t acc = 1;
+    for (int i = rank - 1; i >= 0; i--) {
+        gst[i] = (mask & (1u << i)) ? 0 : acc;
+        if (!(mask & (1u << i))) acc *= x->shape.d[i];
+    }
+    double *mean = scratch, *var = mean + groups;
+    double per = (double)(numel / groups);
+    ffu_dtype t = x->dtype;
+    memset(scratch, 0, (size_t)groups * 2 * sizeof(double));
+    MVN_WALK(mean[grp] += nn_load_f64(in[0], t, e_));
+    for (int64_t k = 0; k < groups; k++)
+        mean[k] /= per;
+    MVN_WALK({
+        double d = nn_load_f64(in[0], t, e_) - mean[grp];
+        var[grp] += d * d;
+    });
+    for (int64_t k = 0; k < groups; k++)
+        var[k] = sqrt(var[k] / per) + 1e-9;
+    MVN_WALK(nn_store_f64(out[0], t, e_, (nn_load_f64(in[0], t, e_) - mean[grp]) / var[grp]));
+    return FFU_OK;
+}
+
+const nn_op_def nn_op_def_mvn = {mvn_infer, mvn_run, mvn_scratch, 0};

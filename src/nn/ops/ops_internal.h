@@ -88,6 +88,62 @@ static inline int64_t nn_load_int(const void *p, ffu_dtype t, int64_t i)
     }
 }
 
+/* Reads element i of numeric data (any float or integer type, bool as 0/1) as double.
+ * For kernels that compute every type in double; i64 beyond 2^53 loses precision. */
+static inline double nn_load_f64(const void *p, ffu_dtype t, int64_t i)
+{
+    switch (t) {
+    case FFU_DTYPE_F32: return ((const float *)p)[i];
+    case FFU_DTYPE_F64: return ((const double *)p)[i];
+    case FFU_DTYPE_F16: return nn_f16_to_f32(((const uint16_t *)p)[i]);
+    case FFU_DTYPE_BF16: return nn_bf16_to_f32(((const uint16_t *)p)[i]);
+    case FFU_DTYPE_U64: return (double)((const uint64_t *)p)[i];
+    default: return (double)nn_load_int(p, t, i);
+    }
+}
+
+/* Converts a double to int64 the defined way: truncation toward zero, saturated at the
+ * int64 range, NaN to 0 (a plain cast of an out-of-range double is undefined). */
+static inline int64_t nn_f64_to_i64(double v)
+{
+    if (v != v) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Writes v into element i of data of type t: floats round to nearest, integers take
+ * nn_f64_to_i64's value wrapped to their width (as a C integer conversion does), bool
+ * is v != 0. */
+static inline void nn_store_f64(void *p, ffu_dtype t, int64_t i, double v)
+{
+    switch (t) {
+    case FFU_DTYPE_F32: ((float *)p)[i] = (float)v; break;
+    case FFU_DTYPE_F64: ((double *)p)[i] = v; break;
+    case FFU_DTYPE_F16: ((uint16_t *)p)[i] = nn_f32_to_f16((float)v); break;
+    case FFU_DTYPE_BF16: ((uint16_t *)p)[i] = nn_f32_to_bf16((float)v); break;
+    case FFU_DTYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+    case FFU_DTYPE_U64:
+        ((uint64_t *)p)[i] = v >= 18446744073709551615.0 ? UINT64_MAX
+                             : v > 0                      ? (uint64_t)v
+                                                          : (uint64_t)nn_f64_to_i64(v);
+        break;
+    default: {
+        uint64_t u = (uint64_t)nn_f64_to_i64(v);
+        switch (t) {
+        case FFU_DTYPE_I8: ((int8_t *)p)[i] = (int8_t)(uint8_t)u; break;
+        case FFU_DTYPE_U8: ((uint8_t *)p)[i] = (uint8_t)u; break;
+        case FFU_DTYPE_I16: ((int16_t *)p)[i] = (int16_t)(uint16_t)u; break;
+        case FFU_DTYPE_U16: ((uint16_t *)p)[i] = (uint16_t)u; break;
+        case FFU_DTYPE_I32: ((int32_t *)p)[i] = (int32_t)(uint32_t)u; break;
+        case FFU_DTYPE_U32: ((uint32_t *)p)[i] = (uint32_t)u; break;
+        case FFU_DTYPE_I64: ((int64_t *)p)[i] = (int64_t)u; break;
+        default: break;
+        }
+    }
+    }
+}
+
 /* Reads an integer list from data of dtype t with numel elements into out[max].
  * FFU_ERR_UNSUPPORTED for non-integer dtypes, FFU_ERR_FORMAT when longer than max. */
 static inline ffu_status nn_read_ints(const nn_node *n, const void *data, ffu_dtype t,

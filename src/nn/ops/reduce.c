@@ -1,15 +1,30 @@
-/* Reductions: ReduceMean/Sum/Max/Min/Prod/L1/L2/SumSquare (opset-18 form: axes as an
- * optional input, keepdims, noop_with_empty_axes) and ArgMax/ArgMin (axis, keepdims,
- * select_last_index; i64 indices); shape inference and reference kernels.
+/* Reductions: ReduceMean/Sum/Max/Min/Prod/L1/L2/SumSquare/LogSum/LogSumExp (opset-18
+ * form: axes as an optional input, keepdims, noop_with_empty_axes) and ArgMax/ArgMin
+ * (axis, keepdims, select_last_index; i64 indices); shape inference and reference
+ * kernels.
  *
  * Float data (f32, f64) accumulates in double; integer data (i32, i64, u8, i8) in
- * int64 so shape arithmetic folded through ReduceProd/ReduceSum stays exact. */
+ * int64 so shape arithmetic folded through ReduceProd/ReduceSum stays exact, except for
+ * LogSum and LogSumExp, which compute in double for every type (a logarithm is not an
+ * integer anyway; the result is truncated into integer outputs). LogSumExp subtracts
+ * the maximum first so large inputs do not overflow exp(). */
 #include <math.h>
 #include <string.h>
 
 #include "ops_internal.h"
 
-enum red_kind { RED_MEAN, RED_SUM, RED_MAX, RED_MIN, RED_PROD, RED_L1, RED_L2, RED_SUM_SQUARE };
+enum red_kind {
+    RED_MEAN,
+    RED_SUM,
+    RED_MAX,
+    RED_MIN,
+    RED_PROD,
+    RED_L1,
+    RED_L2,
+    RED_SUM_SQUARE,
+    RED_LOG_SUM,
+    RED_LOG_SUM_EXP,
+};
 
 static int red_kind_of(nn_op op)
 {
@@ -28,6 +43,10 @@ static int red_kind_of(nn_op op)
         return RED_L1;
     case NN_OP_REDUCE_L2:
         return RED_L2;
+    case NN_OP_REDUCE_LOG_SUM:
+        return RED_LOG_SUM;
+    case NN_OP_REDUCE_LOG_SUM_EXP:
+        return RED_LOG_SUM_EXP;
     default:
         return RED_SUM_SQUARE;
     }
@@ -207,7 +226,8 @@ static ffu_status reduce_run(const nn_graph *g, const nn_node *n, void *const *i
         if (in[0] != out[0]) memmove(out[0], in[0], (size_t)numel * ffu_dtype_size(t));
         return FFU_OK;
     }
-    int kind = red_kind_of(n->op), isf = t == FFU_DTYPE_F32 || t == FFU_DTYPE_F64;
+    int kind = red_kind_of(n->op), logk = kind == RED_LOG_SUM || kind == RED_LOG_SUM_EXP;
+    int isf = t == FFU_DTYPE_F32 || t == FFU_DTYPE_F64 || logk;
     red_loop l;
     red_loop_init(&x->shape, rg.mask, &l);
     int64_t kidx[FFU_NN_MAX_RANK] = {0}, base = 0;
@@ -221,6 +241,15 @@ static ffu_status reduce_run(const nn_graph *g, const nn_node *n, void *const *i
                     : kind == RED_MAX ? INT64_MIN
                     : kind == RED_MIN ? INT64_MAX
                                       : 0;
+        double mx = -INFINITY; /* LogSumExp: the largest input (NaN if any is NaN) */
+        if (kind == RED_LOG_SUM_EXP) {
+            int64_t pidx[FFU_NN_MAX_RANK] = {0}, poff = base;
+            for (int64_t r = 0; r < l.count; r++) {
+                double a = load_f(in[0], t, poff);
+                mx = isnan(a) || isnan(mx) ? NAN : a > mx ? a : mx;
+                poff += step(pidx, l.rd, l.rs, l.nr);
+            }
+        }
         for (int64_t r = 0; r < l.count; r++) {
             if (isf) {
                 double a = load_f(in[0], t, off);
@@ -240,6 +269,9 @@ static ffu_status reduce_run(const nn_graph *g, const nn_node *n, void *const *i
                 case RED_L2:
                 case RED_SUM_SQUARE:
                     f += a * a;
+                    break;
+                case RED_LOG_SUM_EXP:
+                    f += exp(a - mx);
                     break;
                 default:
                     f += a;
@@ -277,7 +309,13 @@ static ffu_status reduce_run(const nn_graph *g, const nn_node *n, void *const *i
         } else if (kind == RED_L2) {
             f = sqrt(f);
             v = (int64_t)sqrt((double)v);
+        } else if (kind == RED_LOG_SUM) {
+            f = log(f);
+        } else if (kind == RED_LOG_SUM_EXP) {
+            /* an infinite maximum is the result (exp(inf - inf) would be NaN) */
+            f = isinf(mx) || isnan(mx) ? mx : mx + log(f);
         }
+        if (logk) v = nn_f64_to_i64(f);
         store(out[0], t, o, f, v);
         base += step(kidx, l.kd, l.ks, l.nk);
     }
@@ -292,6 +330,8 @@ const nn_op_def nn_op_def_reduce_prod = {reduce_infer, reduce_run, NULL, 0};
 const nn_op_def nn_op_def_reduce_l1 = {reduce_infer, reduce_run, NULL, 0};
 const nn_op_def nn_op_def_reduce_l2 = {reduce_infer, reduce_run, NULL, 0};
 const nn_op_def nn_op_def_reduce_sum_square = {reduce_infer, reduce_run, NULL, 0};
+const nn_op_def nn_op_def_reduce_log_sum = {reduce_infer, reduce_run, NULL, 0};
+const nn_op_def nn_op_def_reduce_log_sum_exp = {reduce_infer, reduce_run, NULL, 0};
 
 /* ---- ArgMax, ArgMin -------------------------------------------------------------------------- */
 

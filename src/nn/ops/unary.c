@@ -1,6 +1,8 @@
 /* Unary elementwise ops: activations (Relu, LeakyRelu, Clip, Sigmoid, Tanh, Elu, Selu,
- * HardSigmoid, HardSwish, Softplus, and the non-ONNX Relu6), math (Sqrt, Exp, Log,
- * Neg, Abs, Reciprocal, Erf, Floor, Ceil, Round, Sign, Sin, Cos, Rsqrt, Square) and Not.
+ * HardSigmoid, HardSwish, Softplus, Softsign, Celu, ThresholdedRelu, Shrink, and the
+ * non-ONNX Relu6), math (Sqrt, Exp, Log, Neg, Abs, Reciprocal, Erf, Floor, Ceil, Round,
+ * Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Rsqrt,
+ * Square), Not, and the float tests IsInf and IsNaN (bool outputs).
  *
  * Each op is one expression in `v` (of compute type `ct`), expanded per dtype by the
  * macros below; <tgmath.h> picks the float or double libm function, so f32 stays f32
@@ -12,7 +14,8 @@
 #include "ops_internal.h"
 
 typedef struct uparam {
-    float a, b, g; /* alpha, beta, gamma attributes */
+    float a, b, g;    /* alpha, beta, gamma attributes */
+    float l, bias;    /* Shrink's lambd and bias */
 } uparam;
 
 #define IDN(v) (v)
@@ -109,7 +112,8 @@ static ffu_status unsupported(const nn_node *n, ffu_dtype t)
     const void *in = in_[0];                                                                       \
     void *out = out_[0];                                                                           \
     uparam p = {nn_attr_float(n, "alpha", A), nn_attr_float(n, "beta", B),                         \
-                nn_attr_float(n, "gamma", G)};                                                     \
+                nn_attr_float(n, "gamma", G), nn_attr_float(n, "lambd", 0.5f),                     \
+                nn_attr_float(n, "bias", 0.0f)};                                                   \
     (void)p;
 
 /* A float-only op. A, B, G: attribute defaults. */
@@ -175,6 +179,26 @@ DEF_UNARY_F(sin, 0, 0, 0, sin(v))
 DEF_UNARY_F(cos, 0, 0, 0, cos(v))
 DEF_UNARY_F(rsqrt, 0, 0, 0, 1 / sqrt(v))
 DEF_UNARY_N(square, 0, 0, 0, v * v, IMUL(v, v), IMUL(v, v))
+DEF_UNARY_F(tan, 0, 0, 0, tan(v))
+DEF_UNARY_F(asin, 0, 0, 0, asin(v))
+DEF_UNARY_F(acos, 0, 0, 0, acos(v))
+DEF_UNARY_F(atan, 0, 0, 0, atan(v))
+DEF_UNARY_F(sinh, 0, 0, 0, sinh(v))
+DEF_UNARY_F(cosh, 0, 0, 0, cosh(v))
+DEF_UNARY_F(asinh, 0, 0, 0, asinh(v))
+DEF_UNARY_F(acosh, 0, 0, 0, acosh(v))
+DEF_UNARY_F(atanh, 0, 0, 0, atanh(v))
+DEF_UNARY_F(softsign, 0, 0, 0, v / (1 + fabs(v)))
+/* max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), as the ONNX function body says */
+DEF_UNARY_F(celu, 1.0f, 0, 0, fmax((ct)0, v) + fmin((ct)0, (ct)p.a * expm1(v / (ct)p.a)))
+DEF_UNARY_F(thresholded_relu, 1.0f, 0, 0, v > (ct)p.a ? v : (ct)0)
+/* Shrink on integers computes in double (lambd and bias are floats) and converts back
+ * without undefined behaviour when the result leaves the type's range */
+#define SHRINK_D(x)                                                                                \
+    ((x) < -(double)p.l ? (x) + (double)p.bias : (x) > (double)p.l ? (x) - (double)p.bias : 0.0)
+#define SHRINK_I(v) (ct)(uint64_t)nn_f64_to_i64(SHRINK_D((double)(v)))
+DEF_UNARY_N(shrink, 0, 0, 0, v < -(ct)p.l ? v + (ct)p.bias : v > (ct)p.l ? v - (ct)p.bias : (ct)0,
+            SHRINK_I(v), SHRINK_I(v))
 /* clang-format off */
 DEF_UNARY_N(relu6, 0, 0, 0, fmin(fmax(v, (ct)0), (ct)6), v < 0 ? 0 : v > 6 ? 6 : v, v > 6 ? 6 : v)
 /* clang-format on */
@@ -271,3 +295,35 @@ static ffu_status clip_run(const nn_graph *g, const nn_node *n, void *const *in_
 }
 
 const nn_op_def nn_op_def_clip = {clip_infer, clip_run, NULL, NN_OPF_ELEMENTWISE};
+
+/* ---- IsInf, IsNaN: float in, bool out ------------------------------------------------- */
+
+static ffu_status is_test_infer(nn_graph *g, nn_node *n)
+{
+    ffu_status st = nn_check_inputs(g, n, 1, 1);
+    if (st < 0) return st;
+    const nn_tensor *x = nn_in(g, n, 0);
+    if (!nn_dtype_is_float(x->dtype)) return unsupported(n, x->dtype);
+    return nn_set_out(g, n, 0, FFU_DTYPE_BOOL, &x->shape);
+}
+
+static ffu_status is_test_run(const nn_graph *g, const nn_node *n, void *const *in,
+                              void *const *out, void *scratch)
+{
+    (void)scratch;
+    const nn_tensor *x = nn_in(g, n, 0);
+    int64_t cnt = nn_numel(x);
+    uint8_t *y = out[0];
+    int nan = n->op == NN_OP_IS_NAN;
+    int pos = nn_attr_int(n, "detect_positive", 1) != 0;
+    int neg = nn_attr_int(n, "detect_negative", 1) != 0;
+    for (int64_t i = 0; i < cnt; i++) {
+        double v = nn_load_f64(in[0], x->dtype, i);
+        y[i] = nan ? isnan(v) : isinf(v) && (v > 0 ? pos : neg);
+    }
+    return FFU_OK;
+}
+
+/* not NN_OPF_ELEMENTWISE: the output's elements are narrower than the input's */
+const nn_op_def nn_op_def_is_inf = {is_test_infer, is_test_run, NULL, 0};
+const nn_op_def nn_op_def_is_nan = {is_test_infer, is_test_run, NULL, 0};
