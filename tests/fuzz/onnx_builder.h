@@ -499,6 +499,53 @@ static inline ob_model *ob_seed_opset18(void)
     return b;
 }
 
+/* Opset 16 index and sampling ops: GridSample, TopK, ScatterND, GatherND, Trilu,
+ * CumSum, OneHot, Hardmax and CastLike, their K, axis and index inputs constants. */
+static inline ob_model *ob_seed_vision_ops(void)
+{
+    ob_model *b = ob_new(16);
+    int64_t xd[] = {1, 2, 4, 4}, gd[] = {1, 3, 3, 2}, yd[] = {1, 2, 3, 3};
+    int64_t k[] = {2}, axis[] = {3}, depth[] = {3}, ones[] = {1};
+    int64_t idx_d[] = {2, 4}, idx[] = {0, 1, 2, 3, 0, 0, -1, 0};
+    int64_t gidx_d[] = {1, 2}, gidx[] = {0, 1};
+    int64_t oh_d[] = {2}, oh[] = {1, -1};
+    float upd[] = {5, -5}, onoff[] = {0, 1};
+    ob_input(b, "x", OB_F32, xd, 4);
+    ob_input(b, "grid", OB_F32, gd, 4);
+    ob_initializer(b, ob_const_i64(b, "k", k, 1));
+    ob_initializer(b, ob_const_i64(b, "axis", axis, 1));
+    ob_initializer(b, ob_const_i64(b, "depth", depth, 1));
+    ob_initializer(b, ob_const_i64(b, "one", ones, 1));
+    ob_initializer(b, ob_tensor_raw(b, "idx", OB_I64, idx_d, 2, idx, sizeof idx));
+    ob_initializer(b, ob_tensor_raw(b, "gidx", OB_I64, gidx_d, 2, gidx, sizeof gidx));
+    ob_initializer(b, ob_tensor_raw(b, "oh", OB_I64, oh_d, 1, oh, sizeof oh));
+    ob_initializer(b, ob_const_f32(b, "upd", (int64_t[]){2}, 1, upd, 2));
+    ob_initializer(b, ob_const_f32(b, "onoff", (int64_t[]){2}, 1, onoff, 2));
+    Onnx__NodeProto *n = ob_node(b, "GridSample", "gs", "x,grid", "g");
+    ob_attr_string(b, n, "mode", "bicubic");
+    ob_attr_string(b, n, "padding_mode", "reflection");
+    ob_attr_int(b, n, "align_corners", 1);
+    n = ob_node(b, "TopK", "topk", "g,k", "tv,ti");
+    ob_attr_int(b, n, "axis", -1);
+    ob_node(b, "ScatterND", "snd", "x,idx,upd", "s");
+    ob_node(b, "GatherND", "gnd", "s,gidx", "gn");
+    n = ob_node(b, "Trilu", "tri", "s,one", "t");
+    ob_attr_int(b, n, "upper", 0);
+    n = ob_node(b, "CumSum", "cum", "t,axis", "c");
+    ob_attr_int(b, n, "reverse", 1);
+    n = ob_node(b, "OneHot", "onehot", "oh,depth,onoff", "o");
+    ob_attr_int(b, n, "axis", 0);
+    ob_node(b, "Hardmax", "hm", "g", "h");
+    ob_node(b, "CastLike", "cl", "ti,grid", "tf");
+    ob_output(b, "h", OB_F32, yd, 4);
+    ob_output(b, "tv", OB_F32, NULL, 0);
+    ob_output(b, "tf", OB_F32, NULL, 0);
+    ob_output(b, "gn", OB_F32, NULL, 0);
+    ob_output(b, "c", OB_F32, xd, 4);
+    ob_output(b, "o", OB_F32, NULL, 0);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -507,7 +554,7 @@ static const struct {
     {"conv.onnx", ob_seed_conv},           {"opset9_upgrades.onnx", ob_seed_opset9},
     {"opset7_upsample.onnx", ob_seed_opset7}, {"resize10.onnx", ob_seed_resize10},
     {"constants.onnx", ob_seed_constants}, {"typed_fields.onnx", ob_seed_typed},
-    {"opset18.onnx", ob_seed_opset18},
+    {"opset18.onnx", ob_seed_opset18},     {"vision_ops.onnx", ob_seed_vision_ops},
 };
 
 #endif
