@@ -277,8 +277,14 @@ FFU_API unsigned ffu_cpu_features_mask(unsigned features, const char *mask);
  * Returns buf (always NUL-terminated when len > 0). */
 FFU_API char *ffu_cpu_features_string(unsigned features, char *buf, size_t len);
 FFU_API const char *ffu_cpu_feature_name(unsigned one_flag); /* NULL if not a flag */
-/* The CPU brand string ("Intel(R) Xeon(R) ..."), or "unknown". Returns buf. */
+/* The CPU brand string with its family and model numbers ("Intel(R) Xeon(R) Processor
+ * (family 6, model 207)"), or "unknown". Returns buf. */
 FFU_API char *ffu_cpu_name(char *buf, size_t len);
+/* One thread's measured f32 multiply-add rate in GFLOP/s with the widest vector ISA
+ * ffu_cpu_features() allows (AVX-512, else AVX2 + FMA; 0 with neither): seven rounds of
+ * independent FMA chains, the fastest, about 5-10 ms in all. Benchmarks report it beside
+ * their timings so that figures from different hosts can be told apart. */
+FFU_API double ffu_cpu_fma_peak_gflops(void);
 
 /* ---- JSON reading --------------------------------------------------------------------- */
 

@@ -59,6 +59,31 @@ static const ffu_option bench_options[] = {
     {0},
 };
 
+/* The host, measured in the same minutes as the timings: its name and one thread's f32
+ * FMA peak (ffu_cpu_fma_peak_gflops). The project's VMs come up on different CPUs, and
+ * a timing is only comparable with others taken at the same peak. */
+typedef struct bench_host {
+    char cpu[128];
+    double peak;
+} bench_host;
+
+static void host_measure(bench_host *h)
+{
+    ffu_cpu_name(h->cpu, sizeof h->cpu);
+    h->peak = ffu_cpu_fma_peak_gflops();
+}
+
+static void host_json(ffu_jw *w, const bench_host *h)
+{
+    ffu_jw_key(w, "cpu"), ffu_jw_string(w, h->cpu);
+    ffu_jw_key(w, "fma_peak_gflops"), ffu_jw_number(w, h->peak);
+}
+
+static void host_print(const bench_host *h)
+{
+    printf("host: %s, one thread's f32 FMA peak %.0f GFLOP/s (measured now)\n", h->cpu, h->peak);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -252,6 +277,8 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     qsort(ms, (size_t)o->runs, sizeof(double), cmp_double);
     double median = o->runs % 2 ? ms[o->runs / 2] : (ms[o->runs / 2 - 1] + ms[o->runs / 2]) / 2;
     size_t peak = ffu_nn_session_peak_bytes(s);
+    bench_host host;
+    host_measure(&host);
     if (o->common.json) {
         if ((st = ffu_jw_create(&w, 0)) < 0) goto fail;
         ffu_jw_begin_object(w);
@@ -271,6 +298,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_key(w, "load_ms"), ffu_jw_number(w, load_ms);
         ffu_jw_key(w, "plan_ms"), ffu_jw_number(w, plan_ms);
         ffu_jw_key(w, "peak_bytes"), ffu_jw_int(w, (int64_t)peak);
+        host_json(w, &host);
         int64_t hwm = proc_status_bytes("VmHWM");
         if (rss_before > 0 && hwm > 0) {
             ffu_jw_key(w, "rss_before_bytes"), ffu_jw_int(w, rss_before);
@@ -287,6 +315,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
                (o->threads ? o->threads : ffu_cpu_count()) == 1 ? "" : "s", o->batch, median,
                ms[0], sum / o->runs, o->runs, o->warmup, first_ms, load_ms, plan_ms,
                (double)peak / (1 << 20));
+        host_print(&host);
         if (o->batch > 1)
             printf("per item: median %.3f ms, min %.3f ms (%d items per run)\n", median / o->batch,
                    ms[0] / o->batch, o->batch);
@@ -410,6 +439,8 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         med[s] = v[o->runs / 2];
         sum += med[s];
     }
+    bench_host host;
+    host_measure(&host);
     if (o->common.json) {
         if ((st = ffu_jw_create(&w, 1))) {
             rc = cli_fail(cmd, &o->common, st);
@@ -429,6 +460,7 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
             ffu_jw_key(w, stage_names[s]), ffu_jw_number(w, med[s]);
         ffu_jw_end_object(w);
         ffu_jw_key(w, "sum_of_medians_ms"), ffu_jw_number(w, sum);
+        host_json(w, &host);
         ffu_jw_end_object(w);
         rc = cli_print_json(w);
     } else {
@@ -439,6 +471,7 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         for (int s = 0; s < ST_COUNT; s++)
             printf("  %-11s %8.3f\n", stage_names[s], med[s]);
         printf("  %-11s %8.3f\n", "total", sum);
+        host_print(&host);
     }
 out:
     ffu_jw_destroy(w);

@@ -12,4 +12,9 @@ double core_strtod(const char *s, char **end);
  * buf needs 32 bytes. Returns the length. */
 int core_format_double(char *buf, size_t len, double v);
 
+/* n rounds of twelve independent f32 FMA chains (cpu_peak_*.c); only call the variant
+ * whose ISA ffu_cpu_features() reports. */
+float core_fma_chains_avx512(long n);
+float core_fma_chains_avx2(long n);
+
 #endif

@@ -154,7 +154,14 @@ char *ffu_cpu_name(char *buf, size_t len)
     while (*s == ' ') s++;
     size_t n = strlen(s);
     while (n && s[n - 1] == ' ') n--;
-    if (n) snprintf(buf, len, "%.*s", (int)n, s);
+    /* family and model tell hosts apart where the brand is generic ("Intel(R) Xeon(R)
+     * Processor" in a VM); the display values as the vendors define them */
+    unsigned a, b, c, d;
+    __cpuid(1, a, b, c, d);
+    unsigned fam = (a >> 8) & 0xf, model = (a >> 4) & 0xf;
+    if (fam == 0xf) fam += (a >> 20) & 0xff;
+    if (fam == 0x6 || fam >= 0xf) model |= ((a >> 16) & 0xf) << 4;
+    if (n) snprintf(buf, len, "%.*s (family %u, model %u)", (int)n, s, fam, model);
 #endif
     return buf;
 }
