@@ -28,18 +28,18 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 /* floats per leaf: 2 * parts rounded up to a 64-byte line, zero padded */
 #define LEAF_ALIGN 16
 #define MAX_STRIDE (((2 * ERT_MAX_PARTS) + LEAF_ALIGN - 1) / LEAF_ALIGN * LEAF_ALIGN)
-/* Trees whose leaves are found (and prefetched) together, one block ahead of the sum;
- * and the prefetch locality. Tuning knobs (-D...): 64 measured best of 16/32/64 in
- * bench/ert on a shared VM, by ~10%. */
+/* Trees whose leaves are found (and prefetched) together, one block ahead of the sum.
+ * Tuning knob (-D...): 64 measured best of 16/32/64 in bench/ert on a shared VM, by
+ * ~10%. Where the rows are prefetched to depends on the CPU (ert_model.pf_l2). */
 #ifndef TREE_BLOCK
 #define TREE_BLOCK 64
-#endif
-#ifndef PF_LOC
-#define PF_LOC 3
 #endif
 
 /* dlib goes to the left child when pixel[idx1] - pixel[idx2] > thresh (a float). The
@@ -83,7 +83,25 @@ struct ert_model {
     double init_mean[2];
     uint32_t uniform_ns;    /* splits per tree when all trees agree, else UINT32_MAX */
     uint32_t uniform_depth; /* log2(uniform_ns + 1) */
+    /* Prefetch leaf rows into L2 (prefetcht1) rather than L1 (prefetcht0). Measured in
+     * bench/ert (docs/BENCHMARKS.md): on the Intel Xeon host L1 fills 10-11% faster
+     * per face with it (a block's 576 lines do not fit the 48 KiB L1 beside the block
+     * being summed); the AMD EPYC host met the 3x goal with prefetcht0, and Zen 4 and
+     * later may drop T1 hints, so it keeps them. */
+    int pf_l2;
 };
+
+/* 1 on Intel CPUs (CPUID vendor "GenuineIntel"). */
+static int cpu_is_intel(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d)) return 0;
+    return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu; /* "Genu" "ineI" "ntel" */
+#else
+    return 0;
+#endif
+}
 
 /* ---- reading dlib's serialisation ------------------------------------------------ */
 
@@ -424,6 +442,7 @@ ffu_status ert_model_load_mem(const void *data, size_t size, ert_model **out)
         m->uniform_depth++;
     m->init_mean[0] = mx;
     m->init_mean[1] = my;
+    m->pf_l2 = cpu_is_intel();
     *out = m;
     return FFU_OK;
 fail:
@@ -531,11 +550,22 @@ static inline uint32_t go(const ert_split *sp, const uint8_t *pix)
     return (int)pix[sp->idx1] - (int)pix[sp->idx2] <= sp->thresh;
 }
 
+/* pf_l2 is a constant in each instance of find_leaves below */
+static inline __attribute__((always_inline)) void prefetch_row(const float *row, size_t stride,
+                                                               int pf_l2)
+{
+    if (pf_l2)
+        for (size_t c = 0; c < stride; c += 16) __builtin_prefetch(row + c, 0, 2);
+    else
+        for (size_t c = 0; c < stride; c += 16) __builtin_prefetch(row + c, 0, 3);
+}
+
 /* Leaf rows of trees [t0, t0 + n) of a cascade, prefetched. When every tree has the
  * same depth, eight trees descend side by side: a descent is a chain of dependent
  * loads and the eight chains overlap. */
-static void find_leaves(const ert_model *m, const ert_cascade *cas, const uint8_t *pix, uint32_t t0,
-                        uint32_t n, const float **rows)
+static inline __attribute__((always_inline)) void
+find_leaves_in(const ert_model *m, const ert_cascade *cas, const uint8_t *pix, uint32_t t0,
+               uint32_t n, const float **rows, int pf_l2)
 {
     const size_t stride = (size_t)m->stride;
     const ert_tree *t = m->trees + cas->tree0 + t0;
@@ -549,8 +579,7 @@ static void find_leaves(const ert_model *m, const ert_cascade *cas, const uint8_
                     node[j] = 2 * node[j] + 1 + go(m->splits + t[k + j].split0 + node[j], pix);
             for (int j = 0; j < 8; j++) {
                 const float *row = m->leaves + (t[k + j].leaf0 + node[j] - ns) * stride;
-                for (size_t c = 0; c < stride; c += 16)
-                    __builtin_prefetch(row + c, 0, PF_LOC);
+                prefetch_row(row, stride, pf_l2);
                 rows[k + j] = row;
             }
         }
@@ -561,10 +590,18 @@ static void find_leaves(const ert_model *m, const ert_cascade *cas, const uint8_
         while (i < ns)
             i = 2 * i + 1 + go(s + i, pix);
         const float *row = m->leaves + (t[k].leaf0 + i - ns) * stride;
-        for (size_t c = 0; c < stride; c += 16)
-            __builtin_prefetch(row + c, 0, PF_LOC);
+        prefetch_row(row, stride, pf_l2);
         rows[k] = row;
     }
+}
+
+static void find_leaves(const ert_model *m, const ert_cascade *cas, const uint8_t *pix, uint32_t t0,
+                        uint32_t n, const float **rows)
+{
+    if (m->pf_l2)
+        find_leaves_in(m, cas, pix, t0, n, rows, 1);
+    else
+        find_leaves_in(m, cas, pix, t0, n, rows, 0);
 }
 
 void ert_sum_rows_c(float *restrict shape, const float *const *rows, int n, int stride)
