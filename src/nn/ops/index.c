@@ -223,7 +223,9 @@ const nn_op_def nn_op_def_gather_nd = {gather_nd_infer, gather_nd_run, NULL, 0};
 
 /* ---- ScatterND(data, indices, updates), reduction ------------------------------------------- */
 
-static ffu_status scatter_nd_infer(nn_graph *g, nn_node *n)
+/* What ScatterND and ScatterElements ask alike of (data, indices, updates): known ranks,
+ * integer indices, updates of the data's type, no reduction on bool data. */
+static ffu_status scatter_check(nn_graph *g, nn_node *n)
 {
     ffu_status st = nn_check_inputs(g, n, 3, 3);
     if (st < 0) return st;
@@ -238,6 +240,14 @@ static ffu_status scatter_nd_infer(nn_graph *g, nn_node *n)
                              ffu_dtype_name(up->dtype), ffu_dtype_name(x->dtype));
     if (red != RED_NONE && x->dtype == FFU_DTYPE_BOOL)
         return nn_node_error(n, FFU_ERR_UNSUPPORTED, "a reduction on bool data");
+    return FFU_OK;
+}
+
+static ffu_status scatter_nd_infer(nn_graph *g, nn_node *n)
+{
+    ffu_status st = scatter_check(g, n);
+    if (st < 0) return st;
+    const nn_tensor *x = nn_in(g, n, 0), *idx = nn_in(g, n, 1), *up = nn_in(g, n, 2);
     nd_geom ng;
     if ((st = nd_geom_init(n, x, idx, 0, &ng)) < 0) return st;
     /* updates: indices.shape[:-1] + data.shape[k:] */
@@ -287,19 +297,10 @@ const nn_op_def nn_op_def_scatter_nd = {scatter_nd_infer, scatter_nd_run, NULL, 
 
 static ffu_status scatter_elements_infer(nn_graph *g, nn_node *n)
 {
-    ffu_status st = nn_check_inputs(g, n, 3, 3);
+    ffu_status st = scatter_check(g, n);
     if (st < 0) return st;
     const nn_tensor *x = nn_in(g, n, 0), *idx = nn_in(g, n, 1), *up = nn_in(g, n, 2);
-    int red, axis;
-    if ((st = reduction_of(n, &red)) < 0) return st;
-    if ((st = need_known(n, x, "data")) < 0 || (st = need_known(n, idx, "indices")) < 0 ||
-        (st = need_known(n, up, "updates")) < 0 || (st = index_type(n, idx)) < 0)
-        return st;
-    if (up->dtype != x->dtype)
-        return nn_node_error(n, FFU_ERR_FORMAT, "updates are %s, data %s",
-                             ffu_dtype_name(up->dtype), ffu_dtype_name(x->dtype));
-    if (red != RED_NONE && x->dtype == FFU_DTYPE_BOOL)
-        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "a reduction on bool data");
+    int axis;
     if (x->shape.rank < 1 || idx->shape.rank != x->shape.rank || up->shape.rank != idx->shape.rank)
         return nn_node_error(n, FFU_ERR_FORMAT, "ranks %d (data), %d (indices), %d (updates)",
                              x->shape.rank, idx->shape.rank, up->shape.rank);
