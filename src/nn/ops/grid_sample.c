@@ -1,7 +1,9 @@
 /* GridSample (opset 16 form; opset 20's "linear" / "cubic" names are accepted too):
  * Y[n, c, i, j] = X[n, c] sampled at the normalised location grid[n, i, j] = (x, y),
  * x along W and y along H, both in [-1, 1] for the image. Used by warping and
- * face-reenactment models (LivePortrait's motion warp). 4-D inputs only.
+ * face-reenactment models (2-D motion warps, spatial transformers). 4-D inputs only:
+ * the volumetric (5-D) form, which LivePortrait's warping module uses, is refused at
+ * load with its rank named.
  *
  * The geometry follows the ONNX operator (the same as ONNX Runtime's kernel and
  * torch.nn.functional.grid_sample for in-range points):
