@@ -522,6 +522,9 @@ const cli_command cli_cmd_bench = {
     "Prints the median and minimum milliseconds per inference and the planned peak\n"
     "activation memory. `bench face` times each stage of a full analysis of the photo's\n"
     "first face with the default models (the photo centre-cropped and resized to --size,\n"
-    "640x480 by default). Timings are for reading and comparing, never pass/fail.",
+    "640x480 by default). Both also print the host: the CPU (brand, family, model) and\n"
+    "one thread's f32 FMA peak measured in the same run, since a timing compares only\n"
+    "with others taken at the same peak. Timings are for reading and comparing, never\n"
+    "pass/fail.",
     run,
 };

@@ -79,6 +79,34 @@ static void test_info_json(void)
     rmdir(dir);
 }
 
+/* bench nn says where it ran: the CPU with family and model, and the measured FMA peak
+ * (positive wherever a vector ISA the peak uses is there). */
+static void test_bench_host(void)
+{
+    const char *model = FFU_TEST_SOURCE_DIR "/tests/fixtures/corpus/onnx/conv.onnx";
+    run(&r, (const char *[]){"bench", "nn", model, "--runs", "2", "--warmup", "0", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = NULL;
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    const char *cpu = ffu_json_string(ffu_json_get(j, "cpu"));
+    double peak = ffu_json_number(ffu_json_get(j, "fma_peak_gflops"), -1);
+    int named = cpu && cpu[0], family = cpu && strstr(cpu, "(family ");
+    double median = ffu_json_number(ffu_json_get(j, "median_ms"), -1);
+    ffu_json_free(j);
+    unsigned f = ffu_cpu_features();
+    int vec = (f & FFU_CPU_AVX512F) || ((f & FFU_CPU_AVX2) && (f & FFU_CPU_FMA));
+    CHECK(named && median > 0);
+#if defined(__x86_64__)
+    CHECK(family || !strcmp(cpu ? cpu : "", "unknown"));
+#else
+    (void)family;
+#endif
+    CHECK(vec ? peak > 0 : peak == 0);
+    run(&r, (const char *[]){"bench", "nn", model, "--runs", "2", "--warmup", "0", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, "host: ") && strstr(r.out, "GFLOP/s"));
+}
+
 static void make_png(const char *path, int w, int h)
 {
     ffu_image img;
@@ -208,5 +236,5 @@ static void test_gpu_options(void)
     CHECK(strstr(r.err, "none, auto, cuda") != NULL);
 }
 
-TEST_MAIN(test_help_and_usage, test_version_json, test_info_json, test_image_round_trip,
-          test_image_errors, test_gpu_options)
+TEST_MAIN(test_help_and_usage, test_version_json, test_info_json, test_bench_host,
+          test_image_round_trip, test_image_errors, test_gpu_options)
