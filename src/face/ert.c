@@ -84,10 +84,10 @@ struct ert_model {
     uint32_t uniform_ns;    /* splits per tree when all trees agree, else UINT32_MAX */
     uint32_t uniform_depth; /* log2(uniform_ns + 1) */
     /* Prefetch leaf rows into L2 (prefetcht1) rather than L1 (prefetcht0). Measured in
-     * bench/ert (docs/BENCHMARKS.md): on the Intel Xeon host L1 fills 10-11% faster
-     * per face with it (a block's 576 lines do not fit the 48 KiB L1 beside the block
-     * being summed); the AMD EPYC host met the 3x goal with prefetcht0, and Zen 4 and
-     * later may drop T1 hints, so it keeps them. */
+     * bench/ert (docs/BENCHMARKS.md): on the Intel Xeon host a face takes 10-11% less
+     * time with it (a block's 576 lines do not fit the 48 KiB L1 beside the block being
+     * summed). The AMD EPYC host met the 3x goal with prefetcht0 and keeps it: from Zen 4
+     * on, T1 is an L2 hint that a published measurement found is sometimes dropped. */
     int pf_l2;
 };
 
