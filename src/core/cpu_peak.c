@@ -6,7 +6,7 @@
 #include "core_internal.h"
 #include "facefuse/core.h"
 
-volatile float core_fma_sink; /* keeps the chains' result alive */
+static volatile float core_fma_sink; /* keeps the chains' result alive */
 
 double ffu_cpu_fma_peak_gflops(void)
 {

@@ -398,70 +398,6 @@ const nn_op_def nn_op_def_mean = {mean_infer, mean_run, NULL, NN_OPF_ELEMENTWISE
 
 /* ---- Pow: the exponent may have another type; the output has the base's ------------- */
 
-static double load_num(const void *p, ffu_dtype t, int64_t i)
-{
-    switch (t) {
-    case FFU_DTYPE_F32:
-        return ((const float *)p)[i];
-    case FFU_DTYPE_F64:
-        return ((const double *)p)[i];
-    case FFU_DTYPE_F16:
-        return nn_f16_to_f32(((const uint16_t *)p)[i]);
-    case FFU_DTYPE_BF16:
-        return nn_bf16_to_f32(((const uint16_t *)p)[i]);
-    case FFU_DTYPE_U64:
-        return (double)((const uint64_t *)p)[i];
-    default:
-        return (double)nn_load_int(p, t, i);
-    }
-}
-
-static void store_num(void *p, ffu_dtype t, int64_t i, double v)
-{
-    /* float -> int truncates toward zero like ONNX Cast, saturating */
-    int64_t iv = v != v ? 0 : v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
-    switch (t) {
-    case FFU_DTYPE_F32:
-        ((float *)p)[i] = (float)v;
-        break;
-    case FFU_DTYPE_F64:
-        ((double *)p)[i] = v;
-        break;
-    case FFU_DTYPE_F16:
-        ((uint16_t *)p)[i] = nn_f32_to_f16((float)v);
-        break;
-    case FFU_DTYPE_BF16:
-        ((uint16_t *)p)[i] = nn_f32_to_bf16((float)v);
-        break;
-    case FFU_DTYPE_I8:
-        ((int8_t *)p)[i] = (int8_t)iv;
-        break;
-    case FFU_DTYPE_I16:
-        ((int16_t *)p)[i] = (int16_t)iv;
-        break;
-    case FFU_DTYPE_I32:
-        ((int32_t *)p)[i] = (int32_t)iv;
-        break;
-    case FFU_DTYPE_I64:
-        ((int64_t *)p)[i] = iv;
-        break;
-    case FFU_DTYPE_U8:
-        ((uint8_t *)p)[i] = (uint8_t)iv;
-        break;
-    case FFU_DTYPE_U16:
-        ((uint16_t *)p)[i] = (uint16_t)iv;
-        break;
-    case FFU_DTYPE_U32:
-        ((uint32_t *)p)[i] = (uint32_t)iv;
-        break;
-    case FFU_DTYPE_U64:
-        ((uint64_t *)p)[i] = v >= 1.8e19 ? UINT64_MAX : v <= 0 ? 0 : (uint64_t)v;
-        break;
-    default:
-        break;
-    }
-}
-
 /* Exact integer power by squaring (negative exponents: 1/x^-e truncated). */
 static int64_t ipow(int64_t base, int64_t e)
 {
@@ -494,10 +430,11 @@ static void pow_any(void *out, const void *const *in, const int64_t *s, int64_t 
             if (c->bt == FFU_DTYPE_I64 || c->bt == FFU_DTYPE_U64)
                 ((int64_t *)out)[i] = r; /* exact, wrapping */
             else
-                store_num(out, c->bt, i, (double)r);
+                nn_store_f64(out, c->bt, i, (double)r);
         } else {
-            double x = load_num(in[0], c->bt, i * s[0]), y = load_num(in[1], c->et, i * s[1]);
-            store_num(out, c->bt, i, pow(x, y));
+            double x = nn_load_f64(in[0], c->bt, i * s[0]);
+            double y = nn_load_f64(in[1], c->et, i * s[1]);
+            nn_store_f64(out, c->bt, i, pow(x, y));
         }
     }
 }

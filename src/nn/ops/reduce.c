@@ -58,13 +58,6 @@ static int supported_type(ffu_dtype t)
            t == FFU_DTYPE_U8 || t == FFU_DTYPE_I8;
 }
 
-static double load_f(const void *p, ffu_dtype t, int64_t i)
-{
-    if (t == FFU_DTYPE_F32) return ((const float *)p)[i];
-    if (t == FFU_DTYPE_F64) return ((const double *)p)[i];
-    return (double)nn_load_int(p, t, i);
-}
-
 static void store(void *p, ffu_dtype t, int64_t i, double f, int64_t v)
 {
     switch (t) {
@@ -245,14 +238,14 @@ static ffu_status reduce_run(const nn_graph *g, const nn_node *n, void *const *i
         if (kind == RED_LOG_SUM_EXP) {
             int64_t pidx[FFU_NN_MAX_RANK] = {0}, poff = base;
             for (int64_t r = 0; r < l.count; r++) {
-                double a = load_f(in[0], t, poff);
+                double a = nn_load_f64(in[0], t, poff);
                 mx = isnan(a) || isnan(mx) ? NAN : a > mx ? a : mx;
                 poff += step(pidx, l.rd, l.rs, l.nr);
             }
         }
         for (int64_t r = 0; r < l.count; r++) {
             if (isf) {
-                double a = load_f(in[0], t, off);
+                double a = nn_load_f64(in[0], t, off);
                 switch (kind) {
                 case RED_MAX:
                     f = (a > f || isnan(a)) && !isnan(f) ? a : f;
@@ -376,7 +369,8 @@ static ffu_status arg_run(const nn_graph *g, const nn_node *n, void *const *in, 
                 int64_t a = base + k * inner, b = base + best * inner;
                 int better, equal;
                 if (isf) {
-                    double va = load_f(in[0], x->dtype, a), vb = load_f(in[0], x->dtype, b);
+                    double va = nn_load_f64(in[0], x->dtype, a);
+                    double vb = nn_load_f64(in[0], x->dtype, b);
                     better = is_max ? va > vb : va < vb;
                     equal = va == vb;
                 } else {
