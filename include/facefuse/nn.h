@@ -103,6 +103,10 @@ typedef struct ffu_nn_session_opts {
                             oneDNN's on other large ones) where its output matches a direct
                             convolution to NMSE < 1e-10 on a check at planning (up to 2x
                             faster; docs/NN_CPU.md "Winograd") */
+    int no_bands;        /* cpu: 1 = every node on its own. By default a run of 1x1 and
+                            depthwise convolutions whose tensors outgrow the L2 cache is
+                            computed band by band, the values between them held in a few
+                            rows (YuNet's stem; docs/NN_CPU.md "Band pipelines") */
     int free_dims;       /* 1: ffu_nn_session_set_input_shape may change any declared input
                             dim, for models exported at one size that compute their shapes
                             at run time (OpenCV's YuNet 2022mar); a graph that really needs

@@ -24,6 +24,7 @@ typedef struct {
     int warmup;
     int batch;
     int no_winograd;
+    int no_bands;
     int profile;
     ffu_strlist shapes;
     char *size;
@@ -46,6 +47,10 @@ static const ffu_option bench_options[] = {
     {"no-winograd", 0, FFU_OPT_BOOL, offsetof(bench_opts, no_winograd),
      "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "
      "against direct passes)",
+     NULL, 0, 0, NULL, NULL},
+    {"no-bands", 0, FFU_OPT_BOOL, offsetof(bench_opts, no_bands),
+     "cpu: every node on its own (by default runs of 1x1 and depthwise convolutions on large "
+     "tensors are computed band by band)",
      NULL, 0, 0, NULL, NULL},
     {"profile", 0, FFU_OPT_BOOL, offsetof(bench_opts, profile),
      "nn: after the timed runs, as many again timing each node: where the time goes "
@@ -219,6 +224,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     so.threads = o->threads;
     so.bf16 = o->bf16;
     so.no_winograd = o->no_winograd;
+    so.no_bands = o->no_bands;
     so.batch = o->batch;
     so.device = o->device;
     so.fp16 = o->fp16;
@@ -514,7 +520,7 @@ out:
 const cli_command cli_cmd_bench = {
     "bench",
     "measure inference latency and memory of a model, or a face analysis per stage",
-    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--profile] [--device N] [--fp16] [--json]\n"
+    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--no-bands] [--profile] [--device N] [--fp16] [--json]\n"
     "       facefuse bench face IMG [--size WxH] [--threads N] [--runs N] [--bf16] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
     "--batch; fix other dynamic dims with --shape NAME=DIMS), fills the inputs with fixed\n"

@@ -33,6 +33,7 @@ typedef struct {
     int threads;
     int batch;
     int no_winograd;
+    int no_bands;
     ffu_strlist inputs;
     ffu_strlist shapes;
     int norm;
@@ -60,6 +61,10 @@ static const ffu_option nn_options[] = {
     {"no-winograd", 0, FFU_OPT_BOOL, offsetof(nn_opts, no_winograd),
      "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "
      "against direct passes)",
+     NULL, 0, 0, NULL, NULL},
+    {"no-bands", 0, FFU_OPT_BOOL, offsetof(nn_opts, no_bands),
+     "cpu: every node on its own (by default runs of 1x1 and depthwise convolutions on large "
+     "tensors are computed band by band)",
      NULL, 0, 0, NULL, NULL},
     {"input", 'i', FFU_OPT_STRING_LIST, offsetof(nn_opts, inputs),
      "run: an image (.jpg/.png), a TensorProto (.pb) or raw little-endian f32 (.f32) per "
@@ -152,7 +157,7 @@ static ffu_status read_whole(const char *path, void **out, size_t *size)
     return FFU_OK;
 }
 
-/* Applies --batch, --threads, --bf16, --no-winograd and --shape NAME=DIMS to a new session. */
+/* Applies --batch, --threads, --bf16, --no-winograd, --no-bands and --shape NAME=DIMS to a new session. */
 static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const char *backend,
                                ffu_nn_session **out)
 {
@@ -163,6 +168,7 @@ static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const ch
     so.batch = o->batch;
     so.bf16 = o->bf16;
     so.no_winograd = o->no_winograd;
+    so.no_bands = o->no_bands;
     so.device = o->device;
     so.fp16 = o->fp16;
     ffu_status st = ffu_nn_session_create(m, &so, out);
@@ -276,6 +282,10 @@ static int cmd_info(const cli_command *cmd, nn_opts *o, const char *path)
         if (nwino > 0)
             printf("winograd: %lld 3x3 convolutions run Winograd (--no-winograd: direct)\n",
                    nwino);
+        long long nband = (long long)ffu_json_int(ffu_json_get(pd, "band_nodes"), 0);
+        if (nband > 0)
+            printf("bands: %lld convolutions run in band pipelines (--no-bands: one by one)\n",
+                   nband);
         if (ffu_json_bool(ffu_json_get(pd, "bf16"), 0))
             printf("bf16: %s, %lld nodes run bf16 (the rest failed the accuracy check or have "
                    "no bf16 kernel)\n",

@@ -38,7 +38,10 @@ typedef struct nn_backend_ops {
     /* 1 if this backend runs node n as its inputs and outputs are typed and shaped
      * now (after shape inference), else 0. Must not fail. */
     int (*supports)(nn_backend *b, const nn_graph *g, const nn_node *n);
-    /* Per-node set-up after shapes are final (may allocate; called once per plan). */
+    /* Per-node set-up after shapes are final (may allocate; called once per plan).
+     * Nodes are prepared in run order, before memory is planned: prepare may set a
+     * tensor's keep_to (the value must stay allocated through a later node) or
+     * unbacked (no run reads or writes it: no memory; run() then sees NULL for it). */
     ffu_status (*prepare)(nn_backend *b, nn_graph *g, nn_node *n);
     /* Scratch bytes the node needs at run time (may be 0), in the backend's space. */
     size_t (*scratch_bytes)(nn_backend *b, const nn_graph *g, const nn_node *n);
@@ -53,7 +56,8 @@ typedef struct nn_backend_ops {
      * node runs ("brgconv_1x1:avx512_core", "" when none) and how many layout
      * conversions (reorders between NCHW and the backend's layout) each run makes.
      * A node that computes in bf16 (the session's bf16 option) has an impl starting
-     * with "bf16 " (describe counts those), in fp16 with "fp16 ". */
+     * with "bf16 " (describe counts those), in fp16 with "fp16 "; one that runs in a
+     * cpu band pipeline with "band " (docs/NN_CPU.md "Band pipelines"). */
     void (*node_info)(nn_backend *b, const nn_node *n, const char **impl, int *reorders);
 
     /* ---- memory of a device space (required when b->space != NN_SPACE_HOST) ---- */
@@ -93,8 +97,9 @@ struct nn_backend {
 /* Constructors; each returns FFU_ERR_UNSUPPORTED when the backend is not built in. */
 ffu_status nn_backend_ref_create(nn_backend **out);
 /* flags: NN_CPU_BF16 (bf16 compute where the CPU has it and each node's check passes),
- * NN_CPU_WINOGRAD (Winograd 3x3 convolutions where each node's check passes) */
-enum { NN_CPU_BF16 = 1u, NN_CPU_WINOGRAD = 2u };
+ * NN_CPU_WINOGRAD (Winograd 3x3 convolutions where each node's check passes),
+ * NN_CPU_BANDS (band pipelines: runs of convolutions computed band by band) */
+enum { NN_CPU_BF16 = 1u, NN_CPU_WINOGRAD = 2u, NN_CPU_BANDS = 4u };
 ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags);
 
 /* The CUDA backend (src/nn/cuda/) on device `device`: FFU_ERR_DEVICE ("no CUDA device")

@@ -133,6 +133,9 @@ typedef struct nn_tensor {
     int64_t offset;  /* byte offset in the session's activation arena; -1 = none */
     int alias;       /* tensor whose memory this one shares (Reshape, in place); -1 */
     int space;       /* memory space of its planned buffer (backend.h): 0 = host */
+    /* set by a backend's prepare for the planner (backend.h) */
+    int keep_to;     /* stays allocated at least through node keep_to (0: no such need) */
+    int unbacked;    /* never written or read by any run: gets no memory */
 } nn_tensor;
 
 /* Fused forms beyond node->act (set by the plan-time fusion in fuse.c):

@@ -10,6 +10,9 @@
  *     residual input (ir.h);
  *   - graph inputs and outputs get dedicated regions, so the caller may fill inputs
  *     before any run and outputs survive until the next run;
+ *   - a backend may ask at prepare for a value to live longer than its readers say
+ *     (keep_to: a pipeline reads it at a later node) or for none at all (unbacked:
+ *     a pipeline keeps it in its own rows; ir.h);
  *   - each memory space (host, a device backend's memory; backend.h) has its own
  *     arena and free list, and nn_plan_spaces inserts the copies between spaces
  *     before memory is planned. */
@@ -121,7 +124,8 @@ int nn_plan_node_is_view(const nn_graph *g, const nn_node *n)
 
 static int needs_memory(const nn_tensor *t)
 {
-    return !(t->flags & NN_T_CONST) && (t->producer >= 0 || (t->flags & NN_T_INPUT));
+    return !(t->flags & NN_T_CONST) && !t->unbacked &&
+           (t->producer >= 0 || (t->flags & NN_T_INPUT));
 }
 
 ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
@@ -141,7 +145,7 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
         nn_tensor *x = &g->tensors[t];
         x->offset = -1;
         x->alias = -1;
-        last[t] = x->producer;
+        last[t] = x->producer > x->keep_to ? x->producer : x->keep_to;
         if (x->space < 0 || x->space >= NN_SPACE_MAX) {
             st = ffu_error_set(FFU_ERR_INTERNAL, "tensor '%s' is in memory space %d", x->name,
                                x->space);

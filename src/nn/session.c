@@ -21,7 +21,7 @@
 struct ffu_nn_session {
     const ffu_nn_model *m;
     char backend[16];        /* what was asked for */
-    int threads, batch, bf16, winograd, fp16, graphs, device, free_dims;
+    int threads, batch, bf16, winograd, bands, fp16, graphs, device, free_dims;
     nn_backend *be[MAX_BACKENDS];
     int nbe;
     /* memory spaces (backend.h): the backend owning each device space, the space of the
@@ -290,7 +290,8 @@ static ffu_status create_backends(ffu_nn_session *s)
         s->nbe++;
     } else if (strcmp(s->backend, "cpu") == 0) {
         st = nn_backend_cpu_create(&s->be[s->nbe], s->threads,
-                                   (s->bf16 ? NN_CPU_BF16 : 0) | (s->winograd ? NN_CPU_WINOGRAD : 0));
+                                   (s->bf16 ? NN_CPU_BF16 : 0) | (s->winograd ? NN_CPU_WINOGRAD : 0) |
+                                       (s->bands ? NN_CPU_BANDS : 0));
         if (st == FFU_OK) {
             s->nbe++;
         } else if (st == FFU_ERR_UNSUPPORTED) {
@@ -348,6 +349,7 @@ static ffu_status session_create(const ffu_nn_model *m, const ffu_nn_session_opt
     s->batch = o->batch ? o->batch : 1;
     s->bf16 = o->bf16;
     s->winograd = !o->no_winograd;
+    s->bands = !o->no_bands;
     s->free_dims = o->free_dims;
     s->fp16 = o->fp16;
     s->graphs = !o->no_cuda_graphs;
@@ -1064,7 +1066,7 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
         ffu_jw_key(w, "device_weight_bytes"), ffu_jw_int(w, (int64_t)s->cbytes);
         ffu_jw_key(w, "copy_nodes"), ffu_jw_int(w, s->ncopies);
         ffu_jw_key(w, "single_backend_plan"), ffu_jw_bool(w, s->exec_be != NULL);
-        int reorders = 0, nbf16 = 0, nfp16 = 0, nwino = 0;
+        int reorders = 0, nbf16 = 0, nfp16 = 0, nwino = 0, nband = 0;
         for (int i = 0; i < g->nnodes; i++) {
             nn_backend *b = s->be[g->nodes[i].backend];
             const char *impl = NULL;
@@ -1076,11 +1078,13 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
             nbf16 += impl && strncmp(impl, "bf16 ", 5) == 0;
             nfp16 += impl && strncmp(impl, "fp16 ", 5) == 0;
             nwino += impl && strstr(impl, "wino") != NULL; /* oneDNN's Winograd kernels */
+            nband += impl && strncmp(impl, "band ", 5) == 0; /* cpu: band pipelines */
         }
         ffu_jw_key(w, "reorders"), ffu_jw_int(w, reorders);
         ffu_jw_key(w, "bf16_nodes"), ffu_jw_int(w, nbf16);
         ffu_jw_key(w, "fp16_nodes"), ffu_jw_int(w, nfp16);
         ffu_jw_key(w, "winograd_nodes"), ffu_jw_int(w, nwino);
+        ffu_jw_key(w, "band_nodes"), ffu_jw_int(w, nband);
         ffu_jw_key(w, "nodes_per_backend"), ffu_jw_begin_object(w);
         for (int b = 0; b < s->nbe; b++) {
             int cnt = 0;

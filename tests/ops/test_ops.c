@@ -130,6 +130,17 @@ static const tcase cases[] = {
     {NN_OP_CONV, "pw 8->20 +clip", 3, {S4(1, 8, 6, 9), S4(20, 8, 1, 1), S1(20)}, {0, 1, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
     {NN_OP_CONV, "pw 48->8 +res prelu[1]", 4, {S4(1, 48, 5, 9), S4(8, 48, 1, 1), S1(8), S4(1, 8, 5, 9)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 2},
     {NN_OP_CONV, "pw 2x100->17 +res", 4, {S4(2, 100, 3, 5), S4(17, 100, 1, 1), S1(17), S4(2, 17, 3, 5)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1"},
+    /* three and four output slices (33-64 outputs, 4-pixel blocks and the one-pixel
+     * tail), whole, half (40, 56) and masked (33, 44, 60) last slices */
+    {NN_OP_CONV, "pw 32->48 +prelu[C]", 3, {S4(1, 32, 13, 17), S4(48, 32, 1, 1), S1(48)}, {0, 1, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "pw 64->64 +res in place +relu", 4, {S4(1, 64, 13, 17), S4(64, 64, 1, 1), S1(64), S4(1, 64, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_RELU, .inplace = 3},
+    {NN_OP_CONV, "pw 2x24->40 +leaky", 3, {S4(2, 24, 7, 11), S4(40, 24, 1, 1), S1(40)}, {0, 1, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.2f},
+    {NN_OP_CONV, "pw 16->56 +res +leaky", 4, {S4(1, 16, 7, 11), S4(56, 16, 1, 1), S1(56), S4(1, 56, 7, 11)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
+    {NN_OP_CONV, "pw 48->44 +res in place prelu[C]", 4, {S4(1, 48, 13, 17), S4(44, 48, 1, 1), S1(44), S4(1, 44, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
+    {NN_OP_CONV, "pw 100->60 +res prelu[1]", 4, {S4(1, 100, 7, 11), S4(60, 100, 1, 1), S1(60), S4(1, 60, 7, 11)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 2},
+    {NN_OP_CONV, "pw 2x13->33 no bias +relu6", 2, {S4(2, 13, 7, 11), S4(33, 13, 1, 1)}, {0, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_RELU6},
+    {NN_OP_CONV, "pw 8->64 +clip", 3, {S4(1, 8, 5, 11), S4(64, 8, 1, 1), S1(64)}, {0, 1, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    {NN_OP_CONV, "pw 64->56 +res in place +prelu[C]", 4, {S4(1, 64, 13, 17), S4(56, 64, 1, 1), S1(56), S4(1, 56, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
     /* a fused 2x2 max pool after the activation (_pool=2, ir.h): our depthwise kernel
      * (odd rows and columns dropped), oneDNN's depthwise and a dense conv */
     {NN_OP_CONV, "dw(ours) +relu +pool", 3, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_dw=1;_pool=2;group=24;pads=1,1,1,1", .act = NN_ACT_RELU},
@@ -184,6 +195,26 @@ static const tcase cases[] = {
     {NN_OP_CONV, "first 4->40 k3 s2 +clip", 3, {S4(2, 4, 21, 47), S4(40, 4, 3, 3), S1(40)}, {0, 1, 1}, .attrs = "strides=2,2", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
     {NN_OP_CONV, "first 1->64 k7 s2 p3 leaky", 2, {S4(1, 1, 23, 40), S4(64, 1, 7, 7)}, {0, 1}, .attrs = "strides=2,2;pads=3,3,3,3", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
     {NN_OP_CONV, "first 3->7 k3 s1x2 narrow", 3, {S4(1, 3, 9, 11), S4(7, 3, 3, 3), S1(7)}, {0, 1, 1}, .attrs = "strides=1,2;pads=1,1,1,1"},
+    /* our first-layer kernel (forced with _cpu_cf=1; NCHW in, NHWC out): one slice
+     * (whole, 8-lane and masked tails) and two; blocks of 30/16/8 pixels (14/8/4 for
+     * two slices) and the overlapping last block; strides 1, 2, 1x2 and 2x1; asymmetric
+     * and SAME pads, rows and columns all padding; every activation; batch 2; 24
+     * outputs take ours by default (the impl check) */
+    {NN_OP_CONV, "cf 3->16 k3 s2 p1 +relu", 3, {S4(1, 3, 37, 29), S4(16, 3, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "cf 3->24 k5 s2 p1122 +prelu[C]", 3, {S4(1, 3, 33, 47), S4(24, 3, 5, 5), S1(24)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2;pads=1,1,2,2", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "cf 3->20 k3 s2 p1 +relu (mask)", 3, {S4(1, 3, 21, 131), S4(20, 3, 3, 3), S1(20)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "cf 1->16 k5 s1 p2013 +leaky", 3, {S4(1, 1, 19, 45), S4(16, 1, 5, 5), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=1;pads=2,0,1,3", .act = NN_ACT_LEAKY_RELU, .act_a = 0.2f},
+    {NN_OP_CONV, "cf 4->32 k3 s2 +prelu[C]", 3, {S4(1, 4, 23, 61), S4(32, 4, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "cf 2x3->16 k3 s2 +relu6", 3, {S4(2, 3, 17, 67), S4(16, 3, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2;pads=0,1,1,0", .act = NN_ACT_RELU6},
+    {NN_OP_CONV, "cf 3->8 k7 s2 p3 +clip", 3, {S4(1, 3, 29, 95), S4(8, 3, 7, 7), S1(8)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2;pads=3,3,3,3", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    {NN_OP_CONV, "cf 3->32 k3 s1 p1 prelu[1]", 3, {S4(1, 3, 7, 100), S4(32, 3, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "_cpu_cf=1;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 2},
+    {NN_OP_CONV, "cf 3->16 k3 s1 p1 no bias", 2, {S4(1, 3, 6, 44), S4(16, 3, 3, 3)}, {0, 1}, .attrs = "_cpu_cf=1;pads=1,1,1,1"},
+    {NN_OP_CONV, "cf 2x3->28 k4 s1x2 SAME_UPPER", 3, {S4(2, 3, 9, 71), S4(28, 3, 4, 4), S1(28)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=1,2;auto_pad=SAME_UPPER", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "cf 3->17 k3 s2x1 p3 rows padding", 3, {S4(1, 3, 5, 6), S4(17, 3, 3, 3), S1(17)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,1;pads=3,3,3,3", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
+    {NN_OP_CONV, "cf 2->5 k7x2 s2 narrow", 3, {S4(1, 2, 12, 5), S4(5, 2, 7, 2), S1(5)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2;pads=2,1,3,0", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "cf 3->16 k1 s2 (1x1)", 3, {S4(1, 3, 11, 66), S4(16, 3, 1, 1), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "cf 3->24 k3 s2 (default)", 3, {S4(1, 3, 15, 39), S4(24, 3, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU, .impl = "facefuse:cf_avx512"},
+    {NN_OP_CONV, "cf(oneDNN) 3->16 k3 s2", 3, {S4(1, 3, 15, 39), S4(16, 3, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=0;strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU},
     /* ---- Transpose (a oneDNN reorder with permuted strides) ---- */
     {NN_OP_TRANSPOSE, "1x3x13x17 perm 0231", 1, {X4}, .attrs = "perm=0,2,3,1"},
     {NN_OP_TRANSPOSE, "1x13x17x3 perm 0312", 1, {S4(1, 13, 17, 3)}, .attrs = "perm=0,3,1,2"},
@@ -667,6 +698,7 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
                            : !tc->attrs   ? NULL
                            : strstr(tc->attrs, "_cpu_dw=1") ? "facefuse:dw_avx512"
                            : strstr(tc->attrs, "_cpu_pw=1") ? "facefuse:pw_avx512"
+                           : strstr(tc->attrs, "_cpu_cf=1") ? "facefuse:cf_avx512"
                            : strstr(tc->attrs, "_cpu_wino=1") ? "facefuse:wino"
                            : strstr(tc->attrs, "_cpu_q8=1")   ? "facefuse:q8_avx512"
                                                               : NULL;

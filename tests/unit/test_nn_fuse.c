@@ -1192,8 +1192,118 @@ static void test_empty_and_null(void)
     nn_graph_destroy(g);
 }
 
+/* ---- band pipelines (src/nn/cpu/cpu_chain.c) ---------------------------------------------- */
+
+/* A Conv of x into m channels (group 1 or depthwise), k x k, pads p, activation act;
+ * weights and bias uniform in [-0.5, 0.5) from *seed, copied into the graph. Returns its
+ * output tensor; *node the node. */
+static int chain_conv(nn_graph *g, int x, int64_t c, int64_t m, int dw, int64_t k, int64_t p,
+                      nn_act_kind act, uint64_t *seed, int *node)
+{
+    int64_t nw = m * (dw ? 1 : c) * k * k;
+    float *w = malloc(sizeof(float) * (size_t)(nw + m));
+    if (!w) return -1;
+    for (int64_t i = 0; i < nw + m; i++) w[i] = test_rand_f(seed) - 0.5f;
+    nn_shape ws = {.rank = 4, .d = {m, dw ? 1 : c, k, k}}, bs = {.rank = 1, .d = {m}};
+    int wt = nn_graph_add_const(g, "", FFU_DTYPE_F32, &ws, w, sizeof(float) * (size_t)nw, NN_COPY);
+    int bt = nn_graph_add_const(g, "", FFU_DTYPE_F32, &bs, w + nw, sizeof(float) * (size_t)m,
+                                NN_COPY);
+    free(w);
+    int y = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    int in[3] = {x, wt, bt};
+    int n = nn_graph_add_node(g, NN_OP_CONV, "", in, 3, &y, 1);
+    int64_t pads[4] = {p, p, p, p};
+    nn_node_set_ints(g, n, "pads", pads, 4);
+    if (dw) nn_node_set_int(g, n, "group", c);
+    g->nodes[n].act.kind = act;
+    g->nodes[n].act.alpha = act == NN_ACT_CLIP ? 0.0f : 0.1f;
+    g->nodes[n].act.beta = 6.0f;
+    if (node) *node = n;
+    return y;
+}
+
+/* x [N,3,H,W] -> [dense 3x3 3->16 (a first layer) -> 1x1 16->32 relu -> dw 3x3 leaky ->
+ * 1x1 32->64 -> dw 3x3, MaxPool 2x2 -> 1x1 64->48 clip -> dw 5x5 pads 2] -> dense 3x3 ->
+ * y: seven pipeline members and a convolution that is not one. variant 1: the third
+ * member's output is also a graph output: stored NCHW, it cuts the run in two parts,
+ * neither of which qualifies (too small a tensor; an NCHW input). */
+static nn_graph *g_chain(int64_t N, int64_t H, int64_t W, int variant)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {N, 3, H, W}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    uint64_t seed = 41;
+    int t = chain_conv(g, x, 3, 16, 0, 3, 1, NN_ACT_RELU, &seed, NULL);
+    t = chain_conv(g, t, 16, 32, 0, 1, 0, NN_ACT_RELU, &seed, NULL);
+    int second = t = chain_conv(g, t, 32, 32, 1, 3, 1, NN_ACT_LEAKY_RELU, &seed, NULL);
+    t = chain_conv(g, t, 32, 64, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, t, 64, 64, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    int pooled = nn_graph_add_tensor(g, "pooled", FFU_DTYPE_UNDEFINED, NULL);
+    int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "mp", &t, 1, &pooled, 1);
+    int64_t k2[2] = {2, 2};
+    nn_node_set_ints(g, mp, "kernel_shape", k2, 2);
+    nn_node_set_ints(g, mp, "strides", k2, 2);
+    t = chain_conv(g, pooled, 64, 48, 0, 1, 0, NN_ACT_CLIP, &seed, NULL);
+    t = chain_conv(g, t, 48, 48, 1, 5, 2, NN_ACT_NONE, &seed, NULL);
+    int y = chain_conv(g, t, 48, 8, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
+    nn_graph_mark_output(g, y);
+    if (variant == 1) nn_graph_mark_output(g, second);
+    return g;
+}
+
+/* The pipeline computes what the reference kernels compute, on one and two threads
+ * (two strips, the rows above the second one computed twice), for odd sizes (edge
+ * columns, an odd row left over by the pool) and a batch of two; with an intermediate
+ * that is also a graph output, or with the session's no_bands, there is no pipeline and
+ * the numbers are the same. */
+static void test_band_pipeline(void)
+{
+    static const int64_t shapes[3][3] = {{1, 97, 75}, {2, 64, 53}, {1, 40, 200}};
+    for (int si = 0; si < 3; si++) {
+        const int64_t N = shapes[si][0], H = shapes[si][1], W = shapes[si][2];
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = "ref";
+        size_t nw = 0, n = 0;
+        ffu_json *d = NULL;
+        float *want = run_graph(g_chain(N, H, W, 0), &o, NULL, 0, &nw, &d);
+        ffu_json_free(d);
+        CHECK(want != NULL && nw > 0);
+        /* variant 2: the graph of variant 0 with the session's no_bands */
+        for (int variant = 0; variant <= 2 && want; variant++)
+            for (int threads = 1; threads <= 2; threads++) {
+                o.backend = "cpu";
+                o.threads = threads;
+                o.no_bands = variant == 2;
+                float *got = run_graph(g_chain(N, H, W, variant & 1), &o, NULL, 0, &n, &d);
+                if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
+                    ffu_json_free(d), free(got);
+                    continue;
+                }
+                size_t cmp = variant == 1 ? nw : n; /* variant 1: a second output after y */
+                double worst = got && n >= nw ? 0 : 1;
+                for (size_t i = 0; got && i < nw && i < cmp; i++) {
+                    double e = fabs((double)want[i] - got[i]) / (1.0 + fabs(want[i]));
+                    if (e > worst) worst = e;
+                }
+                int bands = desc_int(d, "band_nodes");
+                int expect = variant == 0 && (ffu_cpu_features() & FFU_CPU_AVX512F) ? 7 : 0;
+                printf("band pipeline %lldx%lldx%lld variant %d, %d threads: %d nodes in it, "
+                       "worst %.3g\n", (long long)N, (long long)H, (long long)W, variant,
+                       threads, bands, worst);
+                CHECK(worst < 1e-4);
+                CHECK_EQ_INT(bands, expect);
+                ffu_json_free(d), free(got);
+            }
+        free(want);
+    }
+}
+
 TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
           test_heads_merged, test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
-          test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null)
+          test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
+          test_band_pipeline)

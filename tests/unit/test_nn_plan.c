@@ -258,5 +258,34 @@ static void test_unread_outputs(void)
     nn_graph_destroy(g);
 }
 
+/* What a backend may ask at prepare (backend.h; the cpu band pipelines do): x -> a -> b ->
+ * c -> d -> e with b and c unbacked gets no memory for them, and a kept through the node
+ * that makes d does not share its block with d; without keep_to, d takes a's block (a's
+ * last reader ran before), which is what a pipeline reading a at d's node must avoid. */
+static void test_backend_requests(void)
+{
+    if (!nn_op_get(NN_OP_RELU)) TEST_SKIP("Relu is not implemented yet");
+    for (int keep = 0; keep <= 1; keep++) {
+        nn_graph *g;
+        CHECK(nn_graph_create(&g) == FFU_OK);
+        nn_shape s = shape2(4, 100);
+        int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &s);
+        nn_graph_mark_input(g, x);
+        int a = add(g, NN_OP_RELU, &x, 1, s), b = add(g, NN_OP_RELU, &a, 1, s);
+        int c = add(g, NN_OP_RELU, &b, 1, s), d = add(g, NN_OP_RELU, &c, 1, s);
+        int e = add(g, NN_OP_RELU, &d, 1, s);
+        nn_graph_mark_output(g, e);
+        g->tensors[b].unbacked = g->tensors[c].unbacked = 1;
+        if (keep) g->tensors[a].keep_to = g->tensors[d].producer;
+        nn_plan_stats st;
+        CHECK(nn_plan_memory(g, 0, &st) == FFU_OK);
+        CHECK(g->tensors[b].offset == -1 && g->tensors[c].offset == -1);
+        CHECK(g->tensors[a].offset >= 0 && g->tensors[d].offset >= 0);
+        CHECK_EQ_INT(g->tensors[a].offset == g->tensors[d].offset, !keep);
+        CHECK_EQ_INT(st.arena_bytes, (keep ? 4 : 3) * aligned(1600)); /* x, e, a, d */
+        nn_graph_destroy(g);
+    }
+}
+
 TEST_MAIN(test_chain_reuses_two_buffers, test_inputs_and_outputs_are_dedicated, test_views_alias,
-          test_random_graphs_sound, test_unread_outputs)
+          test_random_graphs_sound, test_unread_outputs, test_backend_requests)

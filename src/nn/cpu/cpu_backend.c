@@ -663,6 +663,7 @@ ffu_status nn_cpu_copy_in_step(cpu_ctx *c, int index, const dnnl_memory_desc_t *
 static void node_free(cpu_node *p)
 {
     if (!p) return;
+    nn_cpu_chain_release(p);
     for (int i = 0; i < p->nsteps; i++) {
         cpu_step *s = &p->steps[i];
         for (int j = 0; j < s->nargs; j++)
@@ -951,7 +952,7 @@ static ffu_status layout_plan(cpu_backend *cb, const nn_graph *g, int me)
     if (cb->base.winograd && !(ffu_cpu_features() & FFU_CPU_AVX512F)) blocked_plan(cb, g, cap);
     free(bad);
     free(cap);
-    return FFU_OK;
+    return nn_cpu_chain_plan(cb, g, me);
 }
 
 /* Every output must be shaped and non-empty (oneDNN has no use for empty tensors). */
@@ -1009,7 +1010,7 @@ static ffu_status cpu_prepare(nn_backend *b, nn_graph *g, nn_node *n)
     }
     finish_node(&c);
     n->priv = p;
-    return FFU_OK;
+    return nn_cpu_chain_member(&c) ? nn_cpu_chain_finish(&c, g) : FFU_OK;
 }
 
 static size_t cpu_scratch_bytes(nn_backend *b, const nn_graph *g, const nn_node *n)
@@ -1052,17 +1053,10 @@ static void run_kernel(const cpu_backend *cb, const cpu_step *s, void *const *pt
     GOMP_parallel(kern_thread, &j, (unsigned)cb->base.threads, 0);
 }
 
-static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
-                          void *const *out, void *scratch)
+static ffu_status run_steps(cpu_backend *cb, const nn_node *n, cpu_node *p, void *const *in,
+                           void *const *out, void *scratch)
 {
-    cpu_backend *cb = (cpu_backend *)b;
-    cpu_node *p = n->priv;
-    (void)g;
-    if (!p) return nn_node_error(n, FFU_ERR_INVALID, "run before prepare on the cpu backend");
     char *sc = scratch ? (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : NULL;
-    if (p->scratch_bytes && !scratch)
-        return nn_node_error(n, FFU_ERR_INVALID, "the cpu backend needs scratch memory");
-    int old = threads_enter(cb);
     ffu_status st = FFU_OK;
     for (int i = 0; i < p->nsteps && st == FFU_OK; i++) {
         cpu_step *s = &p->steps[i];
@@ -1090,6 +1084,21 @@ static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, vo
     }
     if (dnnl_stream_wait(cb->stream) != dnnl_success && st == FFU_OK)
         st = nn_node_error(n, FFU_ERR_INTERNAL, "oneDNN stream failed");
+    return st;
+}
+
+static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, void *const *in,
+                          void *const *out, void *scratch)
+{
+    cpu_backend *cb = (cpu_backend *)b;
+    cpu_node *p = n->priv;
+    (void)g;
+    if (!p) return nn_node_error(n, FFU_ERR_INVALID, "run before prepare on the cpu backend");
+    if (p->scratch_bytes && !scratch)
+        return nn_node_error(n, FFU_ERR_INVALID, "the cpu backend needs scratch memory");
+    int old = threads_enter(cb);
+    ffu_status st = p->chain ? nn_cpu_chain_run(p, in, out, scratch)
+                             : run_steps(cb, n, p, in, out, scratch);
     threads_leave(cb, old);
     return st;
 }
@@ -1107,6 +1116,7 @@ static void cpu_destroy(nn_backend *b)
     cpu_backend *cb = (cpu_backend *)b;
     if (!cb) return;
     free(cb->lay);
+    free(cb->chain_last);
     if (cb->stream) dnnl_stream_destroy(cb->stream);
     if (cb->eng) dnnl_engine_destroy(cb->eng);
     free(cb);
@@ -1134,6 +1144,7 @@ ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags)
     /* bf16 is only worth asking for where the CPU has native bf16 dot products */
     cb->base.bf16 = (flags & NN_CPU_BF16) && (ffu_cpu_features() & FFU_CPU_AVX512BF16) ? 1 : 0;
     cb->base.winograd = (flags & NN_CPU_WINOGRAD) != 0;
+    cb->bands = (flags & NN_CPU_BANDS) != 0;
     if (dnnl_engine_create(&cb->eng, dnnl_cpu, 0) != dnnl_success ||
         dnnl_stream_create(&cb->stream, cb->eng, dnnl_stream_default_flags) != dnnl_success) {
         cpu_destroy(&cb->base);

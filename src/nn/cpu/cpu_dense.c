@@ -145,6 +145,17 @@ static ffu_status nhwc_kernel_steps(cpu_ctx *c, const nhwc_io *io, cpu_kernel_fn
     return FFU_OK;
 }
 
+/* nhwc_kernel_steps for our kernel of kind (NN_CPU_K_*); a node that is that one step,
+ * straight from its input into its output without a residual, is marked as such (a
+ * band pipeline may take the kernel over, cpu_chain.c). */
+static ffu_status our_kernel_steps(cpu_ctx *c, const nhwc_io *io, cpu_kernel_fn fn, int kind,
+                                   const void *kd, int res, size_t tmp_bytes)
+{
+    ffu_status st = nhwc_kernel_steps(c, io, fn, kd, res, tmp_bytes);
+    if (st == FFU_OK && io->xl && io->yl && !res) c->p->kkind = kind, c->p->kdata = kd;
+    return st;
+}
+
 /* Zeroed memory the node owns for one of our kernels: a header of head bytes, then n
  * floats at *tail, 64-byte aligned. NULL when out of memory (the error is set). */
 static void *own_kernel_data(cpu_ctx *c, size_t head, size_t n, float **tail)
@@ -195,11 +206,13 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     /* Measured (docs/NN_CPU.md): ours wins on wide stride-1 3x3 layers (1.2-1.5x on
      * 16-64 channels at 32-320 columns); oneDNN's brdgmm_dw is faster on narrow rows
      * with many channels (MobileFaceNet's 14x14x256) and on strided layers. The
-     * node's `_cpu_dw` attribute (tests) forces the choice: 1 ours, 0 oneDNN. */
+     * node's `_cpu_dw` attribute (tests) forces the choice: 1 ours, 0 oneDNN; a node of
+     * a band pipeline (cpu_chain.c) takes ours. */
     int64_t force = nn_attr_int(n, "_cpu_dw", -1);
     if (force == 0) return CPU_UNSUPPORTED;
-    if (force < 0 && !(win->k[1] == 3 && win->k[2] == 3 && win->stride[2] == 1 &&
-                       win->stride[1] == 1 && win->out[2] >= 32))
+    if (force < 0 && !nn_cpu_chain_member(c) &&
+        !(win->k[1] == 3 && win->k[2] == 3 && win->stride[2] == 1 && win->stride[1] == 1 &&
+          win->out[2] >= 32))
         return CPU_UNSUPPORTED;
     our_conv oc;
     if (!our_conv_io(c, x, y, r, C, &oc)) return CPU_UNSUPPORTED;
@@ -227,7 +240,7 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:dw_avx512");
     /* with a pool, the threads' row buffers (two conv rows each) */
     size_t tmp = pool ? sizeof(float) * 2 * (size_t)(d->OW * C) * (size_t)c->cb->base.threads : 0;
-    return nhwc_kernel_steps(c, &oc.io, dw_kernel, d, r != NULL, tmp);
+    return our_kernel_steps(c, &oc.io, dw_kernel, NN_CPU_K_DW, d, r != NULL, tmp);
 }
 
 /* ---- our 1x1 kernel ------------------------------------------------------------------------ */
@@ -242,8 +255,9 @@ static void pw_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
     if (p0 < p1) nn_cpu_pw_pixels_avx512(d, ptr[0], d->res ? ptr[2] : NULL, ptr[1], p0, p1);
 }
 
-/* A 1x1 Conv (stride 1, no pads, one group) into at most 32 channels on our AVX-512
- * kernel; tensors not stored NHWC are staged as for the depthwise kernel.
+/* A 1x1 Conv (stride 1, no pads, one group) into at most 64 channels on our AVX-512
+ * kernel; tensors not stored NHWC are staged as for the depthwise kernel. Into 33-64
+ * channels it runs only when forced or on a node of a band pipeline (cpu_chain.c).
  * CPU_UNSUPPORTED sends the node to oneDNN. */
 static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tensor *w,
                                   const nn_tensor *b, const nn_tensor *r, const nn_tensor *y,
@@ -254,16 +268,19 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     if (x->shape.rank != 4 || nn_attr_int(n, "group", 1) != 1 || nn_attr_int(n, "_pool", 0) ||
         w->shape.d[2] != 1 || w->shape.d[3] != 1 || win->stride[1] != 1 ||
         win->stride[2] != 1 || win->pad0[1] || win->pad0[2] || win->pad1[1] || win->pad1[2] ||
-        M > 32 || C > 256 || !(ffu_cpu_features() & FFU_CPU_AVX512F))
+        M > 64 || C > 256 || !(ffu_cpu_features() & FFU_CPU_AVX512F))
         return CPU_UNSUPPORTED;
     /* Measured (docs/NN_CPU.md "Our 1x1 kernel"): ours wins where oneDNN leaves lanes
      * empty (24 outputs: 1.15-1.2x) and on small 16-channel layers (96x96: 2.6x); on
      * large 16- and 32-channel layers (160x160 and up) they tie or oneDNN's blocked
      * kernel wins (320x320 16 -> 16: 0.27 vs 0.32 ms). The node's `_cpu_pw` attribute
-     * (tests) forces the choice: 1 ours, 0 oneDNN. */
+     * (tests) forces the choice: 1 ours, 0 oneDNN. Into 33-64 channels oneDNN stays the
+     * default; a node of a band pipeline takes ours as if forced. */
     int64_t force = nn_attr_int(n, "_cpu_pw", -1);
+    if (force < 0 && nn_cpu_chain_member(c)) force = 1;
     int64_t P = x->shape.d[0] * x->shape.d[2] * x->shape.d[3];
-    if (force == 0 || (force < 0 && M % 16 == 0 && P > 128 * 128)) return CPU_UNSUPPORTED;
+    if (force == 0 || (force < 0 && (M > 32 || (M % 16 == 0 && P > 128 * 128))))
+        return CPU_UNSUPPORTED;
     our_conv oc;
     if (!our_conv_io(c, x, y, r, M, &oc)) return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
@@ -290,7 +307,81 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
         memcpy(d->ns + 24, d->ns, 24 * sizeof(float));
     }
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:pw_avx512");
-    return nhwc_kernel_steps(c, &oc.io, pw_kernel, d, r != NULL, 0);
+    return our_kernel_steps(c, &oc.io, pw_kernel, NN_CPU_K_PW, d, r != NULL, 0);
+}
+
+/* ---- our first-layer kernel ---------------------------------------------------------------- */
+
+static void cf_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const nn_cpu_cf *d = kd;
+    int64_t rows = d->N * d->OH, r0 = rows * ithr / nthr, r1 = rows * (ithr + 1) / nthr;
+    const float *src = ptr[0];
+    float *dst = ptr[1];
+    for (int64_t r = r0; r < r1; r++)
+        nn_cpu_cf_row_avx512(d, src + r / d->OH * d->C * d->IH * d->IW, dst + r * d->OW * d->K,
+                             r % d->OH);
+}
+
+/* A first layer (a plain NCHW input of at most 4 channels, one group, into at most 32
+ * channels, kernel up to 7x7, column stride 1 or 2, no dilation, no residual or pool) on
+ * our AVX-512 kernel, which reads the input as stored and writes NHWC (staged when the
+ * output is stored otherwise). CPU_UNSUPPORTED sends the node to our other kernels or
+ * oneDNN. */
+static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tensor *w,
+                                  const nn_tensor *b, const nn_tensor *r, const nn_tensor *y,
+                                  const nn_window *win)
+{
+    const nn_node *n = c->n;
+    int64_t C = x->shape.d[1], M = y->shape.d[1];
+    if (x->shape.rank != 4 || r || nn_attr_int(n, "group", 1) != 1 || nn_attr_int(n, "_pool", 0) ||
+        C > 4 || M > 32 || win->k[1] > 7 || win->k[2] > 7 || win->dil[1] != 1 ||
+        win->dil[2] != 1 || (win->stride[2] != 1 && win->stride[2] != 2) ||
+        nn_cpu_layout(c, n->inputs[0]) || !(ffu_cpu_features() & FFU_CPU_AVX512F))
+        return CPU_UNSUPPORTED;
+    /* Measured (1 thread, ms per node in `bench nn --profile`, oneDNN vs ours): into
+     * exactly 16 channels stored NHWC, with an activation oneDNN fuses, oneDNN's direct
+     * kernel writing nChw16c (the first-layer path below) is faster (YuNet 640x640
+     * 0.62-0.66 vs 0.74, UltraFace 320x240 0.12-0.13 vs 0.14-0.15); ours wins where
+     * that path is not taken: other channel counts (BlazeFace 3 -> 24 5x5 0.155 vs
+     * 0.148-0.154, 3 -> 32 0.16-0.17 vs 0.13) and PReLU, which oneDNN runs as a second
+     * pass (FaceMesh 3 -> 16 0.12-0.18 vs 0.07-0.09). The node's `_cpu_cf` attribute
+     * (tests) forces the choice: 1 ours, 0 not; the first node of a band pipeline
+     * (cpu_chain.c) takes ours as if forced, and one that forces our 1x1 or 8-bit kernel
+     * is left to it. */
+    int64_t force = nn_attr_int(n, "_cpu_cf", -1);
+    if (force < 0 && nn_cpu_chain_member(c)) force = 1;
+    if (force < 0 && (nn_attr_int(n, "_cpu_pw", -1) == 1 || nn_attr_int(n, "_cpu_q8", -1) == 1))
+        force = 0;
+    if (force == 0 || (force < 0 && M == 16 && nn_cpu_layout(c, n->outputs[0]) &&
+                       n->act.kind != NN_ACT_PRELU))
+        return CPU_UNSUPPORTED;
+    our_conv oc;
+    if (!our_conv_io(c, x, y, NULL, M, &oc)) return CPU_UNSUPPORTED;
+    oc.io.xl = 1; /* the kernel reads the input as stored (plain NCHW): no staging */
+    if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
+
+    int64_t Kp = (M + 15) / 16 * 16, KH = win->k[1], KW = win->k[2], taps = KH * KW * C;
+    float *tail;
+    nn_cpu_cf *d = own_kernel_data(c, sizeof *d, (size_t)(Kp * (taps + 2)), &tail);
+    if (!d) return FFU_ERR_NOMEM;
+    d->act = oc.av;
+    d->N = x->shape.d[0], d->C = C, d->K = M, d->Kp = Kp;
+    d->IH = x->shape.d[2], d->IW = x->shape.d[3], d->OH = win->out[1], d->OW = win->out[2];
+    d->KH = (int)KH, d->KW = (int)KW;
+    d->SH = (int)win->stride[1], d->SW = (int)win->stride[2];
+    d->PT = (int)win->pad0[1], d->PL = (int)win->pad0[2];
+    d->w = tail;
+    d->b = d->w + Kp * taps;
+    d->ns = d->b + Kp;
+    const float *wd = w->data; /* [M][C][KH][KW] */
+    for (int64_t o = 0; o < M; o++)
+        for (int64_t ch = 0; ch < C; ch++)
+            for (int64_t k = 0; k < KH * KW; k++)
+                d->w[(k * C + ch) * Kp + o] = wd[(o * C + ch) * KH * KW + k];
+    conv_epilogue(c, b, oc.slopes, oc.nslopes, M, d->b, d->ns);
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:cf_avx512");
+    return our_kernel_steps(c, &oc.io, cf_kernel, NN_CPU_K_CF, d, 0, 0);
 }
 
 /* ---- our Winograd kernel ------------------------------------------------------------------ */
@@ -690,7 +781,10 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     }
 
     if (!transpose) {
-        ffu_status cst = build_dw_custom(c, x, w, b, r, y, &win);
+        /* ours for a first layer before the others: it reads the plain input as stored
+         * (before the first-layer path of oneDNN below, too) */
+        ffu_status cst = build_cf_custom(c, x, w, b, r, y, &win);
+        if (cst == CPU_UNSUPPORTED) cst = build_dw_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_pw_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_q8_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_wino_custom(c, x, w, b, r, y, &win);

@@ -27,36 +27,32 @@
 
 /* What a block needs besides its pointers: the slice's bias and activation. */
 typedef struct slice {
-    __m512 bias, ns, lo, hi;
-    int neg, clamp, mode;
+    __m512 bias;
+    actv av;
     __mmask16 m;
-    int64_t C, Cp, rs; /* channels, weight row stride, input row stride (floats) */
+    int64_t C, Cp, c0; /* channels, weight row stride, the slice's first channel */
 } slice;
 
-INLINE actv act_of(const slice *s)
-{
-    actv a = {s->ns, s->lo, s->hi, s->neg, s->clamp};
-    return a;
-}
+INLINE actv act_of(const slice *s) { return s->av; }
 
 #define ACC8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
-/* Eight outputs of a 3-wide stride-1 kernel: x is the input pixel under the first
- * tap of the first valid row, w that row's weights, nkh the valid rows. */
-INLINE void blk_k3s1(const slice *s, const float *x, const float *w, int nkh, const float *res,
-                     float *y, int mode, int64_t Cc)
+/* Eight outputs of a 3-wide stride-1 kernel: xr the valid input rows (nkh of them), off
+ * the offset in each of the pixel under the first tap, w the first valid row's weights. */
+INLINE void blk_k3s1(const slice *s, const float *const *xr, int64_t off, const float *w,
+                     int nkh, const float *res, float *y, int mode, int64_t Cc)
 {
-    const int64_t C = Cc ? Cc : s->C, Cp = s->Cp, rs = s->rs;
+    const int64_t C = Cc ? Cc : s->C, Cp = s->Cp;
     const __mmask16 m = s->m;
     const actv av = act_of(s);
     __m512 a0, a1, a2, a3, a4, a5, a6, a7;
 #define INIT(j) a##j = res ? _mm512_add_ps(s->bias, ld(res + j * C, mode, m)) : s->bias;
     ACC8(INIT)
 #undef INIT
-    for (int kh = 0; kh < nkh; kh++, x += rs, w += 3 * Cp) {
+    for (int kh = 0; kh < nkh; kh++, w += 3 * Cp) {
         const __m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + Cp),
                      w2 = _mm512_load_ps(w + 2 * Cp);
-        const float *p = x;
+        const float *p = xr[kh] + off;
         __m512 v;
         v = ld(p, mode, m);
         PIN(v);
@@ -119,25 +115,24 @@ INLINE void blk_k3s1(const slice *s, const float *x, const float *w, int nkh, co
 
 #define ACC16(X) ACC8(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 
-/* Sixteen outputs of a 3-wide stride-1 kernel: x is the input pixel under the first
- * tap of the first valid row, w that row's weights, nkh the valid rows. Input-major:
+/* Sixteen outputs of a 3-wide stride-1 kernel, arguments as blk_k3s1. Input-major:
  * each input vector is loaded once (one advancing pointer: GCC runs out of general
  * registers with sixteen offsets) and feeds the three outputs that read it; sixteen
  * accumulators leave the out-of-order core enough independent FMAs. */
-INLINE void blk16_k3s1(const slice *s, const float *x, const float *w, int nkh,
-                       const float *res, float *y, int mode, int64_t Cc)
+INLINE void blk16_k3s1(const slice *s, const float *const *xr, int64_t off, const float *w,
+                       int nkh, const float *res, float *y, int mode, int64_t Cc)
 {
-    const int64_t C = Cc ? Cc : s->C, Cp = s->Cp, rs = s->rs;
+    const int64_t C = Cc ? Cc : s->C, Cp = s->Cp;
     const __mmask16 m = s->m;
     const actv av = act_of(s);
     __m512 a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15;
 #define INIT(j) a##j = res ? _mm512_add_ps(s->bias, ld(res + j * C, mode, m)) : s->bias;
     ACC16(INIT)
 #undef INIT
-    for (int kh = 0; kh < nkh; kh++, x += rs, w += 3 * Cp) {
+    for (int kh = 0; kh < nkh; kh++, w += 3 * Cp) {
         const __m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + Cp),
                      w2 = _mm512_load_ps(w + 2 * Cp);
-        const float *p = x;
+        const float *p = xr[kh] + off;
         __m512 v;
         v = ld(p, mode, m);
         PIN(v);
@@ -246,21 +241,84 @@ INLINE void blk16_k3s1(const slice *s, const float *x, const float *w, int nkh,
 #undef OUT
 }
 
-/* Eight outputs of any kernel width and stride (taps kw0..KW-1 valid for all eight). */
-INLINE void blk_any(const slice *s, const float *x, const float *w, int nkh, int KW, int64_t SW,
-                    const float *res, float *y, int mode)
+/* Four pooled outputs of a 3x3 stride-1 kernel followed by the 2x2 max pool: eight
+ * columns of two convolution rows (sixteen accumulators) from the four input rows xr[0..3]
+ * (all inside the image), off the offset in each of the pixel under the first tap, w the
+ * kernel's first row. Each input vector is loaded once and feeds up to six outputs (three
+ * columns of both rows), where two conv_row calls would load the two middle input rows
+ * twice; the pool takes the activated accumulators straight from registers. Every
+ * output's sum is made in the same order as blk_k3s1's. */
+INLINE void blkp_k3s1(const slice *s, const float *const *xr, int64_t off, const float *w,
+                      float *y, int mode, int64_t Cc)
 {
-    const int64_t C = s->C, Cp = s->Cp, step = SW * C, rs = s->rs;
+    const int64_t C = Cc ? Cc : s->C, Cp = s->Cp;
+    const __mmask16 m = s->m;
+    const actv av = act_of(s);
+    __m512 a0, a1, a2, a3, a4, a5, a6, a7, b0, b1, b2, b3, b4, b5, b6, b7, ax, bx, v;
+    a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = s->bias;
+    b0 = b1 = b2 = b3 = b4 = b5 = b6 = b7 = s->bias;
+    ax = bx = _mm512_setzero_ps(); /* sinks of the taps that fall outside the block */
+/* input row i feeds conv row 0 through kernel row ka (when HA) and conv row 1 through
+ * kernel row kb (when HB); TAP(k, j0, j1, j2): input column k is tap 0 of output column
+ * j0, tap 1 of j1, tap 2 of j2 (x: none) */
+#define FA(j, t)                                            \
+    if (ha) a##j = _mm512_fmadd_ps(A##t, v, a##j);         \
+    if (hb) b##j = _mm512_fmadd_ps(B##t, v, b##j);
+#define TAP(k, j0, j1, j2)      \
+    v = ld(p + k * C, mode, m); \
+    PIN(v);                     \
+    FA(j0, 0) FA(j1, 1) FA(j2, 2)
+#define ROW(i, HA, ka, HB, kb)                                                          \
+    {                                                                                   \
+        const __m512 A0 = _mm512_load_ps(w + (3 * ka) * Cp),                           \
+                     A1 = _mm512_load_ps(w + (3 * ka + 1) * Cp),                       \
+                     A2 = _mm512_load_ps(w + (3 * ka + 2) * Cp),                       \
+                     B0 = _mm512_load_ps(w + (3 * kb) * Cp),                           \
+                     B1 = _mm512_load_ps(w + (3 * kb + 1) * Cp),                       \
+                     B2 = _mm512_load_ps(w + (3 * kb + 2) * Cp);                       \
+        const float *p = xr[i] + off;                                                   \
+        const int ha = HA, hb = HB;                                                     \
+        TAP(0, 0, x, x) TAP(1, 1, 0, x) TAP(2, 2, 1, 0) TAP(3, 3, 2, 1) TAP(4, 4, 3, 2) \
+        TAP(5, 5, 4, 3) TAP(6, 6, 5, 4) TAP(7, 7, 6, 5) TAP(8, x, 7, 6) TAP(9, x, x, 7) \
+    }
+    ROW(0, 1, 0, 0, 0)
+    ROW(1, 1, 1, 1, 0)
+    ROW(2, 1, 2, 1, 1)
+    ROW(3, 0, 2, 1, 2)
+#undef ROW
+#undef TAP
+#undef FA
+    (void)ax, (void)bx;
+/* MaxPool's order: the first element, then each later one if greater */
+#define MAXI(u, t) u = _mm512_mask_mov_ps(u, _mm512_cmp_ps_mask(t, u, _CMP_GT_OQ), t);
+#define POOL(q, j0, j1)                                                         \
+    {                                                                           \
+        __m512 u = act(av, a##j0), t1 = act(av, a##j1), t2 = act(av, b##j0),    \
+               t3 = act(av, b##j1);                                             \
+        MAXI(u, t1) MAXI(u, t2) MAXI(u, t3)                                     \
+        st(y + q * C, u, mode, m);                                              \
+    }
+    POOL(0, 0, 1) POOL(1, 2, 3) POOL(2, 4, 5) POOL(3, 6, 7)
+#undef POOL
+#undef MAXI
+}
+
+/* Eight outputs of any kernel width and stride (all taps valid for all eight), arguments
+ * as blk_k3s1. */
+INLINE void blk_any(const slice *s, const float *const *xr, int64_t off, const float *w, int nkh,
+                    int KW, int64_t SW, const float *res, float *y, int mode)
+{
+    const int64_t C = s->C, Cp = s->Cp, step = SW * C;
     const __mmask16 m = s->m;
     const actv av = act_of(s);
     __m512 a0, a1, a2, a3, a4, a5, a6, a7;
 #define INIT(j) a##j = res ? _mm512_add_ps(s->bias, ld(res + j * C, mode, m)) : s->bias;
     ACC8(INIT)
 #undef INIT
-    for (int kh = 0; kh < nkh; kh++, x += rs, w += KW * Cp)
+    for (int kh = 0; kh < nkh; kh++, w += KW * Cp)
         for (int kw = 0; kw < KW; kw++) {
             const __m512 wv = _mm512_load_ps(w + kw * Cp);
-            const float *p = x + kw * C;
+            const float *p = xr[kh] + off + kw * C;
 #define TAP(j) a##j = _mm512_fmadd_ps(wv, ld(p + j * step, mode, m), a##j);
             ACC8(TAP)
 #undef TAP
@@ -270,16 +328,15 @@ INLINE void blk_any(const slice *s, const float *x, const float *w, int nkh, int
 #undef OUT
 }
 
-/* One output pixel, skipping taps in the padding. */
-INLINE void pixel(const slice *s, const nn_cpu_dw *d, const float *xn, int64_t oh, int64_t ow,
+/* One output pixel, skipping taps in the padding (rows: all KH, NULL for padding). */
+INLINE void pixel(const slice *s, const nn_cpu_dw *d, const float *const *rows, int64_t ow,
                   const float *wc, const float *res, float *y, int mode)
 {
     const int64_t C = s->C;
     __m512 acc = res ? _mm512_add_ps(s->bias, ld(res, mode, s->m)) : s->bias;
     for (int kh = 0; kh < d->KH; kh++) {
-        int64_t ih = oh * d->SH - d->PT + kh;
-        if (ih < 0 || ih >= d->IH) continue;
-        const float *xr = xn + ih * d->IW * C;
+        if (!rows[kh]) continue;
+        const float *xr = rows[kh] + s->c0;
         for (int kw = 0; kw < d->KW; kw++) {
             int64_t iw = ow * d->SW - d->PL + kw;
             if (iw < 0 || iw >= d->IW) continue;
@@ -290,15 +347,16 @@ INLINE void pixel(const slice *s, const nn_cpu_dw *d, const float *xn, int64_t o
     st(y, act(act_of(s), acc), mode, s->m);
 }
 
-/* One output row of one slice (xn, wc, yr, rr already point at the slice). */
-INLINE void row_slice(const slice *s, const nn_cpu_dw *d, const float *xn, const float *wc,
-                      const float *rr, float *yr, int64_t oh, int kh0, int kh1, int64_t ow_lo,
-                      int64_t ow_hi, int mode, int64_t Cc)
+/* One output row of one slice: rows the KH input rows under it (NULL for padding; kh0 and
+ * kh1 bound the valid ones), each read from the slice's channel s->c0 on; wc, yr, rr
+ * already point at the slice. */
+INLINE void row_slice(const slice *s, const nn_cpu_dw *d, const float *const *rows,
+                      const float *wc, const float *rr, float *yr, int kh0, int kh1,
+                      int64_t ow_lo, int64_t ow_hi, int mode, int64_t Cc)
 {
-    const int64_t C = Cc ? Cc : s->C, SW = d->SW, KW = d->KW;
+    const int64_t C = Cc ? Cc : s->C, SW = d->SW, KW = d->KW, c0 = s->c0;
     const int k3s1 = KW == 3 && SW == 1;
-    /* the first valid input row (none when the window is all padding) */
-    const float *x0 = kh1 > kh0 ? xn + (oh * d->SH - d->PT + kh0) * d->IW * C : xn;
+    const float *const *xr = rows + kh0;
     const float *w0 = wc + kh0 * KW * d->Cp;
     int nkh = kh1 - kh0;
     /* a last block may overlap the previous one (recomputing some pixels) unless
@@ -306,38 +364,65 @@ INLINE void row_slice(const slice *s, const nn_cpu_dw *d, const float *xn, const
     int overlap = !rr || rr != yr;
     int64_t ow = 0;
     for (; ow < ow_lo; ow++)
-        pixel(s, d, xn, oh, ow, wc, rr ? rr + ow * C : NULL, yr + ow * C, mode);
+        pixel(s, d, rows, ow, wc, rr ? rr + ow * C : NULL, yr + ow * C, mode);
     int64_t end = ow_hi;
     if (k3s1)
         for (; ow + 16 <= end; ow += 16)
-            blk16_k3s1(s, x0 + (ow - d->PL) * C, w0, nkh, rr ? rr + ow * C : NULL, yr + ow * C,
-                       mode, Cc);
+            blk16_k3s1(s, xr, (ow - d->PL) * C + c0, w0, nkh, rr ? rr + ow * C : NULL,
+                       yr + ow * C, mode, Cc);
     while (ow < end) {
         if (ow + 8 > end) {
             if (!overlap || end - ow_lo < 8) break;
             ow = end - 8;
         }
-        const float *x = x0 + (ow * SW - d->PL) * C;
+        const int64_t off = (ow * SW - d->PL) * C + c0;
         const float *res = rr ? rr + ow * C : NULL;
-        if (k3s1) blk_k3s1(s, x, w0, nkh, res, yr + ow * C, mode, Cc);
-        else blk_any(s, x, w0, nkh, (int)KW, SW, res, yr + ow * C, mode);
+        if (k3s1) blk_k3s1(s, xr, off, w0, nkh, res, yr + ow * C, mode, Cc);
+        else blk_any(s, xr, off, w0, nkh, (int)KW, SW, res, yr + ow * C, mode);
         ow += 8;
     }
     for (; ow < d->OW; ow++)
-        pixel(s, d, xn, oh, ow, wc, rr ? rr + ow * C : NULL, yr + ow * C, mode);
+        pixel(s, d, rows, ow, wc, rr ? rr + ow * C : NULL, yr + ow * C, mode);
+}
+
+/* One pooled row of one slice for a 3x3 stride-1 kernel whose four input rows all lie
+ * inside the image (rows[0..3]); wc and yr already point at the slice. */
+INLINE void prow_slice(const slice *s, const nn_cpu_dw *d, const float *const *rows,
+                       const float *wc, float *yr, int64_t ow_lo, int64_t ow_hi, int mode,
+                       int64_t Cc)
+{
+    const int64_t C = Cc ? Cc : s->C, PW = d->OW / 2;
+    for (int64_t q = 0; q < PW;) {
+        if (2 * q >= ow_lo && 2 * q + 8 <= ow_hi && q + 4 <= PW) {
+            blkp_k3s1(s, rows, (2 * q - d->PL) * C + s->c0, wc, yr + q * C, mode, Cc);
+            q += 4;
+            continue;
+        }
+        /* a column pair at the edges: its four outputs one by one, then their maximum */
+        float t[4][16] __attribute__((aligned(64)));
+        for (int k = 0; k < 4; k++)
+            pixel(s, d, rows + (k >> 1), 2 * q + (k & 1), wc, NULL, t[k], mode);
+        __m512 u = ld(t[0], mode, s->m);
+        for (int k = 1; k < 4; k++) {
+            __m512 v = ld(t[k], mode, s->m);
+            u = _mm512_mask_mov_ps(u, _mm512_cmp_ps_mask(v, u, _CMP_GT_OQ), v);
+        }
+        st(yr + q * C, u, mode, s->m);
+        q++;
+    }
 }
 
 /* The slice kinds as separate functions, so that each gets its own registers; and
  * instances for the common channel counts: with the pixel stride a constant every
  * input of a block is at an immediate offset, where a run-time stride needs an index
  * register per pixel and GCC runs out of them (measured: half the FMA rate). */
-#define ROW_FN(name, mode, Cc)                                                                \
-    static __attribute__((noinline)) void name(const slice *s, const nn_cpu_dw *d,             \
-                                               const float *xn, const float *wc,               \
-                                               const float *rr, float *yr, int64_t oh,         \
-                                               int kh0, int kh1, int64_t ow_lo, int64_t ow_hi) \
-    {                                                                                         \
-        row_slice(s, d, xn, wc, rr, yr, oh, kh0, kh1, ow_lo, ow_hi, mode, Cc);                \
+#define ROW_FN(name, mode, Cc)                                                               \
+    static __attribute__((noinline)) void name(const slice *s, const nn_cpu_dw *d,            \
+                                               const float *const *rows, const float *wc,     \
+                                               const float *rr, float *yr, int kh0, int kh1,  \
+                                               int64_t ow_lo, int64_t ow_hi)                  \
+    {                                                                                        \
+        row_slice(s, d, rows, wc, rr, yr, kh0, kh1, ow_lo, ow_hi, mode, Cc);                 \
     }
 ROW_FN(row_full, V_FULL, 0)
 ROW_FN(row_half, V_HALF, 0)
@@ -351,74 +436,141 @@ ROW_FN(row_full64, V_FULL, 64)
 ROW_FN(row_full96, V_FULL, 96)
 ROW_FN(row_full128, V_FULL, 128)
 
-typedef void (*row_fn)(const slice *, const nn_cpu_dw *, const float *, const float *,
-                       const float *, float *, int64_t, int, int, int64_t, int64_t);
+#define PROW_FN(name, mode, Cc)                                                              \
+    static __attribute__((noinline)) void name(const slice *s, const nn_cpu_dw *d,            \
+                                               const float *const *rows, const float *wc,     \
+                                               float *yr, int64_t ow_lo, int64_t ow_hi)       \
+    {                                                                                        \
+        prow_slice(s, d, rows, wc, yr, ow_lo, ow_hi, mode, Cc);                              \
+    }
+PROW_FN(prow_full, V_FULL, 0)
+PROW_FN(prow_half, V_HALF, 0)
+PROW_FN(prow_mask, V_MASK, 0)
+PROW_FN(prow_full16, V_FULL, 16)
+PROW_FN(prow_full32, V_FULL, 32)
+PROW_FN(prow_full64, V_FULL, 64)
 
-/* conv rows [row0, row1) of the N * OH, written at dst + r * OW * C */
-static void conv_rows(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
-                      int64_t row0, int64_t row1, int64_t dst_row0);
+typedef void (*prow_fn)(const slice *, const nn_cpu_dw *, const float *const *, const float *,
+                        float *, int64_t, int64_t);
 
-void nn_cpu_dw_rows_avx512(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
-                           int64_t row0, int64_t row1, float *tmp)
+typedef void (*row_fn)(const slice *, const nn_cpu_dw *, const float *const *, const float *,
+                       const float *, float *, int, int, int64_t, int64_t);
+
+/* The columns of output rows whose whole window lies inside the input width. */
+static void inner_columns(const nn_cpu_dw *d, int64_t *ow_lo, int64_t *ow_hi)
 {
-    if (!d->pool) {
-        conv_rows(d, src, res, dst, row0, row1, 0);
-        return;
-    }
-    /* fused 2x2 stride-2 max pool: two conv rows into tmp, then their maxima */
-    const int64_t C = d->C, OW = d->OW, PH = d->OH / 2, PW = OW / 2;
-    for (int64_t pr = row0; pr < row1; pr++) {
-        int64_t n = pr / PH, ph = pr % PH, r = n * d->OH + 2 * ph;
-        conv_rows(d, src, NULL, tmp, r, r + 2, r);
-        const float *a = tmp, *b = tmp + OW * C;
-        float *y = dst + pr * PW * C;
-        for (int64_t pw = 0; pw < PW; pw++)
-            for (int64_t c0 = 0; c0 < C; c0 += 16) {
-                __mmask16 m;
-                int mode = slice_mode(C, c0, &m);
-                const float *p0 = a + 2 * pw * C + c0, *p1 = b + 2 * pw * C + c0;
-                /* MaxPool's order: the first element, then each later one if greater */
-                __m512 v = ld(p0, mode, m);
-                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p0 + C, mode, m), v, _CMP_GT_OQ), ld(p0 + C, mode, m));
-                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p1, mode, m), v, _CMP_GT_OQ), ld(p1, mode, m));
-                v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p1 + C, mode, m), v, _CMP_GT_OQ), ld(p1 + C, mode, m));
-                st(y + pw * C + c0, v, mode, m);
-            }
-    }
+    *ow_lo = (d->PL + d->SW - 1) / d->SW, *ow_hi = 0;
+    if (d->IW - d->KW + d->PL >= 0) *ow_hi = (d->IW - d->KW + d->PL) / d->SW + 1;
+    if (*ow_hi > d->OW) *ow_hi = d->OW;
+    if (*ow_lo > *ow_hi) *ow_lo = *ow_hi;
 }
 
-static void conv_rows(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
-                      int64_t row0, int64_t row1, int64_t dst_row0)
+/* The slice of channels [c0, c0 + 16): *s filled, its store mode returned. */
+static int slice_at(const nn_cpu_dw *d, int64_t c0, slice *s)
 {
-    const int64_t C = d->C, OW = d->OW, SW = d->SW, KW = d->KW;
-    /* output columns whose whole window lies inside the input width */
-    int64_t ow_lo = (d->PL + SW - 1) / SW, ow_hi = 0;
-    if (d->IW - KW + d->PL >= 0) ow_hi = (d->IW - KW + d->PL) / SW + 1;
-    if (ow_hi > OW) ow_hi = OW;
-    if (ow_lo > ow_hi) ow_lo = ow_hi;
-    slice s = {.lo = _mm512_set1_ps(d->act.lo), .hi = _mm512_set1_ps(d->act.hi),
-               .ns = _mm512_setzero_ps(), .neg = d->act.neg, .clamp = d->act.clamp, .C = C, .Cp = d->Cp, .rs = d->IW * C};
+    *s = (slice){.bias = _mm512_load_ps(d->b + c0), .av = act_init(&d->act, d->ns + c0),
+                 .C = d->C, .Cp = d->Cp, .c0 = c0};
+    return slice_mode(d->C, c0, &s->m);
+}
+
+/* One convolution output row: rows its KH input rows (NULL for padding), rr the
+ * residual row or NULL, yr the output row. */
+static void conv_row(const nn_cpu_dw *d, const float *const *rows, const float *rr, float *yr)
+{
+    const int64_t C = d->C;
+    int64_t ow_lo, ow_hi;
+    inner_columns(d, &ow_lo, &ow_hi);
+    int kh0 = 0, kh1 = d->KH;
+    while (kh0 < kh1 && !rows[kh0]) kh0++;
+    while (kh1 > kh0 && !rows[kh1 - 1]) kh1--;
     row_fn full = C == 16 ? row_full16 : C == 24 ? row_full24 : C == 32 ? row_full32
                 : C == 48 ? row_full48 : C == 64 ? row_full64 : C == 96 ? row_full96
                 : C == 128 ? row_full128 : row_full;
     row_fn half = C == 24 ? row_half24 : row_half;
-    for (int64_t r = row0; r < row1; r++) {
-        int64_t n = r / d->OH, oh = r % d->OH;
-        const float *xn = src + n * d->IH * d->IW * C;
-        float *yr = dst + (r - dst_row0) * OW * C;
-        const float *rr = res ? res + r * OW * C : NULL;
-        int kh0 = 0, kh1 = d->KH;
-        while (kh0 < kh1 && oh * d->SH - d->PT + kh0 < 0) kh0++;
-        while (kh1 > kh0 && oh * d->SH - d->PT + kh1 - 1 >= d->IH) kh1--;
-        for (int64_t c0 = 0; c0 < C; c0 += 16) {
-            s.bias = _mm512_load_ps(d->b + c0);
-            if (d->act.neg) s.ns = _mm512_load_ps(d->ns + c0);
-            int mode = slice_mode(C, c0, &s.m);
-            const float *rc = rr ? rr + c0 : NULL;
-            row_fn f = mode == V_FULL ? full : mode == V_HALF ? half : row_mask;
-            f(&s, d, xn + c0, d->w + c0, rc, yr + c0, oh, kh0, kh1, ow_lo, ow_hi);
-        }
+    for (int64_t c0 = 0; c0 < C; c0 += 16) {
+        slice s;
+        int mode = slice_at(d, c0, &s);
+        row_fn f = mode == V_FULL ? full : mode == V_HALF ? half : row_mask;
+        f(&s, d, rows, d->w + c0, rr ? rr + c0 : NULL, yr + c0, kh0, kh1, ow_lo, ow_hi);
     }
+}
+
+/* The 2x2 stride-2 max pool of conv rows a and b into y. */
+static void pool_row(const nn_cpu_dw *d, const float *a, const float *b, float *y)
+{
+    const int64_t C = d->C, PW = d->OW / 2;
+    for (int64_t pw = 0; pw < PW; pw++)
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            __mmask16 m;
+            int mode = slice_mode(C, c0, &m);
+            const float *p0 = a + 2 * pw * C + c0, *p1 = b + 2 * pw * C + c0;
+            /* MaxPool's order: the first element, then each later one if greater */
+            __m512 v = ld(p0, mode, m);
+            v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p0 + C, mode, m), v, _CMP_GT_OQ), ld(p0 + C, mode, m));
+            v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p1, mode, m), v, _CMP_GT_OQ), ld(p1, mode, m));
+            v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p1 + C, mode, m), v, _CMP_GT_OQ), ld(p1 + C, mode, m));
+            st(y + pw * C + c0, v, mode, m);
+        }
+}
+
+/* One pooled row (dst) from the KH + SH input rows under its two convolution rows (NULL
+ * for padding); tmp holds two convolution rows where the general path needs them. */
+static void pooled_row(const nn_cpu_dw *d, const float *const *rows, float *dst, float *tmp)
+{
+    const int64_t C = d->C, OW = d->OW;
+    if (d->KH == 3 && d->KW == 3 && d->SH == 1 && d->SW == 1 && rows[0] && rows[1] && rows[2] &&
+        rows[3]) {
+        int64_t ow_lo, ow_hi;
+        inner_columns(d, &ow_lo, &ow_hi);
+        prow_fn full = C == 16 ? prow_full16 : C == 32 ? prow_full32 : C == 64 ? prow_full64
+                     : prow_full;
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            slice s;
+            int mode = slice_at(d, c0, &s);
+            prow_fn f = mode == V_FULL ? full : mode == V_HALF ? prow_half : prow_mask;
+            f(&s, d, rows, d->w + c0, dst + c0, ow_lo, ow_hi);
+        }
+        return;
+    }
+    conv_row(d, rows, NULL, tmp);
+    conv_row(d, rows + d->SH, NULL, tmp + OW * C);
+    pool_row(d, tmp, tmp + OW * C, dst);
+}
+
+/* The n input rows from row oh * SH - PT on of the image at xn (NULL outside it). */
+static void rows_of(const nn_cpu_dw *d, const float *xn, int64_t oh, int n, const float **rows)
+{
+    for (int k = 0; k < n; k++) {
+        int64_t ih = oh * d->SH - d->PT + k;
+        rows[k] = ih >= 0 && ih < d->IH ? xn + ih * d->IW * d->C : NULL;
+    }
+}
+
+void nn_cpu_dw_rows_avx512(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
+                           int64_t row0, int64_t row1, float *tmp)
+{
+    const int64_t C = d->C, OW = d->OW, img = d->IH * d->IW * C;
+    const float *rows[NN_CPU_DW_MAX_KH + 2];
+    if (!d->pool) {
+        for (int64_t r = row0; r < row1; r++) {
+            rows_of(d, src + r / d->OH * img, r % d->OH, d->KH, rows);
+            conv_row(d, rows, res ? res + r * OW * C : NULL, dst + r * OW * C);
+        }
+        return;
+    }
+    /* fused 2x2 stride-2 max pool */
+    const int64_t PH = d->OH / 2, PW = OW / 2;
+    for (int64_t pr = row0; pr < row1; pr++) {
+        rows_of(d, src + pr / PH * img, 2 * (pr % PH), d->KH + d->SH, rows);
+        pooled_row(d, rows, dst + pr * PW * C, tmp);
+    }
+}
+
+void nn_cpu_dw_ring_row_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst,
+                               float *tmp)
+{
+    if (d->pool) pooled_row(d, rows, dst, tmp);
+    else conv_row(d, rows, NULL, dst);
 }
 
 #endif

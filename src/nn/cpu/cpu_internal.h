@@ -66,7 +66,19 @@ typedef struct cpu_node {
     int nowned;
     char impl[48]; /* implementation name of the main primitive (for describe/debug) */
     int nreorders; /* steps that convert between NCHW and channels-last (for describe) */
+    /* our kernel (NN_CPU_K_*) and its data, when the node is that one kernel step reading
+     * its input and writing its output where they are stored (a band pipeline can take
+     * it over) */
+    int kkind;
+    const void *kdata;
+    struct nn_cpu_chain *chain; /* the band pipeline the node is member chain_pos of */
+    int chain_pos;
 } cpu_node;
+
+/* Our kernels a band pipeline can run (cpu_chain.c). */
+enum { NN_CPU_K_NONE = 0, NN_CPU_K_PW, NN_CPU_K_DW, NN_CPU_K_CF };
+/* Members a band pipeline may have. */
+#define NN_CPU_CHAIN_MAX 32
 
 typedef struct cpu_backend {
     nn_backend base;
@@ -80,6 +92,11 @@ typedef struct cpu_backend {
     const nn_graph *lay_g;
     int lay_nt;
     unsigned char *lay;
+    /* Band pipelines of that graph (nn_cpu_chain_plan), NULL when there are none: for
+     * node i, the first and the last member of its pipeline and the member after it
+     * (-1: none; chain_last owns the one allocation of all three). */
+    int *chain_last, *chain_first, *chain_next;
+    int bands; /* band pipelines allowed (NN_CPU_BANDS) */
 } cpu_backend;
 
 /* The context of one build: dry (p == NULL) checks only. */
@@ -144,7 +161,17 @@ typedef struct nn_cpu_dw {
 void nn_cpu_dw_rows_avx512(const nn_cpu_dw *d, const float *src, const float *res, float *dst,
                            int64_t row0, int64_t row1, float *tmp);
 
-/* 1x1 convolution (stride 1, one group) into at most 32 channels, NHWC f32
+/* Kernel heights the depthwise kernel takes (the builder's KH x KW <= 64). */
+#define NN_CPU_DW_MAX_KH 64
+
+/* One output row of one image from input rows held anywhere (the band pipeline's rings,
+ * cpu_chain.c): rows[k] is input row oh * SH - PT + k, NULL where that row is padding,
+ * for k < KH; with pool, dst is pooled row ph, oh = 2 * ph, and rows has KH + SH
+ * entries (the second conv row's start at rows + SH), tmp two conv rows. No residual. */
+void nn_cpu_dw_ring_row_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst,
+                               float *tmp);
+
+/* 1x1 convolution (stride 1, one group) into at most 64 channels, NHWC f32
  * (cpu_pw_avx512.c): y[p] = act(b + res[p] + sum over c of x[p][c] * w[c]) for the P
  * pixels. Weights are repacked as [Ci][Cop], bias and slopes as [Cop], Cop = Co
  * rounded up to 16, zero padded (for 24 outputs 48: each row stored twice over),
@@ -159,6 +186,21 @@ typedef struct nn_cpu_pw {
 /* Pixels [p0, p1); res (may be NULL) has dst's shape and may be dst itself. */
 void nn_cpu_pw_pixels_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1);
+
+/* A first layer (cpu_cf_avx512.c): a plain NCHW f32 input with few channels (C <= 4)
+ * into K <= 32 channels written NHWC, any KH x KW <= 7x7, SW 1 or 2 (SH any), pads, no
+ * dilation, one group. */
+typedef struct nn_cpu_cf {
+    int64_t N, C, K, Kp, IH, IW, OH, OW;
+    int KH, KW, SH, SW, PT, PL;
+    nn_cpu_act act;
+    float *w, *b, *ns; /* w [KH][KW][C][Kp], b and ns [Kp], Kp = K rounded up to 16, zero
+                          padded, 64-byte aligned */
+} nn_cpu_cf;
+
+/* Output row oh of one image: src is that image's NCHW planes (C x IH x IW), dst the
+ * row's OW x K floats (NHWC). */
+void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int64_t oh);
 
 /* Convolution with weights rebuilt from 8-bit codes (cpu_q8_avx512.c), NHWC f32, K a
  * multiple of 16, no dilation: w = ((float)q * scale + min) * mul[k], each operation
@@ -225,6 +267,24 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
 /* Adds a kernel step; its arguments are added with nn_cpu_step_arg (md NULL). Returns
  * NULL in dry mode or on failure (*st says). */
 cpu_step *nn_cpu_add_kernel_step(cpu_ctx *c, cpu_kernel_fn fn, const void *kdata, ffu_status *st);
+
+/* ---- band pipelines (cpu_chain.c, docs/NN_CPU.md "Band pipelines") --------------------- */
+
+/* Chooses the pipelines of graph g (after its layouts): runs of Conv nodes that our 1x1
+ * and depthwise kernels can run, each the only reader of the one before, perhaps headed
+ * by a first layer on our kernel for it. */
+ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me);
+/* 1 when c's node is planned into a pipeline (its builder then prefers our kernels). */
+int nn_cpu_chain_member(const cpu_ctx *c);
+/* At the prepare of a pipeline's last member (c->p built): takes the members' kernels
+ * into a pipeline when every one of them runs ours (and tells the planner that the
+ * input lives through the last member and the values between members need no memory),
+ * else leaves them to run alone. */
+ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g);
+/* Frees what a member owns of its pipeline (the last one owns it). */
+void nn_cpu_chain_release(cpu_node *p);
+/* A member's run: records its buffers; the last member runs the pipeline. */
+ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void *scratch);
 
 /* ---- helpers (cpu_backend.c) ---------------------------------------------------------- */
 

@@ -1,19 +1,24 @@
 /* Our own 1x1 convolution for the cpu backend's narrow layers: channels-last (NHWC) f32
- * with AVX-512, into at most 32 output channels. oneDNN 2.6 runs such layers well
+ * with AVX-512, into at most 64 output channels. oneDNN 2.6 runs such layers well
  * below the FMA rate: FaceMesh's 16 -> 16 layers at 96x96 at about 70 GFLOP/s (its
  * blocked 1x1 kernel), BlazeFace's 24 -> 24 at 128x128 at about 145 (brgconv; 24
  * channels fill a 32-lane pair of vectors only three quarters); together those layers
- * are 20-40% of both models (`facefuse bench nn --profile`).
+ * are 20-40% of both models (`facefuse bench nn --profile`). Into 33-64 channels
+ * oneDNN's brgconv is about as fast (one thread, FMA peak 179 GFLOP/s; 64 -> 64 at
+ * 80x80 and 32 -> 64 at 160x160 called alone: this kernel 166 and 146 GFLOP/s, oneDNN
+ * 158-163 and 136-140; in a model after a 3x3 conv both 105 and 77), so there this
+ * kernel runs only where the builder is told to (cpu_dense.c, build_pw_custom).
  *
- * A block is sixteen pixels of one 16-channel slice (up to 16 outputs) or eight pixels
+ * A block is sixteen pixels of one 16-channel slice (up to 16 outputs), eight pixels
  * of two slices (17-32 outputs; exactly 24 as eight pixel pairs filling three whole
- * vectors, blk24): 16-24 accumulators in registers, and for each input
- * channel one weight row per slice times each pixel's input value broadcast from
- * memory. With the input channel count a compile-time constant (instances for the
- * common counts) every broadcast is an immediate offset from one pointer. Bias, an
- * optional residual (the node's sum input, which may be the output itself) and the
- * activation are applied before one store per pixel and slice; pixels left after the
- * last whole block take a one-pixel path. Only called after a runtime AVX-512F check. */
+ * vectors, blk24) or four pixels of three or four slices (33-64 outputs): 12-24
+ * accumulators in registers, and for each input channel one weight row per slice
+ * times each pixel's input value broadcast from memory once. With the input channel
+ * count a compile-time constant (instances for the common counts) every broadcast is
+ * an immediate offset from one pointer. Bias, an optional residual (the node's sum
+ * input, which may be the output itself) and the activation are applied before one
+ * store per pixel and slice; pixels left after the last whole block take a one-pixel
+ * path. Only called after a runtime AVX-512F check. */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -24,7 +29,8 @@
 #include "cpu_internal.h"
 #include "cpu_avx512.h"
 
-#define ACC8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+#define ACC4(X) X(0) X(1) X(2) X(3)
+#define ACC8(X) ACC4(X) X(4) X(5) X(6) X(7)
 #define ACC16(X) ACC8(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 
 /* One output slice's epilogue: bias, activation, how it is stored. */
@@ -90,6 +96,54 @@ INLINE void blk8x2(const float *x, int64_t Ci, const float *w, int64_t Cop, cons
 #undef OUT
 }
 
+/* Four pixels of n = 3 or 4 slices (the last may be partial; n a constant, so the
+ * fourth slice's code is gone when n is 3). Four pixels measured fastest: with three
+ * slices blocks of eight (24 accumulators) were up to 7% slower (64 -> 48 at 160x160:
+ * 145 against 155 GFLOP/s) and of six up to 3%; with four, blocks of six 1-5%, of seven
+ * (28, broadcasts or weights from memory operands) 3-8%, of three about 22%. */
+INLINE void blk4xn(const float *x, int64_t Ci, const float *w, const pslice *s, const float *res,
+                   float *y, int64_t Co, const int n)
+{
+    const int64_t Cop = 16 * n;
+    const __m512 b0 = s[0].bias, b1 = s[1].bias, b2 = s[2].bias;
+    const __m512 b3 = n == 4 ? s[3].bias : _mm512_setzero_ps();
+    const int mode = s[n - 1].mode;
+    const __mmask16 m = s[n - 1].m;
+    const int m2 = n == 4 ? V_FULL : mode; /* how the third slice is loaded and stored */
+    __m512 a0, a1, a2, a3, c0, c1, c2, c3, e0, e1, e2, e3, g0, g1, g2, g3;
+#define INIT(j)                                                                          \
+    a##j = res ? _mm512_add_ps(b0, _mm512_loadu_ps(res + j * Co)) : b0;                  \
+    c##j = res ? _mm512_add_ps(b1, _mm512_loadu_ps(res + j * Co + 16)) : b1;             \
+    e##j = res ? _mm512_add_ps(b2, ld(res + j * Co + 32, m2, m)) : b2;                   \
+    g##j = res && n == 4 ? _mm512_add_ps(b3, ld(res + j * Co + 48, mode, m)) : b3;
+    ACC4(INIT)
+#undef INIT
+    for (int64_t c = 0; c < Ci; c++) {
+        const float *wc = w + c * Cop;
+        const __m512 w0 = _mm512_load_ps(wc), w1 = _mm512_load_ps(wc + 16),
+                     w2 = _mm512_load_ps(wc + 32);
+        const __m512 w3 = n == 4 ? _mm512_load_ps(wc + 48) : _mm512_setzero_ps();
+        __m512 v;
+#define FMA(j)                                        \
+    v = _mm512_set1_ps(x[j * Ci + c]);                \
+    PIN(v);                                           \
+    a##j = _mm512_fmadd_ps(v, w0, a##j);              \
+    c##j = _mm512_fmadd_ps(v, w1, c##j);              \
+    e##j = _mm512_fmadd_ps(v, w2, e##j);              \
+    if (n == 4) g##j = _mm512_fmadd_ps(v, w3, g##j);
+        ACC4(FMA)
+#undef FMA
+    }
+    const actv v0 = s[0].av, v1 = s[1].av, v2 = s[2].av, v3 = s[n - 1].av;
+#define OUT(j)                                                         \
+    _mm512_storeu_ps(y + j * Co, act(v0, a##j));                       \
+    _mm512_storeu_ps(y + j * Co + 16, act(v1, c##j));                  \
+    st(y + j * Co + 32, act(v2, e##j), m2, m);                         \
+    if (n == 4) st(y + j * Co + 48, act(v3, g##j), mode, m);
+    ACC4(OUT)
+#undef OUT
+}
+
 /* Sixteen pixels into 24 channels, as eight pairs whose 48 outputs fill three whole
  * vectors (where two slices per pixel would leave a quarter of the lanes empty): the
  * middle vector holds the first pixel's channels 16-23 and the second's 0-7, so it is
@@ -130,7 +184,7 @@ INLINE void blk24(const float *x, int64_t Ci, const float *w, const pslice *s, c
 #undef OUT
 }
 
-/* One pixel, any number of slices. */
+/* One pixel, any number of slices (up to four). */
 INLINE void pixel(const float *x, int64_t Ci, const float *w, int64_t Cop, const pslice *s,
                   int ns, const float *res, float *y)
 {
@@ -147,21 +201,21 @@ INLINE void pixels(const nn_cpu_pw *d, const float *src, const float *res, float
 {
     const int64_t Ci = Cc ? Cc : d->Ci, Co = d->Co, Cop = d->Cop;
     const int ns = (int)((Co + 15) / 16), nv = (int)(Cop / 16);
-    pslice s[3];
+    pslice s[4];
     for (int j = 0; j < nv; j++) {
         s[j].bias = _mm512_load_ps(d->b + 16 * j);
         s[j].mode = j < ns ? slice_mode(Co, 16 * j, &s[j].m) : V_FULL;
-        s[j].av = (actv){.ns = d->act.neg ? _mm512_load_ps(d->ns + 16 * j) : _mm512_setzero_ps(),
-                         .lo = _mm512_set1_ps(d->act.lo), .hi = _mm512_set1_ps(d->act.hi),
-                         .neg = d->act.neg, .clamp = d->act.clamp};
+        s[j].av = act_init(&d->act, d->ns + 16 * j);
     }
-    const int per = ns == 1 || Co == 24 ? 16 : 8;
+    const int per = ns == 1 || Co == 24 ? 16 : ns == 2 ? 8 : 4;
     int64_t p = p0;
     for (; p + per <= p1; p += per) {
         const float *x = src + p * Ci, *r = res ? res + p * Co : NULL;
         if (Co == 24) blk24(x, Ci, d->w, s, r, dst + p * Co);
         else if (ns == 1) blk16(x, Ci, d->w, s, r, dst + p * Co, Co);
-        else blk8x2(x, Ci, d->w, Cop, s, r, dst + p * Co, Co);
+        else if (ns == 2) blk8x2(x, Ci, d->w, Cop, s, r, dst + p * Co, Co);
+        else if (ns == 3) blk4xn(x, Ci, d->w, s, r, dst + p * Co, Co, 3);
+        else blk4xn(x, Ci, d->w, s, r, dst + p * Co, Co, 4);
     }
     for (; p < p1; p++)
         pixel(src + p * Ci, Ci, d->w, Cop, s, ns, res ? res + p * Co : NULL, dst + p * Co);

@@ -113,10 +113,7 @@ static void block(const nn_cpu_q8 *d, const float *A, uint64_t taps, const float
     }
     const int two = k0 + 16 < K; /* the second slice holds outputs */
     const __m512 b0 = _mm512_load_ps(d->b + k0), b1 = _mm512_load_ps(d->b + k0 + 16);
-    const actv v0 = {.ns = _mm512_load_ps(d->ns + k0), .lo = _mm512_set1_ps(d->act.lo),
-                     .hi = _mm512_set1_ps(d->act.hi), .neg = d->act.neg, .clamp = d->act.clamp};
-    actv v1 = v0;
-    v1.ns = _mm512_load_ps(d->ns + k0 + 16);
+    const actv v0 = act_init(&d->act, d->ns + k0), v1 = act_init(&d->act, d->ns + k0 + 16);
 #define OUT(j)                                                                  \
     if (j < np) {                                                               \
         float *yp = y + (p + j) * K + k0;                                       \

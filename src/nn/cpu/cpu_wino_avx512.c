@@ -273,9 +273,7 @@ INLINE tile_out tile_out_of(const nn_cpu_wino *d, int64_t n, int64_t k0, const f
                   .res = res ? res + n * OH * OW * K + k0 : NULL,
                   .K = K, .OH = OH, .OW = OW, .YW = YW,
                   .bias = _mm512_load_ps(d->b + k0),
-                  .av = {.ns = d->act.neg ? _mm512_load_ps(d->ns + k0) : _mm512_setzero_ps(),
-                         .lo = _mm512_set1_ps(d->act.lo), .hi = _mm512_set1_ps(d->act.hi),
-                         .neg = d->act.neg, .clamp = d->act.clamp}};
+                  .av = act_init(&d->act, d->ns + k0)};
     return o;
 }
 

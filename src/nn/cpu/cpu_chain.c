@@ -1,0 +1,394 @@
+/* Band pipelines for the cpu backend: a chain of convolutions run a row at a time, so
+ * that the large tensors between them never leave the core's L2 cache.
+ *
+ * YuNet's stem is fifteen convolutions at 320x320, 160x160 and 80x80 (its first layer,
+ * then 1x1 and 3x3 depthwise layers, two with a fused 2x2 max pool). Node by node, each
+ * layer reads and writes 1.6-6.5 MB: more than a 2 MiB L2 holds, so every one of them
+ * streams from L3, and on the Intel host the depthwise layers ran at 31-37 GFLOP/s there
+ * against 76 on tensors that fit (docs/NN_CPU.md "Band pipelines").
+ *
+ * Here the chain's last member computes its output row by row; before each row, every
+ * member pulls from the one before it the rows that row reads and that it has not
+ * computed yet, one row at a time, so each value between members lives in a ring of
+ * as many rows as one row of the next member reads (row r in slot r mod cap). Our
+ * kernels take their input rows by pointer (nn_cpu_dw_ring_row_avx512, the first-layer
+ * kernel reading the image) or as a run of pixels (nn_cpu_pw_pixels_avx512), so they
+ * read rings directly. With T threads the last member's rows are cut into T strips,
+ * each a pipeline of its own (the rows above a strip's start are computed twice).
+ *
+ * The members are planned as usual (their builders prefer our kernels,
+ * nn_cpu_chain_member) and the session runs them in order: every member but the last
+ * only records its buffers, the last runs the pipeline. The planner is told that the
+ * values between members need no memory and that the chain's input lives until the
+ * last member (else it could put the output over the input, which the first member was
+ * the last to read). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backend.h"
+
+#if FFU_HAVE_DNNL
+
+#include "../nn_internal.h"
+#include "../ops/ops_internal.h"
+#include "cpu_internal.h"
+#include "facefuse/core.h"
+
+int omp_get_thread_num(void);
+int omp_get_num_threads(void);
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
+
+/* Chains shorter than this, or whose tensors all fit in L2 anyway, are not worth it. */
+#define CHAIN_MIN_NODES 3
+#define CHAIN_MIN_TENSOR (1u << 20)
+
+typedef struct chain_stage {
+    int kind;         /* NN_CPU_K_* */
+    const void *k;    /* the member's kernel data */
+    const nn_node *n; /* the member */
+    cpu_node *p;
+    int64_t IC, IH, IW, OC, OH, OW; /* per image; OH: stored rows (pooled with a pool) */
+    /* output rows [a, b) read input rows [a * scale - pt, (b - 1) * scale - pt + ext) */
+    int64_t scale, pt, ext;
+    int64_t cap;      /* ring rows (0 for the last stage: it writes the output) */
+    size_t ring;      /* offset of the ring in a thread's area, floats */
+    void *const *in, *const *out; /* recorded at run time */
+} chain_stage;
+
+struct nn_cpu_chain {
+    int n;
+    int64_t N;
+    int nthr;
+    size_t area, tmp; /* floats per thread; offset of the pool's two conv rows */
+    chain_stage st[];
+};
+
+/* ---- planning ------------------------------------------------------------------------------ */
+
+/* 1 when tensor t holds channels-last bytes in this plan. */
+static int nhwc_bytes(const cpu_backend *cb, const nn_graph *g, int t)
+{
+    return cb->lay[t] == 1 || (cb->lay[t] == 2 && g->tensors[t].shape.d[1] == 16);
+}
+
+/* The kind of stage Conv node n can be (NN_CPU_K_NONE: none), from its shape alone; the
+ * member's builder still decides (nn_cpu_chain_finish checks what it chose). */
+static int stage_kind(const cpu_backend *cb, const nn_graph *g, const nn_node *n, int me)
+{
+    if (n->backend != me || n->op != NN_OP_CONV || n->ninputs < 2 || n->noutputs != 1 ||
+        (n->ninputs > 3 && n->inputs[3] >= 0))
+        return NN_CPU_K_NONE;
+    const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *y = nn_out(g, n, 0);
+    const nn_tensor *b = n->ninputs > 2 ? nn_in(g, n, 2) : NULL;
+    if (!x || !w || !y || x->dtype != FFU_DTYPE_F32 || y->dtype != FFU_DTYPE_F32 ||
+        x->shape.rank != 4 || y->shape.rank != 4 || w->shape.rank != 4 ||
+        !nn_cpu_is_const(w) || (b && !nn_cpu_is_const(b)) ||
+        !nn_shape_known(&x->shape) || !nn_shape_known(&y->shape) ||
+        !nhwc_bytes(cb, g, n->outputs[0]))
+        return NN_CPU_K_NONE;
+    /* a plain input: a first layer (the kernel reads NCHW), which can only head a chain */
+    int plain_in = cb->lay[n->inputs[0]] == 0;
+    if (!plain_in && !nhwc_bytes(cb, g, n->inputs[0])) return NN_CPU_K_NONE;
+    nn_window win; /* spatial dims right-aligned: [1] rows, [2] columns */
+    if (nn_window_init(n, NN_WINDOW_CONV, 2, &x->shape.d[2], &w->shape.d[2], &win) != FFU_OK ||
+        win.dil[1] != 1 || win.dil[2] != 1)
+        return NN_CPU_K_NONE;
+    int64_t C = x->shape.d[1], M = y->shape.d[1], group = nn_attr_int(n, "group", 1);
+    int64_t pool = nn_attr_int(n, "_pool", 0);
+    if (plain_in)
+        return group == 1 && !pool && C <= 4 && M <= 32 && win.k[1] <= 7 && win.k[2] <= 7 &&
+                       (win.stride[2] == 1 || win.stride[2] == 2)
+                   ? NN_CPU_K_CF
+                   : NN_CPU_K_NONE;
+    if (group == 1 && win.k[1] == 1 && win.k[2] == 1 && win.stride[1] == 1 &&
+        win.stride[2] == 1 && !win.pad0[1] && !win.pad0[2] && !win.pad1[1] && !win.pad1[2] &&
+        !pool && M <= 64 && C <= 256)
+        return NN_CPU_K_PW;
+    if (group == C && M == C && w->shape.d[1] == 1 && win.k[1] * win.k[2] <= 64 &&
+        (pool == 0 || pool == 2))
+        return NN_CPU_K_DW;
+    return NN_CPU_K_NONE;
+}
+
+ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
+{
+    int nn = g->nnodes, nt = g->ntensors;
+    free(cb->chain_last);
+    cb->chain_last = cb->chain_next = cb->chain_first = NULL;
+    if (!cb->bands || cb->base.bf16 || !(ffu_cpu_features() & FFU_CPU_AVX512F) ||
+        nn < CHAIN_MIN_NODES)
+        return FFU_OK;
+    int *a = malloc(sizeof(int) * 3 * (size_t)nn), *reader = malloc(sizeof(int) * (size_t)nt);
+    unsigned char *kind = malloc((size_t)nn), *has_prev = calloc((size_t)nn, 1);
+    if (!a || !reader || !kind || !has_prev) {
+        free(a), free(reader), free(kind), free(has_prev);
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    }
+    int *last = a, *next = a + nn, *first = a + 2 * nn;
+    /* reader[t]: the one node that reads t (as its data input), -1 none, -2 several */
+    for (int t = 0; t < nt; t++) reader[t] = -1;
+    for (int i = 0; i < nn; i++)
+        for (int j = 0; j < g->nodes[i].ninputs; j++) {
+            int t = g->nodes[i].inputs[j];
+            if (t >= 0) reader[t] = reader[t] == -1 && j == 0 ? i : -2;
+        }
+    for (int i = 0; i < nn; i++) {
+        last[i] = first[i] = -1;
+        kind[i] = (unsigned char)stage_kind(cb, g, &g->nodes[i], me);
+    }
+    /* links: a stage's output read by one later stage only (the session runs that one
+     * after it; nodes between them do not see the value) */
+    for (int i = 0; i < nn; i++) {
+        int t = kind[i] ? g->nodes[i].outputs[0] : -1, r = t >= 0 ? reader[t] : -1;
+        next[i] = r > i && kind[r] && !(g->tensors[t].flags & NN_T_OUTPUT) ? r : -1;
+        if (next[i] >= 0) has_prev[next[i]] = 1;
+    }
+    for (int i = 0; i < nn; i++) {
+        if (!kind[i] || has_prev[i]) continue;
+        int len = 1, j = i;
+        size_t most = 0;
+        for (; next[j] >= 0; j = next[j], len++) {
+            size_t bytes = nn_tensor_bytes(&g->tensors[g->nodes[j].outputs[0]]);
+            if (bytes > most) most = bytes;
+        }
+        if (len < CHAIN_MIN_NODES || len > NN_CPU_CHAIN_MAX || most < CHAIN_MIN_TENSOR) continue;
+        for (int k = i; k >= 0; k = next[k]) last[k] = j, first[k] = i;
+    }
+    free(reader), free(kind), free(has_prev);
+    cb->chain_last = last, cb->chain_next = next, cb->chain_first = first;
+    return FFU_OK;
+}
+
+int nn_cpu_chain_member(const cpu_ctx *c)
+{
+    const cpu_backend *cb = c->cb;
+    return cb->chain_last && cb->lay_g == c->g && cb->chain_last[c->n - c->g->nodes] >= 0;
+}
+
+/* Output rows [a, b) of stage s read its input rows [*lo, *hi). */
+static void in_rows(const chain_stage *s, int64_t a, int64_t b, int64_t *lo, int64_t *hi)
+{
+    *lo = a * s->scale - s->pt;
+    *hi = (b - 1) * s->scale - s->pt + s->ext;
+    if (*lo < 0) *lo = 0;
+    if (*hi > s->IH) *hi = s->IH;
+}
+
+/* Floats a thread's area needs with the rings sized as now (and places them). */
+static size_t place_rings(struct nn_cpu_chain *ch)
+{
+    size_t at = 0, tmp = 0;
+    for (int s = 0; s < ch->n; s++) {
+        chain_stage *st = &ch->st[s];
+        st->ring = at;
+        at += ((size_t)(st->cap * st->OW * st->OC) + 15) / 16 * 16;
+        if (st->kind == NN_CPU_K_DW && ((const nn_cpu_dw *)st->k)->pool) {
+            const nn_cpu_dw *d = st->k;
+            size_t t = (size_t)(2 * d->OW * d->C);
+            if (t > tmp) tmp = t;
+        }
+    }
+    ch->tmp = at;
+    return at + (tmp + 15) / 16 * 16;
+}
+
+ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
+{
+    cpu_backend *cb = c->cb;
+    int me = (int)(c->n - g->nodes);
+    if (!cb->chain_last || cb->chain_last[me] != me) return FFU_OK;
+    int first = cb->chain_first[me], n = 0;
+    for (int k = first; k >= 0; k = cb->chain_next[k]) n++;
+    struct nn_cpu_chain *ch = calloc(1, sizeof *ch + sizeof(chain_stage) * (size_t)n);
+    if (!ch) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    ch->n = n;
+    ch->nthr = cb->base.threads > 0 ? cb->base.threads : 1;
+    for (int k = 0, i = first; k < n; k++, i = cb->chain_next[i]) {
+        const nn_node *m = &g->nodes[i];
+        cpu_node *p = m->priv;
+        chain_stage *s = &ch->st[k];
+        /* the member must run one of our kernels straight from and into its tensors */
+        if (!p || !p->kdata || p->kkind == NN_CPU_K_NONE) {
+            free(ch);
+            return FFU_OK;
+        }
+        const nn_tensor *x = nn_in(g, m, 0), *y = nn_out(g, m, 0);
+        s->kind = p->kkind, s->k = p->kdata, s->n = m, s->p = p;
+        s->IC = x->shape.d[1], s->IH = x->shape.d[2], s->IW = x->shape.d[3];
+        s->OC = y->shape.d[1], s->OH = y->shape.d[2], s->OW = y->shape.d[3];
+        ch->N = x->shape.d[0];
+        if (s->kind == NN_CPU_K_PW) {
+            s->scale = 1, s->pt = 0, s->ext = 1;
+        } else if (s->kind == NN_CPU_K_CF) {
+            const nn_cpu_cf *d = s->k;
+            s->scale = d->SH, s->pt = d->PT, s->ext = d->KH;
+        } else {
+            const nn_cpu_dw *d = s->k;
+            s->scale = d->pool ? 2 * d->SH : d->SH, s->pt = d->PT;
+            s->ext = d->pool ? d->SH + d->KH : d->KH;
+            if (s->ext > NN_CPU_DW_MAX_KH + 2) {
+                free(ch);
+                return FFU_OK;
+            }
+        }
+    }
+    /* a ring holds the rows one output row of the next stage reads */
+    for (int k = 0; k + 1 < n; k++) ch->st[k].cap = ch->st[k + 1].ext;
+    size_t area = place_rings(ch);
+    ch->area = area;
+    cpu_node *lp = c->p;
+    size_t need = area * sizeof(float) * (size_t)ch->nthr + 64;
+    if (need > lp->scratch_bytes) lp->scratch_bytes = need;
+    /* the input lives until the pipeline has run; the values between members are
+     * only ever rows in the rings */
+    nn_tensor *x0 = &g->tensors[g->nodes[first].inputs[0]];
+    if (x0->keep_to < me) x0->keep_to = me;
+    for (int k = 0; k + 1 < n; k++) g->tensors[ch->st[k].n->outputs[0]].unbacked = 1;
+    for (int k = 0; k < n; k++) {
+        cpu_node *p = ch->st[k].p;
+        char impl[sizeof p->impl + 32];
+        snprintf(impl, sizeof impl, "band %d/%d %s", k + 1, n, p->impl);
+        memcpy(p->impl, impl, sizeof p->impl - 1); /* cut to fit */
+        p->impl[sizeof p->impl - 1] = 0;
+        p->chain = ch;
+        p->chain_pos = k;
+    }
+    return FFU_OK;
+}
+
+void nn_cpu_chain_release(cpu_node *p)
+{
+    if (p && p->chain && p->chain_pos == p->chain->n - 1) free(p->chain);
+}
+
+/* ---- running ------------------------------------------------------------------------------- */
+
+typedef struct chain_job {
+    const struct nn_cpu_chain *ch;
+    const float *x;
+    float *y;
+    float *area;
+} chain_job;
+
+/* Row r of stage s's output in thread area a (image offset applied by the caller for
+ * the last stage through y). */
+static float *out_row(const struct nn_cpu_chain *ch, int s, float *a, float *y, int64_t r)
+{
+    const chain_stage *st = &ch->st[s];
+    if (s == ch->n - 1) return y + r * st->OW * st->OC;
+    return a + st->ring + (size_t)(r % st->cap) * (size_t)(st->OW * st->OC);
+}
+
+static const float *in_row(const struct nn_cpu_chain *ch, int s, float *a, const float *x,
+                           float *y, int64_t r)
+{
+    if (s == 0) return x + r * ch->st[0].IW * ch->st[0].IC;
+    return out_row(ch, s - 1, a, y, r);
+}
+
+/* Row r of stage s. */
+static void stage_row(const struct nn_cpu_chain *ch, int s, float *a, const float *x, float *y,
+                      int64_t r)
+{
+    const chain_stage *st = &ch->st[s];
+    float *dst = out_row(ch, s, a, y, r);
+    if (st->kind == NN_CPU_K_CF) { /* the first stage: x is the image, NCHW */
+        nn_cpu_cf_row_avx512(st->k, x, dst, r);
+    } else if (st->kind == NN_CPU_K_PW) {
+        nn_cpu_pw_pixels_avx512(st->k, in_row(ch, s, a, x, y, r), NULL, dst, 0, st->OW);
+    } else {
+        const float *rows[NN_CPU_DW_MAX_KH + 2];
+        for (int64_t k = 0; k < st->ext; k++) {
+            int64_t ih = r * st->scale - st->pt + k;
+            rows[k] = ih >= 0 && ih < st->IH ? in_row(ch, s, a, x, y, ih) : NULL;
+        }
+        nn_cpu_dw_ring_row_avx512(st->k, rows, dst, a + ch->tmp);
+    }
+}
+
+/* One thread's pipeline: done[s] is the next row stage s computes. */
+typedef struct chain_pull {
+    const struct nn_cpu_chain *ch;
+    float *a, *y;
+    const float *x;
+    int64_t done[NN_CPU_CHAIN_MAX];
+} chain_pull;
+
+/* Computes stage s up to row r (exclusive), one row at a time, each after the rows of
+ * the stage before that it reads: no ring ever holds more than one row's window. */
+static void pull(chain_pull *c, int s, int64_t r)
+{
+    const chain_stage *st = &c->ch->st[s];
+    for (; c->done[s] < r; c->done[s]++) {
+        int64_t q = c->done[s], lo, hi;
+        if (s > 0) {
+            in_rows(st, q, q + 1, &lo, &hi);
+            pull(c, s - 1, hi);
+        }
+        stage_row(c->ch, s, c->a, c->x, c->y, q);
+    }
+}
+
+/* Thread t of nthr runs strips t, t + nthr, ... of the ch->nthr that the scratch was
+ * sized for (fewer threads than planned still cover every row). */
+static void chain_thread(void *arg)
+{
+    const chain_job *j = arg;
+    const struct nn_cpu_chain *ch = j->ch;
+    int t = omp_get_thread_num(), nthr = omp_get_num_threads(), L = ch->n - 1;
+    if (t >= ch->nthr) return;
+    const chain_stage *s0 = &ch->st[0], *sl = &ch->st[L];
+    chain_pull c = {.ch = ch, .a = j->area + (size_t)t * ch->area};
+    for (int64_t img = 0; img < ch->N; img++) {
+        c.x = j->x + img * s0->IC * s0->IH * s0->IW;
+        c.y = j->y + img * sl->OC * sl->OH * sl->OW;
+        for (int strip = t; strip < ch->nthr; strip += nthr) {
+            int64_t y0 = sl->OH * strip / ch->nthr, ye = sl->OH * (strip + 1) / ch->nthr;
+            if (y0 >= ye) continue;
+            /* each stage starts at the first row the strip's first output row reads */
+            c.done[L] = y0;
+            for (int s = L; s > 0; s--) {
+                int64_t lo, hi;
+                in_rows(&ch->st[s], c.done[s], c.done[s] + 1, &lo, &hi);
+                c.done[s - 1] = lo;
+            }
+            pull(&c, L, ye);
+        }
+    }
+}
+
+/* 1 when [a, a + na) and [b, b + nb) share a byte. */
+static int overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y + nb && y < x + na;
+}
+
+ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void *scratch)
+{
+    struct nn_cpu_chain *ch = p->chain;
+    chain_stage *me = &ch->st[p->chain_pos];
+    me->in = in, me->out = out;
+    if (p->chain_pos < ch->n - 1) return FFU_OK; /* the last member runs them all */
+    const chain_stage *s0 = &ch->st[0], *sl = &ch->st[ch->n - 1];
+    const float *x = s0->in[0];
+    float *y = sl->out[0];
+    size_t xb = sizeof(float) * (size_t)(ch->N * s0->IC * s0->IH * s0->IW);
+    size_t yb = sizeof(float) * (size_t)(ch->N * sl->OC * sl->OH * sl->OW);
+    /* the planner keeps the input alive through the last member (keep_to) */
+    if (overlap(x, xb, y, yb))
+        return nn_node_error(sl->n, FFU_ERR_INTERNAL, "a band pipeline's output was planned "
+                             "over its input");
+    float *area = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    chain_job j = {ch, x, y, area};
+    if (ch->nthr <= 1) {
+        chain_thread(&j);
+        return FFU_OK;
+    }
+    GOMP_parallel(chain_thread, &j, (unsigned)ch->nthr, 0);
+    return FFU_OK;
+}
+
+#endif
