@@ -1301,9 +1301,72 @@ static void test_band_pipeline(void)
     }
 }
 
+/* x [1,3,199,161] -> [5x5 stride 2 first layer 3->24 relu6 -> 1x1 24->40 -> dw 3x3
+ * stride 2 relu -> 1x1 40->24 leaky -> dw 3x3, MaxPool 2x2 -> 1x1 24->56] -> dense 3x3
+ * -> y: strided members, 8-lane and masked channel tails, odd sizes at every stride. */
+static nn_graph *g_chain_strided(void)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {1, 3, 199, 161}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs), node;
+    nn_graph_mark_input(g, x);
+    uint64_t seed = 43;
+    int64_t s2[2] = {2, 2}, k2[2] = {2, 2};
+    int t = chain_conv(g, x, 3, 24, 0, 5, 2, NN_ACT_RELU6, &seed, &node);
+    nn_node_set_ints(g, node, "strides", s2, 2);
+    t = chain_conv(g, t, 24, 40, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, t, 40, 40, 1, 3, 1, NN_ACT_RELU, &seed, &node);
+    nn_node_set_ints(g, node, "strides", s2, 2);
+    t = chain_conv(g, t, 40, 24, 0, 1, 0, NN_ACT_LEAKY_RELU, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    int pooled = nn_graph_add_tensor(g, "pooled", FFU_DTYPE_UNDEFINED, NULL);
+    int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "mp", &t, 1, &pooled, 1);
+    nn_node_set_ints(g, mp, "kernel_shape", k2, 2);
+    nn_node_set_ints(g, mp, "strides", k2, 2);
+    t = chain_conv(g, pooled, 24, 56, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    int y = chain_conv(g, t, 56, 4, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* The strided graph in one pipeline of six on 1 and 2 threads, against ref. */
+static void test_band_pipeline_strided(void)
+{
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    size_t nw = 0, n = 0;
+    ffu_json *d = NULL;
+    float *want = run_graph(g_chain_strided(), &o, NULL, 0, &nw, &d);
+    ffu_json_free(d);
+    CHECK(want != NULL && nw > 0);
+    for (int threads = 1; threads <= 2 && want; threads++) {
+        o.backend = "cpu";
+        o.threads = threads;
+        float *got = run_graph(g_chain_strided(), &o, NULL, 0, &n, &d);
+        if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
+            ffu_json_free(d), free(got);
+            continue;
+        }
+        double worst = got && n == nw ? 0 : 1;
+        for (size_t i = 0; got && i < nw && n == nw; i++) {
+            double e = fabs((double)want[i] - got[i]) / (1.0 + fabs(want[i]));
+            if (e > worst) worst = e;
+        }
+        int bands = desc_int(d, "band_nodes");
+        printf("strided band pipeline, %d threads: %d nodes in it, worst %.3g\n", threads,
+               bands, worst);
+        CHECK(worst < 1e-4);
+        CHECK_EQ_INT(bands, ffu_cpu_features() & FFU_CPU_AVX512F ? 6 : 0);
+        ffu_json_free(d), free(got);
+    }
+    free(want);
+}
+
 TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
           test_heads_merged, test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
           test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
-          test_band_pipeline)
+          test_band_pipeline, test_band_pipeline_strided)
