@@ -40,6 +40,15 @@ typedef struct actv {
     int clamp_hi; /* the clamp's upper bound is finite (ReLU's is not) */
 } actv;
 
+/* One 16-channel output slice's epilogue in our 1x1 and first-layer kernels: bias,
+ * activation, how it is stored (V_*, and the mask of V_MASK). */
+typedef struct out_slice {
+    __m512 bias;
+    actv av;
+    int mode;
+    __mmask16 m;
+} out_slice;
+
 /* a's activation; ns its 16 slopes when a->neg. */
 INLINE actv act_init(const nn_cpu_act *a, const float *ns)
 {
@@ -68,6 +77,34 @@ INLINE int slice_mode(int64_t C, int64_t c0, __mmask16 *m)
     int64_t left = C - c0;
     *m = left >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1);
     return left >= 16 ? V_FULL : left == 8 ? V_HALF : V_MASK;
+}
+
+/* The output slice of channels [c0, c0 + 16) of C: bias b and slopes ns (per channel),
+ * activation a. */
+INLINE out_slice out_slice_at(const float *b, const float *ns, const nn_cpu_act *a, int64_t C,
+                              int64_t c0)
+{
+    out_slice s = {.bias = _mm512_load_ps(b + c0), .av = act_init(a, ns + c0)};
+    s.mode = slice_mode(C, c0, &s.m);
+    return s;
+}
+
+/* MaxPool's order, one more element t after u: t replaces u only where it is greater
+ * (a NaN never does, as in the reference's comparison). */
+INLINE __m512 pool_max(__m512 u, __m512 t)
+{
+    return _mm512_mask_mov_ps(u, _mm512_cmp_ps_mask(t, u, _CMP_GT_OQ), t);
+}
+
+/* The output columns [*lo, *hi) of a window KW wide at stride SW with PL columns of left
+ * padding whose whole window lies inside the IW input columns (of OW outputs). */
+INLINE void inner_columns(int64_t IW, int64_t KW, int64_t PL, int64_t SW, int64_t OW,
+                          int64_t *lo, int64_t *hi)
+{
+    *lo = (PL + SW - 1) / SW, *hi = 0;
+    if (IW - KW + PL >= 0) *hi = (IW - KW + PL) / SW + 1;
+    if (*hi > OW) *hi = OW;
+    if (*lo > *hi) *lo = *hi;
 }
 
 #endif

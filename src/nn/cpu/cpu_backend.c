@@ -103,6 +103,11 @@ int nn_cpu_blocked(const cpu_ctx *c, int t)
     return !c->plain && t >= 0 && cb->lay_g == c->g && t < cb->lay_nt && cb->lay[t] == 2;
 }
 
+int nn_cpu_stored_nhwc(const cpu_ctx *c, int t)
+{
+    return nn_cpu_layout(c, t) && (!nn_cpu_blocked(c, t) || c->g->tensors[t].shape.d[1] == 16);
+}
+
 int nn_cpu_wino_shape(const nn_graph *g, const nn_node *n)
 {
     const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *y = nn_out(g, n, 0);

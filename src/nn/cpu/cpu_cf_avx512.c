@@ -20,7 +20,6 @@
  * input channel, kernel row, kernel column), each product fused into the sum. Only
  * called after a runtime AVX-512F check. */
 #include <immintrin.h>
-#include <math.h>
 #include <stdint.h>
 
 #include "../backend.h"
@@ -43,14 +42,6 @@
 #define L30(X) L16(X) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) \
     X(27) X(28) X(29)
 
-/* One output slice's epilogue: bias, activation, how it is stored. */
-typedef struct cslice {
-    __m512 bias;
-    actv av;
-    int mode;
-    __mmask16 m;
-} cslice;
-
 /* The geometry a block needs, in locals (see actv in cpu_avx512.h). */
 typedef struct cgeo {
     int64_t plane, IW, K, Kp; /* input plane and row stride, output pixel stride, weights */
@@ -62,7 +53,7 @@ typedef struct cgeo {
  * rows. Accumulators are named variables (GCC spills arrays of vectors). */
 #define BLK1(name, LIST)                                                                   \
     INLINE void name(const cgeo *g, const float *x, const float *w, int nkh,             \
-                     const cslice *s, float *y, const int SW, const int mode)            \
+                     const out_slice *s, float *y, const int SW, const int mode)            \
     {                                                                                    \
         const int64_t plane = g->plane, IW = g->IW, Kp = g->Kp;                         \
         /* the output pixel stride, a constant where the slice kind fixes it: GCC        \
@@ -81,7 +72,7 @@ typedef struct cgeo {
                     LIST(FMA1)                                                           \
                 }                                                                        \
             }                                                                            \
-        const cslice sl = *s;                                                            \
+        const out_slice sl = *s;                                                            \
         LIST(OUT1)                                                                       \
     }
 #define DECL1(j) __m512 a##j = bias;
@@ -91,7 +82,7 @@ typedef struct cgeo {
 /* The same over two slices (the second may be partial): each broadcast feeds both. */
 #define BLK2(name, LIST)                                                                   \
     INLINE void name(const cgeo *g, const float *x, const float *w, int nkh,             \
-                     const cslice *s, float *y, const int SW, const int mode)            \
+                     const out_slice *s, float *y, const int SW, const int mode)            \
     {                                                                                    \
         const int64_t plane = g->plane, IW = g->IW, Kp = g->Kp;                         \
         const int64_t K = mode == V_FULL ? 32 : mode == V_HALF ? 24 : g->K;              \
@@ -109,7 +100,7 @@ typedef struct cgeo {
                     LIST(FMA2)                                                           \
                 }                                                                        \
             }                                                                            \
-        const cslice s0 = s[0], s1 = s[1];                                               \
+        const out_slice s0 = s[0], s1 = s[1];                                               \
         LIST(OUT2)                                                                       \
     }
 #define DECL2(j) __m512 a##j = b0, c##j = b1;
@@ -134,7 +125,7 @@ BLK2(blk2_4, L4)
  * image's first valid kernel row at channel 0, w that row's weights, iw0 the input
  * column under the first tap. */
 INLINE void pixel(const cgeo *g, const float *xr, const float *w, int nkh, int64_t iw0,
-                  const cslice *s, int ns, float *y)
+                  const out_slice *s, int ns, float *y)
 {
     const int64_t tap = g->C * g->Kp, row = g->KW * tap;
     for (int j = 0; j < ns; j++) {
@@ -154,15 +145,12 @@ INLINE void pixel(const cgeo *g, const float *xr, const float *w, int nkh, int64
 }
 
 /* One output row for a stride and the last slice's kind (the first of two is whole). */
-INLINE void row(const nn_cpu_cf *d, const cgeo *g, const cslice *s, const int ns,
+INLINE void row(const nn_cpu_cf *d, const cgeo *g, const out_slice *s, const int ns,
                 const float *xr, const float *w, int nkh, float *y, const int SW, const int mode)
 {
     const int64_t OW = d->OW, K = d->K, PL = d->PL, KW = d->KW;
-    /* the columns whose whole window lies inside the input width: [lo, hi) */
-    int64_t lo = (PL + SW - 1) / SW, hi = 0;
-    if (d->IW - KW + PL >= 0) hi = (d->IW - KW + PL) / SW + 1;
-    if (hi > OW) hi = OW;
-    if (lo > hi) lo = hi;
+    int64_t lo, hi; /* the columns whose whole window lies inside the input width */
+    inner_columns(d->IW, KW, PL, SW, OW, &lo, &hi);
     /* block widths: long, middle, short */
     const int64_t bl = ns == 1 ? 30 : 14, bm = ns == 1 ? 16 : 8, bs = ns == 1 ? 8 : 4;
 #define BLOCK(n1, n2, at)                                                                 \
@@ -198,7 +186,7 @@ INLINE void row(const nn_cpu_cf *d, const cgeo *g, const cslice *s, const int ns
  * immediate offsets. */
 #define ROW_FN(name, ns, SW, mode)                                                            \
     static __attribute__((noinline)) void name(const nn_cpu_cf *d, const cgeo *g,             \
-                                               const cslice *s, const float *xr,              \
+                                               const out_slice *s, const float *xr,              \
                                                const float *w, int nkh, float *y)             \
     {                                                                                        \
         row(d, g, s, ns, xr, w, nkh, y, SW, mode);                                           \
@@ -216,7 +204,7 @@ ROW_FN(row2_s2_full, 2, 2, V_FULL)
 ROW_FN(row2_s2_half, 2, 2, V_HALF)
 ROW_FN(row2_s2_mask, 2, 2, V_MASK)
 
-typedef void (*row_fn)(const nn_cpu_cf *, const cgeo *, const cslice *, const float *,
+typedef void (*row_fn)(const nn_cpu_cf *, const cgeo *, const out_slice *, const float *,
                        const float *, int, float *);
 
 void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int64_t oh)
@@ -226,11 +214,9 @@ void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int6
         {{row2_s1_full, row2_s1_half, row2_s1_mask}, {row2_s2_full, row2_s2_half, row2_s2_mask}},
     };
     const int ns = d->K > 16 ? 2 : 1;
-    cslice s[2];
+    out_slice s[2];
     for (int j = 0; j < ns; j++) {
-        s[j].bias = _mm512_load_ps(d->b + 16 * j);
-        s[j].mode = slice_mode(d->K, 16 * j, &s[j].m);
-        s[j].av = act_init(&d->act, d->ns + 16 * j);
+        s[j] = out_slice_at(d->b, d->ns, &d->act, d->K, 16 * j);
     }
     const cgeo g = {.plane = d->IH * d->IW, .IW = d->IW, .K = d->K, .Kp = d->Kp,
                     .C = (int)d->C, .KW = d->KW};

@@ -67,16 +67,11 @@ struct nn_cpu_chain {
 
 /* ---- planning ------------------------------------------------------------------------------ */
 
-/* 1 when tensor t holds channels-last bytes in this plan. */
-static int nhwc_bytes(const cpu_backend *cb, const nn_graph *g, int t)
-{
-    return cb->lay[t] == 1 || (cb->lay[t] == 2 && g->tensors[t].shape.d[1] == 16);
-}
-
 /* The kind of stage Conv node n can be (NN_CPU_K_NONE: none), from its shape alone; the
  * member's builder still decides (nn_cpu_chain_finish checks what it chose). */
-static int stage_kind(const cpu_backend *cb, const nn_graph *g, const nn_node *n, int me)
+static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
 {
+    const nn_graph *g = c->g;
     if (n->backend != me || n->op != NN_OP_CONV || n->ninputs < 2 || n->noutputs != 1 ||
         (n->ninputs > 3 && n->inputs[3] >= 0))
         return NN_CPU_K_NONE;
@@ -86,11 +81,11 @@ static int stage_kind(const cpu_backend *cb, const nn_graph *g, const nn_node *n
         x->shape.rank != 4 || y->shape.rank != 4 || w->shape.rank != 4 ||
         !nn_cpu_is_const(w) || (b && !nn_cpu_is_const(b)) ||
         !nn_shape_known(&x->shape) || !nn_shape_known(&y->shape) ||
-        !nhwc_bytes(cb, g, n->outputs[0]))
+        !nn_cpu_stored_nhwc(c, n->outputs[0]))
         return NN_CPU_K_NONE;
     /* a plain input: a first layer (the kernel reads NCHW), which can only head a chain */
-    int plain_in = cb->lay[n->inputs[0]] == 0;
-    if (!plain_in && !nhwc_bytes(cb, g, n->inputs[0])) return NN_CPU_K_NONE;
+    int plain_in = !nn_cpu_layout(c, n->inputs[0]);
+    if (!plain_in && !nn_cpu_stored_nhwc(c, n->inputs[0])) return NN_CPU_K_NONE;
     nn_window win; /* spatial dims right-aligned: [1] rows, [2] columns */
     if (nn_window_init(n, NN_WINDOW_CONV, 2, &x->shape.d[2], &w->shape.d[2], &win) != FFU_OK ||
         win.dil[1] != 1 || win.dil[2] != 1)
@@ -127,6 +122,7 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
         return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     }
     int *last = a, *next = a + nn, *first = a + 2 * nn;
+    const cpu_ctx ctx = {.cb = cb, .g = g}; /* the layouts just planned (layout_plan) */
     /* reader[t]: the one node that reads t (as its data input), -1 none, -2 several */
     for (int t = 0; t < nt; t++) reader[t] = -1;
     for (int i = 0; i < nn; i++)
@@ -136,7 +132,7 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
         }
     for (int i = 0; i < nn; i++) {
         last[i] = first[i] = -1;
-        kind[i] = (unsigned char)stage_kind(cb, g, &g->nodes[i], me);
+        kind[i] = (unsigned char)stage_kind(&ctx, &g->nodes[i], me);
     }
     /* links: a stage's output read by one later stage only (the session runs that one
      * after it; nodes between them do not see the value) */

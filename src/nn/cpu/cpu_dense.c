@@ -69,12 +69,6 @@ static void conv_epilogue(const cpu_ctx *c, const nn_tensor *b, const float *slo
     }
 }
 
-/* 1 when tensor t is stored NHWC byte for byte (channels-last, or nChw16c with 16). */
-static int stored_nhwc(const cpu_ctx *c, int t, int64_t C)
-{
-    return nn_cpu_layout(c, t) && (!nn_cpu_blocked(c, t) || C == 16);
-}
-
 /* How one of our NHWC kernels meets a Conv node's tensors: each one not stored NHWC
  * is staged through scratch (counted as a layout conversion of the node). */
 typedef struct nhwc_io {
@@ -88,9 +82,9 @@ static ffu_status nhwc_io_init(cpu_ctx *c, const nn_tensor *x, const nn_tensor *
                                const nn_tensor *r, nhwc_io *io)
 {
     const nn_node *n = c->n;
-    io->xl = stored_nhwc(c, n->inputs[0], x->shape.d[1]);
-    io->yl = stored_nhwc(c, n->outputs[0], y->shape.d[1]);
-    io->rl = r && stored_nhwc(c, n->inputs[3], y->shape.d[1]);
+    io->xl = nn_cpu_stored_nhwc(c, n->inputs[0]);
+    io->yl = nn_cpu_stored_nhwc(c, n->outputs[0]);
+    io->rl = r && nn_cpu_stored_nhwc(c, n->inputs[3]);
     if (nn_cpu_md_tensor(c, n->inputs[0], &io->src_t) < 0 ||
         nn_cpu_md_tensor(c, n->outputs[0], &io->dst_t) < 0 ||
         nn_cpu_md_cl(&io->src_md, &x->shape) < 0 || nn_cpu_md_cl(&io->dst_md, &y->shape) < 0 ||

@@ -289,18 +289,13 @@ INLINE void blkp_k3s1(const slice *s, const float *const *xr, int64_t off, const
 #undef TAP
 #undef FA
     (void)ax, (void)bx;
-/* MaxPool's order: the first element, then each later one if greater */
-#define MAXI(u, t) u = _mm512_mask_mov_ps(u, _mm512_cmp_ps_mask(t, u, _CMP_GT_OQ), t);
-#define POOL(q, j0, j1)                                                         \
-    {                                                                           \
-        __m512 u = act(av, a##j0), t1 = act(av, a##j1), t2 = act(av, b##j0),    \
-               t3 = act(av, b##j1);                                             \
-        MAXI(u, t1) MAXI(u, t2) MAXI(u, t3)                                     \
-        st(y + q * C, u, mode, m);                                              \
-    }
+#define POOL(q, j0, j1)                                                                    \
+    st(y + q * C,                                                                          \
+       pool_max(pool_max(pool_max(act(av, a##j0), act(av, a##j1)), act(av, b##j0)),       \
+                act(av, b##j1)),                                                           \
+       mode, m);
     POOL(0, 0, 1) POOL(1, 2, 3) POOL(2, 4, 5) POOL(3, 6, 7)
 #undef POOL
-#undef MAXI
 }
 
 /* Eight outputs of any kernel width and stride (all taps valid for all eight), arguments
@@ -403,10 +398,7 @@ INLINE void prow_slice(const slice *s, const nn_cpu_dw *d, const float *const *r
         for (int k = 0; k < 4; k++)
             pixel(s, d, rows + (k >> 1), 2 * q + (k & 1), wc, NULL, t[k], mode);
         __m512 u = ld(t[0], mode, s->m);
-        for (int k = 1; k < 4; k++) {
-            __m512 v = ld(t[k], mode, s->m);
-            u = _mm512_mask_mov_ps(u, _mm512_cmp_ps_mask(v, u, _CMP_GT_OQ), v);
-        }
+        for (int k = 1; k < 4; k++) u = pool_max(u, ld(t[k], mode, s->m));
         st(yr + q * C, u, mode, s->m);
         q++;
     }
@@ -456,15 +448,6 @@ typedef void (*prow_fn)(const slice *, const nn_cpu_dw *, const float *const *, 
 typedef void (*row_fn)(const slice *, const nn_cpu_dw *, const float *const *, const float *,
                        const float *, float *, int, int, int64_t, int64_t);
 
-/* The columns of output rows whose whole window lies inside the input width. */
-static void inner_columns(const nn_cpu_dw *d, int64_t *ow_lo, int64_t *ow_hi)
-{
-    *ow_lo = (d->PL + d->SW - 1) / d->SW, *ow_hi = 0;
-    if (d->IW - d->KW + d->PL >= 0) *ow_hi = (d->IW - d->KW + d->PL) / d->SW + 1;
-    if (*ow_hi > d->OW) *ow_hi = d->OW;
-    if (*ow_lo > *ow_hi) *ow_lo = *ow_hi;
-}
-
 /* The slice of channels [c0, c0 + 16): *s filled, its store mode returned. */
 static int slice_at(const nn_cpu_dw *d, int64_t c0, slice *s)
 {
@@ -479,7 +462,7 @@ static void conv_row(const nn_cpu_dw *d, const float *const *rows, const float *
 {
     const int64_t C = d->C;
     int64_t ow_lo, ow_hi;
-    inner_columns(d, &ow_lo, &ow_hi);
+    inner_columns(d->IW, d->KW, d->PL, d->SW, d->OW, &ow_lo, &ow_hi);
     int kh0 = 0, kh1 = d->KH;
     while (kh0 < kh1 && !rows[kh0]) kh0++;
     while (kh1 > kh0 && !rows[kh1 - 1]) kh1--;
@@ -504,11 +487,8 @@ static void pool_row(const nn_cpu_dw *d, const float *a, const float *b, float *
             __mmask16 m;
             int mode = slice_mode(C, c0, &m);
             const float *p0 = a + 2 * pw * C + c0, *p1 = b + 2 * pw * C + c0;
-            /* MaxPool's order: the first element, then each later one if greater */
-            __m512 v = ld(p0, mode, m);
-            v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p0 + C, mode, m), v, _CMP_GT_OQ), ld(p0 + C, mode, m));
-            v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p1, mode, m), v, _CMP_GT_OQ), ld(p1, mode, m));
-            v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(ld(p1 + C, mode, m), v, _CMP_GT_OQ), ld(p1 + C, mode, m));
+            __m512 v = pool_max(ld(p0, mode, m), ld(p0 + C, mode, m));
+            v = pool_max(pool_max(v, ld(p1, mode, m)), ld(p1 + C, mode, m));
             st(y + pw * C + c0, v, mode, m);
         }
 }
@@ -521,7 +501,7 @@ static void pooled_row(const nn_cpu_dw *d, const float *const *rows, float *dst,
     if (d->KH == 3 && d->KW == 3 && d->SH == 1 && d->SW == 1 && rows[0] && rows[1] && rows[2] &&
         rows[3]) {
         int64_t ow_lo, ow_hi;
-        inner_columns(d, &ow_lo, &ow_hi);
+        inner_columns(d->IW, d->KW, d->PL, d->SW, d->OW, &ow_lo, &ow_hi);
         prow_fn full = C == 16 ? prow_full16 : C == 32 ? prow_full32 : C == 64 ? prow_full64
                      : prow_full;
         for (int64_t c0 = 0; c0 < C; c0 += 16) {

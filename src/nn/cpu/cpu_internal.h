@@ -295,6 +295,9 @@ int nn_cpu_layout(const cpu_ctx *c, int t);
 /* 1 when tensor t is stored nChw16c (4-D, channels a multiple of 16) in this plan: only
  * the Conv and MaxPool builders meet such tensors (layout_plan). */
 int nn_cpu_blocked(const cpu_ctx *c, int t);
+/* 1 when tensor t is stored NHWC byte for byte in this plan (channels-last, or nChw16c
+ * with 16 channels): our NHWC kernels read and write it as it is. */
+int nn_cpu_stored_nhwc(const cpu_ctx *c, int t);
 /* 1 when Conv node n has the shape that runs oneDNN's Winograd where its check passes
  * (ours, build_wino_custom, has its own rule): 3x3, stride 1, undilated, ungrouped,
  * >= 16 input channels, >= 32x32 output, no fused pool. */

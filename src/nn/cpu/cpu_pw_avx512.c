@@ -33,16 +33,8 @@
 #define ACC8(X) ACC4(X) X(4) X(5) X(6) X(7)
 #define ACC16(X) ACC8(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 
-/* One output slice's epilogue: bias, activation, how it is stored. */
-typedef struct pslice {
-    __m512 bias;
-    actv av;
-    int mode;
-    __mmask16 m;
-} pslice;
-
 /* Sixteen pixels of one slice: x the first pixel's input, y its output. */
-INLINE void blk16(const float *x, int64_t Ci, const float *w, const pslice *s, const float *res,
+INLINE void blk16(const float *x, int64_t Ci, const float *w, const out_slice *s, const float *res,
                   float *y, int64_t Co)
 {
     const __m512 bias = s->bias;
@@ -65,7 +57,7 @@ INLINE void blk16(const float *x, int64_t Ci, const float *w, const pslice *s, c
 }
 
 /* Eight pixels of two slices (the second may be partial). */
-INLINE void blk8x2(const float *x, int64_t Ci, const float *w, int64_t Cop, const pslice *s,
+INLINE void blk8x2(const float *x, int64_t Ci, const float *w, int64_t Cop, const out_slice *s,
                    const float *res, float *y, int64_t Co)
 {
     const __m512 b0 = s[0].bias, b1 = s[1].bias;
@@ -101,7 +93,7 @@ INLINE void blk8x2(const float *x, int64_t Ci, const float *w, int64_t Cop, cons
  * slices blocks of eight (24 accumulators) were up to 7% slower (64 -> 48 at 160x160:
  * 145 against 155 GFLOP/s) and of six up to 3%; with four, blocks of six 1-5%, of seven
  * (28, broadcasts or weights from memory operands) 3-8%, of three about 22%. */
-INLINE void blk4xn(const float *x, int64_t Ci, const float *w, const pslice *s, const float *res,
+INLINE void blk4xn(const float *x, int64_t Ci, const float *w, const out_slice *s, const float *res,
                    float *y, int64_t Co, const int n)
 {
     const int64_t Cop = 16 * n;
@@ -149,7 +141,7 @@ INLINE void blk4xn(const float *x, int64_t Ci, const float *w, const pslice *s, 
  * middle vector holds the first pixel's channels 16-23 and the second's 0-7, so it is
  * multiplied by the two pixels' values merged in one register; the weight rows, bias
  * and slopes are stored twice over (48 wide) to match. */
-INLINE void blk24(const float *x, int64_t Ci, const float *w, const pslice *s, const float *res,
+INLINE void blk24(const float *x, int64_t Ci, const float *w, const out_slice *s, const float *res,
                   float *y)
 {
     const __m512 b0 = s[0].bias, b1 = s[1].bias, b2 = s[2].bias;
@@ -185,7 +177,7 @@ INLINE void blk24(const float *x, int64_t Ci, const float *w, const pslice *s, c
 }
 
 /* One pixel, any number of slices (up to four). */
-INLINE void pixel(const float *x, int64_t Ci, const float *w, int64_t Cop, const pslice *s,
+INLINE void pixel(const float *x, int64_t Ci, const float *w, int64_t Cop, const out_slice *s,
                   int ns, const float *res, float *y)
 {
     for (int j = 0; j < ns; j++) {
@@ -201,11 +193,10 @@ INLINE void pixels(const nn_cpu_pw *d, const float *src, const float *res, float
 {
     const int64_t Ci = Cc ? Cc : d->Ci, Co = d->Co, Cop = d->Cop;
     const int ns = (int)((Co + 15) / 16), nv = (int)(Cop / 16);
-    pslice s[4];
+    out_slice s[4];
     for (int j = 0; j < nv; j++) {
-        s[j].bias = _mm512_load_ps(d->b + 16 * j);
-        s[j].mode = j < ns ? slice_mode(Co, 16 * j, &s[j].m) : V_FULL;
-        s[j].av = act_init(&d->act, d->ns + 16 * j);
+        /* beyond the outputs (24 stored twice over) whole slices */
+        s[j] = out_slice_at(d->b, d->ns, &d->act, j < ns ? Co : Cop, 16 * j);
     }
     const int per = ns == 1 || Co == 24 ? 16 : ns == 2 ? 8 : 4;
     int64_t p = p0;

@@ -292,16 +292,12 @@ INLINE void store_out(const tile_out *o, __m512 v, int64_t oy, int64_t ox)
 }
 
 /* The 2x2 max pool of a (row 2i, column 2j), b (2i, 2j + 1), c (2i + 1, 2j), e (2i + 1,
- * 2j + 1) stored at pooled (py, px) when inside: MaxPool's order, the first element,
- * then each later one if greater. */
+ * 2j + 1) stored at pooled (py, px) when inside, in MaxPool's order. */
 INLINE void store_pool(const tile_out *o, __m512 a, __m512 b, __m512 c, __m512 e, int64_t py,
                        int64_t px)
 {
     if (py >= o->OH / 2 || px >= o->YW) return;
-    a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(b, a, _CMP_GT_OQ), b);
-    a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(c, a, _CMP_GT_OQ), c);
-    a = _mm512_mask_mov_ps(a, _mm512_cmp_ps_mask(e, a, _CMP_GT_OQ), e);
-    _mm512_storeu_ps(o->y + (py * o->YW + px) * o->K, a);
+    _mm512_storeu_ps(o->y + (py * o->YW + px) * o->K, pool_max(pool_max(pool_max(a, b), c), e));
 }
 
 /* Columns j and j + 1 (a and b, m rows each) of tile (ty, tx): the epilogue, then the
