@@ -40,7 +40,8 @@ typedef struct nn_backend_ops {
     int (*supports)(nn_backend *b, const nn_graph *g, const nn_node *n);
     /* Per-node set-up after shapes are final (may allocate; called once per plan).
      * Nodes are prepared in run order, before memory is planned: prepare may set a
-     * tensor's keep_to (the value must stay allocated through a later node) or
+     * tensor's keep_to (the value must stay allocated, and not be written over in
+     * place, through a later node) or
      * unbacked (no run reads or writes it: no memory; run() then sees NULL for it). */
     ffu_status (*prepare)(nn_backend *b, nn_graph *g, nn_node *n);
     /* Scratch bytes the node needs at run time (may be 0), in the backend's space. */

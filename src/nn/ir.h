@@ -134,7 +134,8 @@ typedef struct nn_tensor {
     int alias;       /* tensor whose memory this one shares (Reshape, in place); -1 */
     int space;       /* memory space of its planned buffer (backend.h): 0 = host */
     /* set by a backend's prepare for the planner (backend.h) */
-    int keep_to;     /* stays allocated at least through node keep_to (0: no such need) */
+    int keep_to;     /* stays allocated, and nothing is written over it in place, at
+                        least through node keep_to (0: no such need) */
     int unbacked;    /* never written or read by any run: gets no memory */
 } nn_tensor;
 

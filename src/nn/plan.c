@@ -195,6 +195,7 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
                          ? g->tensors[n->inputs[0]].alias
                          : n->inputs[0];
             if (needs_memory(x) && !(r->flags & (NN_T_INPUT | NN_T_OUTPUT)) && x0 != root &&
+                !x->keep_to && !r->keep_to &&
                 r->space == out->space &&
                 x->dtype == out->dtype && x->nbytes == out->nbytes && last[root] == i) {
                 out->alias = root;
@@ -212,6 +213,7 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
                 int root = x->alias >= 0 ? x->alias : in;
                 const nn_tensor *r = &g->tensors[root];
                 if (!needs_memory(x) || (r->flags & (NN_T_INPUT | NN_T_OUTPUT))) continue;
+                if (x->keep_to || r->keep_to) continue; /* a pipeline reads it later */
                 if (x->dtype != out->dtype || x->nbytes != out->nbytes) continue;
                 if (r->space != out->space) continue;
                 if (last[root] != i) continue; /* someone reads it later */

@@ -104,6 +104,13 @@ static const tcase cases[] = {
     {NN_OP_CONV, "1x20x6x52 dw k5 p2 prelu[1]", 3, {S4(1, 20, 6, 52), S4(20, 1, 5, 5), S1(20)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=20;pads=2,2,2,2", .act = NN_ACT_PRELU, .act_slope = 2},
     {NN_OP_CONV, "1x64x9x20 dw k3 p0 s2x1 clip", 3, {S4(1, 64, 9, 20), S4(64, 1, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=64;strides=2,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
     {NN_OP_CONV, "1x33x5x6 dw k3 p3 prelu[1]", 3, {S4(1, 33, 5, 6), S4(33, 1, 3, 3), S1(33)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=33;pads=3,3,3,3", .act = NN_ACT_PRELU, .act_slope = 2},
+    /* 3-wide stride-1 columns with 16n + 8 channels in pixel pairs (blk_pair_k3s1):
+     * per-channel slopes doubled, a residual, an interior of exactly 16 columns, no
+     * left pad with a row stride, and 14 columns (too few: slices) */
+    {NN_OP_CONV, "2x40x11x35 dw k3 pairs prelu[C]", 3, {S4(2, 40, 11, 35), S4(40, 1, 3, 3), S1(40)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=40;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "1x56x5x18 dw k3 pairs +res", 4, {S4(1, 56, 5, 18), S4(56, 1, 3, 3), S1(56), S4(1, 56, 5, 18)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=56;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "1x24x8x33 dw k3 s2x1 p0 pairs", 3, {S4(1, 24, 8, 33), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=24;strides=2,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
+    {NN_OP_CONV, "1x24x4x16 dw k3 p1 (14 inner)", 3, {S4(1, 24, 4, 16), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=24;pads=1,1,1,1"},
     {NN_OP_CONV, "1x16x3x40 dw k1x7 SAME_UPPER", 3, {S4(1, 16, 3, 40), S4(16, 1, 1, 7), S1(16)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=16;auto_pad=SAME_UPPER"},
     /* the fused residual (input 3, ir.h): oneDNN's sum post-op, before the
      * activation (chained post-op, or a second step for PReLU), our depthwise kernel,

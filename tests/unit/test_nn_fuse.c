@@ -1253,6 +1253,18 @@ static nn_graph *g_chain(int64_t N, int64_t H, int64_t W, int variant)
     return g;
 }
 
+/* The worst error of got (n floats) against the first nw of want, relative to 1 + |want|;
+ * 1 when got is missing or shorter. */
+static double worst_error(const float *want, size_t nw, const float *got, size_t n)
+{
+    double worst = got && n >= nw ? 0 : 1;
+    for (size_t i = 0; worst < 1 && i < nw; i++) {
+        double e = fabs((double)want[i] - got[i]) / (1.0 + fabs(want[i]));
+        if (e > worst) worst = e;
+    }
+    return worst;
+}
+
 /* The pipeline computes what the reference kernels compute, on one and two threads
  * (two strips, the rows above the second one computed twice), for odd sizes (edge
  * columns, an odd row left over by the pool) and a batch of two; with an intermediate
@@ -1282,12 +1294,7 @@ static void test_band_pipeline(void)
                     ffu_json_free(d), free(got);
                     continue;
                 }
-                size_t cmp = variant == 1 ? nw : n; /* variant 1: a second output after y */
-                double worst = got && n >= nw ? 0 : 1;
-                for (size_t i = 0; got && i < nw && i < cmp; i++) {
-                    double e = fabs((double)want[i] - got[i]) / (1.0 + fabs(want[i]));
-                    if (e > worst) worst = e;
-                }
+                double worst = worst_error(want, nw, got, n); /* variant 1: y, then more */
                 int bands = desc_int(d, "band_nodes");
                 int expect = variant == 0 && (ffu_cpu_features() & FFU_CPU_AVX512F) ? 7 : 0;
                 printf("band pipeline %lldx%lldx%lld variant %d, %d threads: %d nodes in it, "
@@ -1349,11 +1356,7 @@ static void test_band_pipeline_strided(void)
             ffu_json_free(d), free(got);
             continue;
         }
-        double worst = got && n == nw ? 0 : 1;
-        for (size_t i = 0; got && i < nw && n == nw; i++) {
-            double e = fabs((double)want[i] - got[i]) / (1.0 + fabs(want[i]));
-            if (e > worst) worst = e;
-        }
+        double worst = n == nw ? worst_error(want, nw, got, n) : 1;
         int bands = desc_int(d, "band_nodes");
         printf("strided band pipeline, %d threads: %d nodes in it, worst %.3g\n", threads,
                bands, worst);
@@ -1364,9 +1367,106 @@ static void test_band_pipeline_strided(void)
     free(want);
 }
 
+/* t + r, then ReLU: a residual Add the plan fuses into the Conv that produced t. */
+static int chain_add_relu(nn_graph *g, int t, int r)
+{
+    int in[2] = {t, r};
+    int s = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    int y = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    nn_graph_add_node(g, NN_OP_ADD, "", in, 2, &s, 1);
+    nn_graph_add_node(g, NN_OP_RELU, "", &s, 1, &y, 1);
+    return y;
+}
+
+/* x [1,3,H,W] -> [first layer 3x3 3->24 relu -> (dw 3x3 -> 1x1 24->24, + a branch's
+ * value) -> (dw 5x5 -> 1x1, + the block's input b1) = b2 -> (1x1 -> dw 3x3 -> 1x1 ->
+ * dw 3x3 -> 1x1, + b2) -> dw 3x3 -> 1x1 24->16] -> dense 3x3 -> y, the branch a dense
+ * 3x3 3->24 of x: residuals read from a buffer and from rings two and five stages back
+ * (BlazeFace's blocks, and one whose ring must hold more rows than the 1x1 after it
+ * reads: one row fewer fails this test, checked). variant 1: a depthwise Conv after the
+ * last one also adds b2 (a residual no member takes), so that value leaves the
+ * pipeline: one pipeline ends at b2 and the next reads it from its buffer. */
+static nn_graph *g_chain_res(int64_t H, int64_t W, int variant)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {1, 3, H, W}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    uint64_t seed = 47;
+    int branch = chain_conv(g, x, 3, 24, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
+    int t = chain_conv(g, x, 3, 24, 0, 3, 1, NN_ACT_RELU, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    int b1 = t = chain_add_relu(g, t, branch);
+    t = chain_conv(g, t, 24, 24, 1, 5, 2, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    int b2 = t = chain_add_relu(g, t, b1);
+    t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_RELU, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    t = chain_add_relu(g, t, b2);
+    t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    if (variant) t = chain_add_relu(g, chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL), b2);
+    t = chain_conv(g, t, 24, 16, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    int y = chain_conv(g, t, 16, 8, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* Pipelines (nodes whose impl starts "band 1/") in a session's description. */
+static int desc_pipelines(const ffu_json *d)
+{
+    const ffu_json *nodes = ffu_json_get(d, "nodes");
+    int k = 0;
+    for (size_t i = 0; i < ffu_json_len(nodes); i++) {
+        const char *impl = ffu_json_string(ffu_json_get(ffu_json_at(nodes, i), "impl"));
+        k += impl && strncmp(impl, "band 1/", 7) == 0;
+    }
+    return k;
+}
+
+/* Residuals in pipelines: the graph above in one pipeline of twelve on 1 and 2 threads
+ * and in variant 1 in two of five and six (the depthwise Conv adding b2 in neither),
+ * against ref. */
+static void test_band_pipeline_residual(void)
+{
+    for (int variant = 0; variant <= 1; variant++) {
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = "ref";
+        size_t nw = 0, n = 0;
+        ffu_json *d = NULL;
+        float *want = run_graph(g_chain_res(163, 97, variant), &o, NULL, 0, &nw, &d);
+        ffu_json_free(d);
+        CHECK(want != NULL && nw > 0);
+        for (int threads = 1; threads <= 2 && want; threads++) {
+            o.backend = "cpu";
+            o.threads = threads;
+            float *got = run_graph(g_chain_res(163, 97, variant), &o, NULL, 0, &n, &d);
+            if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
+                ffu_json_free(d), free(got);
+                continue;
+            }
+            double worst = n == nw ? worst_error(want, nw, got, n) : 1;
+            int bands = desc_int(d, "band_nodes"), pipes = desc_pipelines(d);
+            printf("residual band pipeline variant %d, %d threads: %d nodes in %d, worst %.3g\n",
+                   variant, threads, bands, pipes, worst);
+            int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
+            CHECK(worst < 1e-4);
+            CHECK_EQ_INT(bands, avx512 ? 12 - variant : 0);
+            CHECK_EQ_INT(pipes, avx512 ? 1 + variant : 0);
+            ffu_json_free(d), free(got);
+        }
+        free(want);
+    }
+}
+
 TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
           test_heads_merged, test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
           test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
-          test_band_pipeline, test_band_pipeline_strided)
+          test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_residual)

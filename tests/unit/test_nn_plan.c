@@ -258,6 +258,19 @@ static void test_unread_outputs(void)
     nn_graph_destroy(g);
 }
 
+/* x -> t[1] -> ... -> t[n], n ReLUs of shape 4x100, t[n] the output; t[0] is x. */
+static nn_graph *relu_chain(int n, int *t)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) != FFU_OK) return NULL;
+    nn_shape s = shape2(4, 100);
+    t[0] = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &s);
+    nn_graph_mark_input(g, t[0]);
+    for (int i = 1; i <= n; i++) t[i] = add(g, NN_OP_RELU, &t[i - 1], 1, s);
+    nn_graph_mark_output(g, t[n]);
+    return g;
+}
+
 /* What a backend may ask at prepare (backend.h; the cpu band pipelines do): x -> a -> b ->
  * c -> d -> e with b and c unbacked gets no memory for them, and a kept through the node
  * that makes d does not share its block with d; without keep_to, d takes a's block (a's
@@ -266,15 +279,11 @@ static void test_backend_requests(void)
 {
     if (!nn_op_get(NN_OP_RELU)) TEST_SKIP("Relu is not implemented yet");
     for (int keep = 0; keep <= 1; keep++) {
-        nn_graph *g;
-        CHECK(nn_graph_create(&g) == FFU_OK);
-        nn_shape s = shape2(4, 100);
-        int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &s);
-        nn_graph_mark_input(g, x);
-        int a = add(g, NN_OP_RELU, &x, 1, s), b = add(g, NN_OP_RELU, &a, 1, s);
-        int c = add(g, NN_OP_RELU, &b, 1, s), d = add(g, NN_OP_RELU, &c, 1, s);
-        int e = add(g, NN_OP_RELU, &d, 1, s);
-        nn_graph_mark_output(g, e);
+        int t[6];
+        nn_graph *g = relu_chain(5, t);
+        CHECK(g != NULL);
+        if (!g) return;
+        int a = t[1], b = t[2], c = t[3], d = t[4];
         g->tensors[b].unbacked = g->tensors[c].unbacked = 1;
         if (keep) g->tensors[a].keep_to = g->tensors[d].producer;
         nn_plan_stats st;
@@ -287,5 +296,28 @@ static void test_backend_requests(void)
     }
 }
 
+/* A value a backend keeps through a node (keep_to) is read there in the backend's own
+ * order (a band pipeline), so that node's output is never planned over it in place:
+ * x -> a -> b -> c with aliasing on; without keep_to, b writes over a. */
+static void test_keep_to_not_in_place(void)
+{
+    if (!nn_op_get(NN_OP_RELU)) TEST_SKIP("Relu is not implemented yet");
+    for (int keep = 0; keep <= 1; keep++) {
+        int t[4];
+        nn_graph *g = relu_chain(3, t);
+        CHECK(g != NULL);
+        if (!g) return;
+        int a = t[1], b = t[2];
+        if (keep) g->tensors[a].keep_to = g->tensors[b].producer;
+        nn_plan_stats st;
+        CHECK(nn_plan_memory(g, 1, &st) == FFU_OK);
+        CHECK(g->tensors[a].offset >= 0 && g->tensors[b].offset >= 0);
+        CHECK_EQ_INT(g->tensors[b].offset == g->tensors[a].offset, !keep);
+        CHECK_EQ_INT(st.ninplace, keep ? 0 : 1);
+        nn_graph_destroy(g);
+    }
+}
+
 TEST_MAIN(test_chain_reuses_two_buffers, test_inputs_and_outputs_are_dedicated, test_views_alias,
-          test_random_graphs_sound, test_unread_outputs, test_backend_requests)
+          test_random_graphs_sound, test_unread_outputs, test_backend_requests,
+          test_keep_to_not_in_place)

@@ -16,6 +16,11 @@
  * read rings directly. With T threads the last member's rows are cut into T strips,
  * each a pipeline of its own (the rows above a strip's start are computed twice).
  *
+ * A 1x1 member may add a residual (BlazeFace's blocks: depthwise -> 1x1 + the block's
+ * input): read from its buffer when the pipeline does not compute it, else from the
+ * ring of the member that does, which then keeps every row computed since the row the
+ * adding member reads.
+ *
  * The members are planned as usual (their builders prefer our kernels,
  * nn_cpu_chain_member) and the session runs them in order: every member but the last
  * only records its buffers, the last runs the pipeline. The planner is told that the
@@ -40,6 +45,8 @@ int omp_get_thread_num(void);
 int omp_get_num_threads(void);
 void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
 
+enum { RES_NONE = -1, RES_BUFFER = -2 };
+
 /* Chains shorter than this, or whose tensors all fit in L2 anyway, are not worth it. */
 #define CHAIN_MIN_NODES 3
 #define CHAIN_MIN_TENSOR (1u << 20)
@@ -53,6 +60,9 @@ typedef struct chain_stage {
     /* output rows [a, b) read input rows [a * scale - pt, (b - 1) * scale - pt + ext) */
     int64_t scale, pt, ext;
     int64_t cap;      /* ring rows (0 for the last stage: it writes the output) */
+    /* the residual a 1x1 member adds: RES_NONE, RES_BUFFER (a value outside the
+     * pipeline, read where it is stored) or the earlier stage whose ring holds it */
+    int res;
     size_t ring;      /* offset of the ring in a thread's area, floats */
     void *const *in, *const *out; /* recorded at run time */
 } chain_stage;
@@ -72,11 +82,16 @@ struct nn_cpu_chain {
 static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
 {
     const nn_graph *g = c->g;
-    if (n->backend != me || n->op != NN_OP_CONV || n->ninputs < 2 || n->noutputs != 1 ||
-        (n->ninputs > 3 && n->inputs[3] >= 0))
+    if (n->backend != me || n->op != NN_OP_CONV || n->ninputs < 2 || n->noutputs != 1)
         return NN_CPU_K_NONE;
     const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *y = nn_out(g, n, 0);
     const nn_tensor *b = n->ninputs > 2 ? nn_in(g, n, 2) : NULL;
+    /* a fused residual (1x1 members only): stored as the output is */
+    int res = n->ninputs > 3 && n->inputs[3] >= 0;
+    const nn_tensor *r = res ? nn_in(g, n, 3) : NULL;
+    if (res && (!r || r->dtype != FFU_DTYPE_F32 || nn_cpu_is_const(r) ||
+                !nn_cpu_stored_nhwc(c, n->inputs[3])))
+        return NN_CPU_K_NONE;
     if (!x || !w || !y || x->dtype != FFU_DTYPE_F32 || y->dtype != FFU_DTYPE_F32 ||
         x->shape.rank != 4 || y->shape.rank != 4 || w->shape.rank != 4 ||
         !nn_cpu_is_const(w) || (b && !nn_cpu_is_const(b)) ||
@@ -93,7 +108,7 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
     int64_t C = x->shape.d[1], M = y->shape.d[1], group = nn_attr_int(n, "group", 1);
     int64_t pool = nn_attr_int(n, "_pool", 0);
     if (plain_in)
-        return group == 1 && !pool && C <= 4 && M <= 32 && win.k[1] <= 7 && win.k[2] <= 7 &&
+        return !res && group == 1 && !pool && C <= 4 && M <= 32 && win.k[1] <= 7 && win.k[2] <= 7 &&
                        (win.stride[2] == 1 || win.stride[2] == 2)
                    ? NN_CPU_K_CF
                    : NN_CPU_K_NONE;
@@ -101,10 +116,18 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
         win.stride[2] == 1 && !win.pad0[1] && !win.pad0[2] && !win.pad1[1] && !win.pad1[2] &&
         !pool && M <= 64 && C <= 256)
         return NN_CPU_K_PW;
-    if (group == C && M == C && w->shape.d[1] == 1 && win.k[1] * win.k[2] <= 64 &&
+    if (!res && group == C && M == C && w->shape.d[1] == 1 && win.k[1] * win.k[2] <= 64 &&
         (pool == 0 || pool == 2))
         return NN_CPU_K_DW;
     return NN_CPU_K_NONE;
+}
+
+/* 1 when following the links from node k reaches node s. */
+static int follows(const int *next, int k, int s)
+{
+    for (int steps = 0; k >= 0 && steps <= NN_CPU_CHAIN_MAX; k = next[k], steps++)
+        if (k == s) return 1;
+    return 0;
 }
 
 ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
@@ -115,32 +138,55 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
     if (!cb->bands || cb->base.bf16 || !(ffu_cpu_features() & FFU_CPU_AVX512F) ||
         nn < CHAIN_MIN_NODES)
         return FFU_OK;
-    int *a = malloc(sizeof(int) * 3 * (size_t)nn), *reader = malloc(sizeof(int) * (size_t)nt);
+    int *a = malloc(sizeof(int) * 3 * (size_t)nn), *data = malloc(sizeof(int) * 2 * (size_t)nt);
     unsigned char *kind = malloc((size_t)nn), *has_prev = calloc((size_t)nn, 1);
-    if (!a || !reader || !kind || !has_prev) {
-        free(a), free(reader), free(kind), free(has_prev);
+    if (!a || !data || !kind || !has_prev) {
+        free(a), free(data), free(kind), free(has_prev);
         return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     }
-    int *last = a, *next = a + nn, *first = a + 2 * nn;
+    int *last = a, *next = a + nn, *first = a + 2 * nn, *added = data + nt;
     const cpu_ctx ctx = {.cb = cb, .g = g}; /* the layouts just planned (layout_plan) */
-    /* reader[t]: the one node that reads t (as its data input), -1 none, -2 several */
-    for (int t = 0; t < nt; t++) reader[t] = -1;
+    /* data[t]: the one node that reads t as its data input (-1 none, -2 several, or t is
+     * also read otherwise); added[t]: the one Conv that adds t as its fused residual (-1
+     * none, -2 several) */
+    for (int t = 0; t < nt; t++) data[t] = added[t] = -1;
     for (int i = 0; i < nn; i++)
         for (int j = 0; j < g->nodes[i].ninputs; j++) {
             int t = g->nodes[i].inputs[j];
-            if (t >= 0) reader[t] = reader[t] == -1 && j == 0 ? i : -2;
+            if (t < 0) continue;
+            if (j == 3 && g->nodes[i].op == NN_OP_CONV)
+                added[t] = added[t] == -1 ? i : -2;
+            else
+                data[t] = data[t] == -1 && j == 0 ? i : -2;
         }
     for (int i = 0; i < nn; i++) {
         last[i] = first[i] = -1;
         kind[i] = (unsigned char)stage_kind(&ctx, &g->nodes[i], me);
     }
     /* links: a stage's output read by one later stage only (the session runs that one
-     * after it; nodes between them do not see the value) */
+     * after it; nodes between them do not see the value), and at most added as the
+     * residual of one 1x1 stage */
     for (int i = 0; i < nn; i++) {
-        int t = kind[i] ? g->nodes[i].outputs[0] : -1, r = t >= 0 ? reader[t] : -1;
-        next[i] = r > i && kind[r] && !(g->tensors[t].flags & NN_T_OUTPUT) ? r : -1;
-        if (next[i] >= 0) has_prev[next[i]] = 1;
+        int t = kind[i] ? g->nodes[i].outputs[0] : -1, r = t >= 0 ? data[t] : -1;
+        int ok = r > i && kind[r] && !(g->tensors[t].flags & NN_T_OUTPUT) &&
+                 (added[t] == -1 || (added[t] >= 0 && kind[added[t]] == NN_CPU_K_PW));
+        next[i] = ok ? r : -1;
     }
+    /* a value between members lives only in its pipeline's rings, so the stage adding it
+     * must come later in the same pipeline: drop links until that holds for every one
+     * (dropping a link can leave another's reader outside) */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < nn; i++) {
+            int t = g->nodes[i].outputs[0];
+            if (next[i] >= 0 && added[t] >= 0 && !follows(next, next[i], added[t])) {
+                next[i] = -1;
+                changed = 1;
+            }
+        }
+    }
+    for (int i = 0; i < nn; i++)
+        if (next[i] >= 0) has_prev[next[i]] = 1;
     for (int i = 0; i < nn; i++) {
         if (!kind[i] || has_prev[i]) continue;
         int len = 1, j = i;
@@ -152,7 +198,7 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
         if (len < CHAIN_MIN_NODES || len > NN_CPU_CHAIN_MAX || most < CHAIN_MIN_TENSOR) continue;
         for (int k = i; k >= 0; k = next[k]) last[k] = j, first[k] = i;
     }
-    free(reader), free(kind), free(has_prev);
+    free(data), free(kind), free(has_prev);
     cb->chain_last = last, cb->chain_next = next, cb->chain_first = first;
     return FFU_OK;
 }
@@ -232,6 +278,33 @@ ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
     }
     /* a ring holds the rows one output row of the next stage reads */
     for (int k = 0; k + 1 < n; k++) ch->st[k].cap = ch->st[k + 1].ext;
+    /* and, for a residual added later, every row computed since the row the adding
+     * stage reads: when stage s computes row r, stage j (stride 1 up to s) has computed
+     * rows up to r + lead, lead the sum of ext - 1 - pt of the stages between */
+    for (int k = 0; k < n; k++) {
+        chain_stage *s = &ch->st[k];
+        const nn_node *m = s->n;
+        s->res = RES_NONE;
+        if (m->ninputs <= 3 || m->inputs[3] < 0) continue;
+        s->res = RES_BUFFER;
+        for (int j = 0; j < k; j++)
+            if (ch->st[j].n->outputs[0] == m->inputs[3]) s->res = j;
+        if (s->res == RES_BUFFER) {
+            nn_tensor *r = &g->tensors[m->inputs[3]];
+            if (r->keep_to < me) r->keep_to = me; /* read when the pipeline runs */
+            continue;
+        }
+        int64_t lead = 0, ok = 1;
+        for (int q = s->res + 1; q < k; q++) {
+            ok &= ch->st[q].scale == 1;
+            lead += ch->st[q].ext - 1 - ch->st[q].pt;
+        }
+        if (!ok || lead < 0) { /* not a residual block's shape: members run one by one */
+            free(ch);
+            return FFU_OK;
+        }
+        if (ch->st[s->res].cap < lead + 1) ch->st[s->res].cap = lead + 1;
+    }
     size_t area = place_rings(ch);
     ch->area = area;
     cpu_node *lp = c->p;
@@ -284,16 +357,30 @@ static const float *in_row(const struct nn_cpu_chain *ch, int s, float *a, const
     return out_row(ch, s - 1, a, y, r);
 }
 
+/* One thread's pipeline on one image: done[s] is the next row stage s computes; res[s]
+ * the image's residual of a stage that reads it from its buffer. */
+typedef struct chain_pull {
+    const struct nn_cpu_chain *ch;
+    float *a, *y;
+    const float *x;
+    const float *res[NN_CPU_CHAIN_MAX];
+    int64_t done[NN_CPU_CHAIN_MAX];
+} chain_pull;
+
 /* Row r of stage s. */
-static void stage_row(const struct nn_cpu_chain *ch, int s, float *a, const float *x, float *y,
-                      int64_t r)
+static void stage_row(const chain_pull *c, int s, int64_t r)
 {
+    const struct nn_cpu_chain *ch = c->ch;
     const chain_stage *st = &ch->st[s];
-    float *dst = out_row(ch, s, a, y, r);
+    float *a = c->a, *y = c->y, *dst = out_row(ch, s, a, y, r);
+    const float *x = c->x;
     if (st->kind == NN_CPU_K_CF) { /* the first stage: x is the image, NCHW */
         nn_cpu_cf_row_avx512(st->k, x, dst, r);
     } else if (st->kind == NN_CPU_K_PW) {
-        nn_cpu_pw_pixels_avx512(st->k, in_row(ch, s, a, x, y, r), NULL, dst, 0, st->OW);
+        const float *res = st->res == RES_NONE     ? NULL
+                           : st->res == RES_BUFFER ? c->res[s] + r * st->OW * st->OC
+                                                   : out_row(ch, st->res, a, y, r);
+        nn_cpu_pw_pixels_avx512(st->k, in_row(ch, s, a, x, y, r), res, dst, 0, st->OW);
     } else {
         const float *rows[NN_CPU_DW_MAX_KH + 2];
         for (int64_t k = 0; k < st->ext; k++) {
@@ -303,14 +390,6 @@ static void stage_row(const struct nn_cpu_chain *ch, int s, float *a, const floa
         nn_cpu_dw_ring_row_avx512(st->k, rows, dst, a + ch->tmp);
     }
 }
-
-/* One thread's pipeline: done[s] is the next row stage s computes. */
-typedef struct chain_pull {
-    const struct nn_cpu_chain *ch;
-    float *a, *y;
-    const float *x;
-    int64_t done[NN_CPU_CHAIN_MAX];
-} chain_pull;
 
 /* Computes stage s up to row r (exclusive), one row at a time, each after the rows of
  * the stage before that it reads: no ring ever holds more than one row's window. */
@@ -323,7 +402,7 @@ static void pull(chain_pull *c, int s, int64_t r)
             in_rows(st, q, q + 1, &lo, &hi);
             pull(c, s - 1, hi);
         }
-        stage_row(c->ch, s, c->a, c->x, c->y, q);
+        stage_row(c, s, q);
     }
 }
 
@@ -340,6 +419,12 @@ static void chain_thread(void *arg)
     for (int64_t img = 0; img < ch->N; img++) {
         c.x = j->x + img * s0->IC * s0->IH * s0->IW;
         c.y = j->y + img * sl->OC * sl->OH * sl->OW;
+        for (int s = 0; s <= L; s++) {
+            const chain_stage *st = &ch->st[s];
+            c.res[s] = st->res == RES_BUFFER
+                           ? (const float *)st->in[3] + img * st->OC * st->OH * st->OW
+                           : NULL;
+        }
         for (int strip = t; strip < ch->nthr; strip += nthr) {
             int64_t y0 = sl->OH * strip / ch->nthr, ye = sl->OH * (strip + 1) / ch->nthr;
             if (y0 >= ye) continue;
@@ -373,8 +458,15 @@ ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void
     float *y = sl->out[0];
     size_t xb = sizeof(float) * (size_t)(ch->N * s0->IC * s0->IH * s0->IW);
     size_t yb = sizeof(float) * (size_t)(ch->N * sl->OC * sl->OH * sl->OW);
-    /* the planner keeps the input alive through the last member (keep_to) */
-    if (overlap(x, xb, y, yb))
+    /* the planner keeps the input, and residuals read from their buffers, alive through
+     * the last member and writes nothing over them (keep_to) */
+    int over = overlap(x, xb, y, yb);
+    for (int s = 0; s < ch->n; s++) {
+        const chain_stage *st = &ch->st[s];
+        size_t rb = sizeof(float) * (size_t)(ch->N * st->OC * st->OH * st->OW);
+        if (st->res == RES_BUFFER) over |= overlap(st->in[3], rb, y, yb);
+    }
+    if (over)
         return nn_node_error(sl->n, FFU_ERR_INTERNAL, "a band pipeline's output was planned "
                              "over its input");
     float *area = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);

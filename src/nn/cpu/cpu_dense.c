@@ -140,13 +140,15 @@ static ffu_status nhwc_kernel_steps(cpu_ctx *c, const nhwc_io *io, cpu_kernel_fn
 }
 
 /* nhwc_kernel_steps for our kernel of kind (NN_CPU_K_*); a node that is that one step,
- * straight from its input into its output without a residual, is marked as such (a
- * band pipeline may take the kernel over, cpu_chain.c). */
+ * straight from its input into its output (and, for a 1x1 kernel, from its residual;
+ * other kernels without one), is marked as such (a band pipeline may take the kernel
+ * over, cpu_chain.c). */
 static ffu_status our_kernel_steps(cpu_ctx *c, const nhwc_io *io, cpu_kernel_fn fn, int kind,
                                    const void *kd, int res, size_t tmp_bytes)
 {
     ffu_status st = nhwc_kernel_steps(c, io, fn, kd, res, tmp_bytes);
-    if (st == FFU_OK && io->xl && io->yl && !res) c->p->kkind = kind, c->p->kdata = kd;
+    if (st == FFU_OK && io->xl && io->yl && (!res || (kind == NN_CPU_K_PW && io->rl)))
+        c->p->kkind = kind, c->p->kdata = kd;
     return st;
 }
 
@@ -213,8 +215,11 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
 
     int64_t Cp = (C + 15) / 16 * 16, K = win->k[1] * win->k[2];
+    /* pixel pairs (cpu_dw_avx512.c, blk_pair_k3s1) */
+    int pairs = C % 16 == 8 && win->k[2] == 3 && win->stride[2] == 1;
     float *tail;
-    nn_cpu_dw *d = own_kernel_data(c, sizeof *d, (size_t)(Cp * (K + 2)), &tail);
+    nn_cpu_dw *d = own_kernel_data(c, sizeof *d, (size_t)((Cp + (pairs ? 2 * C : 0)) * (K + 2)),
+                                   &tail);
     if (!d) return FFU_ERR_NOMEM;
     d->act = oc.av;
     d->N = x->shape.d[0], d->C = C, d->Cp = Cp;
@@ -231,6 +236,16 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     for (int64_t ch = 0; ch < C; ch++)
         for (int64_t k = 0; k < K; k++) d->w[k * Cp + ch] = wd[ch * K + k];
     conv_epilogue(c, b, oc.slopes, oc.nslopes, C, d->b, d->ns);
+    if (pairs) {
+        d->w2 = d->ns + Cp;
+        d->b2 = d->w2 + 2 * C * K;
+        d->ns2 = d->b2 + 2 * C;
+        for (int64_t i = 0; i < 2 * C; i++) {
+            for (int64_t k = 0; k < K; k++) d->w2[k * 2 * C + i] = d->w[k * Cp + i % C];
+            d->b2[i] = d->b[i % C];
+            d->ns2[i] = d->ns[i % C];
+        }
+    }
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:dw_avx512");
     /* with a pool, the threads' row buffers (two conv rows each) */
     size_t tmp = pool ? sizeof(float) * 2 * (size_t)(d->OW * C) * (size_t)c->cb->base.threads : 0;

@@ -298,6 +298,55 @@ INLINE void blkp_k3s1(const slice *s, const float *const *xr, int64_t off, const
 #undef POOL
 }
 
+/* Sixteen outputs of a 3-wide stride-1 kernel as eight pixel pairs, for C = 16n + 8
+ * channels (24, 40, ...): a pair's 2C channels fill C / 8 vectors, where one pixel's
+ * leave a vector half empty (a quarter of the FMA lanes idle at 24 channels). This is
+ * vector k of each pair: channels 16k.. of the pair, running on into the second pixel
+ * past C, so weights, bias and slopes come stored twice over, 2C wide (nn_cpu_dw's w2,
+ * b2, ns2). xr the valid input rows (nkh), off the offset in each of the vector under
+ * the first pair's first tap, w the first valid row's taps for vector k (tap stride
+ * 2C); y and res (may be NULL) point at the first pair's vector k. Input vector s of
+ * the row is tap s - 2j of pair j: each is loaded once and feeds one or two outputs.
+ * Every output's sum is made in the same order as blk_k3s1's. */
+INLINE void blk_pair_k3s1(__m512 bias, actv av, const float *const *xr, int64_t off,
+                          const float *w, int nkh, const float *res, float *y, int64_t C)
+{
+    const int64_t W2 = 2 * C;
+    __m512 a0, a1, a2, a3, a4, a5, a6, a7;
+#define INIT(j) a##j = res ? _mm512_add_ps(bias, _mm512_loadu_ps(res + j * W2)) : bias;
+    ACC8(INIT)
+#undef INIT
+    for (int kh = 0; kh < nkh; kh++, w += 3 * W2) {
+        const __m512 w0 = _mm512_load_ps(w), w1 = _mm512_load_ps(w + W2),
+                     w2 = _mm512_load_ps(w + 2 * W2);
+        const float *p = xr[kh] + off;
+        __m512 v;
+/* input vectors 2j + 1 (tap 1 of pair j) and 2j + 2 (tap 2 of pair j, tap 0 of j + 1) */
+#define PAIR(j, k)                            \
+    v = _mm512_loadu_ps(p + (2 * j + 1) * C); \
+    PIN(v);                                   \
+    a##j = _mm512_fmadd_ps(w1, v, a##j);      \
+    v = _mm512_loadu_ps(p + (2 * j + 2) * C); \
+    PIN(v);                                   \
+    a##j = _mm512_fmadd_ps(w2, v, a##j);      \
+    a##k = _mm512_fmadd_ps(w0, v, a##k);
+        v = _mm512_loadu_ps(p);
+        PIN(v);
+        a0 = _mm512_fmadd_ps(w0, v, a0);
+        PAIR(0, 1) PAIR(1, 2) PAIR(2, 3) PAIR(3, 4) PAIR(4, 5) PAIR(5, 6) PAIR(6, 7)
+#undef PAIR
+        v = _mm512_loadu_ps(p + 15 * C);
+        PIN(v);
+        a7 = _mm512_fmadd_ps(w1, v, a7);
+        v = _mm512_loadu_ps(p + 16 * C);
+        PIN(v);
+        a7 = _mm512_fmadd_ps(w2, v, a7);
+    }
+#define OUT(j) _mm512_storeu_ps(y + j * W2, act(av, a##j));
+    ACC8(OUT)
+#undef OUT
+}
+
 /* Eight outputs of any kernel width and stride (all taps valid for all eight), arguments
  * as blk_k3s1. */
 INLINE void blk_any(const slice *s, const float *const *xr, int64_t off, const float *w, int nkh,
@@ -404,6 +453,51 @@ INLINE void prow_slice(const slice *s, const nn_cpu_dw *d, const float *const *r
     }
 }
 
+/* One output pixel, every slice. */
+static void pixel_all(const nn_cpu_dw *d, const float *const *rows, int64_t ow, const float *rr,
+                      float *yr);
+
+/* One output row of a 3-wide stride-1 kernel for C = 16n + 8 channels in pixel pairs
+ * (blk_pair_k3s1), the columns outside [ow_lo, ow_hi) one pixel at a time; that range
+ * holds at least sixteen. Arguments as row_slice, for all channels. */
+INLINE void row_pairs(const nn_cpu_dw *d, const float *const *rows, const float *rr, float *yr,
+                      int kh0, int kh1, int64_t ow_lo, int64_t ow_hi, int64_t Cc)
+{
+    const int64_t C = Cc ? Cc : d->C, W2 = 2 * C;
+    const float *const *xr = rows + kh0;
+    const float *w0 = d->w2 + kh0 * 3 * W2;
+    int nkh = kh1 - kh0;
+    int overlap = !rr || rr != yr; /* as in row_slice */
+    int64_t ow = 0;
+    for (; ow < ow_lo; ow++) pixel_all(d, rows, ow, rr, yr);
+    while (ow < ow_hi) {
+        if (ow + 16 > ow_hi) {
+            if (!overlap) break;
+            ow = ow_hi - 16;
+        }
+        for (int64_t k = 0; k < W2; k += 16)
+            blk_pair_k3s1(_mm512_load_ps(d->b2 + k), act_init(&d->act, d->ns2 + k), xr,
+                          (ow - d->PL) * C + k, w0 + k, nkh, rr ? rr + ow * C + k : NULL,
+                          yr + ow * C + k, C);
+        ow += 16;
+    }
+    for (; ow < d->OW; ow++) pixel_all(d, rows, ow, rr, yr);
+}
+
+static __attribute__((noinline)) void row_pairs24(const nn_cpu_dw *d, const float *const *rows,
+                                                  const float *rr, float *yr, int kh0, int kh1,
+                                                  int64_t ow_lo, int64_t ow_hi)
+{
+    row_pairs(d, rows, rr, yr, kh0, kh1, ow_lo, ow_hi, 24);
+}
+
+static __attribute__((noinline)) void row_pairs_any(const nn_cpu_dw *d, const float *const *rows,
+                                                    const float *rr, float *yr, int kh0, int kh1,
+                                                    int64_t ow_lo, int64_t ow_hi)
+{
+    row_pairs(d, rows, rr, yr, kh0, kh1, ow_lo, ow_hi, 0);
+}
+
 /* The slice kinds as separate functions, so that each gets its own registers; and
  * instances for the common channel counts: with the pixel stride a constant every
  * input of a block is at an immediate offset, where a run-time stride needs an index
@@ -456,6 +550,17 @@ static int slice_at(const nn_cpu_dw *d, int64_t c0, slice *s)
     return slice_mode(d->C, c0, &s->m);
 }
 
+static void pixel_all(const nn_cpu_dw *d, const float *const *rows, int64_t ow, const float *rr,
+                      float *yr)
+{
+    for (int64_t c0 = 0; c0 < d->C; c0 += 16) {
+        slice s;
+        int mode = slice_at(d, c0, &s);
+        pixel(&s, d, rows, ow, d->w + c0, rr ? rr + ow * d->C + c0 : NULL, yr + ow * d->C + c0,
+              mode);
+    }
+}
+
 /* One convolution output row: rows its KH input rows (NULL for padding), rr the
  * residual row or NULL, yr the output row. */
 static void conv_row(const nn_cpu_dw *d, const float *const *rows, const float *rr, float *yr)
@@ -466,6 +571,10 @@ static void conv_row(const nn_cpu_dw *d, const float *const *rows, const float *
     int kh0 = 0, kh1 = d->KH;
     while (kh0 < kh1 && !rows[kh0]) kh0++;
     while (kh1 > kh0 && !rows[kh1 - 1]) kh1--;
+    if (d->w2 && ow_hi - ow_lo >= 16) { /* C = 16n + 8, 3 wide, stride 1 */
+        (C == 24 ? row_pairs24 : row_pairs_any)(d, rows, rr, yr, kh0, kh1, ow_lo, ow_hi);
+        return;
+    }
     row_fn full = C == 16 ? row_full16 : C == 24 ? row_full24 : C == 32 ? row_full32
                 : C == 48 ? row_full48 : C == 64 ? row_full64 : C == 96 ? row_full96
                 : C == 128 ? row_full128 : row_full;

@@ -144,7 +144,9 @@ typedef struct nn_cpu_act {
 
 /* Depthwise 2-D convolution, NHWC f32 (cpu_dw_avx512.c). Weights are repacked as
  * [KH][KW][Cp] and bias (zeros when absent) and slopes as [Cp], Cp = C rounded up to
- * 16, zero padded, 64-byte aligned. */
+ * 16, zero padded, 64-byte aligned. For C = 16n + 8 with a 3-wide stride-1 kernel, also
+ * as pixel pairs: w2 [KH][KW][2C], b2 and ns2 [2C], each channel row stored twice over
+ * (NULL otherwise). */
 typedef struct nn_cpu_dw {
     int64_t N, C, Cp, IH, IW, OH, OW;
     int KH, KW, SH, SW, PT, PL;
@@ -152,6 +154,7 @@ typedef struct nn_cpu_dw {
     int res;  /* a residual is the kernel step's third argument */
     int pool; /* a fused 2x2 stride-2 max pool follows (output rows are pooled rows) */
     float *w, *b, *ns;
+    float *w2, *b2, *ns2;
 } nn_cpu_dw;
 
 /* Output rows [row0, row1) of the N * OH rows (N * (OH / 2) pooled rows with pool);
