@@ -219,6 +219,11 @@ static const tcase cases[] = {
     {NN_OP_CONV, "cf 2x3->28 k4 s1x2 SAME_UPPER", 3, {S4(2, 3, 9, 71), S4(28, 3, 4, 4), S1(28)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=1,2;auto_pad=SAME_UPPER", .act = NN_ACT_RELU},
     {NN_OP_CONV, "cf 3->17 k3 s2x1 p3 rows padding", 3, {S4(1, 3, 5, 6), S4(17, 3, 3, 3), S1(17)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,1;pads=3,3,3,3", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
     {NN_OP_CONV, "cf 2->5 k7x2 s2 narrow", 3, {S4(1, 2, 12, 5), S4(5, 2, 7, 2), S1(5)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2;pads=2,1,3,0", .act = NN_ACT_RELU},
+    /* 64 outputs (two groups of two slices) and a fused 2x2 pool (two conv rows, then
+     * their maxima; odd rows and columns dropped) */
+    {NN_OP_CONV, "cf 3->64 k3 valid +relu +pool", 3, {S4(1, 3, 31, 45), S4(64, 3, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "_cpu_cf=1;_pool=2", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "cf 2x4->64 k5 s2 p2 +prelu[C]", 3, {S4(2, 4, 19, 53), S4(64, 4, 5, 5), S1(64)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2;pads=2,2,2,2", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "cf 2x3->24 k3 p1 +pool odd", 3, {S4(2, 3, 15, 21), S4(24, 3, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_cf=1;_pool=2;pads=1,1,1,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
     {NN_OP_CONV, "cf 3->16 k1 s2 (1x1)", 3, {S4(1, 3, 11, 66), S4(16, 3, 1, 1), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2", .act = NN_ACT_RELU},
     {NN_OP_CONV, "cf 3->24 k3 s2 (default)", 3, {S4(1, 3, 15, 39), S4(24, 3, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU, .impl = "facefuse:cf_avx512"},
     {NN_OP_CONV, "cf(oneDNN) 3->16 k3 s2", 3, {S4(1, 3, 15, 39), S4(16, 3, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=0;strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU},

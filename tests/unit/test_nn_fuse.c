@@ -1464,9 +1464,75 @@ static void test_band_pipeline_residual(void)
     }
 }
 
+/* ---- our first-layer kernel on an NHWC image (TF.js models) ------------------------------- */
+
+static int cf_nhwc_variant;
+
+/* x [N,H,W,3] -> Transpose to NCHW (stored channels-last: the image as it came) -> Conv
+ * 3 -> M -> y. Variant 0: 3x3 valid into 64 + ReLU, then a 2x2 MaxPool the plan fuses
+ * (the liveness model's layer: ours by default); 1: 5x5 stride 2 pads 1,1,2,2 into 24,
+ * leaky (BlazeFace's, forced with _cpu_cf); 2: 3x3 pads 1 into 32 with a batch of 2,
+ * forced. */
+static nn_graph *g_cf_nhwc(void)
+{
+    static const int64_t dims[3][3] = {{1, 45, 37}, {1, 39, 51}, {2, 23, 41}};
+    const int v = cf_nhwc_variant;
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {dims[v][0], dims[v][1], dims[v][2], 3}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs), node;
+    nn_graph_mark_input(g, x);
+    int t = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    int tr = nn_graph_add_node(g, NN_OP_TRANSPOSE, "", &x, 1, &t, 1);
+    int64_t perm[4] = {0, 3, 1, 2};
+    nn_node_set_ints(g, tr, "perm", perm, 4);
+    uint64_t seed = 53;
+    int y;
+    if (v == 0) {
+        int c = chain_conv(g, t, 3, 64, 0, 3, 0, NN_ACT_RELU, &seed, NULL);
+        y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+        int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "mp", &c, 1, &y, 1);
+        int64_t k2[2] = {2, 2};
+        nn_node_set_ints(g, mp, "kernel_shape", k2, 2);
+        nn_node_set_ints(g, mp, "strides", k2, 2);
+    } else if (v == 1) {
+        y = chain_conv(g, t, 3, 24, 0, 5, 1, NN_ACT_LEAKY_RELU, &seed, &node);
+        int64_t s2[2] = {2, 2}, pads[4] = {1, 1, 2, 2};
+        nn_node_set_ints(g, node, "strides", s2, 2);
+        nn_node_set_ints(g, node, "pads", pads, 4);
+        nn_node_set_int(g, node, "_cpu_cf", 1);
+    } else {
+        y = chain_conv(g, t, 3, 32, 0, 3, 1, NN_ACT_NONE, &seed, &node);
+        nn_node_set_int(g, node, "_cpu_cf", 1);
+    }
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* Our first-layer kernel reads the NHWC image where it is stored (three channels a
+ * pixel apart) and matches ref, with and without a fused pool and 64 outputs. */
+static void test_first_layer_nhwc(void)
+{
+    for (cf_nhwc_variant = 0; cf_nhwc_variant < 3; cf_nhwc_variant++) {
+        float *yc, *yr;
+        size_t n = 0;
+        ffu_json *d;
+        if (cpu_and_ref(g_cf_nhwc, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
+        int ours = desc_impls(d, "facefuse:cf_avx512");
+        double e = yr ? nmse(yr, yc, n) : 1;
+        printf("first layer on an NHWC image, variant %d: %d of ours, nmse %.3g\n",
+               cf_nhwc_variant, ours, e);
+        CHECK(yr != NULL);
+        CHECK(e < 1e-10);
+        CHECK_EQ_INT(ours, (ffu_cpu_features() & FFU_CPU_AVX512F) ? 1 : 0);
+        free(yc), free(yr), ffu_json_free(d);
+    }
+}
+
 TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
           test_heads_merged, test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
           test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
-          test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_residual)
+          test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_residual,
+          test_first_layer_nhwc)

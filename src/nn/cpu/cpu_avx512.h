@@ -96,6 +96,20 @@ INLINE __m512 pool_max(__m512 u, __m512 t)
     return _mm512_mask_mov_ps(u, _mm512_cmp_ps_mask(t, u, _CMP_GT_OQ), t);
 }
 
+/* The 2x2 stride-2 max pool of rows a and b (C channels, 2 * PW pixels each) into y. */
+INLINE void pool2_row(const float *a, const float *b, float *y, int64_t PW, int64_t C)
+{
+    for (int64_t pw = 0; pw < PW; pw++)
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            __mmask16 m;
+            int mode = slice_mode(C, c0, &m);
+            const float *p0 = a + 2 * pw * C + c0, *p1 = b + 2 * pw * C + c0;
+            __m512 v = pool_max(ld(p0, mode, m), ld(p0 + C, mode, m));
+            v = pool_max(pool_max(v, ld(p1, mode, m)), ld(p1 + C, mode, m));
+            st(y + pw * C + c0, v, mode, m);
+        }
+}
+
 /* The output columns [*lo, *hi) of a window KW wide at stride SW with PL columns of left
  * padding whose whole window lies inside the IW input columns (of OW outputs). */
 INLINE void inner_columns(int64_t IW, int64_t KW, int64_t PL, int64_t SW, int64_t OW,

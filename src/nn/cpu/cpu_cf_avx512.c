@@ -1,17 +1,21 @@
-/* Our own "first layer" convolution for the cpu backend: a plain NCHW f32 image with few
- * channels (C <= 4: RGB, gray) into at most 32 output channels written channels-last
- * (NHWC), with AVX-512. Every face detector starts so (YuNet 3x3 s2 3 -> 16 at 640x640,
- * UltraFace 3x3 s2 3 -> 16, BlazeFace 5x5 s2 3 -> 24 or 32), and there oneDNN 2.6 has
- * only its direct kernel writing nChw16c (exactly NHWC for 16 channels; other counts
- * need a reorder) or brgconv on a staged NHWC copy of the image.
+/* Our own "first layer" convolution for the cpu backend: an f32 image with few channels
+ * (C <= 4: RGB, gray), plain NCHW or, with 3 channels, stored NHWC (TF.js models), into
+ * at most 32 output channels or exactly 64, written channels-last (NHWC), with AVX-512,
+ * optionally followed by a fused 2x2 stride-2 max pool. Every face detector starts so
+ * (YuNet 3x3 s2 3 -> 16 at 640x640, UltraFace 3x3 s2 3 -> 16, BlazeFace 5x5 s2 3 -> 24
+ * or 32), and there oneDNN 2.6 has only its direct kernel writing nChw16c (exactly NHWC
+ * for 16 channels; other counts need a reorder) or brgconv on a staged NHWC copy of the
+ * image; the liveness model's 3x3 3 -> 64 layer with its pool ran at 66 GFLOP/s there
+ * (its 4 MB unpooled output streams through L3 on the Intel host).
  *
  * The work is one output row per call (nn_cpu_cf_row_avx512), so that a banded pipeline
- * can produce rows in any order into a ring buffer. A block is up to thirty output
- * pixels of one 16-channel slice (up to 16 outputs) or fourteen pixels of two slices
- * (17-32): up to 30 accumulators in registers, and for each input channel, kernel row
- * and tap one weight row per slice times each pixel's input value broadcast from
- * memory. With the stride a compile-time constant every broadcast is an immediate
- * offset from one pointer. Long blocks matter: each block ends in a drain (the last
+ * can produce rows in any order into a ring buffer; a pooled row is two such rows into
+ * a buffer, then their maxima. A block is up to thirty output pixels of one 16-channel
+ * slice (up to 16 outputs) or fourteen pixels of two slices (17-32; 64 outputs are two
+ * such groups): up to 30 accumulators in registers, and for each input channel, kernel
+ * row and tap one weight row per slice times each pixel's input value broadcast from
+ * memory. With the stride and the input's pixel step (1 plain, 3 NHWC) compile-time
+ * constants every broadcast is an immediate offset from one pointer. Long blocks matter: each block ends in a drain (the last
  * taps' latency, the activation and stores), and 16-pixel blocks ran at 75% of the FMA
  * peak where 30-pixel ones reach 92% (in L1, 3x3 kernel, 3 channels). Shorter blocks
  * finish a row; columns whose window reaches into the left or right padding take a
@@ -44,7 +48,7 @@
 
 /* The geometry a block needs, in locals (see actv in cpu_avx512.h). */
 typedef struct cgeo {
-    int64_t plane, IW, K, Kp; /* input plane and row stride, output pixel stride, weights */
+    int64_t plane, IW, K, Kp; /* input channel and row stride, output pixel stride, weights */
     int C, KW;
 } cgeo;
 
@@ -53,12 +57,13 @@ typedef struct cgeo {
  * rows. Accumulators are named variables (GCC spills arrays of vectors). */
 #define BLK1(name, LIST)                                                                   \
     INLINE void name(const cgeo *g, const float *x, const float *w, int nkh,             \
-                     const out_slice *s, float *y, const int SW, const int mode)            \
+                     const out_slice *s, float *y, const int SW, const int mode,         \
+                     const int PS, const int KS)                                          \
     {                                                                                    \
         const int64_t plane = g->plane, IW = g->IW, Kp = g->Kp;                         \
         /* the output pixel stride, a constant where the slice kind fixes it: GCC        \
          * keeps thirty store addresses on the stack otherwise */                        \
-        const int64_t K = mode == V_FULL ? 16 : mode == V_HALF ? 8 : g->K;               \
+        const int64_t K = KS ? KS : mode == V_FULL ? 16 : mode == V_HALF ? 8 : g->K;     \
         const int C = g->C, KW = g->KW;                                                  \
         const int64_t tap = C * Kp, row = KW * tap;                                      \
         const __m512 bias = s->bias;                                                     \
@@ -66,7 +71,7 @@ typedef struct cgeo {
         for (int c = 0; c < C; c++)                                                      \
             for (int kh = 0; kh < nkh; kh++) {                                           \
                 const float *xr = x + c * plane + kh * IW, *wr = w + c * Kp + kh * row;  \
-                for (int kw = 0; kw < KW; kw++, xr++, wr += tap) {                       \
+                for (int kw = 0; kw < KW; kw++, xr += PS, wr += tap) {                   \
                     HIDE(xr);                                                            \
                     const __m512 wv = _mm512_load_ps(wr);                                \
                     LIST(FMA1)                                                           \
@@ -76,16 +81,17 @@ typedef struct cgeo {
         LIST(OUT1)                                                                       \
     }
 #define DECL1(j) __m512 a##j = bias;
-#define FMA1(j) a##j = _mm512_fmadd_ps(_mm512_set1_ps(xr[j * SW]), wv, a##j);
+#define FMA1(j) a##j = _mm512_fmadd_ps(_mm512_set1_ps(xr[j * SW * PS]), wv, a##j);
 #define OUT1(j) st(y + j * K, act(sl.av, a##j), mode, sl.m);
 
 /* The same over two slices (the second may be partial): each broadcast feeds both. */
 #define BLK2(name, LIST)                                                                   \
     INLINE void name(const cgeo *g, const float *x, const float *w, int nkh,             \
-                     const out_slice *s, float *y, const int SW, const int mode)            \
+                     const out_slice *s, float *y, const int SW, const int mode,         \
+                     const int PS, const int KS)                                          \
     {                                                                                    \
         const int64_t plane = g->plane, IW = g->IW, Kp = g->Kp;                         \
-        const int64_t K = mode == V_FULL ? 32 : mode == V_HALF ? 24 : g->K;              \
+        const int64_t K = KS ? KS : mode == V_FULL ? 32 : mode == V_HALF ? 24 : g->K;    \
         const int C = g->C, KW = g->KW;                                                  \
         const int64_t tap = C * Kp, row = KW * tap;                                      \
         const __m512 b0 = s[0].bias, b1 = s[1].bias;                                     \
@@ -93,7 +99,7 @@ typedef struct cgeo {
         for (int c = 0; c < C; c++)                                                      \
             for (int kh = 0; kh < nkh; kh++) {                                           \
                 const float *xr = x + c * plane + kh * IW, *wr = w + c * Kp + kh * row;  \
-                for (int kw = 0; kw < KW; kw++, xr++, wr += tap) {                       \
+                for (int kw = 0; kw < KW; kw++, xr += PS, wr += tap) {                   \
                     HIDE(xr);                                                            \
                     const __m512 w0 = _mm512_load_ps(wr), w1 = _mm512_load_ps(wr + 16);  \
                     __m512 v;                                                            \
@@ -106,7 +112,7 @@ typedef struct cgeo {
 #define DECL2(j) __m512 a##j = b0, c##j = b1;
 /* the broadcast pinned in a register: GCC would fold it into both FMAs (two loads) */
 #define FMA2(j)                                \
-    v = _mm512_set1_ps(xr[j * SW]);            \
+    v = _mm512_set1_ps(xr[j * SW * PS]);       \
     PIN(v);                                    \
     a##j = _mm512_fmadd_ps(v, w0, a##j);       \
     c##j = _mm512_fmadd_ps(v, w1, c##j);
@@ -123,11 +129,11 @@ BLK2(blk2_4, L4)
 
 /* One pixel of every slice, skipping the taps in the left and right padding: xr is the
  * image's first valid kernel row at channel 0, w that row's weights, iw0 the input
- * column under the first tap. */
+ * column under the first tap, PS the input's pixel step (IW columns of it per row). */
 INLINE void pixel(const cgeo *g, const float *xr, const float *w, int nkh, int64_t iw0,
-                  const out_slice *s, int ns, float *y)
+                  const out_slice *s, int ns, float *y, const int PS)
 {
-    const int64_t tap = g->C * g->Kp, row = g->KW * tap;
+    const int64_t tap = g->C * g->Kp, row = g->KW * tap, IW = g->IW / PS;
     for (int j = 0; j < ns; j++) {
         __m512 a = s[j].bias;
         for (int c = 0; c < g->C; c++)
@@ -136,17 +142,20 @@ INLINE void pixel(const cgeo *g, const float *xr, const float *w, int nkh, int64
                 const float *wr = w + c * g->Kp + kh * row + 16 * j;
                 for (int kw = 0; kw < g->KW; kw++) {
                     int64_t iw = iw0 + kw;
-                    if (iw < 0 || iw >= g->IW) continue;
-                    a = _mm512_fmadd_ps(_mm512_set1_ps(x[iw]), _mm512_load_ps(wr + kw * tap), a);
+                    if (iw < 0 || iw >= IW) continue;
+                    a = _mm512_fmadd_ps(_mm512_set1_ps(x[iw * PS]), _mm512_load_ps(wr + kw * tap),
+                                        a);
                 }
             }
         st(y + 16 * j, act(s[j].av, a), s[j].mode, s[j].m);
     }
 }
 
-/* One output row for a stride and the last slice's kind (the first of two is whole). */
+/* One output row for a stride and the last slice's kind (the first of two is whole), the
+ * input's pixel step PS and the output's pixel stride KS (0: as the slices say). */
 INLINE void row(const nn_cpu_cf *d, const cgeo *g, const out_slice *s, const int ns,
-                const float *xr, const float *w, int nkh, float *y, const int SW, const int mode)
+                const float *xr, const float *w, int nkh, float *y, const int SW, const int mode,
+                const int PS, const int KS)
 {
     const int64_t OW = d->OW, K = d->K, PL = d->PL, KW = d->KW;
     int64_t lo, hi; /* the columns whose whole window lies inside the input width */
@@ -155,12 +164,12 @@ INLINE void row(const nn_cpu_cf *d, const cgeo *g, const out_slice *s, const int
     const int64_t bl = ns == 1 ? 30 : 14, bm = ns == 1 ? 16 : 8, bs = ns == 1 ? 8 : 4;
 #define BLOCK(n1, n2, at)                                                                 \
     do {                                                                                  \
-        const float *x_ = xr + (at) * SW - PL;                                            \
-        if (ns == 1) n1(g, x_, w, nkh, s, y + (at) * K, SW, mode);                        \
-        else n2(g, x_, w, nkh, s, y + (at) * K, SW, mode);                                \
+        const float *x_ = xr + ((at) * SW - PL) * PS;                                     \
+        if (ns == 1) n1(g, x_, w, nkh, s, y + (at) * K, SW, mode, PS, KS);                \
+        else n2(g, x_, w, nkh, s, y + (at) * K, SW, mode, PS, KS);                        \
     } while (0)
     int64_t ow = 0;
-    for (; ow < lo; ow++) pixel(g, xr, w, nkh, ow * SW - PL, s, ns, y + ow * K);
+    for (; ow < lo; ow++) pixel(g, xr, w, nkh, ow * SW - PL, s, ns, y + ow * K, PS);
     for (; ow + bl <= hi; ow += bl) BLOCK(blk1_30, blk2_14, ow);
     if (ow + bm <= hi) {
         BLOCK(blk1_16, blk2_8, ow);
@@ -179,55 +188,76 @@ INLINE void row(const nn_cpu_cf *d, const cgeo *g, const out_slice *s, const int
         ow = hi;
     }
 #undef BLOCK
-    for (; ow < OW; ow++) pixel(g, xr, w, nkh, ow * SW - PL, s, ns, y + ow * K);
+    for (; ow < OW; ow++) pixel(g, xr, w, nkh, ow * SW - PL, s, ns, y + ow * K, PS);
 }
 
-/* Instances per stride, slice count and tail kind: each gets its own registers and
- * immediate offsets. */
-#define ROW_FN(name, ns, SW, mode)                                                            \
+/* Instances per stride, slice count, tail kind and input pixel step: each gets its own
+ * registers and immediate offsets; with 64 outputs, two groups of two slices at an
+ * output pixel stride of 64. */
+#define ROW_FN(name, ns, SW, mode, PS, KS)                                                    \
     static __attribute__((noinline)) void name(const nn_cpu_cf *d, const cgeo *g,             \
-                                               const out_slice *s, const float *xr,              \
+                                               const out_slice *s, const float *xr,           \
                                                const float *w, int nkh, float *y)             \
     {                                                                                        \
-        row(d, g, s, ns, xr, w, nkh, y, SW, mode);                                           \
+        row(d, g, s, ns, xr, w, nkh, y, SW, mode, PS, KS);                                   \
     }
-ROW_FN(row1_s1_full, 1, 1, V_FULL)
-ROW_FN(row1_s1_half, 1, 1, V_HALF)
-ROW_FN(row1_s1_mask, 1, 1, V_MASK)
-ROW_FN(row1_s2_full, 1, 2, V_FULL)
-ROW_FN(row1_s2_half, 1, 2, V_HALF)
-ROW_FN(row1_s2_mask, 1, 2, V_MASK)
-ROW_FN(row2_s1_full, 2, 1, V_FULL)
-ROW_FN(row2_s1_half, 2, 1, V_HALF)
-ROW_FN(row2_s1_mask, 2, 1, V_MASK)
-ROW_FN(row2_s2_full, 2, 2, V_FULL)
-ROW_FN(row2_s2_half, 2, 2, V_HALF)
-ROW_FN(row2_s2_mask, 2, 2, V_MASK)
+#define ROW_FNS(PS)                                             \
+    ROW_FN(row1_s1_full_##PS, 1, 1, V_FULL, PS, 0)              \
+    ROW_FN(row1_s1_half_##PS, 1, 1, V_HALF, PS, 0)              \
+    ROW_FN(row1_s1_mask_##PS, 1, 1, V_MASK, PS, 0)              \
+    ROW_FN(row1_s2_full_##PS, 1, 2, V_FULL, PS, 0)              \
+    ROW_FN(row1_s2_half_##PS, 1, 2, V_HALF, PS, 0)              \
+    ROW_FN(row1_s2_mask_##PS, 1, 2, V_MASK, PS, 0)              \
+    ROW_FN(row2_s1_full_##PS, 2, 1, V_FULL, PS, 0)              \
+    ROW_FN(row2_s1_half_##PS, 2, 1, V_HALF, PS, 0)              \
+    ROW_FN(row2_s1_mask_##PS, 2, 1, V_MASK, PS, 0)              \
+    ROW_FN(row2_s2_full_##PS, 2, 2, V_FULL, PS, 0)              \
+    ROW_FN(row2_s2_half_##PS, 2, 2, V_HALF, PS, 0)              \
+    ROW_FN(row2_s2_mask_##PS, 2, 2, V_MASK, PS, 0)              \
+    ROW_FN(row4_s1_##PS, 2, 1, V_FULL, PS, 64)                  \
+    ROW_FN(row4_s2_##PS, 2, 2, V_FULL, PS, 64)
+ROW_FNS(1)
+ROW_FNS(3)
 
 typedef void (*row_fn)(const nn_cpu_cf *, const cgeo *, const out_slice *, const float *,
                        const float *, int, float *);
 
+/* [pixel step 1 or 3][slices 1, 2 or two groups of 2][stride 1 or 2][last slice kind] */
+#define ROW_TABLE(PS)                                                                      \
+    {{{row1_s1_full_##PS, row1_s1_half_##PS, row1_s1_mask_##PS},                           \
+      {row1_s2_full_##PS, row1_s2_half_##PS, row1_s2_mask_##PS}},                          \
+     {{row2_s1_full_##PS, row2_s1_half_##PS, row2_s1_mask_##PS},                           \
+      {row2_s2_full_##PS, row2_s2_half_##PS, row2_s2_mask_##PS}},                          \
+     {{row4_s1_##PS, row4_s1_##PS, row4_s1_##PS}, {row4_s2_##PS, row4_s2_##PS, row4_s2_##PS}}}
+static const row_fn row_fns[2][3][2][3] = {ROW_TABLE(1), ROW_TABLE(3)};
+
 void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int64_t oh)
 {
-    static const row_fn fns[2][2][3] = {
-        {{row1_s1_full, row1_s1_half, row1_s1_mask}, {row1_s2_full, row1_s2_half, row1_s2_mask}},
-        {{row2_s1_full, row2_s1_half, row2_s1_mask}, {row2_s2_full, row2_s2_half, row2_s2_mask}},
-    };
-    const int ns = d->K > 16 ? 2 : 1;
-    out_slice s[2];
-    for (int j = 0; j < ns; j++) {
-        s[j] = out_slice_at(d->b, d->ns, &d->act, d->K, 16 * j);
-    }
-    const cgeo g = {.plane = d->IH * d->IW, .IW = d->IW, .K = d->K, .Kp = d->Kp,
-                    .C = (int)d->C, .KW = d->KW};
+    const int ns = d->K > 16 ? 2 : 1, groups = d->K > 32 ? 2 : 1;
+    out_slice s[4];
+    for (int j = 0; j < ns * groups; j++) s[j] = out_slice_at(d->b, d->ns, &d->act, d->K, 16 * j);
+    const int PS = d->nhwc ? (int)d->C : 1;
+    /* input channel stride, row stride (in floats) */
+    const cgeo g = {.plane = d->nhwc ? 1 : d->IH * d->IW, .IW = d->IW * PS, .K = d->K,
+                    .Kp = d->Kp, .C = (int)d->C, .KW = d->KW};
     /* the kernel rows inside the image: [kh0, kh1) */
     const int64_t ih = oh * d->SH - d->PT;
     int kh0 = 0, kh1 = d->KH;
     while (kh0 < kh1 && ih + kh0 < 0) kh0++;
     while (kh1 > kh0 && ih + kh1 - 1 >= d->IH) kh1--;
-    const float *xr = kh1 > kh0 ? src + (ih + kh0) * d->IW : src;
+    const float *xr = kh1 > kh0 ? src + (ih + kh0) * g.IW : src;
     const float *w = d->w + (int64_t)kh0 * d->KW * d->C * d->Kp;
-    fns[ns - 1][d->SW - 1][s[ns - 1].mode](d, &g, s, xr, w, kh1 - kh0, dst);
+    row_fn f = row_fns[PS == 3][groups == 2 ? 2 : ns - 1][d->SW - 1][s[ns - 1].mode];
+    for (int k = 0; k < groups; k++) f(d, &g, s + 2 * k, xr, w + 32 * k, kh1 - kh0, dst + 32 * k);
+}
+
+void nn_cpu_cf_pooled_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int64_t ph,
+                                 float *tmp)
+{
+    const int64_t row = d->OW * d->K;
+    nn_cpu_cf_row_avx512(d, src, tmp, 2 * ph);
+    nn_cpu_cf_row_avx512(d, src, tmp + row, 2 * ph + 1);
+    pool2_row(tmp, tmp + row, dst, d->OW / 2, d->K);
 }
 
 #endif

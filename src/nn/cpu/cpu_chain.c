@@ -98,7 +98,8 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
         !nn_shape_known(&x->shape) || !nn_shape_known(&y->shape) ||
         !nn_cpu_stored_nhwc(c, n->outputs[0]))
         return NN_CPU_K_NONE;
-    /* a plain input: a first layer (the kernel reads NCHW), which can only head a chain */
+    /* a plain input: a first layer (the kernel reads NCHW), which can only head a
+     * chain; one reading an NHWC image runs alone (as fast either way in BlazeFace) */
     int plain_in = !nn_cpu_layout(c, n->inputs[0]);
     if (!plain_in && !nn_cpu_stored_nhwc(c, n->inputs[0])) return NN_CPU_K_NONE;
     nn_window win; /* spatial dims right-aligned: [1] rows, [2] columns */
@@ -107,11 +108,9 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
         return NN_CPU_K_NONE;
     int64_t C = x->shape.d[1], M = y->shape.d[1], group = nn_attr_int(n, "group", 1);
     int64_t pool = nn_attr_int(n, "_pool", 0);
-    if (plain_in)
-        return !res && group == 1 && !pool && C <= 4 && M <= 32 && win.k[1] <= 7 && win.k[2] <= 7 &&
-                       (win.stride[2] == 1 || win.stride[2] == 2)
-                   ? NN_CPU_K_CF
-                   : NN_CPU_K_NONE;
+    int first = !res && group == 1 && !pool && C <= 4 && (M <= 32 || M == 64) && win.k[1] <= 7 &&
+                win.k[2] <= 7 && (win.stride[2] == 1 || win.stride[2] == 2);
+    if (plain_in) return first ? NN_CPU_K_CF : NN_CPU_K_NONE;
     if (group == 1 && win.k[1] == 1 && win.k[2] == 1 && win.stride[1] == 1 &&
         win.stride[2] == 1 && !win.pad0[1] && !win.pad0[2] && !win.pad1[1] && !win.pad1[2] &&
         !pool && M <= 64 && C <= 256)
@@ -168,7 +167,8 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
      * residual of one 1x1 stage */
     for (int i = 0; i < nn; i++) {
         int t = kind[i] ? g->nodes[i].outputs[0] : -1, r = t >= 0 ? data[t] : -1;
-        int ok = r > i && kind[r] && !(g->tensors[t].flags & NN_T_OUTPUT) &&
+        int ok = r > i && kind[r] && kind[r] != NN_CPU_K_CF && /* a first layer heads */
+                 !(g->tensors[t].flags & NN_T_OUTPUT) &&
                  (added[t] == -1 || (added[t] >= 0 && kind[added[t]] == NN_CPU_K_PW));
         next[i] = ok ? r : -1;
     }
@@ -374,7 +374,7 @@ static void stage_row(const chain_pull *c, int s, int64_t r)
     const chain_stage *st = &ch->st[s];
     float *a = c->a, *y = c->y, *dst = out_row(ch, s, a, y, r);
     const float *x = c->x;
-    if (st->kind == NN_CPU_K_CF) { /* the first stage: x is the image, NCHW */
+    if (st->kind == NN_CPU_K_CF) { /* the first stage: x is the image */
         nn_cpu_cf_row_avx512(st->k, x, dst, r);
     } else if (st->kind == NN_CPU_K_PW) {
         const float *res = st->res == RES_NONE     ? NULL

@@ -324,29 +324,36 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
 static void cf_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
 {
     const nn_cpu_cf *d = kd;
-    int64_t rows = d->N * d->OH, r0 = rows * ithr / nthr, r1 = rows * (ithr + 1) / nthr;
+    /* stored rows (pooled with a pool) and pixels per row */
+    const int64_t OH = d->pool ? d->OH / 2 : d->OH, OW = d->pool ? d->OW / 2 : d->OW;
+    int64_t rows = d->N * OH, r0 = rows * ithr / nthr, r1 = rows * (ithr + 1) / nthr;
     const float *src = ptr[0];
     float *dst = ptr[1];
-    for (int64_t r = r0; r < r1; r++)
-        nn_cpu_cf_row_avx512(d, src + r / d->OH * d->C * d->IH * d->IW, dst + r * d->OW * d->K,
-                             r % d->OH);
+    /* with a pool, argument 2 is the threads' row buffers (two conv rows each) */
+    float *tmp = d->pool ? (float *)ptr[2] + (size_t)ithr * 2 * (size_t)(d->OW * d->K) : NULL;
+    for (int64_t r = r0; r < r1; r++) {
+        const float *img = src + r / OH * d->C * d->IH * d->IW;
+        if (d->pool) nn_cpu_cf_pooled_row_avx512(d, img, dst + r * OW * d->K, r % OH, tmp);
+        else nn_cpu_cf_row_avx512(d, img, dst + r * OW * d->K, r % OH);
+    }
 }
 
-/* A first layer (a plain NCHW input of at most 4 channels, one group, into at most 32
- * channels, kernel up to 7x7, column stride 1 or 2, no dilation, no residual or pool) on
- * our AVX-512 kernel, which reads the input as stored and writes NHWC (staged when the
- * output is stored otherwise). CPU_UNSUPPORTED sends the node to our other kernels or
- * oneDNN. */
+/* A first layer (a plain NCHW input of at most 4 channels or an NHWC-stored one of 3,
+ * one group, into at most 32 channels or 64, kernel up to 7x7, column stride 1 or 2, no
+ * dilation, no residual, optionally a fused 2x2 pool) on our AVX-512 kernel, which reads
+ * the input as stored and writes NHWC (staged when the output is stored otherwise).
+ * CPU_UNSUPPORTED sends the node to our other kernels or oneDNN. */
 static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tensor *w,
                                   const nn_tensor *b, const nn_tensor *r, const nn_tensor *y,
                                   const nn_window *win)
 {
     const nn_node *n = c->n;
-    int64_t C = x->shape.d[1], M = y->shape.d[1];
-    if (x->shape.rank != 4 || r || nn_attr_int(n, "group", 1) != 1 || nn_attr_int(n, "_pool", 0) ||
-        C > 4 || M > 32 || win->k[1] > 7 || win->k[2] > 7 || win->dil[1] != 1 ||
+    int64_t C = x->shape.d[1], M = y->shape.d[1], pool = nn_attr_int(n, "_pool", 0);
+    int in_layout = nn_cpu_layout(c, n->inputs[0]);
+    if (x->shape.rank != 4 || r || nn_attr_int(n, "group", 1) != 1 || (pool && pool != 2) ||
+        C > 4 || (M > 32 && M != 64) || win->k[1] > 7 || win->k[2] > 7 || win->dil[1] != 1 ||
         win->dil[2] != 1 || (win->stride[2] != 1 && win->stride[2] != 2) ||
-        nn_cpu_layout(c, n->inputs[0]) || !(ffu_cpu_features() & FFU_CPU_AVX512F))
+        (in_layout && !(in_layout == 1 && C == 3)) || !(ffu_cpu_features() & FFU_CPU_AVX512F))
         return CPU_UNSUPPORTED;
     /* Measured (1 thread, ms per node in `bench nn --profile`, oneDNN vs ours): into
      * exactly 16 channels stored NHWC, with an activation oneDNN fuses, oneDNN's direct
@@ -354,20 +361,26 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
      * 0.62-0.66 vs 0.74, UltraFace 320x240 0.12-0.13 vs 0.14-0.15); ours wins where
      * that path is not taken: other channel counts (BlazeFace 3 -> 24 5x5 0.155 vs
      * 0.148-0.154, 3 -> 32 0.16-0.17 vs 0.13) and PReLU, which oneDNN runs as a second
-     * pass (FaceMesh 3 -> 16 0.12-0.18 vs 0.07-0.09). The node's `_cpu_cf` attribute
-     * (tests) forces the choice: 1 ours, 0 not; the first node of a band pipeline
-     * (cpu_chain.c) takes ours as if forced, and one that forces our 1x1 or 8-bit kernel
-     * is left to it. */
+     * pass (FaceMesh 3 -> 16 0.12-0.18 vs 0.07-0.09). On an NHWC image (TF.js models)
+     * oneDNN's brgconv reads it as stored and wins where the output is large (gear
+     * 3 -> 32 at 196x196 0.49 vs 0.81, BlazeFace 3 -> 24 5x5 s2 at 128x128 0.54 vs
+     * 0.63: writing 2-5 MB bounds both, and ours more); with a fused pool ours wins,
+     * its unpooled rows never leaving the cache (the liveness model's 3 -> 64 3x3 at
+     * 126x126, pooled: 0.84 vs 0.60). So NHWC images and 64 outputs take ours only with a
+     * pool. The node's `_cpu_cf` attribute (tests) forces the choice: 1 ours, 0 not; the
+     * first node of a band pipeline (cpu_chain.c) takes ours as if forced, and one that
+     * forces our 1x1 or 8-bit kernel is left to it. */
     int64_t force = nn_attr_int(n, "_cpu_cf", -1);
     if (force < 0 && nn_cpu_chain_member(c)) force = 1;
     if (force < 0 && (nn_attr_int(n, "_cpu_pw", -1) == 1 || nn_attr_int(n, "_cpu_q8", -1) == 1))
         force = 0;
-    if (force == 0 || (force < 0 && M == 16 && nn_cpu_layout(c, n->outputs[0]) &&
-                       n->act.kind != NN_ACT_PRELU))
+    if (force == 0 ||
+        (force < 0 && ((M == 16 && nn_cpu_layout(c, n->outputs[0]) && n->act.kind != NN_ACT_PRELU) ||
+                       ((in_layout || M > 32) && !pool))))
         return CPU_UNSUPPORTED;
     our_conv oc;
     if (!our_conv_io(c, x, y, NULL, M, &oc)) return CPU_UNSUPPORTED;
-    oc.io.xl = 1; /* the kernel reads the input as stored (plain NCHW): no staging */
+    oc.io.xl = 1; /* the kernel reads the input as stored (NCHW or NHWC): no staging */
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
 
     int64_t Kp = (M + 15) / 16 * 16, KH = win->k[1], KW = win->k[2], taps = KH * KW * C;
@@ -380,6 +393,7 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     d->KH = (int)KH, d->KW = (int)KW;
     d->SH = (int)win->stride[1], d->SW = (int)win->stride[2];
     d->PT = (int)win->pad0[1], d->PL = (int)win->pad0[2];
+    d->nhwc = in_layout == 1, d->pool = pool == 2;
     d->w = tail;
     d->b = d->w + Kp * taps;
     d->ns = d->b + Kp;
@@ -390,7 +404,10 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
                 d->w[(k * C + ch) * Kp + o] = wd[(o * C + ch) * KH * KW + k];
     conv_epilogue(c, b, oc.slopes, oc.nslopes, M, d->b, d->ns);
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:cf_avx512");
-    return our_kernel_steps(c, &oc.io, cf_kernel, NN_CPU_K_CF, d, 0, 0);
+    size_t tmp = d->pool ? sizeof(float) * 2 * (size_t)(d->OW * M) * (size_t)c->cb->base.threads
+                         : 0;
+    return our_kernel_steps(c, &oc.io, cf_kernel, d->pool ? NN_CPU_K_NONE : NN_CPU_K_CF, d, 0,
+                            tmp);
 }
 
 /* ---- our Winograd kernel ------------------------------------------------------------------ */

@@ -587,21 +587,6 @@ static void conv_row(const nn_cpu_dw *d, const float *const *rows, const float *
     }
 }
 
-/* The 2x2 stride-2 max pool of conv rows a and b into y. */
-static void pool_row(const nn_cpu_dw *d, const float *a, const float *b, float *y)
-{
-    const int64_t C = d->C, PW = d->OW / 2;
-    for (int64_t pw = 0; pw < PW; pw++)
-        for (int64_t c0 = 0; c0 < C; c0 += 16) {
-            __mmask16 m;
-            int mode = slice_mode(C, c0, &m);
-            const float *p0 = a + 2 * pw * C + c0, *p1 = b + 2 * pw * C + c0;
-            __m512 v = pool_max(ld(p0, mode, m), ld(p0 + C, mode, m));
-            v = pool_max(pool_max(v, ld(p1, mode, m)), ld(p1 + C, mode, m));
-            st(y + pw * C + c0, v, mode, m);
-        }
-}
-
 /* One pooled row (dst) from the KH + SH input rows under its two convolution rows (NULL
  * for padding); tmp holds two convolution rows where the general path needs them. */
 static void pooled_row(const nn_cpu_dw *d, const float *const *rows, float *dst, float *tmp)
@@ -623,7 +608,7 @@ static void pooled_row(const nn_cpu_dw *d, const float *const *rows, float *dst,
     }
     conv_row(d, rows, NULL, tmp);
     conv_row(d, rows + d->SH, NULL, tmp + OW * C);
-    pool_row(d, tmp, tmp + OW * C, dst);
+    pool2_row(tmp, tmp + OW * C, dst, OW / 2, C);
 }
 
 /* The n input rows from row oh * SH - PT on of the image at xn (NULL outside it). */

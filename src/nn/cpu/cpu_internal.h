@@ -190,20 +190,26 @@ typedef struct nn_cpu_pw {
 void nn_cpu_pw_pixels_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1);
 
-/* A first layer (cpu_cf_avx512.c): a plain NCHW f32 input with few channels (C <= 4)
- * into K <= 32 channels written NHWC, any KH x KW <= 7x7, SW 1 or 2 (SH any), pads, no
- * dilation, one group. */
+/* A first layer (cpu_cf_avx512.c): an f32 input with few channels (C <= 4), plain NCHW
+ * or (C == 3) stored NHWC, into K <= 32 or K == 64 channels written NHWC, any KH x KW <=
+ * 7x7, SW 1 or 2 (SH any), pads, no dilation, one group; with pool, a fused 2x2
+ * stride-2 max pool follows (OH, OW are the convolution's). */
 typedef struct nn_cpu_cf {
     int64_t N, C, K, Kp, IH, IW, OH, OW;
     int KH, KW, SH, SW, PT, PL;
+    int nhwc, pool;
     nn_cpu_act act;
     float *w, *b, *ns; /* w [KH][KW][C][Kp], b and ns [Kp], Kp = K rounded up to 16, zero
                           padded, 64-byte aligned */
 } nn_cpu_cf;
 
-/* Output row oh of one image: src is that image's NCHW planes (C x IH x IW), dst the
+/* Output row oh of one image: src is that image (C x IH x IW floats, as stored), dst the
  * row's OW x K floats (NHWC). */
 void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int64_t oh);
+/* Pooled row ph (of OH / 2, OW / 2 pixels): convolution rows 2 ph and 2 ph + 1 into tmp
+ * (2 x OW x K floats), then their 2x2 maxima into dst. */
+void nn_cpu_cf_pooled_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int64_t ph,
+                                 float *tmp);
 
 /* Convolution with weights rebuilt from 8-bit codes (cpu_q8_avx512.c), NHWC f32, K a
  * multiple of 16, no dilation: w = ((float)q * scale + min) * mul[k], each operation
