@@ -361,13 +361,13 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
      * 0.62-0.66 vs 0.74, UltraFace 320x240 0.12-0.13 vs 0.14-0.15); ours wins where
      * that path is not taken: other channel counts (BlazeFace 3 -> 24 5x5 0.155 vs
      * 0.148-0.154, 3 -> 32 0.16-0.17 vs 0.13) and PReLU, which oneDNN runs as a second
-     * pass (FaceMesh 3 -> 16 0.12-0.18 vs 0.07-0.09). On an NHWC image (TF.js models)
-     * oneDNN's brgconv reads it as stored and wins where the output is large (gear
-     * 3 -> 32 at 196x196 0.49 vs 0.81, BlazeFace 3 -> 24 5x5 s2 at 128x128 0.54 vs
-     * 0.63: writing 2-5 MB bounds both, and ours more); with a fused pool ours wins,
-     * its unpooled rows never leaving the cache (the liveness model's 3 -> 64 3x3 at
-     * 126x126, pooled: 0.84 vs 0.60). So NHWC images and 64 outputs take ours only with a
-     * pool. The node's `_cpu_cf` attribute (tests) forces the choice: 1 ours, 0 not; the
+     * pass (FaceMesh 3 -> 16 0.12-0.18 vs 0.07-0.09). On NHWC images (TF.js models),
+     * against oneDNN's brgconv reading the image as stored, whole models tie (gear,
+     * BlazeFace, dlib-resnet, within 2%) except with PReLU (FaceMesh 0.98 -> 0.91 ms)
+     * and with a fused pool, whose unpooled rows never leave the cache with ours (the
+     * liveness model's 3 -> 64 3x3 at 126x126: 0.84 vs 0.60 per node): ours takes those
+     * two there, and 64 outputs only pooled. The node's `_cpu_cf` attribute (tests)
+     * forces the choice: 1 ours, 0 not; the
      * first node of a band pipeline (cpu_chain.c) takes ours as if forced, and one that
      * forces our 1x1 or 8-bit kernel is left to it. */
     int64_t force = nn_attr_int(n, "_cpu_cf", -1);
@@ -376,7 +376,8 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
         force = 0;
     if (force == 0 ||
         (force < 0 && ((M == 16 && nn_cpu_layout(c, n->outputs[0]) && n->act.kind != NN_ACT_PRELU) ||
-                       ((in_layout || M > 32) && !pool))))
+                       (M > 32 && !pool) ||
+                       (in_layout && !pool && n->act.kind != NN_ACT_PRELU))))
         return CPU_UNSUPPORTED;
     our_conv oc;
     if (!our_conv_io(c, x, y, NULL, M, &oc)) return CPU_UNSUPPORTED;
