@@ -132,6 +132,14 @@ static int follows(const int *next, int k, int s)
     return 0;
 }
 
+/* has_prev[k] = 1 for every node some link leads to (the others head their chains). */
+static void mark_linked(const int *next, int nn, unsigned char *has_prev)
+{
+    memset(has_prev, 0, (size_t)nn);
+    for (int i = 0; i < nn; i++)
+        if (next[i] >= 0) has_prev[next[i]] = 1;
+}
+
 ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
 {
     int nn = g->nnodes, nt = g->ntensors;
@@ -141,7 +149,7 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
         nn < CHAIN_MIN_NODES)
         return FFU_OK;
     int *a = malloc(sizeof(int) * 3 * (size_t)nn), *data = malloc(sizeof(int) * 2 * (size_t)nt);
-    unsigned char *kind = malloc((size_t)nn), *has_prev = calloc((size_t)nn, 1);
+    unsigned char *kind = malloc((size_t)nn), *has_prev = malloc((size_t)nn);
     if (!a || !data || !kind || !has_prev) {
         free(a), free(data), free(kind), free(has_prev);
         return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
@@ -190,9 +198,7 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
                 changed = 1;
             }
         }
-        memset(has_prev, 0, (size_t)nn);
-        for (int i = 0; i < nn; i++)
-            if (next[i] >= 0) has_prev[next[i]] = 1;
+        mark_linked(next, nn, has_prev);
         for (int i = 0; i < nn; i++) {
             if (!kind[i] || has_prev[i]) continue;
             int end = -1;
@@ -206,9 +212,7 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
             }
         }
     }
-    memset(has_prev, 0, (size_t)nn);
-    for (int i = 0; i < nn; i++)
-        if (next[i] >= 0) has_prev[next[i]] = 1;
+    mark_linked(next, nn, has_prev);
     for (int i = 0; i < nn; i++) {
         if (!kind[i] || has_prev[i]) continue;
         int len = 1, j = i;
