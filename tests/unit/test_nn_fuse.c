@@ -1416,7 +1416,10 @@ static nn_graph *g_chain_res(int64_t H, int64_t W, int variant)
     t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
     t = chain_add_relu(g, t, b2);
     t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
-    if (variant) t = chain_add_relu(g, chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL), b2);
+    if (variant) {
+        int u = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+        t = chain_add_relu(g, u, b2);
+    }
     t = chain_conv(g, t, 24, 16, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
     int y = chain_conv(g, t, 16, 8, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
     nn_graph_mark_output(g, y);

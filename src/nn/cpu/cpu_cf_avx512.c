@@ -15,14 +15,14 @@
  * such groups): up to 30 accumulators in registers, and for each input channel, kernel
  * row and tap one weight row per slice times each pixel's input value broadcast from
  * memory. With the stride and the input's pixel step (1 plain, 3 NHWC) compile-time
- * constants every broadcast is an immediate offset from one pointer. Long blocks matter: each block ends in a drain (the last
- * taps' latency, the activation and stores), and 16-pixel blocks ran at 75% of the FMA
- * peak where 30-pixel ones reach 92% (in L1, 3x3 kernel, 3 channels). Shorter blocks
- * finish a row; columns whose window reaches into the left or right padding take a
- * per-pixel path that skips those taps, and kernel rows outside the image are skipped
- * for the whole output row. The sum runs in the reference kernel's order (bias, then
- * input channel, kernel row, kernel column), each product fused into the sum. Only
- * called after a runtime AVX-512F check. */
+ * constants every broadcast is an immediate offset from one pointer. Long blocks matter:
+ * each block ends in a drain (the last taps' latency, the activation and stores), and
+ * 16-pixel blocks ran at 75% of the FMA peak where 30-pixel ones reach 92% (in L1, 3x3
+ * kernel, 3 channels). Shorter blocks finish a row; columns whose window reaches into
+ * the left or right padding take a per-pixel path that skips those taps, and kernel rows
+ * outside the image are skipped for the whole output row. The sum runs in the reference
+ * kernel's order (bias, then input channel, kernel row, kernel column), each product
+ * fused into the sum. Only called after a runtime AVX-512F check. */
 #include <immintrin.h>
 #include <stdint.h>
 

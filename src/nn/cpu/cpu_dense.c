@@ -367,17 +367,16 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
      * and with a fused pool, whose unpooled rows never leave the cache with ours (the
      * liveness model's 3 -> 64 3x3 at 126x126: 0.84 vs 0.60 per node): ours takes those
      * two there, and 64 outputs only pooled. The node's `_cpu_cf` attribute (tests)
-     * forces the choice: 1 ours, 0 not; the
-     * first node of a band pipeline (cpu_chain.c) takes ours as if forced, and one that
-     * forces our 1x1 or 8-bit kernel is left to it. */
+     * forces the choice: 1 ours, 0 not; the first node of a band pipeline
+     * (cpu_chain.c) takes ours as if forced, and one that forces our 1x1 or 8-bit
+     * kernel is left to it. */
     int64_t force = nn_attr_int(n, "_cpu_cf", -1);
     if (force < 0 && nn_cpu_chain_member(c)) force = 1;
     if (force < 0 && (nn_attr_int(n, "_cpu_pw", -1) == 1 || nn_attr_int(n, "_cpu_q8", -1) == 1))
         force = 0;
-    if (force == 0 ||
-        (force < 0 && ((M == 16 && nn_cpu_layout(c, n->outputs[0]) && n->act.kind != NN_ACT_PRELU) ||
-                       (M > 32 && !pool) ||
-                       (in_layout && !pool && n->act.kind != NN_ACT_PRELU))))
+    int prelu = n->act.kind == NN_ACT_PRELU;
+    if (force == 0 || (force < 0 && ((M == 16 && nn_cpu_layout(c, n->outputs[0]) && !prelu) ||
+                                     (M > 32 && !pool) || (in_layout && !pool && !prelu))))
         return CPU_UNSUPPORTED;
     our_conv oc;
     if (!our_conv_io(c, x, y, NULL, M, &oc)) return CPU_UNSUPPORTED;
