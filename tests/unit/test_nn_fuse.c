@@ -1393,11 +1393,11 @@ static int chain_add_relu(nn_graph *g, int t, int r)
  * reads: one row fewer fails this test, checked). variant 1: a depthwise Conv after the
  * last one also adds b2 (a residual no member takes), so that value leaves the
  * pipeline: one pipeline ends at b2 and the next reads it from its buffer. */
-static nn_graph *g_chain_res(int64_t H, int64_t W, int variant)
+static nn_graph *g_chain_res(int64_t N, int64_t H, int64_t W, int variant)
 {
     nn_graph *g;
     if (nn_graph_create(&g) < 0) return NULL;
-    nn_shape xs = {.rank = 4, .d = {1, 3, H, W}};
+    nn_shape xs = {.rank = 4, .d = {N, 3, H, W}};
     int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
     nn_graph_mark_input(g, x);
     uint64_t seed = 47;
@@ -1438,32 +1438,34 @@ static int desc_pipelines(const ffu_json *d)
     return k;
 }
 
-/* Residuals in pipelines: the graph above in one pipeline of twelve on 1 and 2 threads
- * and in variant 1 in two of five and six (the depthwise Conv adding b2 in neither),
- * against ref. */
+/* Residuals in pipelines: the graph above in one pipeline of twelve on 1 and 2 threads,
+ * also with a batch of two (each image's residual from its own buffer), and in variant 1
+ * in two of five and six (the depthwise Conv adding b2 in neither), against ref. */
 static void test_band_pipeline_residual(void)
 {
-    for (int variant = 0; variant <= 1; variant++) {
+    for (int v = 0; v <= 2; v++) {
+        const int variant = v & 1;
+        const int64_t N = v == 2 ? 2 : 1; /* 2: variant 0's graph with a batch of two */
         ffu_nn_session_opts o;
         ffu_nn_session_opts_default(&o);
         o.backend = "ref";
         size_t nw = 0, n = 0;
         ffu_json *d = NULL;
-        float *want = run_graph(g_chain_res(163, 97, variant), &o, NULL, 0, &nw, &d);
+        float *want = run_graph(g_chain_res(N, 163, 97, variant), &o, NULL, 0, &nw, &d);
         ffu_json_free(d);
         CHECK(want != NULL && nw > 0);
         for (int threads = 1; threads <= 2 && want; threads++) {
             o.backend = "cpu";
             o.threads = threads;
-            float *got = run_graph(g_chain_res(163, 97, variant), &o, NULL, 0, &n, &d);
+            float *got = run_graph(g_chain_res(N, 163, 97, variant), &o, NULL, 0, &n, &d);
             if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
                 ffu_json_free(d), free(got);
                 continue;
             }
             double worst = n == nw ? worst_error(want, nw, got, n) : 1;
             int bands = desc_int(d, "band_nodes"), pipes = desc_pipelines(d);
-            printf("residual band pipeline variant %d, %d threads: %d nodes in %d, worst %.3g\n",
-                   variant, threads, bands, pipes, worst);
+            printf("residual band pipeline variant %d, batch %d, %d threads: %d nodes in %d, "
+                   "worst %.3g\n", variant, (int)N, threads, bands, pipes, worst);
             int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
             CHECK(worst < 1e-4);
             CHECK_EQ_INT(bands, avx512 ? 12 - variant : 0);
