@@ -1392,7 +1392,11 @@ static int chain_add_relu(nn_graph *g, int t, int r)
  * (BlazeFace's blocks, and one whose ring must hold more rows than the 1x1 after it
  * reads: one row fewer fails this test, checked). variant 1: a depthwise Conv after the
  * last one also adds b2 (a residual no member takes), so that value leaves the
- * pipeline: one pipeline ends at b2 and the next reads it from its buffer. */
+ * pipeline: one pipeline ends at b2 and the next reads it from its buffer. variant 2: a
+ * second output, a 1x1 Conv of the branch adding q (the long block's first 1x1), then
+ * a depthwise and a dense Conv: q's adder, a 1x1 that could be a member, is in no
+ * pipeline with q, so q leaves it; then so does b2 (its adder now in the next
+ * pipeline): pipelines of five (to b2) and six (after q). */
 static nn_graph *g_chain_res(int64_t N, int64_t H, int64_t W, int variant)
 {
     nn_graph *g;
@@ -1409,20 +1413,26 @@ static nn_graph *g_chain_res(int64_t N, int64_t H, int64_t W, int variant)
     t = chain_conv(g, t, 24, 24, 1, 5, 2, NN_ACT_NONE, &seed, NULL);
     t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
     int b2 = t = chain_add_relu(g, t, b1);
-    t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    int q = t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
     t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
     t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_RELU, &seed, NULL);
     t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
     t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
     t = chain_add_relu(g, t, b2);
     t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
-    if (variant) {
+    if (variant == 1) {
         int u = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
         t = chain_add_relu(g, u, b2);
     }
     t = chain_conv(g, t, 24, 16, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
     int y = chain_conv(g, t, 16, 8, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
     nn_graph_mark_output(g, y);
+    if (variant == 2) { /* a 1x1 of the branch adds q, then a depthwise and a dense Conv */
+        int u = chain_conv(g, branch, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+        u = chain_add_relu(g, u, q);
+        u = chain_conv(g, u, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+        nn_graph_mark_output(g, chain_conv(g, u, 24, 4, 0, 3, 1, NN_ACT_NONE, &seed, NULL));
+    }
     return g;
 }
 
@@ -1439,13 +1449,15 @@ static int desc_pipelines(const ffu_json *d)
 }
 
 /* Residuals in pipelines: the graph above in one pipeline of twelve on 1 and 2 threads,
- * also with a batch of two (each image's residual from its own buffer), and in variant 1
- * in two of five and six (the depthwise Conv adding b2 in neither), against ref. */
+ * also with a batch of two (each image's residual from its own buffer), and in variants
+ * 1 and 2 in two of five and six, against ref. */
 static void test_band_pipeline_residual(void)
 {
-    for (int v = 0; v <= 2; v++) {
-        const int variant = v & 1;
-        const int64_t N = v == 2 ? 2 : 1; /* 2: variant 0's graph with a batch of two */
+    /* variant, batch, members, pipelines */
+    static const int cases[4][4] = {{0, 1, 12, 1}, {1, 1, 11, 2}, {0, 2, 12, 1}, {2, 1, 11, 2}};
+    for (int v = 0; v < 4; v++) {
+        const int variant = cases[v][0];
+        const int64_t N = cases[v][1];
         ffu_nn_session_opts o;
         ffu_nn_session_opts_default(&o);
         o.backend = "ref";
@@ -1468,12 +1480,114 @@ static void test_band_pipeline_residual(void)
                    "worst %.3g\n", variant, (int)N, threads, bands, pipes, worst);
             int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
             CHECK(worst < 1e-4);
-            CHECK_EQ_INT(bands, avx512 ? 12 - variant : 0);
-            CHECK_EQ_INT(pipes, avx512 ? 1 + variant : 0);
+            CHECK_EQ_INT(bands, avx512 ? cases[v][2] : 0);
+            CHECK_EQ_INT(pipes, avx512 ? cases[v][3] : 0);
             ffu_json_free(d), free(got);
         }
         free(want);
     }
+}
+
+/* A random chain of pipeline-shaped layers from seed: x [1,3,112,96] -> a first layer
+ * 3x3 into C channels, then 6-13 steps, each a depthwise Conv (3x3 or 5x5; now and then
+ * stride 2 or with a 2x2 MaxPool the plan fuses, at most twice), a 1x1 Conv into
+ * 16-64 channels, or a 1x1 Conv whose output gets a residual Add of a random earlier
+ * value of its shape (then ReLU); now and then a value is also a graph output. Ends in
+ * a dense 3x3 Conv. What runs where is up to the planner: the test is that the numbers
+ * do not depend on it. */
+static nn_graph *g_chain_random(uint64_t seed)
+{
+    static const int64_t widths[6] = {16, 24, 32, 40, 48, 64};
+    enum { MAXV = 32 };
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {1, 3, 112, 96}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs), node;
+    nn_graph_mark_input(g, x);
+    /* values so far with their channels and size (for residuals) */
+    int val[MAXV], nv = 0, shrinks = 0;
+    int64_t vc[MAXV], vh[MAXV];
+    int64_t C = widths[test_rand_u64(&seed) % 6], H = 112;
+    int t = chain_conv(g, x, 3, C, 0, 3, 1, NN_ACT_RELU, &seed, NULL);
+    val[nv] = t, vc[nv] = C, vh[nv++] = H;
+    int steps = 6 + (int)(test_rand_u64(&seed) % 8);
+    for (int i = 0; i < steps && nv < MAXV; i++) {
+        uint64_t r = test_rand_u64(&seed) % 10;
+        if (r < 4) { /* depthwise */
+            int k5 = test_rand_u64(&seed) % 4 == 0, shrink = shrinks < 2 && r == 0;
+            int pool = shrink && test_rand_u64(&seed) % 2;
+            t = chain_conv(g, t, C, C, 1, k5 ? 5 : 3, k5 ? 2 : 1,
+                           pool ? NN_ACT_RELU : NN_ACT_NONE, &seed, &node);
+            if (shrink && !pool) {
+                int64_t s2[2] = {2, 2};
+                nn_node_set_ints(g, node, "strides", s2, 2);
+            }
+            if (pool) {
+                int p = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+                int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "", &t, 1, &p, 1);
+                int64_t k2[2] = {2, 2};
+                nn_node_set_ints(g, mp, "kernel_shape", k2, 2);
+                nn_node_set_ints(g, mp, "strides", k2, 2);
+                t = p;
+            }
+            if (shrink) H = (H + (pool ? 0 : 1)) / 2, shrinks++;
+        } else { /* 1x1, with a residual of an earlier value of its shape when r >= 7 */
+            int64_t M = widths[test_rand_u64(&seed) % 6];
+            int res = -1;
+            if (r >= 7)
+                for (int k = 0, tries = 0; tries < 8 && res < 0; tries++) {
+                    k = (int)(test_rand_u64(&seed) % (uint64_t)nv);
+                    if (vh[k] == H && val[k] != t) res = k;
+                }
+            if (res >= 0) M = vc[res];
+            int u = chain_conv(g, t, C, M, 0, 1, 0, res >= 0 ? NN_ACT_NONE : NN_ACT_LEAKY_RELU,
+                               &seed, NULL);
+            t = res >= 0 ? chain_add_relu(g, u, val[res]) : u;
+            C = M;
+        }
+        val[nv] = t, vc[nv] = C, vh[nv++] = H;
+        if (test_rand_u64(&seed) % 12 == 0) nn_graph_mark_output(g, t);
+    }
+    int y = chain_conv(g, t, C, 8, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* Random chains (g_chain_random) compute on cpu, on 1 and 2 threads, what ref computes,
+ * to 1e-4; across the set, pipelines form (with residuals among their members). */
+static void test_band_pipeline_random(void)
+{
+    int total = 0, ran = 0;
+    for (uint64_t k = 0; k < 12; k++) {
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = "ref";
+        size_t nw = 0, n = 0;
+        ffu_json *d = NULL;
+        float *want = run_graph(g_chain_random(1000 + k), &o, NULL, 0, &nw, &d);
+        ffu_json_free(d);
+        CHECK(want != NULL && nw > 0);
+        for (int threads = 1; threads <= 2 && want; threads++) {
+            o.backend = "cpu";
+            o.threads = threads;
+            float *got = run_graph(g_chain_random(1000 + k), &o, NULL, 0, &n, &d);
+            if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
+                ffu_json_free(d), free(got);
+                continue;
+            }
+            double worst = n == nw ? worst_error(want, nw, got, n) : 1;
+            int bands = desc_int(d, "band_nodes");
+            if (worst >= 1e-4)
+                printf("random chain %d, %d threads: %d nodes in pipelines, worst %.3g\n",
+                       (int)k, threads, bands, worst);
+            CHECK(worst < 1e-4);
+            total += bands, ran++;
+            ffu_json_free(d), free(got);
+        }
+        free(want);
+    }
+    printf("random chains: %d runs, %d convolutions in pipelines in all\n", ran, total);
+    if (ran && (ffu_cpu_features() & FFU_CPU_AVX512F)) CHECK(total > 0);
 }
 
 /* ---- our first-layer kernel on an NHWC image (TF.js models) ------------------------------- */
@@ -1547,4 +1661,4 @@ TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, tes
           test_heads_merged, test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
           test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
           test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_residual,
-          test_first_layer_nhwc)
+          test_band_pipeline_random, test_first_layer_nhwc)
