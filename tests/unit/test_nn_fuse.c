@@ -1436,18 +1436,6 @@ static nn_graph *g_chain_res(int64_t N, int64_t H, int64_t W, int variant)
     return g;
 }
 
-/* Pipelines (nodes whose impl starts "band 1/") in a session's description. */
-static int desc_pipelines(const ffu_json *d)
-{
-    const ffu_json *nodes = ffu_json_get(d, "nodes");
-    int k = 0;
-    for (size_t i = 0; i < ffu_json_len(nodes); i++) {
-        const char *impl = ffu_json_string(ffu_json_get(ffu_json_at(nodes, i), "impl"));
-        k += impl && strncmp(impl, "band 1/", 7) == 0;
-    }
-    return k;
-}
-
 /* Residuals in pipelines: the graph above in one pipeline of twelve on 1 and 2 threads,
  * also with a batch of two (each image's residual from its own buffer), and in variants
  * 1 and 2 in two of five and six, against ref. */
@@ -1475,7 +1463,7 @@ static void test_band_pipeline_residual(void)
                 continue;
             }
             double worst = n == nw ? worst_error(want, nw, got, n) : 1;
-            int bands = desc_int(d, "band_nodes"), pipes = desc_pipelines(d);
+            int bands = desc_int(d, "band_nodes"), pipes = desc_impls(d, "band 1/");
             printf("residual band pipeline variant %d, batch %d, %d threads: %d nodes in %d, "
                    "worst %.3g\n", variant, (int)N, threads, bands, pipes, worst);
             int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;

@@ -453,51 +453,6 @@ INLINE void prow_slice(const slice *s, const nn_cpu_dw *d, const float *const *r
     }
 }
 
-/* One output pixel, every slice. */
-static void pixel_all(const nn_cpu_dw *d, const float *const *rows, int64_t ow, const float *rr,
-                      float *yr);
-
-/* One output row of a 3-wide stride-1 kernel for C = 16n + 8 channels in pixel pairs
- * (blk_pair_k3s1), the columns outside [ow_lo, ow_hi) one pixel at a time; that range
- * holds at least sixteen. Arguments as row_slice, for all channels. */
-INLINE void row_pairs(const nn_cpu_dw *d, const float *const *rows, const float *rr, float *yr,
-                      int kh0, int kh1, int64_t ow_lo, int64_t ow_hi, int64_t Cc)
-{
-    const int64_t C = Cc ? Cc : d->C, W2 = 2 * C;
-    const float *const *xr = rows + kh0;
-    const float *w0 = d->w2 + kh0 * 3 * W2;
-    int nkh = kh1 - kh0;
-    int overlap = !rr || rr != yr; /* as in row_slice */
-    int64_t ow = 0;
-    for (; ow < ow_lo; ow++) pixel_all(d, rows, ow, rr, yr);
-    while (ow < ow_hi) {
-        if (ow + 16 > ow_hi) {
-            if (!overlap) break;
-            ow = ow_hi - 16;
-        }
-        for (int64_t k = 0; k < W2; k += 16)
-            blk_pair_k3s1(_mm512_load_ps(d->b2 + k), act_init(&d->act, d->ns2 + k), xr,
-                          (ow - d->PL) * C + k, w0 + k, nkh, rr ? rr + ow * C + k : NULL,
-                          yr + ow * C + k, C);
-        ow += 16;
-    }
-    for (; ow < d->OW; ow++) pixel_all(d, rows, ow, rr, yr);
-}
-
-static __attribute__((noinline)) void row_pairs24(const nn_cpu_dw *d, const float *const *rows,
-                                                  const float *rr, float *yr, int kh0, int kh1,
-                                                  int64_t ow_lo, int64_t ow_hi)
-{
-    row_pairs(d, rows, rr, yr, kh0, kh1, ow_lo, ow_hi, 24);
-}
-
-static __attribute__((noinline)) void row_pairs_any(const nn_cpu_dw *d, const float *const *rows,
-                                                    const float *rr, float *yr, int kh0, int kh1,
-                                                    int64_t ow_lo, int64_t ow_hi)
-{
-    row_pairs(d, rows, rr, yr, kh0, kh1, ow_lo, ow_hi, 0);
-}
-
 /* The slice kinds as separate functions, so that each gets its own registers; and
  * instances for the common channel counts: with the pixel stride a constant every
  * input of a block is at an immediate offset, where a run-time stride needs an index
@@ -550,6 +505,7 @@ static int slice_at(const nn_cpu_dw *d, int64_t c0, slice *s)
     return slice_mode(d->C, c0, &s->m);
 }
 
+/* One output pixel, every slice. */
 static void pixel_all(const nn_cpu_dw *d, const float *const *rows, int64_t ow, const float *rr,
                       float *yr)
 {
@@ -560,6 +516,48 @@ static void pixel_all(const nn_cpu_dw *d, const float *const *rows, int64_t ow, 
               mode);
     }
 }
+
+/* One output row of a 3-wide stride-1 kernel for C = 16n + 8 channels in pixel pairs
+ * (blk_pair_k3s1), the columns outside [ow_lo, ow_hi) one pixel at a time; that range
+ * holds at least sixteen. Arguments as row_slice, for all channels. */
+INLINE void row_pairs(const nn_cpu_dw *d, const float *const *rows, const float *rr, float *yr,
+                      int kh0, int kh1, int64_t ow_lo, int64_t ow_hi, int64_t Cc)
+{
+    const int64_t C = Cc ? Cc : d->C, W2 = 2 * C;
+    const float *const *xr = rows + kh0;
+    const float *w0 = d->w2 + kh0 * 3 * W2;
+    int nkh = kh1 - kh0;
+    int overlap = !rr || rr != yr; /* as in row_slice */
+    int64_t ow = 0;
+    for (; ow < ow_lo; ow++) pixel_all(d, rows, ow, rr, yr);
+    while (ow < ow_hi) {
+        if (ow + 16 > ow_hi) {
+            if (!overlap) break;
+            ow = ow_hi - 16;
+        }
+        for (int64_t k = 0; k < W2; k += 16)
+            blk_pair_k3s1(_mm512_load_ps(d->b2 + k), act_init(&d->act, d->ns2 + k), xr,
+                          (ow - d->PL) * C + k, w0 + k, nkh, rr ? rr + ow * C + k : NULL,
+                          yr + ow * C + k, C);
+        ow += 16;
+    }
+    for (; ow < d->OW; ow++) pixel_all(d, rows, ow, rr, yr);
+}
+
+static __attribute__((noinline)) void row_pairs24(const nn_cpu_dw *d, const float *const *rows,
+                                                  const float *rr, float *yr, int kh0, int kh1,
+                                                  int64_t ow_lo, int64_t ow_hi)
+{
+    row_pairs(d, rows, rr, yr, kh0, kh1, ow_lo, ow_hi, 24);
+}
+
+static __attribute__((noinline)) void row_pairs_any(const nn_cpu_dw *d, const float *const *rows,
+                                                    const float *rr, float *yr, int kh0, int kh1,
+                                                    int64_t ow_lo, int64_t ow_hi)
+{
+    row_pairs(d, rows, rr, yr, kh0, kh1, ow_lo, ow_hi, 0);
+}
+
 
 /* One convolution output row: rows its KH input rows (NULL for padding), rr the
  * residual row or NULL, yr the output row. */

@@ -231,9 +231,8 @@ static void in_tile6(const nn_cpu_wino *d, const float *x, int64_t tile, float *
     {                                                    \
         __m512 v = _mm512_set1_ps(V[i * C + c]);         \
         PIN(v);                                          \
-        VECS(FMA_OF, i)                                  \
+        VECS(FMA, i)                                     \
     }
-#define FMA_OF(i, j) FMA(i, j)
 #define STO(i, j) _mm512_storeu_ps(M + i * K + 16 * j, a##i##j);
 #define R1(X, j) X(0, j)
 #define R4(X, j) X(0, j) X(1, j) X(2, j) X(3, j)
