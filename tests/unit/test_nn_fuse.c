@@ -1019,14 +1019,14 @@ static int cpu_and_ref(nn_graph *(*build)(void), float **yc, float **yr, size_t 
     return 0;
 }
 
-/* How many nodes of describe JSON d ran an implementation starting with prefix. */
-static int desc_impls(const ffu_json *d, const char *prefix)
+/* How many nodes of describe JSON d ran an implementation whose name contains part. */
+static int desc_impls(const ffu_json *d, const char *part)
 {
     const ffu_json *nodes = ffu_json_get(d, "nodes");
     int k = 0;
     for (size_t i = 0; i < ffu_json_len(nodes); i++) {
         const char *impl = ffu_json_string(ffu_json_get(ffu_json_at(nodes, i), "impl"));
-        k += impl && strncmp(impl, prefix, strlen(prefix)) == 0;
+        k += impl && strstr(impl, part);
     }
     return k;
 }
@@ -1464,12 +1464,15 @@ static void test_band_pipeline_residual(void)
             }
             double worst = n == nw ? worst_error(want, nw, got, n) : 1;
             int bands = desc_int(d, "band_nodes"), pipes = desc_impls(d, "band 1/");
+            int planar = desc_impls(d, " planar ");
             printf("residual band pipeline variant %d, batch %d, %d threads: %d nodes in %d, "
-                   "worst %.3g\n", variant, (int)N, threads, bands, pipes, worst);
+                   "%d planar, worst %.3g\n", variant, (int)N, threads, bands, pipes, planar,
+                   worst);
             int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
             CHECK(worst < 1e-4);
             CHECK_EQ_INT(bands, avx512 ? cases[v][2] : 0);
             CHECK_EQ_INT(pipes, avx512 ? cases[v][3] : 0);
+            CHECK_EQ_INT(planar, 0); /* 97 columns: not a multiple of 16 */
             ffu_json_free(d), free(got);
         }
         free(want);
@@ -1545,7 +1548,7 @@ static nn_graph *g_chain_random(uint64_t seed)
  * to 1e-4; across the set, pipelines form (with residuals among their members). */
 static void test_band_pipeline_random(void)
 {
-    int total = 0, ran = 0;
+    int total = 0, ran = 0, planar = 0;
     for (uint64_t k = 0; k < 12; k++) {
         ffu_nn_session_opts o;
         ffu_nn_session_opts_default(&o);
@@ -1565,6 +1568,7 @@ static void test_band_pipeline_random(void)
             }
             double worst = n == nw ? worst_error(want, nw, got, n) : 1;
             int bands = desc_int(d, "band_nodes");
+            planar += desc_impls(d, " planar ");
             if (worst >= 1e-4)
                 printf("random chain %d, %d threads: %d nodes in pipelines, worst %.3g\n",
                        (int)k, threads, bands, worst);
@@ -1574,8 +1578,106 @@ static void test_band_pipeline_random(void)
         }
         free(want);
     }
-    printf("random chains: %d runs, %d convolutions in pipelines in all\n", ran, total);
-    if (ran && (ffu_cpu_features() & FFU_CPU_AVX512F)) CHECK(total > 0);
+    printf("random chains: %d runs, %d convolutions in pipelines in all, %d on planar rows\n",
+           ran, total, planar);
+    if (ran && (ffu_cpu_features() & FFU_CPU_AVX512F)) CHECK(total > 0 && planar > 0);
+}
+
+/* x [N,3,H,W] -> [first layer 3x3 3->24 relu -> dw 3x3 -> 1x1 24->24 = a -> dw 3x3 leaky
+ * -> dw 5x5 -> (1x1 24->24, + a) -> dw 3x3 relu6 -> 1x1 24->40 prelu -> dw 3x3 -> 1x1
+ * 40->24] -> dense 3x3 -> y: with W a multiple of 16, the 24- and 40-channel values
+ * between 1x1 and 3x3 depthwise members pass in planar rows (cpu_planar_avx512.c), the
+ * others channels-last, so rows are converted on the way in (the first depthwise
+ * layer's output), for a residual (a, planar, added by a 1x1 reading the 5x5 layer's
+ * channels-last rows) and on the way out (the last 1x1); 40 channels split 12 + 12 + 8
+ * + 8 in the 1x1 kernel and 16 + 16 + 8 in the conversions. Then BlazeFace's stride-2
+ * block, whose residual is a 2x2 max pool of channels-last tensors (our pool2 kernel). */
+static nn_graph *g_chain_planar(int64_t N, int64_t H, int64_t W)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {N, 3, H, W}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    uint64_t seed = 53;
+    int t = chain_conv(g, x, 3, 24, 0, 3, 1, NN_ACT_RELU, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    int a = t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_LEAKY_RELU, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 1, 5, 2, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    t = chain_add_relu(g, t, a);
+    t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_CLIP, &seed, NULL);
+    int node;
+    t = chain_conv(g, t, 24, 40, 0, 1, 0, NN_ACT_NONE, &seed, &node);
+    /* PReLU with a slope per channel */
+    float sl[40];
+    for (int i = 0; i < 40; i++) sl[i] = 0.05f * (float)(i % 7) - 0.1f;
+    nn_shape ss = {.rank = 3, .d = {40, 1, 1}};
+    int st = nn_graph_add_const(g, "", FFU_DTYPE_F32, &ss, sl, sizeof sl, NN_COPY);
+    int pin[2] = {t, st}, pt = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    nn_graph_add_node(g, NN_OP_PRELU, "", pin, 2, &pt, 1);
+    t = chain_conv(g, pt, 40, 40, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, t, 40, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    /* BlazeFace's stride-2 block: dw 3x3 stride 2 -> 1x1, + the 2x2 max pool of its input */
+    int u = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, &node);
+    int64_t s2[2] = {2, 2}, p0101[4] = {0, 0, 1, 1};
+    nn_node_set_ints(g, node, "strides", s2, 2);
+    nn_node_set_ints(g, node, "pads", p0101, 4);
+    u = chain_conv(g, u, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    int pooled = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "", &t, 1, &pooled, 1);
+    nn_node_set_ints(g, mp, "kernel_shape", s2, 2);
+    nn_node_set_ints(g, mp, "strides", s2, 2);
+    t = chain_add_relu(g, u, pooled);
+    int y = chain_conv(g, t, 24, 8, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* Planar rows in a pipeline compute what ref computes, on one and two threads, for a
+ * batch of two and widths of 128, 48 and 16 columns (one vector a plane): ten members,
+ * eight of them reading or writing planar rows (all but the first layer and the 5x5
+ * layer, which read and write channels-last); with 40 columns, not a multiple of 16,
+ * nothing is planar, and values under 1 MiB are then not worth a pipeline. */
+static void test_band_pipeline_planar(void)
+{
+    /* N, H, W, members, planar members */
+    static const int64_t cases[4][5] = {{1, 67, 128, 10, 8}, {2, 40, 48, 10, 8},
+                                        {1, 33, 16, 10, 8}, {1, 61, 40, 0, 0}};
+    for (int v = 0; v < 4; v++) {
+        const int64_t N = cases[v][0], H = cases[v][1], W = cases[v][2];
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = "ref";
+        size_t nw = 0, n = 0;
+        ffu_json *d = NULL;
+        float *want = run_graph(g_chain_planar(N, H, W), &o, NULL, 0, &nw, &d);
+        ffu_json_free(d);
+        CHECK(want != NULL && nw > 0);
+        for (int threads = 1; threads <= 2 && want; threads++) {
+            o.backend = "cpu";
+            o.threads = threads;
+            float *got = run_graph(g_chain_planar(N, H, W), &o, NULL, 0, &n, &d);
+            if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
+                ffu_json_free(d), free(got);
+                continue;
+            }
+            double worst = n == nw ? worst_error(want, nw, got, n) : 1;
+            int bands = desc_int(d, "band_nodes"), planar = desc_impls(d, " planar ");
+            int pools = desc_impls(d, "facefuse:pool2");
+            printf("planar band pipeline %lldx%lldx%lld, %d threads: %d nodes in pipelines, %d "
+                   "planar, %d pools of ours, worst %.3g\n", (long long)N, (long long)H,
+                   (long long)W, threads, bands, planar, pools, worst);
+            int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
+            CHECK(worst < 1e-4);
+            CHECK_EQ_INT(bands, avx512 ? (int)cases[v][3] : 0);
+            CHECK_EQ_INT(planar, avx512 ? (int)cases[v][4] : 0);
+            CHECK_EQ_INT(pools, avx512 ? 1 : 0);
+            ffu_json_free(d), free(got);
+        }
+        free(want);
+    }
 }
 
 /* ---- our first-layer kernel on an NHWC image (TF.js models) ------------------------------- */
@@ -1649,4 +1751,4 @@ TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, tes
           test_heads_merged, test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
           test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
           test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_residual,
-          test_band_pipeline_random, test_first_layer_nhwc)
+          test_band_pipeline_random, test_band_pipeline_planar, test_first_layer_nhwc)

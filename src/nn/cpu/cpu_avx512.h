@@ -89,11 +89,12 @@ INLINE out_slice out_slice_at(const float *b, const float *ns, const nn_cpu_act 
     return s;
 }
 
-/* MaxPool's order, one more element t after u: t replaces u only where it is greater
- * (a NaN never does, as in the reference's comparison). */
+/* MaxPool's order, one more element t after u: t replaces u where it is greater or NaN
+ * (so a NaN anywhere in the window wins, as in the reference's comparison). */
 INLINE __m512 pool_max(__m512 u, __m512 t)
 {
-    return _mm512_mask_mov_ps(u, _mm512_cmp_ps_mask(t, u, _CMP_GT_OQ), t);
+    __mmask16 m = _mm512_cmp_ps_mask(t, u, _CMP_GT_OQ) | _mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q);
+    return _mm512_mask_mov_ps(u, m, t);
 }
 
 /* The 2x2 stride-2 max pool of rows a and b (C channels, 2 * PW pixels each) into y. */

@@ -19,6 +19,11 @@
  * A chain ends at the member that reads its last large value: later members work on
  * tensors that stay in L2 anyway and would only pay the row-by-row overhead.
  *
+ * A ring whose channels do not fill whole vectors (BlazeFace's 24) holds planar rows
+ * (cpu_planar_avx512.c: a plane of pixels per channel) when its writer and readers have
+ * planar kernels; rows are converted where planar meets channels-last. Such a value is
+ * worth a pipeline even when small, for the faster kernels.
+ *
  * A 1x1 member may add a residual (BlazeFace's blocks: depthwise -> 1x1 + the block's
  * input): read from its buffer when the pipeline does not compute it, else from the
  * ring of the member that does, which then keeps every row computed since the row the
@@ -67,6 +72,8 @@ typedef struct chain_stage {
      * pipeline, read where it is stored) or the earlier stage whose ring holds it */
     int res;
     size_t ring;      /* offset of the ring in a thread's area, floats */
+    int planar;       /* the ring holds planar rows (cpu_planar_avx512.c) */
+    int64_t rowf;     /* floats per ring row */
     void *const *in, *const *out; /* recorded at run time */
 } chain_stage;
 
@@ -75,6 +82,7 @@ struct nn_cpu_chain {
     int64_t N;
     int nthr;
     size_t area, tmp; /* floats per thread; offset of the pool's two conv rows */
+    size_t conv, convf; /* offset of two rows for layout conversions, and their floats */
     chain_stage st[];
 };
 
@@ -122,6 +130,52 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
         (pool == 0 || pool == 2))
         return NN_CPU_K_DW;
     return NN_CPU_K_NONE;
+}
+
+/* 1 when a ring of C channels may be planar (cpu_planar_avx512.c): they do not fill
+ * whole vectors and are more than 16 (BlazeFace's 24). Where they fill them, channels-
+ * last measured as fast or faster (YuNet's 16-64 channels 3% slower in planar rings),
+ * and so were the 8 of MediaPipe's full-range detector (half vectors, between
+ * 32-channel values that would be converted). */
+static int planar_channels(int64_t C) { return C > 16 && C % 16; }
+
+/* 1 when node n, a stage of kind k, will have a planar kernel (what planar_kernel checks
+ * on the built stage): a 1x1 layer, or a 3x3 stride-1 depthwise one with one column of
+ * padding either side, without a pool; the width a multiple of 16. */
+static int planar_node(const nn_graph *g, const nn_node *n, int k)
+{
+    const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *y = nn_out(g, n, 0);
+    int64_t W = y->shape.d[3];
+    if (W % 16 || x->shape.d[3] != W) return 0;
+    if (k == NN_CPU_K_PW) return 1;
+    nn_window win;
+    return k == NN_CPU_K_DW && !nn_attr_int(n, "_pool", 0) &&
+           nn_window_init(n, NN_WINDOW_CONV, 2, &x->shape.d[2], &w->shape.d[2], &win) == FFU_OK &&
+           win.k[1] == 3 && win.k[2] == 3 && win.stride[1] == 1 && win.stride[2] == 1 &&
+           win.pad0[2] == 1;
+}
+
+/* 1 when node i and the next stage can pass its value in planar rows. */
+static int planar_link(const nn_graph *g, const unsigned char *kind, const int *next, int i)
+{
+    int r = i >= 0 ? next[i] : -1;
+    return r >= 0 && planar_channels(g->tensors[g->nodes[i].outputs[0]].shape.d[1]) &&
+           planar_node(g, &g->nodes[i], kind[i]) && planar_node(g, &g->nodes[r], kind[r]);
+}
+
+/* 1 when the value node i passes to the next stage is worth a pipeline: over 1 MiB (it
+ * would leave L2), or one of at least two values in a row that can pass in planar
+ * rows, whose kernels are faster (a lone one pays two conversions for one faster
+ * layer: MediaPipe's short-range detector, first layer -> depthwise -> 1x1 at 64x64,
+ * ran 1% slower in such a pipeline than without). */
+static int worth_banding(const nn_graph *g, const unsigned char *kind, const int *next, int i)
+{
+    if (nn_tensor_bytes(&g->tensors[g->nodes[i].outputs[0]]) >= CHAIN_MIN_TENSOR) return 1;
+    if (!planar_link(g, kind, next, i)) return 0;
+    int prev = -1;
+    for (int k = 0; k < g->nnodes && prev < 0; k++)
+        if (next[k] == i) prev = k;
+    return planar_link(g, kind, next, next[i]) || planar_link(g, kind, next, prev);
 }
 
 /* 1 when following the links from node k reaches node s. */
@@ -204,8 +258,7 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
             int end = -1;
             for (int k = i, steps = 0; next[k] >= 0 && steps <= NN_CPU_CHAIN_MAX;
                  k = next[k], steps++)
-                if (nn_tensor_bytes(&g->tensors[g->nodes[k].outputs[0]]) >= CHAIN_MIN_TENSOR)
-                    end = next[k];
+                if (worth_banding(g, kind, next, k)) end = next[k];
             if (end >= 0 && next[end] >= 0) {
                 next[end] = -1;
                 changed = 1;
@@ -215,13 +268,9 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
     mark_linked(next, nn, has_prev);
     for (int i = 0; i < nn; i++) {
         if (!kind[i] || has_prev[i]) continue;
-        int len = 1, j = i;
-        size_t most = 0;
-        for (; next[j] >= 0; j = next[j], len++) {
-            size_t bytes = nn_tensor_bytes(&g->tensors[g->nodes[j].outputs[0]]);
-            if (bytes > most) most = bytes;
-        }
-        if (len < CHAIN_MIN_NODES || len > NN_CPU_CHAIN_MAX || most < CHAIN_MIN_TENSOR) continue;
+        int len = 1, j = i, worth = 0;
+        for (; next[j] >= 0; j = next[j], len++) worth |= worth_banding(g, kind, next, j);
+        if (len < CHAIN_MIN_NODES || len > NN_CPU_CHAIN_MAX || !worth) continue;
         for (int k = i; k >= 0; k = next[k]) last[k] = j, first[k] = i;
     }
     free(data), free(kind), free(has_prev);
@@ -244,14 +293,29 @@ static void in_rows(const chain_stage *s, int64_t a, int64_t b, int64_t *lo, int
     if (*hi > s->IH) *hi = s->IH;
 }
 
+/* 1 when stage s has a planar kernel (cpu_planar_avx512.c): a 1x1 layer, or a 3x3
+ * stride-1 depthwise one keeping the width, without a pool; the width a multiple of 16. */
+static int planar_kernel(const chain_stage *s)
+{
+    if (s->OW % 16 || s->OW != s->IW) return 0;
+    if (s->kind == NN_CPU_K_PW) return 1;
+    if (s->kind != NN_CPU_K_DW) return 0;
+    const nn_cpu_dw *d = s->k;
+    return d->KH == 3 && d->KW == 3 && d->SH == 1 && d->SW == 1 && d->PL == 1 && !d->pool;
+}
+
 /* Floats a thread's area needs with the rings sized as now (and places them). */
 static size_t place_rings(struct nn_cpu_chain *ch)
 {
-    size_t at = 0, tmp = 0;
+    size_t at = 0, tmp = 0, conv = 0;
     for (int s = 0; s < ch->n; s++) {
         chain_stage *st = &ch->st[s];
+        st->rowf = st->planar ? st->OC * (st->OW + 2 * NN_CPU_PLANAR_MARGIN) : st->OW * st->OC;
         st->ring = at;
-        at += ((size_t)(st->cap * st->OW * st->OC) + 15) / 16 * 16;
+        at += ((size_t)(st->cap * st->rowf) + 15) / 16 * 16;
+        /* with planar rings: a row converted on its way in or out, and a residual */
+        size_t f = (size_t)(st->OC * (st->OW + 2 * NN_CPU_PLANAR_MARGIN));
+        if (f > conv) conv = f;
         if (st->kind == NN_CPU_K_DW && ((const nn_cpu_dw *)st->k)->pool) {
             const nn_cpu_dw *d = st->k;
             size_t t = (size_t)(2 * d->OW * d->C);
@@ -259,7 +323,11 @@ static size_t place_rings(struct nn_cpu_chain *ch)
         }
     }
     ch->tmp = at;
-    return at + (tmp + 15) / 16 * 16;
+    at += (tmp + 15) / 16 * 16;
+    int planar = 0;
+    for (int s = 0; s < ch->n; s++) planar |= ch->st[s].planar;
+    ch->conv = at, ch->convf = planar ? (conv + 15) / 16 * 16 : 0;
+    return at + 2 * ch->convf;
 }
 
 ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
@@ -331,6 +399,19 @@ ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
         }
         if (ch->st[s->res].cap < lead + 1) ch->st[s->res].cap = lead + 1;
     }
+    /* a ring is planar when its channels suit (planar_channels), its writer and every
+     * reader (the next stage, stages adding it) have planar kernels, and so does the
+     * ring before or after it (as worth_banding); rows are converted where planar meets
+     * channels-last */
+    unsigned char ok[NN_CPU_CHAIN_MAX] = {0};
+    for (int k = 0; k + 1 < n; k++) {
+        ok[k] = planar_channels(ch->st[k].OC) && planar_kernel(&ch->st[k]) &&
+                planar_kernel(&ch->st[k + 1]);
+        for (int q = k + 1; q < n; q++)
+            if (ch->st[q].res == k) ok[k] &= planar_kernel(&ch->st[q]);
+    }
+    for (int k = 0; k + 1 < n; k++)
+        ch->st[k].planar = ok[k] && ((k > 0 && ok[k - 1]) || ok[k + 1]);
     size_t area = place_rings(ch);
     ch->area = area;
     cpu_node *lp = c->p;
@@ -343,8 +424,9 @@ ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
     for (int k = 0; k + 1 < n; k++) g->tensors[ch->st[k].n->outputs[0]].unbacked = 1;
     for (int k = 0; k < n; k++) {
         cpu_node *p = ch->st[k].p;
-        char impl[sizeof p->impl + 32];
-        snprintf(impl, sizeof impl, "band %d/%d %s", k + 1, n, p->impl);
+        char impl[sizeof p->impl + 40];
+        int planar = ch->st[k].planar || (k > 0 && ch->st[k - 1].planar);
+        snprintf(impl, sizeof impl, "band %d/%d%s %s", k + 1, n, planar ? " planar" : "", p->impl);
         memcpy(p->impl, impl, sizeof p->impl - 1); /* cut to fit */
         p->impl[sizeof p->impl - 1] = 0;
         p->chain = ch;
@@ -373,7 +455,7 @@ static float *out_row(const struct nn_cpu_chain *ch, int s, float *a, float *y, 
 {
     const chain_stage *st = &ch->st[s];
     if (s == ch->n - 1) return y + r * st->OW * st->OC;
-    return a + st->ring + (size_t)(r % st->cap) * (size_t)(st->OW * st->OC);
+    return a + st->ring + (size_t)(r % st->cap) * (size_t)st->rowf;
 }
 
 static const float *in_row(const struct nn_cpu_chain *ch, int s, float *a, const float *x,
@@ -393,27 +475,44 @@ typedef struct chain_pull {
     int64_t done[NN_CPU_CHAIN_MAX];
 } chain_pull;
 
-/* Row r of stage s. */
+/* Row r of stage s. A stage whose input and output rows differ in layout (planar or
+ * channels-last) computes in its input's layout into a conversion row and converts it;
+ * a residual stored in the other layout is converted into the second one. */
 static void stage_row(const chain_pull *c, int s, int64_t r)
 {
     const struct nn_cpu_chain *ch = c->ch;
     const chain_stage *st = &ch->st[s];
     float *a = c->a, *y = c->y, *dst = out_row(ch, s, a, y, r);
     const float *x = c->x;
+    const int pin = s > 0 && ch->st[s - 1].planar, convert = pin != st->planar;
+    float *kd = convert ? a + ch->conv : dst;
     if (st->kind == NN_CPU_K_CF) { /* the first stage: x is the image */
-        nn_cpu_cf_row_avx512(st->k, x, dst, r);
+        nn_cpu_cf_row_avx512(st->k, x, kd, r);
     } else if (st->kind == NN_CPU_K_PW) {
         const float *res = st->res == RES_NONE     ? NULL
                            : st->res == RES_BUFFER ? c->res[s] + r * st->OW * st->OC
                                                    : out_row(ch, st->res, a, y, r);
-        nn_cpu_pw_pixels_avx512(st->k, in_row(ch, s, a, x, y, r), res, dst, 0, st->OW);
+        int res_planar = st->res >= 0 && ch->st[st->res].planar;
+        if (res && res_planar != pin) {
+            float *t = a + ch->conv + ch->convf;
+            if (pin) nn_cpu_planar_from_nhwc_avx512(res, st->OC, st->OW, t);
+            else nn_cpu_planar_to_nhwc_avx512(res, st->OC, st->OW, t);
+            res = t;
+        }
+        if (pin) nn_cpu_pw_planar_avx512(st->k, in_row(ch, s, a, x, y, r), res, kd, st->OW);
+        else nn_cpu_pw_pixels_avx512(st->k, in_row(ch, s, a, x, y, r), res, kd, 0, st->OW);
     } else {
         const float *rows[NN_CPU_DW_MAX_KH + 2];
         for (int64_t k = 0; k < st->ext; k++) {
             int64_t ih = r * st->scale - st->pt + k;
             rows[k] = ih >= 0 && ih < st->IH ? in_row(ch, s, a, x, y, ih) : NULL;
         }
-        nn_cpu_dw_ring_row_avx512(st->k, rows, dst, a + ch->tmp);
+        if (pin) nn_cpu_dw_planar_avx512(st->k, rows, kd);
+        else nn_cpu_dw_ring_row_avx512(st->k, rows, kd, a + ch->tmp);
+    }
+    if (convert) {
+        if (st->planar) nn_cpu_planar_from_nhwc_avx512(kd, st->OC, st->OW, dst);
+        else nn_cpu_planar_to_nhwc_avx512(kd, st->OC, st->OW, dst);
     }
 }
 
@@ -442,6 +541,11 @@ static void chain_thread(void *arg)
     if (t >= ch->nthr) return;
     const chain_stage *s0 = &ch->st[0], *sl = &ch->st[L];
     chain_pull c = {.ch = ch, .a = j->area + (size_t)t * ch->area};
+    for (int s = 0; s < L; s++) { /* the scratch is shared: margins are zeroed each run */
+        const chain_stage *st = &ch->st[s];
+        for (int64_t k = 0; st->planar && k < st->cap; k++)
+            nn_cpu_planar_margins(c.a + st->ring + k * st->rowf, st->OC, st->OW);
+    }
     for (int64_t img = 0; img < ch->N; img++) {
         c.x = j->x + img * s0->IC * s0->IH * s0->IW;
         c.y = j->y + img * sl->OC * sl->OH * sl->OW;

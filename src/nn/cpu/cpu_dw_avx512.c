@@ -645,4 +645,15 @@ void nn_cpu_dw_ring_row_avx512(const nn_cpu_dw *d, const float *const *rows, flo
     else conv_row(d, rows, NULL, dst);
 }
 
+void nn_cpu_pool2_rows_avx512(const nn_cpu_pool2 *d, const float *x, float *y, int64_t r0,
+                              int64_t r1)
+{
+    const int64_t C = d->C, IW = d->IW;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t n = r / d->OH, oh = r % d->OH;
+        const float *a = x + (n * d->IH + 2 * oh) * IW * C;
+        pool2_row(a, a + IW * C, y + r * d->OW * C, d->OW, C);
+    }
+}
+
 #endif

@@ -190,6 +190,31 @@ typedef struct nn_cpu_pw {
 void nn_cpu_pw_pixels_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1);
 
+/* A 2x2 stride-2 max pool without padding on channels-last f32 (cpu_dw_avx512.c): output
+ * rows [r0, r1) of the N * OH rows. */
+typedef struct nn_cpu_pool2 {
+    int64_t N, C, IH, IW, OH, OW;
+} nn_cpu_pool2;
+void nn_cpu_pool2_rows_avx512(const nn_cpu_pool2 *d, const float *x, float *y, int64_t r0,
+                              int64_t r1);
+
+/* Planar rows (cpu_planar_avx512.c) for the band pipelines' rings: a row of W pixels
+ * (W a multiple of 16) and C channels as C planes of W + 2 * NN_CPU_PLANAR_MARGIN floats,
+ * plane c's values after its margin; the margins are zero where a depthwise layer reads
+ * the row (nn_cpu_planar_margins). Rows are 64-byte aligned. */
+#define NN_CPU_PLANAR_MARGIN 16
+/* The 1x1 layer d over one planar row (res: a planar row to add, or NULL). */
+void nn_cpu_pw_planar_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
+                             int64_t W);
+/* One output row of the depthwise layer d (3x3, stride 1, one column of padding either
+ * side, no pool), rows[k] as in nn_cpu_dw_ring_row_avx512 but planar. */
+void nn_cpu_dw_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst);
+/* A row between channels-last (C values per pixel) and planar. */
+void nn_cpu_planar_from_nhwc_avx512(const float *src, int64_t C, int64_t W, float *dst);
+void nn_cpu_planar_to_nhwc_avx512(const float *src, int64_t C, int64_t W, float *dst);
+/* Zeroes a planar row's margins. */
+void nn_cpu_planar_margins(float *row, int64_t C, int64_t W);
+
 /* A first layer (cpu_cf_avx512.c): an f32 input with few channels (C <= 4), plain NCHW
  * or (C == 3) stored NHWC, into K <= 32 or K == 64 channels written NHWC, any KH x KW <=
  * 7x7, SW 1 or 2 (SH any), pads, no dilation, one group; with pool, a fused 2x2

@@ -1,0 +1,277 @@
+/* Planar rows for the band pipelines (cpu_chain.c): one row of a value stored as C
+ * planes of W values, where channels-last (NHWC) stores W pixels of C values.
+ *
+ * In channels-last a vector holds sixteen channels of one pixel, so a 1x1 layer into 24
+ * channels needs one broadcast per FMA and leaves a quarter of the lanes idle (or
+ * blends pixel pairs, cpu_pw_avx512.c), and a depthwise layer's taps are unaligned
+ * loads; BlazeFace's seven 128x128 blocks (depthwise 3x3 then 1x1 24 -> 24) ran at
+ * 40 and 82 GFLOP/s there. In a plane a vector holds sixteen pixels of one channel:
+ * the 1x1 layer multiplies each input vector by the weights of twelve outputs
+ * (broadcasts shared by two vectors, every lane used), and the depthwise layer's left
+ * and right taps are the aligned neighbours shifted by one lane (valignd), which a
+ * throwaway loop measured at 94 against 66 GFLOP/s for unaligned loads (one thread,
+ * Intel host, in L1). Only the pipelines' rings are planar; rows are converted where a
+ * pipeline meets channels-last tensors (its input, a residual read from its buffer,
+ * its output), sixteen by sixteen through registers.
+ *
+ * A planar row is C planes of S = W + 32 floats, W a multiple of 16: plane c's values
+ * at [c * S + 16, c * S + 16 + W), with a zero margin of 16 either side that the
+ * depthwise layer reads as its padding column. Every output's sum is made in the order
+ * the channels-last kernels make it (bias, plus the residual, then the input channels
+ * or taps in order), so a pipeline's numbers do not change. Only called after a runtime
+ * AVX-512F check. */
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../backend.h"
+
+#if FFU_HAVE_DNNL
+
+#include "cpu_internal.h"
+#include "cpu_avx512.h"
+
+#define MARGIN NN_CPU_PLANAR_MARGIN
+
+/* The activation of one channel: av (made once, held in locals) with channel c's slope
+ * from ns broadcast. */
+INLINE actv act_one(actv av, const float *ns, int64_t c)
+{
+    if (av.neg) av.ns = _mm512_set1_ps(ns[c]);
+    return av;
+}
+
+/* ---- 1x1 ----------------------------------------------------------------------------------- */
+
+/* Outputs [o0, o0 + n) at nv vectors of pixels from x (each plane's first value of the
+ * block; planes S apart), res and y likewise. n and nv are constants. */
+INLINE void pw_blk(const nn_cpu_pw *d, const float *x, int64_t S, const float *res, float *y,
+                   int64_t o0, const int n, const int nv)
+{
+    const int64_t Ci = d->Ci, Cop = d->Cop;
+    __m512 a[12][2];
+#pragma GCC unroll 12
+    for (int o = 0; o < n; o++) {
+        const __m512 b = _mm512_set1_ps(d->b[o0 + o]);
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++)
+            a[o][v] = res ? _mm512_add_ps(b, _mm512_load_ps(res + (o0 + o) * S + 16 * v)) : b;
+    }
+    const float *w = d->w + o0;
+    for (int64_t c = 0; c < Ci; c++, w += Cop) {
+        __m512 v0 = _mm512_load_ps(x + c * S);
+        __m512 v1 = nv == 2 ? _mm512_load_ps(x + c * S + 16) : v0;
+#pragma GCC unroll 12
+        for (int o = 0; o < n; o++) {
+            const __m512 wv = _mm512_set1_ps(w[o]);
+            a[o][0] = _mm512_fmadd_ps(wv, v0, a[o][0]);
+            if (nv == 2) a[o][1] = _mm512_fmadd_ps(wv, v1, a[o][1]);
+        }
+    }
+    /* read after the loop, where it needs no registers */
+    const actv av = act_init(&d->act, d->ns);
+#pragma GCC unroll 12
+    for (int o = 0; o < n; o++) {
+        const actv ao = act_one(av, d->ns, o0 + o);
+#pragma GCC unroll 2
+        for (int v = 0; v < nv; v++) _mm512_store_ps(y + (o0 + o) * S + 16 * v, act(ao, a[o][v]));
+    }
+}
+
+/* Outputs [o0, o0 + n) of the whole row. */
+INLINE void pw_outputs(const nn_cpu_pw *d, const float *x, int64_t S, const float *res, float *y,
+                       int64_t W, int64_t o0, const int n)
+{
+    int64_t p = 0;
+    for (; p + 32 <= W; p += 32) pw_blk(d, x + p, S, res ? res + p : NULL, y + p, o0, n, 2);
+    if (p < W) pw_blk(d, x + p, S, res ? res + p : NULL, y + p, o0, n, 1);
+}
+
+#define PW_N(n)                                                                                   \
+    static __attribute__((noinline)) void pw_n##n(const nn_cpu_pw *d, const float *x, int64_t S, \
+                                                  const float *res, float *y, int64_t W,          \
+                                                  int64_t o0)                                     \
+    {                                                                                             \
+        pw_outputs(d, x, S, res, y, W, o0, n);                                                    \
+    }
+PW_N(1) PW_N(2) PW_N(3) PW_N(4) PW_N(5) PW_N(6) PW_N(7) PW_N(8) PW_N(9) PW_N(10) PW_N(11) PW_N(12)
+
+typedef void (*pw_fn)(const nn_cpu_pw *, const float *, int64_t, const float *, float *, int64_t,
+                      int64_t);
+
+void nn_cpu_pw_planar_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
+                             int64_t W)
+{
+    static const pw_fn fns[13] = {NULL,   pw_n1,  pw_n2, pw_n3, pw_n4,  pw_n5, pw_n6,
+                                  pw_n7,  pw_n8,  pw_n9, pw_n10, pw_n11, pw_n12};
+    const int64_t S = W + 2 * MARGIN;
+    const float *x = src + MARGIN, *r = res ? res + MARGIN : NULL;
+    float *y = dst + MARGIN;
+    /* groups of twelve outputs; the rest split evenly (16 -> 8 + 8, not 12 + 4) */
+    int64_t o0 = 0, Co = d->Co;
+    while (Co - o0 > 12) {
+        int64_t left = Co - o0, n = left > 24 ? 12 : (left + 1) / 2;
+        fns[n](d, x, S, r, y, W, o0);
+        o0 += n;
+    }
+    fns[Co - o0](d, x, S, r, y, W, o0);
+}
+
+/* ---- depthwise 3x3, stride 1 --------------------------------------------------------------- */
+
+/* Channel c of one output row from the nk input rows p (each at channel c's first
+ * value), with the taps w (row k's three at w[3 * k]); nk a constant. */
+INLINE void dw_channel(const float *const *p, const int nk, const __m512 *w, __m512 bias,
+                       actv av, float *y, int64_t W)
+{
+    __m512 prev[3], cur[3];
+#pragma GCC unroll 3
+    for (int k = 0; k < nk; k++) {
+        prev[k] = _mm512_load_ps(p[k] - 16); /* the margin: zeros */
+        cur[k] = _mm512_load_ps(p[k]);
+    }
+    for (int64_t x = 0; x < W; x += 16) {
+        __m512 a = bias;
+#pragma GCC unroll 3
+        for (int k = 0; k < nk; k++) {
+            const __m512 next = _mm512_load_ps(p[k] + x + 16); /* past W: the margin */
+            const __m512i pi = _mm512_castps_si512(prev[k]), ci = _mm512_castps_si512(cur[k]),
+                          ni = _mm512_castps_si512(next);
+            const __m512 left = _mm512_castsi512_ps(_mm512_alignr_epi32(ci, pi, 15));
+            const __m512 right = _mm512_castsi512_ps(_mm512_alignr_epi32(ni, ci, 1));
+            a = _mm512_fmadd_ps(w[3 * k], left, a);
+            a = _mm512_fmadd_ps(w[3 * k + 1], cur[k], a);
+            a = _mm512_fmadd_ps(w[3 * k + 2], right, a);
+            prev[k] = cur[k];
+            cur[k] = next;
+        }
+        _mm512_store_ps(y + x, act(av, a));
+    }
+}
+
+INLINE void dw_rows(const nn_cpu_dw *d, const float *const *rows, const int *kk, const int nk,
+                    float *dst, int64_t W)
+{
+    const int64_t S = W + 2 * MARGIN;
+    const actv av = act_init(&d->act, d->ns);
+    for (int64_t c = 0; c < d->C; c++) {
+        const float *p[3];
+        __m512 w[9];
+#pragma GCC unroll 3
+        for (int k = 0; k < nk; k++) {
+            p[k] = rows[kk[k]] + c * S + MARGIN;
+            for (int j = 0; j < 3; j++)
+                w[3 * k + j] = _mm512_set1_ps(d->w[(kk[k] * 3 + j) * d->Cp + c]);
+        }
+        dw_channel(p, nk, w, _mm512_set1_ps(d->b[c]), act_one(av, d->ns, c),
+                   dst + c * S + MARGIN, W);
+    }
+}
+
+static __attribute__((noinline)) void dw_rows3(const nn_cpu_dw *d, const float *const *rows,
+                                               const int *kk, float *dst, int64_t W)
+{
+    dw_rows(d, rows, kk, 3, dst, W);
+}
+
+static __attribute__((noinline)) void dw_rows2(const nn_cpu_dw *d, const float *const *rows,
+                                               const int *kk, float *dst, int64_t W)
+{
+    dw_rows(d, rows, kk, 2, dst, W);
+}
+
+static __attribute__((noinline)) void dw_rows1(const nn_cpu_dw *d, const float *const *rows,
+                                               const int *kk, float *dst, int64_t W)
+{
+    dw_rows(d, rows, kk, 1, dst, W);
+}
+
+void nn_cpu_dw_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst)
+{
+    int kk[3], nk = 0;
+    for (int k = 0; k < 3; k++)
+        if (rows[k]) kk[nk++] = k;
+    if (nk == 3) dw_rows3(d, rows, kk, dst, d->OW);
+    else if (nk == 2) dw_rows2(d, rows, kk, dst, d->OW);
+    else if (nk == 1) dw_rows1(d, rows, kk, dst, d->OW);
+    else { /* no valid row (a height-1 input with more padding): bias and activation */
+        const int64_t S = d->OW + 2 * MARGIN;
+        const actv av = act_init(&d->act, d->ns);
+        for (int64_t c = 0; c < d->C; c++) {
+            const __m512 v = act(act_one(av, d->ns, c), _mm512_set1_ps(d->b[c]));
+            for (int64_t x = 0; x < d->OW; x += 16) _mm512_store_ps(dst + c * S + MARGIN + x, v);
+        }
+    }
+}
+
+/* ---- conversions --------------------------------------------------------------------------- */
+
+/* Transposes the 16x16 block in r: element (i, l) goes to (l, i). Round k swaps bit b =
+ * 8 >> k of the row with bit b of the lane where they differ: row i (bit b clear) takes
+ * lanes perm[k][0] of rows i and i + b, row i + b lanes perm[k][1]. */
+static const int32_t perm[4][2][16] = {
+    {{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23},
+     {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31}},
+    {{0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27},
+     {4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31}},
+    {{0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29},
+     {2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31}},
+    {{0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30},
+     {1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31}}};
+
+INLINE void transpose16(__m512 *r)
+{
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; k++) {
+        const int b = 8 >> k;
+        const __m512i xa = _mm512_loadu_si512(perm[k][0]), xb = _mm512_loadu_si512(perm[k][1]);
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) {
+            if (i & b) continue;
+            const __m512 u = r[i], v = r[i + b];
+            r[i] = _mm512_permutex2var_ps(u, xa, v);
+            r[i + b] = _mm512_permutex2var_ps(u, xb, v);
+        }
+    }
+}
+
+void nn_cpu_planar_from_nhwc_avx512(const float *src, int64_t C, int64_t W, float *dst)
+{
+    const int64_t S = W + 2 * MARGIN;
+    for (int64_t p = 0; p < W; p += 16)
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            const int64_t nc = C - c0 < 16 ? C - c0 : 16;
+            const __mmask16 m = (__mmask16)((1u << nc) - 1);
+            __m512 r[16];
+            for (int i = 0; i < 16; i++) r[i] = _mm512_maskz_loadu_ps(m, src + (p + i) * C + c0);
+            transpose16(r);
+            for (int64_t j = 0; j < nc; j++) _mm512_store_ps(dst + (c0 + j) * S + MARGIN + p, r[j]);
+        }
+}
+
+void nn_cpu_planar_to_nhwc_avx512(const float *src, int64_t C, int64_t W, float *dst)
+{
+    const int64_t S = W + 2 * MARGIN;
+    for (int64_t p = 0; p < W; p += 16)
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            const int64_t nc = C - c0 < 16 ? C - c0 : 16;
+            const __mmask16 m = (__mmask16)((1u << nc) - 1);
+            __m512 r[16];
+            for (int j = 0; j < 16; j++)
+                r[j] = j < nc ? _mm512_load_ps(src + (c0 + j) * S + MARGIN + p)
+                              : _mm512_setzero_ps();
+            transpose16(r);
+            for (int i = 0; i < 16; i++) _mm512_mask_storeu_ps(dst + (p + i) * C + c0, m, r[i]);
+        }
+}
+
+void nn_cpu_planar_margins(float *row, int64_t C, int64_t W)
+{
+    const int64_t S = W + 2 * MARGIN;
+    for (int64_t c = 0; c < C; c++) {
+        memset(row + c * S, 0, sizeof(float) * MARGIN);
+        memset(row + c * S + MARGIN + W, 0, sizeof(float) * MARGIN);
+    }
+}
+
+#endif
