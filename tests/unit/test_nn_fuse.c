@@ -1222,6 +1222,28 @@ static int chain_conv(nn_graph *g, int x, int64_t c, int64_t m, int dw, int64_t 
     return y;
 }
 
+/* A 2x2 stride-2 MaxPool of t; returns its output. */
+static int chain_max_pool(nn_graph *g, int t)
+{
+    static const int64_t k2[2] = {2, 2};
+    int y = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "", &t, 1, &y, 1);
+    nn_node_set_ints(g, mp, "kernel_shape", k2, 2);
+    nn_node_set_ints(g, mp, "strides", k2, 2);
+    return y;
+}
+
+/* A new graph whose input x is an [N,3,H,W] image. */
+static nn_graph *image_graph(int64_t N, int64_t H, int64_t W, int *x)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {N, 3, H, W}};
+    *x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, *x);
+    return g;
+}
+
 /* x [N,3,H,W] -> [dense 3x3 3->16 (a first layer) -> 1x1 16->32 relu -> dw 3x3 leaky ->
  * 1x1 32->64 -> dw 3x3, MaxPool 2x2 -> 1x1 64->48 clip -> dw 5x5 pads 2] -> dense 3x3 ->
  * y: seven pipeline members and a convolution that is not one (the sizes below keep the
@@ -1231,23 +1253,16 @@ static int chain_conv(nn_graph *g, int x, int64_t c, int64_t m, int dw, int64_t 
  * depthwise 5x5) is a pipeline of three. */
 static nn_graph *g_chain(int64_t N, int64_t H, int64_t W, int variant)
 {
-    nn_graph *g;
-    if (nn_graph_create(&g) < 0) return NULL;
-    nn_shape xs = {.rank = 4, .d = {N, 3, H, W}};
-    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
-    nn_graph_mark_input(g, x);
+    int x;
+    nn_graph *g = image_graph(N, H, W, &x);
+    if (!g) return NULL;
     uint64_t seed = 41;
     int t = chain_conv(g, x, 3, 16, 0, 3, 1, NN_ACT_RELU, &seed, NULL);
     t = chain_conv(g, t, 16, 32, 0, 1, 0, NN_ACT_RELU, &seed, NULL);
     int second = t = chain_conv(g, t, 32, 32, 1, 3, 1, NN_ACT_LEAKY_RELU, &seed, NULL);
     t = chain_conv(g, t, 32, 64, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
     t = chain_conv(g, t, 64, 64, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
-    int pooled = nn_graph_add_tensor(g, "pooled", FFU_DTYPE_UNDEFINED, NULL);
-    int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "mp", &t, 1, &pooled, 1);
-    int64_t k2[2] = {2, 2};
-    nn_node_set_ints(g, mp, "kernel_shape", k2, 2);
-    nn_node_set_ints(g, mp, "strides", k2, 2);
-    t = chain_conv(g, pooled, 64, 48, 0, 1, 0, NN_ACT_CLIP, &seed, NULL);
+    t = chain_conv(g, chain_max_pool(g, t), 64, 48, 0, 1, 0, NN_ACT_CLIP, &seed, NULL);
     t = chain_conv(g, t, 48, 48, 1, 5, 2, NN_ACT_NONE, &seed, NULL);
     int y = chain_conv(g, t, 48, 8, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
     nn_graph_mark_output(g, y);
@@ -1320,13 +1335,11 @@ static void test_band_pipeline(void)
  * after the pool just over 1 MiB, so the pipeline runs to the end). */
 static nn_graph *g_chain_strided(void)
 {
-    nn_graph *g;
-    if (nn_graph_create(&g) < 0) return NULL;
-    nn_shape xs = {.rank = 4, .d = {1, 3, 639, 481}};
-    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs), node;
-    nn_graph_mark_input(g, x);
+    int x, node;
+    nn_graph *g = image_graph(1, 639, 481, &x);
+    if (!g) return NULL;
     uint64_t seed = 43;
-    int64_t s2[2] = {2, 2}, k2[2] = {2, 2};
+    int64_t s2[2] = {2, 2};
     int t = chain_conv(g, x, 3, 24, 0, 5, 2, NN_ACT_RELU6, &seed, &node);
     nn_node_set_ints(g, node, "strides", s2, 2);
     t = chain_conv(g, t, 24, 40, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
@@ -1334,11 +1347,7 @@ static nn_graph *g_chain_strided(void)
     nn_node_set_ints(g, node, "strides", s2, 2);
     t = chain_conv(g, t, 40, 56, 0, 1, 0, NN_ACT_LEAKY_RELU, &seed, NULL);
     t = chain_conv(g, t, 56, 56, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
-    int pooled = nn_graph_add_tensor(g, "pooled", FFU_DTYPE_UNDEFINED, NULL);
-    int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "mp", &t, 1, &pooled, 1);
-    nn_node_set_ints(g, mp, "kernel_shape", k2, 2);
-    nn_node_set_ints(g, mp, "strides", k2, 2);
-    t = chain_conv(g, pooled, 56, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    t = chain_conv(g, chain_max_pool(g, t), 56, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
     int y = chain_conv(g, t, 24, 4, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
     nn_graph_mark_output(g, y);
     return g;
@@ -1399,11 +1408,9 @@ static int chain_add_relu(nn_graph *g, int t, int r)
  * pipeline): pipelines of five (to b2) and six (after q). */
 static nn_graph *g_chain_res(int64_t N, int64_t H, int64_t W, int variant)
 {
-    nn_graph *g;
-    if (nn_graph_create(&g) < 0) return NULL;
-    nn_shape xs = {.rank = 4, .d = {N, 3, H, W}};
-    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
-    nn_graph_mark_input(g, x);
+    int x;
+    nn_graph *g = image_graph(N, H, W, &x);
+    if (!g) return NULL;
     uint64_t seed = 47;
     int branch = chain_conv(g, x, 3, 24, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
     int t = chain_conv(g, x, 3, 24, 0, 3, 1, NN_ACT_RELU, &seed, NULL);
@@ -1490,11 +1497,9 @@ static nn_graph *g_chain_random(uint64_t seed)
 {
     static const int64_t widths[6] = {16, 24, 32, 40, 48, 64};
     enum { MAXV = 32 };
-    nn_graph *g;
-    if (nn_graph_create(&g) < 0) return NULL;
-    nn_shape xs = {.rank = 4, .d = {1, 3, 112, 96}};
-    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs), node;
-    nn_graph_mark_input(g, x);
+    int x, node;
+    nn_graph *g = image_graph(1, 112, 96, &x);
+    if (!g) return NULL;
     /* values so far with their channels and size (for residuals) */
     int val[MAXV], nv = 0, shrinks = 0;
     int64_t vc[MAXV], vh[MAXV];
@@ -1513,14 +1518,7 @@ static nn_graph *g_chain_random(uint64_t seed)
                 int64_t s2[2] = {2, 2};
                 nn_node_set_ints(g, node, "strides", s2, 2);
             }
-            if (pool) {
-                int p = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
-                int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "", &t, 1, &p, 1);
-                int64_t k2[2] = {2, 2};
-                nn_node_set_ints(g, mp, "kernel_shape", k2, 2);
-                nn_node_set_ints(g, mp, "strides", k2, 2);
-                t = p;
-            }
+            if (pool) t = chain_max_pool(g, t);
             if (shrink) H = (H + (pool ? 0 : 1)) / 2, shrinks++;
         } else { /* 1x1, with a residual of an earlier value of its shape when r >= 7 */
             int64_t M = widths[test_rand_u64(&seed) % 6];
@@ -1594,11 +1592,9 @@ static void test_band_pipeline_random(void)
  * block, whose residual is a 2x2 max pool of channels-last tensors (our pool2 kernel). */
 static nn_graph *g_chain_planar(int64_t N, int64_t H, int64_t W)
 {
-    nn_graph *g;
-    if (nn_graph_create(&g) < 0) return NULL;
-    nn_shape xs = {.rank = 4, .d = {N, 3, H, W}};
-    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
-    nn_graph_mark_input(g, x);
+    int x;
+    nn_graph *g = image_graph(N, H, W, &x);
+    if (!g) return NULL;
     uint64_t seed = 53;
     int t = chain_conv(g, x, 3, 24, 0, 3, 1, NN_ACT_RELU, &seed, NULL);
     t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
@@ -1625,11 +1621,7 @@ static nn_graph *g_chain_planar(int64_t N, int64_t H, int64_t W)
     nn_node_set_ints(g, node, "strides", s2, 2);
     nn_node_set_ints(g, node, "pads", p0101, 4);
     u = chain_conv(g, u, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
-    int pooled = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
-    int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "", &t, 1, &pooled, 1);
-    nn_node_set_ints(g, mp, "kernel_shape", s2, 2);
-    nn_node_set_ints(g, mp, "strides", s2, 2);
-    t = chain_add_relu(g, u, pooled);
+    t = chain_add_relu(g, u, chain_max_pool(g, t));
     int y = chain_conv(g, t, 24, 8, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
     nn_graph_mark_output(g, y);
     return g;
@@ -1705,12 +1697,7 @@ static nn_graph *g_cf_nhwc(void)
     uint64_t seed = 53;
     int y;
     if (v == 0) {
-        int c = chain_conv(g, t, 3, 64, 0, 3, 0, NN_ACT_RELU, &seed, NULL);
-        y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
-        int mp = nn_graph_add_node(g, NN_OP_MAX_POOL, "mp", &c, 1, &y, 1);
-        int64_t k2[2] = {2, 2};
-        nn_node_set_ints(g, mp, "kernel_shape", k2, 2);
-        nn_node_set_ints(g, mp, "strides", k2, 2);
+        y = chain_max_pool(g, chain_conv(g, t, 3, 64, 0, 3, 0, NN_ACT_RELU, &seed, NULL));
     } else if (v == 1) {
         y = chain_conv(g, t, 3, 24, 0, 5, 1, NN_ACT_LEAKY_RELU, &seed, &node);
         int64_t s2[2] = {2, 2}, pads[4] = {1, 1, 2, 2};

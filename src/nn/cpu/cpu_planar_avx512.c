@@ -235,7 +235,9 @@ INLINE void transpose16(__m512 *r)
     }
 }
 
-void nn_cpu_planar_from_nhwc_avx512(const float *src, int64_t C, int64_t W, float *dst)
+/* A row between channels-last and planar, sixteen pixels by sixteen channels (the last
+ * slice of channels masked). */
+INLINE void convert(const float *src, int64_t C, int64_t W, float *dst, const int to_planar)
 {
     const int64_t S = W + 2 * MARGIN;
     for (int64_t p = 0; p < W; p += 16)
@@ -243,26 +245,27 @@ void nn_cpu_planar_from_nhwc_avx512(const float *src, int64_t C, int64_t W, floa
             const int64_t nc = C - c0 < 16 ? C - c0 : 16;
             const __mmask16 m = (__mmask16)((1u << nc) - 1);
             __m512 r[16];
-            for (int i = 0; i < 16; i++) r[i] = _mm512_maskz_loadu_ps(m, src + (p + i) * C + c0);
+            for (int i = 0; i < 16; i++) /* pixel i, or channel c0 + i */
+                r[i] = to_planar ? _mm512_maskz_loadu_ps(m, src + (p + i) * C + c0)
+                       : i < nc  ? _mm512_load_ps(src + (c0 + i) * S + MARGIN + p)
+                                 : _mm512_setzero_ps();
             transpose16(r);
-            for (int64_t j = 0; j < nc; j++) _mm512_store_ps(dst + (c0 + j) * S + MARGIN + p, r[j]);
+            if (to_planar)
+                for (int64_t j = 0; j < nc; j++)
+                    _mm512_store_ps(dst + (c0 + j) * S + MARGIN + p, r[j]);
+            else
+                for (int i = 0; i < 16; i++) _mm512_mask_storeu_ps(dst + (p + i) * C + c0, m, r[i]);
         }
+}
+
+void nn_cpu_planar_from_nhwc_avx512(const float *src, int64_t C, int64_t W, float *dst)
+{
+    convert(src, C, W, dst, 1);
 }
 
 void nn_cpu_planar_to_nhwc_avx512(const float *src, int64_t C, int64_t W, float *dst)
 {
-    const int64_t S = W + 2 * MARGIN;
-    for (int64_t p = 0; p < W; p += 16)
-        for (int64_t c0 = 0; c0 < C; c0 += 16) {
-            const int64_t nc = C - c0 < 16 ? C - c0 : 16;
-            const __mmask16 m = (__mmask16)((1u << nc) - 1);
-            __m512 r[16];
-            for (int j = 0; j < 16; j++)
-                r[j] = j < nc ? _mm512_load_ps(src + (c0 + j) * S + MARGIN + p)
-                              : _mm512_setzero_ps();
-            transpose16(r);
-            for (int i = 0; i < 16; i++) _mm512_mask_storeu_ps(dst + (p + i) * C + c0, m, r[i]);
-        }
+    convert(src, C, W, dst, 0);
 }
 
 void nn_cpu_planar_margins(float *row, int64_t C, int64_t W)
