@@ -558,7 +558,6 @@ static __attribute__((noinline)) void row_pairs_any(const nn_cpu_dw *d, const fl
     row_pairs(d, rows, rr, yr, kh0, kh1, ow_lo, ow_hi, 0);
 }
 
-
 /* One convolution output row: rows its KH input rows (NULL for padding), rr the
  * residual row or NULL, yr the output row. */
 static void conv_row(const nn_cpu_dw *d, const float *const *rows, const float *rr, float *yr)

@@ -168,40 +168,24 @@ INLINE void dw_rows(const nn_cpu_dw *d, const float *const *rows, const int *kk,
     }
 }
 
-static __attribute__((noinline)) void dw_rows3(const nn_cpu_dw *d, const float *const *rows,
-                                               const int *kk, float *dst, int64_t W)
-{
-    dw_rows(d, rows, kk, 3, dst, W);
-}
+/* Instances per count of valid input rows (none: a row all padding, bias and activation). */
+#define DW_N(n)                                                                                   \
+    static __attribute__((noinline)) void dw_rows##n(const nn_cpu_dw *d, const float *const *rows, \
+                                                     const int *kk, float *dst, int64_t W)        \
+    {                                                                                             \
+        dw_rows(d, rows, kk, n, dst, W);                                                          \
+    }
+DW_N(0) DW_N(1) DW_N(2) DW_N(3)
 
-static __attribute__((noinline)) void dw_rows2(const nn_cpu_dw *d, const float *const *rows,
-                                               const int *kk, float *dst, int64_t W)
-{
-    dw_rows(d, rows, kk, 2, dst, W);
-}
-
-static __attribute__((noinline)) void dw_rows1(const nn_cpu_dw *d, const float *const *rows,
-                                               const int *kk, float *dst, int64_t W)
-{
-    dw_rows(d, rows, kk, 1, dst, W);
-}
+typedef void (*dw_fn)(const nn_cpu_dw *, const float *const *, const int *, float *, int64_t);
 
 void nn_cpu_dw_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst)
 {
+    static const dw_fn fns[4] = {dw_rows0, dw_rows1, dw_rows2, dw_rows3};
     int kk[3], nk = 0;
     for (int k = 0; k < 3; k++)
         if (rows[k]) kk[nk++] = k;
-    if (nk == 3) dw_rows3(d, rows, kk, dst, d->OW);
-    else if (nk == 2) dw_rows2(d, rows, kk, dst, d->OW);
-    else if (nk == 1) dw_rows1(d, rows, kk, dst, d->OW);
-    else { /* no valid row (a height-1 input with more padding): bias and activation */
-        const int64_t S = d->OW + 2 * MARGIN;
-        const actv av = act_init(&d->act, d->ns);
-        for (int64_t c = 0; c < d->C; c++) {
-            const __m512 v = act(act_one(av, d->ns, c), _mm512_set1_ps(d->b[c]));
-            for (int64_t x = 0; x < d->OW; x += 16) _mm512_store_ps(dst + c * S + MARGIN + x, v);
-        }
-    }
+    fns[nk](d, rows, kk, dst, d->OW);
 }
 
 /* ---- conversions --------------------------------------------------------------------------- */
