@@ -125,6 +125,10 @@ int cli_arg_given(int argc, char **argv, const char *name);
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);
 
+/* --with STAGES (comma-separated: landmarks, quality, liveness, attributes, embed or
+ * embedding, all) -> FFU_STAGE_* bits in *out; -1 on an unknown name. */
+int cli_parse_stages(const char *s, unsigned *out);
+
 /* 1 when path names a directory (after links): the commands that take "a file or a
  * folder" (--draw, --gallery, swap targets) decide with it. */
 int cli_is_dir(const char *path);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "facefuse/face.h"
 
 int cli_exit_code(ffu_status st)
 {
@@ -106,6 +107,33 @@ int cli_print_json(ffu_jw *w)
     fwrite(text, 1, len, stdout);
     fputc('\n', stdout);
     return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+int cli_parse_stages(const char *s, unsigned *out)
+{
+    static const struct {
+        const char *name;
+        unsigned bits;
+    } names[] = {{"landmarks", FFU_STAGE_LANDMARKS}, {"quality", FFU_STAGE_QUALITY},
+                 {"liveness", FFU_STAGE_LIVENESS},   {"attributes", FFU_STAGE_ATTRIBUTES},
+                 {"embed", FFU_STAGE_EMBED},         {"embedding", FFU_STAGE_EMBED},
+                 {"all", 0xffffffffu}};
+    *out = 0;
+    while (s && *s) {
+        size_t n = strcspn(s, ",");
+        int found = 0;
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == n && !strncmp(names[i].name, s, n)) {
+                *out |= names[i].bits;
+                found = 1;
+            }
+        if (!found && n)
+            return -1;
+        s += n + (s[n] == ',');
+    }
+    *out &= FFU_STAGE_LANDMARKS | FFU_STAGE_EMBED | FFU_STAGE_LIVENESS | FFU_STAGE_ATTRIBUTES |
+            FFU_STAGE_QUALITY;
+    return 0;
 }
 
 int cli_is_dir(const char *path)

@@ -3,7 +3,9 @@
  * Inputs are filled once with fixed pseudo-random values (floats in [0, 1), integers
  * 0), so runs are repeatable.
  * `facefuse bench face IMG`: the per-stage cost of a full analysis of one photo with
- * the default models (detect, landmarks, quality, liveness, attributes, embed).
+ * the default models (detect, landmarks, quality, liveness, attributes, embed; --with
+ * picks the stages after detection, since each stage pushes the others' weights out of
+ * the caches and a run without attributes is not the full run minus their time).
  * Timings are for reading, never for pass/fail. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@ typedef struct {
     int profile;
     ffu_strlist shapes;
     char *size;
+    char *with;
     int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
 } bench_opts;
 
@@ -61,6 +64,10 @@ static const ffu_option bench_options[] = {
     {"size", 0, FFU_OPT_STRING, offsetof(bench_opts, size),
      "face: centre-crop the photo to this aspect and resize it to WxH first (0x0 = as is)",
      "640x480", 0, 0, NULL, "WxH"},
+    {"with", 'w', FFU_OPT_STRING, offsetof(bench_opts, with),
+     "face: the stages after detection, comma-separated: landmarks, quality, liveness, "
+     "attributes, embed, or all (face recognition alone: landmarks,quality,liveness,embed)",
+     "all", 0, 0, NULL, "STAGES"},
     {0},
 };
 
@@ -397,10 +404,26 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
     ffu_landmarker_opts_default(&lopts);
     dopts.m = m;
     lopts.m = m;
-    if ((st = ffu_image_load(path, FFU_PIX_RGB24, &photo)) || (st = fit_image(&photo, iw, ih, &img)) ||
-        (st = ffu_detector_create(&dopts, &det)) || (st = ffu_landmarker_create(&lopts, &lm)) ||
-        (st = ffu_embedder_create(&m, &emb)) || (st = ffu_liveness_create(&m, &live)) ||
-        (st = ffu_attributes_create(&m, &attr))) {
+    unsigned with = 0;
+    if (cli_parse_stages(o->with, &with) < 0) {
+        rc = cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE, "unknown stage in --with '%s'", o->with);
+        goto out;
+    }
+    /* the stages timed, in the order they run: detection, then each one asked for */
+    static const unsigned stage_bits[ST_COUNT] = {0,
+                                                  FFU_STAGE_LANDMARKS,
+                                                  FFU_STAGE_QUALITY,
+                                                  FFU_STAGE_LIVENESS,
+                                                  FFU_STAGE_ATTRIBUTES,
+                                                  FFU_STAGE_EMBED};
+    int on[ST_COUNT];
+    for (int s = 0; s < ST_COUNT; s++) on[s] = !stage_bits[s] || (with & stage_bits[s]);
+    if ((st = ffu_image_load(path, FFU_PIX_RGB24, &photo)) ||
+        (st = fit_image(&photo, iw, ih, &img)) || (st = ffu_detector_create(&dopts, &det)) ||
+        (on[ST_LANDMARKS] && (st = ffu_landmarker_create(&lopts, &lm))) ||
+        (on[ST_EMBED] && (st = ffu_embedder_create(&m, &emb))) ||
+        (on[ST_LIVENESS] && (st = ffu_liveness_create(&m, &live))) ||
+        (on[ST_ATTRIBUTES] && (st = ffu_attributes_create(&m, &attr)))) {
         rc = cli_fail(cmd, &o->common, st);
         goto out;
     }
@@ -419,15 +442,15 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         if (!st && faces.count == 0)
             st = ffu_error_set(FFU_ERR_FORMAT, "%s: no face found", path);
         ffu_face *f = st ? NULL : &faces.faces[0];
-        if (!st) st = ffu_landmarker_run(lm, &img, f);
+        if (!st && lm) st = ffu_landmarker_run(lm, &img, f);
         t[2] = ffu_clock_sec();
-        if (!st) st = ffu_face_quality_compute(&img, f);
+        if (!st && on[ST_QUALITY]) st = ffu_face_quality_compute(&img, f);
         t[3] = ffu_clock_sec();
-        if (!st) st = ffu_liveness_run(live, &img, f);
+        if (!st && live) st = ffu_liveness_run(live, &img, f);
         t[4] = ffu_clock_sec();
-        if (!st) st = ffu_attributes_run(attr, &img, f);
+        if (!st && attr) st = ffu_attributes_run(attr, &img, f);
         t[5] = ffu_clock_sec();
-        if (!st) st = ffu_embedder_run(emb, &img, f, 1);
+        if (!st && emb) st = ffu_embedder_run(emb, &img, f, 1);
         t[6] = ffu_clock_sec();
         if (st) {
             rc = cli_fail(cmd, &o->common, st);
@@ -443,7 +466,7 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         double *v = ms + (size_t)s * o->runs;
         qsort(v, (size_t)o->runs, sizeof *v, cmp_double);
         med[s] = v[o->runs / 2];
-        sum += med[s];
+        if (on[s]) sum += med[s];
     }
     bench_host host;
     host_measure(&host);
@@ -463,7 +486,7 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_key(w, "median_ms");
         ffu_jw_begin_object(w);
         for (int s = 0; s < ST_COUNT; s++)
-            ffu_jw_key(w, stage_names[s]), ffu_jw_number(w, med[s]);
+            if (on[s]) ffu_jw_key(w, stage_names[s]), ffu_jw_number(w, med[s]);
         ffu_jw_end_object(w);
         ffu_jw_key(w, "sum_of_medians_ms"), ffu_jw_number(w, sum);
         host_json(w, &host);
@@ -475,7 +498,7 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
                o->threads == 1 ? "" : "s", o->bf16 ? ", bf16" : "", o->runs, o->warmup);
         printf("  %-11s %8s\n", "stage", "ms");
         for (int s = 0; s < ST_COUNT; s++)
-            printf("  %-11s %8.3f\n", stage_names[s], med[s]);
+            if (on[s]) printf("  %-11s %8.3f\n", stage_names[s], med[s]);
         printf("  %-11s %8.3f\n", "total", sum);
         host_print(&host);
     }
@@ -521,14 +544,14 @@ const cli_command cli_cmd_bench = {
     "bench",
     "measure inference latency and memory of a model, or a face analysis per stage",
     "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--no-bands] [--profile] [--device N] [--fp16] [--json]\n"
-    "       facefuse bench face IMG [--size WxH] [--threads N] [--runs N] [--bf16] [--json]",
+    "       facefuse bench face IMG [--size WxH] [--with STAGES] [--threads N] [--runs N] [--bf16] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
     "--batch; fix other dynamic dims with --shape NAME=DIMS), fills the inputs with fixed\n"
     "pseudo-random values, runs --warmup untimed inferences and then --runs timed ones.\n"
     "Prints the median and minimum milliseconds per inference and the planned peak\n"
     "activation memory. `bench face` times each stage of a full analysis of the photo's\n"
     "first face with the default models (the photo centre-cropped and resized to --size,\n"
-    "640x480 by default). Both also print the host: the CPU (brand, family, model) and\n"
+    "640x480 by default; --with picks the stages after detection, all by default). Both also print the host: the CPU (brand, family, model) and\n"
     "one thread's f32 FMA peak measured in the same run, since a timing compares only\n"
     "with others taken at the same peak. Timings are for reading and comparing, never\n"
     "pass/fail.",

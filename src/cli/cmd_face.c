@@ -80,34 +80,6 @@ static const ffu_option embed_options[] = {
     {0},
 };
 
-/* --with STAGES -> FFU_STAGE_* bits; -1 on an unknown name. */
-static int parse_stages(const char *s, unsigned *out)
-{
-    static const struct {
-        const char *name;
-        unsigned bits;
-    } names[] = {{"landmarks", FFU_STAGE_LANDMARKS}, {"quality", FFU_STAGE_QUALITY},
-                 {"liveness", FFU_STAGE_LIVENESS},   {"attributes", FFU_STAGE_ATTRIBUTES},
-                 {"embed", FFU_STAGE_EMBED},         {"embedding", FFU_STAGE_EMBED},
-                 {"all", 0xffffffffu}};
-    *out = 0;
-    while (s && *s) {
-        size_t n = strcspn(s, ",");
-        int found = 0;
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (strlen(names[i].name) == n && !strncmp(names[i].name, s, n)) {
-                *out |= names[i].bits;
-                found = 1;
-            }
-        if (!found && n)
-            return -1;
-        s += n + (s[n] == ',');
-    }
-    *out &= FFU_STAGE_LANDMARKS | FFU_STAGE_EMBED | FFU_STAGE_LIVENESS | FFU_STAGE_ATTRIBUTES |
-            FFU_STAGE_QUALITY;
-    return 0;
-}
-
 static void analyzer_opts_from(const face_opts *o, unsigned stages, ffu_analyzer_opts *ao)
 {
     ffu_analyzer_opts_default(ao);
@@ -169,7 +141,7 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "no image given (see --help)");
         goto out;
     }
-    if (parse_stages(o.with, &stages) < 0) {
+    if (cli_parse_stages(o.with, &stages) < 0) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "unknown stage in --with '%s'", o.with);
         goto out;
     }

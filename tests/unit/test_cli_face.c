@@ -291,5 +291,31 @@ static void test_enroll_identify(void)
     CHECK(ok);
 }
 
+/* bench face times detection and the stages --with names, no others; a stage it does
+ * not know is a usage error. */
+static void test_bench_face_stages(void)
+{
+    if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
+    run(&r, (const char *[]){"bench", "face", obama, "--size", "0x0", "--with", "landmarks,embed",
+                             "--runs", "2", "--warmup", "0", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = parse_out();
+    CHECK(j);
+    const ffu_json *med = ffu_json_get(j, "median_ms");
+    double det = ffu_json_number(ffu_json_get(med, "detect"), -1);
+    double lm = ffu_json_number(ffu_json_get(med, "landmarks"), -1);
+    double emb = ffu_json_number(ffu_json_get(med, "embed"), -1);
+    double sum = ffu_json_number(ffu_json_get(j, "sum_of_medians_ms"), -1);
+    int only = ffu_json_len(med) == 3 && !ffu_json_get(med, "attributes") &&
+               !ffu_json_get(med, "liveness") &&
+               (int)ffu_json_int(ffu_json_get(j, "faces"), 0) == 1;
+    ffu_json_free(j);
+    CHECK(only);
+    CHECK(det > 0 && lm > 0 && emb > 0 && fabs(sum - (det + lm + emb)) < 1e-6 * sum);
+    run(&r, (const char *[]){"bench", "face", obama, "--with", "landmarks,ears", NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "ears"));
+}
+
 TEST_MAIN(test_detect_json, test_detect_draw, test_compare_and_embed, test_errors,
-          test_enroll_identify)
+          test_enroll_identify, test_bench_face_stages)
