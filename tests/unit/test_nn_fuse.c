@@ -1672,6 +1672,84 @@ static void test_band_pipeline_planar(void)
     }
 }
 
+/* x [N,H,W,3] -> Transpose to NCHW (the image as it came, channels-last) -> [first layer
+ * 3 -> K relu (5x5 stride 2 pads 1,1,2,2 as BlazeFace's, or 3x3 stride 1 pads 1) -> dw
+ * 3x3 -> (1x1 K->K, + the first layer's output) relu -> dw 3x3 -> 1x1 K->8] -> y: a
+ * planar head (cpu_planar_avx512.c) writing planar rows that the depthwise layer and
+ * the residual read. */
+static nn_graph *g_head_planar(int64_t N, int64_t H, int64_t W, int64_t K, int stride)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {N, H, W, 3}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs), node;
+    nn_graph_mark_input(g, x);
+    int t = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    int tr = nn_graph_add_node(g, NN_OP_TRANSPOSE, "", &x, 1, &t, 1);
+    int64_t perm[4] = {0, 3, 1, 2};
+    nn_node_set_ints(g, tr, "perm", perm, 4);
+    uint64_t seed = 61;
+    int a = t = chain_conv(g, t, 3, K, 0, stride == 2 ? 5 : 3, 1, NN_ACT_RELU, &seed, &node);
+    if (stride == 2) {
+        int64_t s2[2] = {2, 2}, pads[4] = {1, 1, 2, 2};
+        nn_node_set_ints(g, node, "strides", s2, 2);
+        nn_node_set_ints(g, node, "pads", pads, 4);
+    }
+    t = chain_conv(g, t, K, K, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    t = chain_add_relu(g, chain_conv(g, t, K, K, 0, 1, 0, NN_ACT_NONE, &seed, NULL), a);
+    t = chain_conv(g, t, K, K, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    int y = chain_conv(g, t, K, 8, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* A first layer reading an NHWC image heads a pipeline of planar rows and computes what
+ * ref computes, on one and two threads: stride 2 into 24 (BlazeFace's; 128 and 32
+ * columns, a batch of two) and stride 1 into 20; the pipeline is the first four layers
+ * (the last 1x1, into 8, reads a value under 1 MiB that has no planar reader: not worth
+ * a member), all reading or writing planar rows, the last depthwise layer converting its
+ * rows to channels-last on the way out. */
+static void test_band_pipeline_planar_head(void)
+{
+    /* N, H, W, K, stride */
+    static const int64_t cases[3][5] = {{1, 61, 256, 24, 2}, {2, 37, 64, 24, 2},
+                                        {1, 29, 48, 20, 1}};
+    for (int v = 0; v < 3; v++) {
+        const int64_t N = cases[v][0], H = cases[v][1], W = cases[v][2], K = cases[v][3];
+        const int stride = (int)cases[v][4];
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = "ref";
+        size_t nw = 0, n = 0;
+        ffu_json *d = NULL;
+        float *want = run_graph(g_head_planar(N, H, W, K, stride), &o, NULL, 0, &nw, &d);
+        ffu_json_free(d);
+        CHECK(want != NULL && nw > 0);
+        for (int threads = 1; threads <= 2 && want; threads++) {
+            o.backend = "cpu";
+            o.threads = threads;
+            float *got = run_graph(g_head_planar(N, H, W, K, stride), &o, NULL, 0, &n, &d);
+            if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
+                ffu_json_free(d), free(got);
+                continue;
+            }
+            double worst = n == nw ? worst_error(want, nw, got, n) : 1;
+            int bands = desc_int(d, "band_nodes"), planar = desc_impls(d, " planar ");
+            int head = desc_impls(d, "band 1/4 planar facefuse:cf_avx512");
+            printf("planar head %lldx%lldx%lld into %lld, stride %d, %d threads: %d nodes in "
+                   "pipelines, %d planar, worst %.3g\n", (long long)N, (long long)H,
+                   (long long)W, (long long)K, stride, threads, bands, planar, worst);
+            int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
+            CHECK(worst < 1e-4);
+            CHECK_EQ_INT(bands, avx512 ? 4 : 0);
+            CHECK_EQ_INT(planar, avx512 ? 4 : 0);
+            CHECK_EQ_INT(head, avx512 ? 1 : 0);
+            ffu_json_free(d), free(got);
+        }
+        free(want);
+    }
+}
+
 /* ---- our first-layer kernel on an NHWC image (TF.js models) ------------------------------- */
 
 static int cf_nhwc_variant;
@@ -1738,4 +1816,5 @@ TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, tes
           test_heads_merged, test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
           test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
           test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_residual,
-          test_band_pipeline_random, test_band_pipeline_planar, test_first_layer_nhwc)
+          test_band_pipeline_random, test_band_pipeline_planar, test_band_pipeline_planar_head,
+          test_first_layer_nhwc)

@@ -83,10 +83,20 @@ struct nn_cpu_chain {
     int nthr;
     size_t area, tmp; /* floats per thread; offset of the pool's two conv rows */
     size_t conv, convf; /* offset of two rows for layout conversions, and their floats */
+    size_t prep;        /* offset of a planar head's prepared input rows */
     chain_stage st[];
 };
 
 /* ---- planning ------------------------------------------------------------------------------ */
+
+/* 1 when a first layer reading an NHWC image of 3 channels, its window win and output y,
+ * has the planar kernel (cpu_planar_avx512.c): column stride 1 or 2, 17-24 outputs (the
+ * accumulators of a block fill the registers), the width a multiple of 16. */
+static int planar_head(const nn_tensor *y, const nn_window *win)
+{
+    int64_t M = y->shape.d[1];
+    return M >= 17 && M <= 24 && y->shape.d[3] % 16 == 0 && win->stride[2] <= 2;
+}
 
 /* The kind of stage Conv node n can be (NN_CPU_K_NONE: none), from its shape alone; the
  * member's builder still decides (nn_cpu_chain_finish checks what it chose). */
@@ -122,6 +132,9 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
     int first = !res && group == 1 && !pool && C <= 4 && (M <= 32 || M == 64) && win.k[1] <= 7 &&
                 win.k[2] <= 7 && (win.stride[2] == 1 || win.stride[2] == 2);
     if (plain_in) return first ? NN_CPU_K_CF : NN_CPU_K_NONE;
+    /* one reading an NHWC image heads a pipeline only with planar output rows (a planar
+     * head, planar_node) */
+    if (first && C == 3 && planar_head(y, &win)) return NN_CPU_K_CF;
     if (group == 1 && win.k[1] == 1 && win.k[2] == 1 && win.stride[1] == 1 &&
         win.stride[2] == 1 && !win.pad0[1] && !win.pad0[2] && !win.pad1[1] && !win.pad1[2] &&
         !pool && M <= 64 && C <= 256)
@@ -141,18 +154,22 @@ static int planar_channels(int64_t C) { return C > 16 && C % 16; }
 
 /* 1 when node n, a stage of kind k, will have a planar kernel (what planar_kernel checks
  * on the built stage): a 1x1 layer, or a 3x3 stride-1 depthwise one with one column of
- * padding either side, without a pool; the width a multiple of 16. */
-static int planar_node(const nn_graph *g, const nn_node *n, int k)
+ * padding either side, without a pool, the width a multiple of 16; or a first layer
+ * reading an NHWC image (planar_head). */
+static int planar_node(const cpu_ctx *c, const nn_node *n, int k)
 {
+    const nn_graph *g = c->g;
     const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *y = nn_out(g, n, 0);
     int64_t W = y->shape.d[3];
+    nn_window win;
+    if (nn_window_init(n, NN_WINDOW_CONV, 2, &x->shape.d[2], &w->shape.d[2], &win) != FFU_OK)
+        return 0;
+    if (k == NN_CPU_K_CF) /* a planar head (stage_kind), not one reading a plain input */
+        return nn_cpu_layout(c, n->inputs[0]) && planar_head(y, &win);
     if (W % 16 || x->shape.d[3] != W) return 0;
     if (k == NN_CPU_K_PW) return 1;
-    nn_window win;
-    return k == NN_CPU_K_DW && !nn_attr_int(n, "_pool", 0) &&
-           nn_window_init(n, NN_WINDOW_CONV, 2, &x->shape.d[2], &w->shape.d[2], &win) == FFU_OK &&
-           win.k[1] == 3 && win.k[2] == 3 && win.stride[1] == 1 && win.stride[2] == 1 &&
-           win.pad0[2] == 1;
+    return k == NN_CPU_K_DW && !nn_attr_int(n, "_pool", 0) && win.k[1] == 3 && win.k[2] == 3 &&
+           win.stride[1] == 1 && win.stride[2] == 1 && win.pad0[2] == 1;
 }
 
 /* 1 when node i and the next stage can pass its value in planar rows: both have planar
@@ -160,12 +177,13 @@ static int planar_node(const nn_graph *g, const nn_node *n, int k)
  * whose output fills whole vectors does as well channels-last: MediaPipe's TF.js
  * full-range detector, 48 -> 24 -> 24 -> 48 channels at 48x48 in a pipeline with its
  * two 24-channel values planar, ran 3-5% slower than without). */
-static int planar_link(const nn_graph *g, const unsigned char *kind, const int *next, int i)
+static int planar_link(const cpu_ctx *c, const unsigned char *kind, const int *next, int i)
 {
+    const nn_graph *g = c->g;
     int r = i >= 0 ? next[i] : -1;
     return r >= 0 && planar_channels(g->tensors[g->nodes[i].outputs[0]].shape.d[1]) &&
            planar_channels(g->tensors[g->nodes[r].outputs[0]].shape.d[1]) &&
-           planar_node(g, &g->nodes[i], kind[i]) && planar_node(g, &g->nodes[r], kind[r]);
+           planar_node(c, &g->nodes[i], kind[i]) && planar_node(c, &g->nodes[r], kind[r]);
 }
 
 /* 1 when the value node i passes to the next stage is worth a pipeline: over 1 MiB (it
@@ -173,14 +191,15 @@ static int planar_link(const nn_graph *g, const unsigned char *kind, const int *
  * rows, whose kernels are faster (a lone one pays two conversions for one faster
  * layer: MediaPipe's short-range detector, first layer -> depthwise -> 1x1 at 64x64,
  * ran 1% slower in such a pipeline than without). */
-static int worth_banding(const nn_graph *g, const unsigned char *kind, const int *next, int i)
+static int worth_banding(const cpu_ctx *c, const unsigned char *kind, const int *next, int i)
 {
+    const nn_graph *g = c->g;
     if (nn_tensor_bytes(&g->tensors[g->nodes[i].outputs[0]]) >= CHAIN_MIN_TENSOR) return 1;
-    if (!planar_link(g, kind, next, i)) return 0;
+    if (!planar_link(c, kind, next, i)) return 0;
     int prev = -1;
     for (int k = 0; k < g->nnodes && prev < 0; k++)
         if (next[k] == i) prev = k;
-    return planar_link(g, kind, next, next[i]) || planar_link(g, kind, next, prev);
+    return planar_link(c, kind, next, next[i]) || planar_link(c, kind, next, prev);
 }
 
 /* 1 when following the links from node k reaches node s. */
@@ -263,7 +282,7 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
             int end = -1;
             for (int k = i, steps = 0; next[k] >= 0 && steps <= NN_CPU_CHAIN_MAX;
                  k = next[k], steps++)
-                if (worth_banding(g, kind, next, k)) end = next[k];
+                if (worth_banding(&ctx, kind, next, k)) end = next[k];
             if (end >= 0 && next[end] >= 0) {
                 next[end] = -1;
                 changed = 1;
@@ -274,7 +293,7 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
     for (int i = 0; i < nn; i++) {
         if (!kind[i] || has_prev[i]) continue;
         int len = 1, j = i, worth = 0;
-        for (; next[j] >= 0; j = next[j], len++) worth |= worth_banding(g, kind, next, j);
+        for (; next[j] >= 0; j = next[j], len++) worth |= worth_banding(&ctx, kind, next, j);
         if (len < CHAIN_MIN_NODES || len > NN_CPU_CHAIN_MAX || !worth) continue;
         for (int k = i; k >= 0; k = next[k]) last[k] = j, first[k] = i;
     }
@@ -299,9 +318,15 @@ static void in_rows(const chain_stage *s, int64_t a, int64_t b, int64_t *lo, int
 }
 
 /* 1 when stage s has a planar kernel (cpu_planar_avx512.c): a 1x1 layer, or a 3x3
- * stride-1 depthwise one keeping the width, without a pool; the width a multiple of 16. */
+ * stride-1 depthwise one keeping the width, without a pool, the width a multiple of 16;
+ * or a planar head. */
 static int planar_kernel(const chain_stage *s)
 {
+    if (s->kind == NN_CPU_K_CF) {
+        const nn_cpu_cf *d = s->k;
+        return d->nhwc && d->C == 3 && d->SW <= 2 && !d->pool && d->K >= 17 && d->K <= 24 &&
+               d->OW % 16 == 0;
+    }
     if (s->OW % 16 || s->OW != s->IW) return 0;
     if (s->kind == NN_CPU_K_PW) return 1;
     if (s->kind != NN_CPU_K_DW) return 0;
@@ -329,6 +354,13 @@ static size_t place_rings(struct nn_cpu_chain *ch)
     }
     ch->tmp = at;
     at += (tmp + 15) / 16 * 16;
+    /* a planar head's prepared input rows: KH slots and the padded row they come from */
+    const chain_stage *s0 = &ch->st[0];
+    ch->prep = at;
+    if (s0->kind == NN_CPU_K_CF && s0->planar) {
+        const nn_cpu_cf *d = s0->k;
+        at += (size_t)(d->KH * NN_CPU_CF_PLANAR_SLOT(d) + NN_CPU_CF_PLANAR_PAD(d) + 15) / 16 * 16;
+    }
     int planar = 0;
     for (int s = 0; s < ch->n; s++) planar |= ch->st[s].planar;
     ch->conv = at, ch->convf = planar ? (conv + 15) / 16 * 16 : 0;
@@ -478,17 +510,46 @@ typedef struct chain_pull {
     const float *x;
     const float *res[NN_CPU_CHAIN_MAX];
     int64_t done[NN_CPU_CHAIN_MAX];
+    int64_t prepped; /* a planar head: input rows below this are in their slots */
 } chain_pull;
+
+/* Row r of a planar head (stage 0) into dst: the input rows it reads that are not in
+ * their slots yet are split into phases first (row ih in slot ih mod KH; the rows come
+ * in order, so the KH rows one output row reads are always there). */
+static void head_row(chain_pull *c, int64_t r, float *dst)
+{
+    const chain_stage *st = &c->ch->st[0];
+    const nn_cpu_cf *d = st->k;
+    float *slots = c->a + c->ch->prep, *pad = slots + d->KH * NN_CPU_CF_PLANAR_SLOT(d);
+    const float *rows[7];
+    int64_t lo = r * d->SH - d->PT, hi = lo + d->KH;
+    if (c->prepped < lo) c->prepped = lo;
+    for (; c->prepped < hi; c->prepped++) {
+        int64_t ih = c->prepped;
+        if (ih >= 0 && ih < d->IH)
+            nn_cpu_cf_planar_prep_avx512(d, c->x + ih * d->IW * 3,
+                                         slots + ih % d->KH * NN_CPU_CF_PLANAR_SLOT(d), pad);
+    }
+    for (int64_t k = 0; k < d->KH; k++) {
+        int64_t ih = lo + k;
+        rows[k] = ih >= 0 && ih < d->IH ? slots + ih % d->KH * NN_CPU_CF_PLANAR_SLOT(d) : NULL;
+    }
+    nn_cpu_cf_planar_row_avx512(d, rows, dst);
+}
 
 /* Row r of stage s. A stage whose input and output rows differ in layout (planar or
  * channels-last) computes in its input's layout into a conversion row and converts it;
  * a residual stored in the other layout is converted into the second one. */
-static void stage_row(const chain_pull *c, int s, int64_t r)
+static void stage_row(chain_pull *c, int s, int64_t r)
 {
     const struct nn_cpu_chain *ch = c->ch;
     const chain_stage *st = &ch->st[s];
     float *a = c->a, *y = c->y, *dst = out_row(ch, s, a, y, r);
     const float *x = c->x;
+    if (st->kind == NN_CPU_K_CF && st->planar) {
+        head_row(c, r, dst);
+        return;
+    }
     const int pin = s > 0 && ch->st[s - 1].planar, convert = pin != st->planar;
     float *kd = convert ? a + ch->conv : dst;
     if (st->kind == NN_CPU_K_CF) { /* the first stage: x is the image */
@@ -565,6 +626,7 @@ static void chain_thread(void *arg)
             if (y0 >= ye) continue;
             /* each stage starts at the first row the strip's first output row reads */
             c.done[L] = y0;
+            c.prepped = INT64_MIN;
             for (int s = L; s > 0; s--) {
                 int64_t lo, hi;
                 in_rows(&ch->st[s], c.done[s], c.done[s] + 1, &lo, &hi);

@@ -236,6 +236,18 @@ void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int6
 void nn_cpu_cf_pooled_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int64_t ph,
                                  float *tmp);
 
+/* The first layer over planar rows (cpu_planar_avx512.c), for a band pipeline's head:
+ * an NHWC image of 3 channels, SW 1 or 2, no pool, into 17-24 outputs, OW a multiple of
+ * 16. Each input row is first split into SW * 3 phase rows of NN_CPU_CF_PLANAR_L floats
+ * (a slot of NN_CPU_CF_PLANAR_SLOT floats, through NN_CPU_CF_PLANAR_PAD floats of
+ * scratch); an output
+ * row then reads the slots of its KH input rows (NULL for rows of padding). */
+#define NN_CPU_CF_PLANAR_L(d) (((d)->OW + ((d)->KW - 1) / (d)->SW + 15) / 16 * 16)
+#define NN_CPU_CF_PLANAR_SLOT(d) ((d)->SW * 3 * NN_CPU_CF_PLANAR_L(d))
+#define NN_CPU_CF_PLANAR_PAD(d) (NN_CPU_CF_PLANAR_SLOT(d) + 64)
+void nn_cpu_cf_planar_prep_avx512(const nn_cpu_cf *d, const float *x, float *slot, float *pad);
+void nn_cpu_cf_planar_row_avx512(const nn_cpu_cf *d, const float *const *slots, float *dst);
+
 /* Convolution with weights rebuilt from 8-bit codes (cpu_q8_avx512.c), NHWC f32, K a
  * multiple of 16, no dilation: w = ((float)q * scale + min) * mul[k], each operation
  * rounded as the TF.js loader and the per-channel fold rounded it (tfjs_load.c,

@@ -188,6 +188,92 @@ void nn_cpu_dw_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float
     fns[nk](d, rows, kk, dst, d->OW);
 }
 
+/* ---- first layer: an NHWC image of 3 channels, stride 1 or 2 ------------------------------ */
+
+/* Input row x (IW pixels of 3 values) as its SW * 3 phase rows of L floats in slot: phase
+ * p of channel c holds the padded row's columns p, p + SW, ... (column i being pixel
+ * i - PL, zero outside the image), so output column j's tap kw reads phase kw % SW at
+ * j + kw / SW. pad is NN_CPU_CF_PLANAR_PAD(d) floats of scratch. */
+void nn_cpu_cf_planar_prep_avx512(const nn_cpu_cf *d, const float *x, float *slot, float *pad)
+{
+    const int64_t L = NN_CPU_CF_PLANAR_L(d), SW = d->SW, C = 3, span = SW * C * 16;
+    const int64_t cols = SW * L, in = d->IW < cols - d->PL ? d->IW : cols - d->PL;
+    memset(pad, 0, sizeof(float) * (size_t)(d->PL * C));
+    memcpy(pad + d->PL * C, x, sizeof(float) * (size_t)(in * C));
+    memset(pad + (d->PL + in) * C, 0, sizeof(float) * (size_t)((cols - d->PL - in) * C));
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t ph = 0; ph < SW; ph++) {
+            /* lane j takes float SW * 3 * j + 3 * ph + c of the group's span: from vector
+             * pair q = off / 32, lane off % 32 */
+            const __m512i off = _mm512_add_epi32(_mm512_mullo_epi32(iota, _mm512_set1_epi32((int)(SW * C))),
+                                                 _mm512_set1_epi32((int)(C * ph + c)));
+            const __m512i idx = _mm512_and_si512(off, _mm512_set1_epi32(31));
+            const __m512i q = _mm512_srli_epi32(off, 5);
+            const __mmask16 m1 = _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(1));
+            const __mmask16 m2 = _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(2));
+            float *out = slot + (c * SW + ph) * L;
+            for (int64_t j = 0; j < L; j += 16) {
+                const float *g = pad + j * SW * C;
+                __m512 v = _mm512_permutex2var_ps(_mm512_loadu_ps(g), idx, _mm512_loadu_ps(g + 16));
+                if (span > 32)
+                    v = _mm512_mask_blend_ps(m1, v, _mm512_permutex2var_ps(
+                        _mm512_loadu_ps(g + 32), idx, _mm512_loadu_ps(g + 48)));
+                if (span > 64)
+                    v = _mm512_mask_blend_ps(m2, v, _mm512_permutex2var_ps(
+                        _mm512_loadu_ps(g + 64), idx, _mm512_loadu_ps(g + 80)));
+                _mm512_store_ps(out + j, v);
+            }
+        }
+}
+
+/* Sixteen output columns from x0 of all K (a constant) outputs, in the channels-last
+ * kernel's order: bias, then input channel, kernel row, kernel column; tap kw of channel
+ * c reads its slot at off[c * KW + kw] + x0. */
+INLINE void cf_blk(const nn_cpu_cf *d, const float *const *slots, const int64_t *off, int64_t x0,
+                   float *y, const int K)
+{
+    const int64_t Kp = d->Kp, S = d->OW + 2 * MARGIN;
+    const int KW = d->KW;
+    __m512 a[24];
+#pragma GCC unroll 24
+    for (int k = 0; k < K; k++) a[k] = _mm512_set1_ps(d->b[k]);
+    for (int c = 0; c < 3; c++)
+        for (int kh = 0; kh < d->KH; kh++) {
+            if (!slots[kh]) continue; /* a padding row */
+            const float *w = d->w + ((int64_t)kh * KW * 3 + c) * Kp, *x = slots[kh] + x0;
+            for (int kw = 0; kw < KW; kw++, w += 3 * Kp) {
+                const __m512 v = _mm512_loadu_ps(x + off[c * KW + kw]);
+#pragma GCC unroll 24
+                for (int k = 0; k < K; k++) a[k] = _mm512_fmadd_ps(_mm512_set1_ps(w[k]), v, a[k]);
+            }
+        }
+    const actv av = act_init(&d->act, d->ns);
+#pragma GCC unroll 24
+    for (int k = 0; k < K; k++)
+        _mm512_store_ps(y + MARGIN + k * S + x0, act(act_one(av, d->ns, k), a[k]));
+}
+
+#define CF_K(K)                                                                               \
+    static __attribute__((noinline)) void cf_k##K(const nn_cpu_cf *d, const float *const *slots, \
+                                                  const int64_t *off, float *y)                \
+    {                                                                                         \
+        for (int64_t x0 = 0; x0 < d->OW; x0 += 16) cf_blk(d, slots, off, x0, y, K);            \
+    }
+CF_K(17) CF_K(18) CF_K(19) CF_K(20) CF_K(21) CF_K(22) CF_K(23) CF_K(24)
+
+void nn_cpu_cf_planar_row_avx512(const nn_cpu_cf *d, const float *const *slots, float *dst)
+{
+    typedef void (*fn)(const nn_cpu_cf *, const float *const *, const int64_t *, float *);
+    static const fn fns[8] = {cf_k17, cf_k18, cf_k19, cf_k20, cf_k21, cf_k22, cf_k23, cf_k24};
+    const int64_t L = NN_CPU_CF_PLANAR_L(d);
+    int64_t off[3 * 7];
+    for (int c = 0; c < 3; c++)
+        for (int kw = 0; kw < d->KW; kw++)
+            off[c * d->KW + kw] = (c * d->SW + kw % d->SW) * L + kw / d->SW;
+    fns[d->K - 17](d, slots, off, dst);
+}
+
 /* ---- conversions --------------------------------------------------------------------------- */
 
 /* Transposes the 16x16 block in r: element (i, l) goes to (l, i). Round k swaps bit b =
