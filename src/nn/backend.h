@@ -42,7 +42,9 @@ typedef struct nn_backend_ops {
      * Nodes are prepared in run order, before memory is planned: prepare may set a
      * tensor's keep_to (the value must stay allocated, and not be written over in
      * place, through a later node) or
-     * unbacked (no run reads or writes it: no memory; run() then sees NULL for it). */
+     * unbacked (no run reads or writes it: no memory; run() then sees NULL for it), and
+     * the node's view (its output, as this backend stores it, is input 0's bytes: the
+     * plan makes it a view of input 0 where it can, and then the node does not run). */
     ffu_status (*prepare)(nn_backend *b, nn_graph *g, nn_node *n);
     /* Scratch bytes the node needs at run time (may be 0), in the backend's space. */
     size_t (*scratch_bytes)(nn_backend *b, const nn_graph *g, const nn_node *n);

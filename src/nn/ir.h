@@ -160,6 +160,7 @@ typedef struct nn_node {
     /* execution state, owned by the session */
     int backend;   /* index of the backend that runs it */
     void *priv;    /* backend data for this node (a oneDNN primitive, ...) */
+    int view;      /* its backend found the output to be input 0's bytes (prepare) */
 } nn_node;
 
 typedef struct nn_graph {

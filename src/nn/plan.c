@@ -3,8 +3,9 @@
  * nothing. The approach is ggml-alloc's: walk the nodes in execution order, give each
  * output the best-fitting free block, and return a block to the free list after its
  * last reader ran. On top of that:
- *   - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) alias their input: no
- *     copy, no node run, and the input's lifetime grows to cover the view's readers;
+ *   - views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, and nodes whose backend
+ *     stores the output as input 0's bytes: nn_node.view) alias their input: no copy,
+ *     no node run, and the input's lifetime grows to cover the view's readers;
  *   - elementwise ops write over an input that dies at that node (same dtype and size,
  *     not a graph input, output or constant), and so does a Conv over its fused
  *     residual input (ir.h);
@@ -114,7 +115,8 @@ static int op_flags(nn_op op)
 
 int nn_plan_node_is_view(const nn_graph *g, const nn_node *n)
 {
-    if (!(op_flags(n->op) & NN_OPF_VIEW) || n->ninputs < 1 || n->inputs[0] < 0) return 0;
+    if (!((op_flags(n->op) & NN_OPF_VIEW) || n->view) || n->ninputs < 1 || n->inputs[0] < 0)
+        return 0;
     const nn_tensor *o = nn_out(g, n, 0);
     if (!o || o->alias < 0) return 0;
     const nn_tensor *in = &g->tensors[n->inputs[0]];
@@ -174,7 +176,7 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
         int o = n->outputs[0];
         nn_tensor *out = &g->tensors[o];
         if (out->flags & (NN_T_OUTPUT | NN_T_INPUT | NN_T_CONST) || !needs_memory(out)) continue;
-        if (fl_op & NN_OPF_VIEW) {
+        if ((fl_op & NN_OPF_VIEW) || n->view) {
             int in = n->ninputs > 0 ? n->inputs[0] : -1;
             if (in < 0 || !needs_memory(&g->tensors[in])) continue;
             if (nn_tensor_bytes(&g->tensors[in]) != out->nbytes) continue;

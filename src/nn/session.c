@@ -647,6 +647,7 @@ static ffu_status plan_nodes(ffu_nn_session *s)
         nn_node *n = &g->nodes[i];
         if (n->op == NN_OP_MEM_COPY) continue; /* runs through copy(): nothing to prepare */
         nn_backend *b = s->be[n->backend];
+        n->view = 0;
         if (b->ops->prepare && (st = b->ops->prepare(b, g, n)) < 0) return st;
         size_t sb = b->ops->scratch_bytes ? b->ops->scratch_bytes(b, g, n) : 0;
         if (sb > s->scratch_sp[b->space]) s->scratch_sp[b->space] = sb;

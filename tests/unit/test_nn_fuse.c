@@ -1791,7 +1791,9 @@ static nn_graph *g_cf_nhwc(void)
 }
 
 /* Our first-layer kernel reads the NHWC image where it is stored (three channels a
- * pixel apart) and matches ref, with and without a fused pool and 64 outputs. */
+ * pixel apart) and matches ref, with and without a fused pool and 64 outputs; the
+ * Transpose before it, whose output is stored as the image is, is a view of the
+ * image. */
 static void test_first_layer_nhwc(void)
 {
     for (cf_nhwc_variant = 0; cf_nhwc_variant < 3; cf_nhwc_variant++) {
@@ -1799,12 +1801,13 @@ static void test_first_layer_nhwc(void)
         size_t n = 0;
         ffu_json *d;
         if (cpu_and_ref(g_cf_nhwc, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
-        int ours = desc_impls(d, "facefuse:cf_avx512");
+        int ours = desc_impls(d, "facefuse:cf_avx512"), views = desc_int(d, "view_nodes");
         double e = yr ? nmse(yr, yc, n) : 1;
-        printf("first layer on an NHWC image, variant %d: %d of ours, nmse %.3g\n",
-               cf_nhwc_variant, ours, e);
+        printf("first layer on an NHWC image, variant %d: %d of ours, %d views, nmse %.3g\n",
+               cf_nhwc_variant, ours, views, e);
         CHECK(yr != NULL);
         CHECK(e < 1e-10);
+        CHECK_EQ_INT(views, 1); /* the Transpose: the image's own bytes, not a copy */
         CHECK_EQ_INT(ours, (ffu_cpu_features() & FFU_CPU_AVX512F) ? 1 : 0);
         free(yc), free(yr), ffu_json_free(d);
     }

@@ -1015,6 +1015,7 @@ static ffu_status cpu_prepare(nn_backend *b, nn_graph *g, nn_node *n)
     }
     finish_node(&c);
     n->priv = p;
+    n->view = p->view;
     return nn_cpu_chain_member(&c) ? nn_cpu_chain_finish(&c, g) : FFU_OK;
 }
 

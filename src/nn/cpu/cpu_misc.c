@@ -1130,6 +1130,7 @@ ffu_status nn_cpu_build_transpose(cpu_ctx *c)
         if (!bytes) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
         *bytes = (size_t)nn_shape_numel(&y->shape) * sizeof(float);
         snprintf(c->p->impl, sizeof c->p->impl, "facefuse:copy");
+        c->p->view = 1; /* the copy is not even needed where the output can be a view */
         ffu_status st;
         cpu_step *cs = nn_cpu_add_kernel_step(c, copy_kernel, bytes, &st);
         if (!cs) return st;
