@@ -104,6 +104,18 @@ static void pixel_bilinear(const warp_ctx *w, int32_t X, int32_t Y, uint8_t *d)
     }
 }
 
+/* 1 when every bilinear position of a row segment from (Xa, Ya) to (Xb, Yb), 1/32 px
+ * (each coordinate moves one way along a row), has its four neighbours outside an
+ * sw x sh source: what pixel_bilinear gives the border value for. */
+static int all_outside(int32_t Xa, int32_t Ya, int32_t Xb, int32_t Yb, int sw, int sh)
+{
+    int xa = Xa >> FFU_WARP_INTER_BITS, xb = Xb >> FFU_WARP_INTER_BITS;
+    int ya = Ya >> FFU_WARP_INTER_BITS, yb = Yb >> FFU_WARP_INTER_BITS;
+    int xlo = xa < xb ? xa : xb, xhi = xa < xb ? xb : xa;
+    int ylo = ya < yb ? ya : yb, yhi = ya < yb ? yb : ya;
+    return xhi + 1 < 0 || xlo >= sw || yhi + 1 < 0 || ylo >= sh;
+}
+
 ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, const double m[6],
                                       ffu_interp interp, ffu_border border,
                                       const uint8_t border_value[4], int isa)
@@ -149,6 +161,12 @@ ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, cons
             uint8_t *d = dst->data[0] + (size_t)y * dst->stride[0] + (size_t)x0 * cn;
             if (nearest) {
                 for (int i = 0; i < n; i++) pixel_nearest(&w, X[i], Y[i], d + i * cn);
+                continue;
+            }
+            if (border == FFU_BORDER_CONSTANT && all_outside(X[0], Y[0], X[n - 1], Y[n - 1],
+                                                             w.sw, w.sh)) {
+                /* the letterbox's bars: every pixel's neighbours outside the source */
+                for (int i = 0; i < n; i++) memcpy(d + i * cn, w.bv, (size_t)cn);
                 continue;
             }
             int nblk = 0;

@@ -75,9 +75,11 @@ static void test_bilinear_matches_reference(void)
      * only difference left is the final rounding. */
     const double grids[][6] = {{0.5, 0, 3.25, 0, 0.75, -4.5},
                                {0.25, -0.5, 20, 0.5, 0.25, -3},
-                               {-1, 0, 40.0625, 0, 1.5, 2.03125}};
+                               {-1, 0, 40.0625, 0, 1.5, 2.03125},
+                               /* a letterbox: whole rows of bars above and below */
+                               {0.75, 0, 0.5, 0, 1.25, -8.5}};
     for (int f = 0; f < 4; f++)
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             for (int b = 0; b < FFU_BORDER_COUNT; b++) {
                 ffu_image s, d;
                 CHECK_EQ_INT(ffu_image_create(&s, packed_fmts[f], 41, 27), FFU_OK);
