@@ -165,8 +165,11 @@ ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, cons
             }
             if (border == FFU_BORDER_CONSTANT && all_outside(X[0], Y[0], X[n - 1], Y[n - 1],
                                                              w.sw, w.sh)) {
-                /* the letterbox's bars: every pixel's neighbours outside the source */
-                for (int i = 0; i < n; i++) memcpy(d + i * cn, w.bv, (size_t)cn);
+                /* the letterbox's bars: every pixel's neighbours outside the source; one
+                 * pixel, then copies of what is filled, doubling */
+                size_t row = (size_t)n * (size_t)cn, done = (size_t)cn;
+                memcpy(d, w.bv, (size_t)cn);
+                for (; done < row; done *= 2) memcpy(d + done, d, done < row - done ? done : row - done);
                 continue;
             }
             int nblk = 0;
