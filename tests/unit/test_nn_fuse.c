@@ -1627,6 +1627,45 @@ static nn_graph *g_chain_planar(int64_t N, int64_t H, int64_t W)
     return g;
 }
 
+/* Runs the graph make(args) builds on ref, then on cpu with one and two threads: the
+ * outputs agree to 1e-4, and with AVX-512 `bands` nodes run in pipelines, `planar` of
+ * them on planar rows and `nimpl` have an impl containing `impl` (none without it). */
+static void pipeline_vs_ref(nn_graph *(*make)(const int64_t *), const int64_t *args,
+                            const char *label, int bands, int planar, const char *impl, int nimpl)
+{
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    size_t nw = 0, n = 0;
+    ffu_json *d = NULL;
+    float *want = run_graph(make(args), &o, NULL, 0, &nw, &d);
+    ffu_json_free(d);
+    CHECK(want != NULL && nw > 0);
+    for (int threads = 1; threads <= 2 && want; threads++) {
+        o.backend = "cpu";
+        o.threads = threads;
+        float *got = run_graph(make(args), &o, NULL, 0, &n, &d);
+        if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
+            ffu_json_free(d), free(got);
+            continue;
+        }
+        double worst = n == nw ? worst_error(want, nw, got, n) : 1;
+        int nb = desc_int(d, "band_nodes"), np = desc_impls(d, " planar ");
+        int ni = desc_impls(d, impl);
+        printf("%s, %d threads: %d nodes in pipelines, %d planar, %d %s, worst %.3g\n", label,
+               threads, nb, np, ni, impl, worst);
+        int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
+        CHECK(worst < 1e-4);
+        CHECK_EQ_INT(nb, avx512 ? bands : 0);
+        CHECK_EQ_INT(np, avx512 ? planar : 0);
+        CHECK_EQ_INT(ni, avx512 ? nimpl : 0);
+        ffu_json_free(d), free(got);
+    }
+    free(want);
+}
+
+static nn_graph *chain_planar_of(const int64_t *a) { return g_chain_planar(a[0], a[1], a[2]); }
+
 /* Planar rows in a pipeline compute what ref computes, on one and two threads, for a
  * batch of two and widths of 128, 48 and 16 columns (one vector a plane): ten members,
  * eight of them reading or writing planar rows (all but the first layer and the 5x5
@@ -1638,37 +1677,11 @@ static void test_band_pipeline_planar(void)
     static const int64_t cases[4][5] = {{1, 67, 128, 10, 8}, {2, 40, 48, 10, 8},
                                         {1, 33, 16, 10, 8}, {1, 61, 40, 0, 0}};
     for (int v = 0; v < 4; v++) {
-        const int64_t N = cases[v][0], H = cases[v][1], W = cases[v][2];
-        ffu_nn_session_opts o;
-        ffu_nn_session_opts_default(&o);
-        o.backend = "ref";
-        size_t nw = 0, n = 0;
-        ffu_json *d = NULL;
-        float *want = run_graph(g_chain_planar(N, H, W), &o, NULL, 0, &nw, &d);
-        ffu_json_free(d);
-        CHECK(want != NULL && nw > 0);
-        for (int threads = 1; threads <= 2 && want; threads++) {
-            o.backend = "cpu";
-            o.threads = threads;
-            float *got = run_graph(g_chain_planar(N, H, W), &o, NULL, 0, &n, &d);
-            if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
-                ffu_json_free(d), free(got);
-                continue;
-            }
-            double worst = n == nw ? worst_error(want, nw, got, n) : 1;
-            int bands = desc_int(d, "band_nodes"), planar = desc_impls(d, " planar ");
-            int pools = desc_impls(d, "facefuse:pool2");
-            printf("planar band pipeline %lldx%lldx%lld, %d threads: %d nodes in pipelines, %d "
-                   "planar, %d pools of ours, worst %.3g\n", (long long)N, (long long)H,
-                   (long long)W, threads, bands, planar, pools, worst);
-            int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
-            CHECK(worst < 1e-4);
-            CHECK_EQ_INT(bands, avx512 ? (int)cases[v][3] : 0);
-            CHECK_EQ_INT(planar, avx512 ? (int)cases[v][4] : 0);
-            CHECK_EQ_INT(pools, avx512 ? 1 : 0);
-            ffu_json_free(d), free(got);
-        }
-        free(want);
+        char label[96];
+        snprintf(label, sizeof label, "planar band pipeline %lldx%lldx%lld",
+                 (long long)cases[v][0], (long long)cases[v][1], (long long)cases[v][2]);
+        pipeline_vs_ref(chain_planar_of, cases[v], label, (int)cases[v][3], (int)cases[v][4],
+                        "facefuse:pool2", 1);
     }
 }
 
@@ -1703,6 +1716,11 @@ static nn_graph *g_head_planar(int64_t N, int64_t H, int64_t W, int64_t K, int s
     return g;
 }
 
+static nn_graph *head_planar_of(const int64_t *a)
+{
+    return g_head_planar(a[0], a[1], a[2], a[3], (int)a[4]);
+}
+
 /* A first layer reading an NHWC image heads a pipeline of planar rows and computes what
  * ref computes, on one and two threads: stride 2 into 24 (BlazeFace's; 128 and 32
  * columns, a batch of two) and stride 1 into 20; the pipeline is the first four layers
@@ -1715,38 +1733,12 @@ static void test_band_pipeline_planar_head(void)
     static const int64_t cases[3][5] = {{1, 61, 256, 24, 2}, {2, 37, 64, 24, 2},
                                         {1, 29, 48, 20, 1}};
     for (int v = 0; v < 3; v++) {
-        const int64_t N = cases[v][0], H = cases[v][1], W = cases[v][2], K = cases[v][3];
-        const int stride = (int)cases[v][4];
-        ffu_nn_session_opts o;
-        ffu_nn_session_opts_default(&o);
-        o.backend = "ref";
-        size_t nw = 0, n = 0;
-        ffu_json *d = NULL;
-        float *want = run_graph(g_head_planar(N, H, W, K, stride), &o, NULL, 0, &nw, &d);
-        ffu_json_free(d);
-        CHECK(want != NULL && nw > 0);
-        for (int threads = 1; threads <= 2 && want; threads++) {
-            o.backend = "cpu";
-            o.threads = threads;
-            float *got = run_graph(g_head_planar(N, H, W, K, stride), &o, NULL, 0, &n, &d);
-            if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
-                ffu_json_free(d), free(got);
-                continue;
-            }
-            double worst = n == nw ? worst_error(want, nw, got, n) : 1;
-            int bands = desc_int(d, "band_nodes"), planar = desc_impls(d, " planar ");
-            int head = desc_impls(d, "band 1/4 planar facefuse:cf_avx512");
-            printf("planar head %lldx%lldx%lld into %lld, stride %d, %d threads: %d nodes in "
-                   "pipelines, %d planar, worst %.3g\n", (long long)N, (long long)H,
-                   (long long)W, (long long)K, stride, threads, bands, planar, worst);
-            int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
-            CHECK(worst < 1e-4);
-            CHECK_EQ_INT(bands, avx512 ? 4 : 0);
-            CHECK_EQ_INT(planar, avx512 ? 4 : 0);
-            CHECK_EQ_INT(head, avx512 ? 1 : 0);
-            ffu_json_free(d), free(got);
-        }
-        free(want);
+        char label[96];
+        snprintf(label, sizeof label, "planar head %lldx%lldx%lld into %lld, stride %lld",
+                 (long long)cases[v][0], (long long)cases[v][1], (long long)cases[v][2],
+                 (long long)cases[v][3], (long long)cases[v][4]);
+        pipeline_vs_ref(head_planar_of, cases[v], label, 4, 4,
+                        "band 1/4 planar facefuse:cf_avx512", 1);
     }
 }
 
