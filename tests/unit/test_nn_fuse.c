@@ -1685,6 +1685,22 @@ static void test_band_pipeline_planar(void)
     }
 }
 
+/* A graph whose input x is an NHWC image [N,H,W,3], transposed to NCHW in *t (stored
+ * channels-last: the image as it came, as TF.js models start). */
+static nn_graph *nhwc_image_graph(int64_t N, int64_t H, int64_t W, int *t)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {N, H, W, 3}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    *t = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    int tr = nn_graph_add_node(g, NN_OP_TRANSPOSE, "", &x, 1, t, 1);
+    int64_t perm[4] = {0, 3, 1, 2};
+    nn_node_set_ints(g, tr, "perm", perm, 4);
+    return g;
+}
+
 /* x [N,H,W,3] -> Transpose to NCHW (the image as it came, channels-last) -> [first layer
  * 3 -> K relu (5x5 stride 2 pads 1,1,2,2 as BlazeFace's, or 3x3 stride 1 pads 1) -> dw
  * 3x3 -> (1x1 K->K, + the first layer's output) relu -> dw 3x3 -> 1x1 K->8] -> y: a
@@ -1692,15 +1708,9 @@ static void test_band_pipeline_planar(void)
  * the residual read. */
 static nn_graph *g_head_planar(int64_t N, int64_t H, int64_t W, int64_t K, int stride)
 {
-    nn_graph *g;
-    if (nn_graph_create(&g) < 0) return NULL;
-    nn_shape xs = {.rank = 4, .d = {N, H, W, 3}};
-    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs), node;
-    nn_graph_mark_input(g, x);
-    int t = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
-    int tr = nn_graph_add_node(g, NN_OP_TRANSPOSE, "", &x, 1, &t, 1);
-    int64_t perm[4] = {0, 3, 1, 2};
-    nn_node_set_ints(g, tr, "perm", perm, 4);
+    int t, node;
+    nn_graph *g = nhwc_image_graph(N, H, W, &t);
+    if (!g) return NULL;
     uint64_t seed = 61;
     int a = t = chain_conv(g, t, 3, K, 0, stride == 2 ? 5 : 3, 1, NN_ACT_RELU, &seed, &node);
     if (stride == 2) {
@@ -1755,15 +1765,9 @@ static nn_graph *g_cf_nhwc(void)
 {
     static const int64_t dims[3][3] = {{1, 45, 37}, {1, 39, 51}, {2, 23, 41}};
     const int v = cf_nhwc_variant;
-    nn_graph *g;
-    if (nn_graph_create(&g) < 0) return NULL;
-    nn_shape xs = {.rank = 4, .d = {dims[v][0], dims[v][1], dims[v][2], 3}};
-    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs), node;
-    nn_graph_mark_input(g, x);
-    int t = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
-    int tr = nn_graph_add_node(g, NN_OP_TRANSPOSE, "", &x, 1, &t, 1);
-    int64_t perm[4] = {0, 3, 1, 2};
-    nn_node_set_ints(g, tr, "perm", perm, 4);
+    int t, node;
+    nn_graph *g = nhwc_image_graph(dims[v][0], dims[v][1], dims[v][2], &t);
+    if (!g) return NULL;
     uint64_t seed = 53;
     int y;
     if (v == 0) {
