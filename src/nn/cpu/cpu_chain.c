@@ -359,7 +359,7 @@ static size_t place_rings(struct nn_cpu_chain *ch)
     ch->prep = at;
     if (s0->kind == NN_CPU_K_CF && s0->planar) {
         const nn_cpu_cf *d = s0->k;
-        at += (size_t)(d->KH * NN_CPU_CF_PLANAR_SLOT(d) + NN_CPU_CF_PLANAR_PAD(d) + 15) / 16 * 16;
+        at += (size_t)(d->KH * NN_CPU_CF_PLANAR_SLOT(d) + NN_CPU_CF_PLANAR_PAD + 15) / 16 * 16;
     }
     int planar = 0;
     for (int s = 0; s < ch->n; s++) planar |= ch->st[s].planar;

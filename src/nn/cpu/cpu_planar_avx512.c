@@ -193,38 +193,46 @@ void nn_cpu_dw_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float
 /* Input row x (IW pixels of 3 values) as its SW * 3 phase rows of L floats in slot: phase
  * p of channel c holds the padded row's columns p, p + SW, ... (column i being pixel
  * i - PL, zero outside the image), so output column j's tap kw reads phase kw % SW at
- * j + kw / SW. pad is NN_CPU_CF_PLANAR_PAD(d) floats of scratch. */
+ * j + kw / SW. pad is NN_CPU_CF_PLANAR_PAD floats of scratch (for groups of columns
+ * at the row's ends). */
 void nn_cpu_cf_planar_prep_avx512(const nn_cpu_cf *d, const float *x, float *slot, float *pad)
 {
     const int64_t L = NN_CPU_CF_PLANAR_L(d), SW = d->SW, C = 3, span = SW * C * 16;
-    const int64_t cols = SW * L, in = d->IW < cols - d->PL ? d->IW : cols - d->PL;
-    memset(pad, 0, sizeof(float) * (size_t)(d->PL * C));
-    memcpy(pad + d->PL * C, x, sizeof(float) * (size_t)(in * C));
-    memset(pad + (d->PL + in) * C, 0, sizeof(float) * (size_t)((cols - d->PL - in) * C));
+    const int64_t need = (span + 31) / 32 * 32, row = d->IW * C; /* floats loaded, in x */
+    /* phase row k = c * SW + ph: lane j takes float SW * 3 * j + 3 * ph + c of a group's
+     * span, from vector pair off / 32, lane off % 32 */
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m512i idx[6];
+    __mmask16 m1[6], m2[6];
     for (int64_t c = 0; c < C; c++)
         for (int64_t ph = 0; ph < SW; ph++) {
-            /* lane j takes float SW * 3 * j + 3 * ph + c of the group's span: from vector
-             * pair q = off / 32, lane off % 32 */
+            const int64_t k = c * SW + ph;
             const __m512i off = _mm512_add_epi32(_mm512_mullo_epi32(iota, _mm512_set1_epi32((int)(SW * C))),
                                                  _mm512_set1_epi32((int)(C * ph + c)));
-            const __m512i idx = _mm512_and_si512(off, _mm512_set1_epi32(31));
             const __m512i q = _mm512_srli_epi32(off, 5);
-            const __mmask16 m1 = _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(1));
-            const __mmask16 m2 = _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(2));
-            float *out = slot + (c * SW + ph) * L;
-            for (int64_t j = 0; j < L; j += 16) {
-                const float *g = pad + j * SW * C;
-                __m512 v = _mm512_permutex2var_ps(_mm512_loadu_ps(g), idx, _mm512_loadu_ps(g + 16));
-                if (span > 32)
-                    v = _mm512_mask_blend_ps(m1, v, _mm512_permutex2var_ps(
-                        _mm512_loadu_ps(g + 32), idx, _mm512_loadu_ps(g + 48)));
-                if (span > 64)
-                    v = _mm512_mask_blend_ps(m2, v, _mm512_permutex2var_ps(
-                        _mm512_loadu_ps(g + 64), idx, _mm512_loadu_ps(g + 80)));
-                _mm512_store_ps(out + j, v);
-            }
+            idx[k] = _mm512_and_si512(off, _mm512_set1_epi32(31));
+            m1[k] = _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(1));
+            m2[k] = _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(2));
         }
+    for (int64_t j = 0; j < L; j += 16) {
+        /* the group's pixels from p0, read in place inside the row, else through pad
+         * with zeros for the padding */
+        const int64_t f0 = (SW * j - d->PL) * C;
+        const float *g = pad;
+        if (f0 >= 0 && f0 + need <= row) g = x + f0;
+        else
+            for (int64_t i = 0; i < need; i++) pad[i] = f0 + i >= 0 && f0 + i < row ? x[f0 + i] : 0.0f;
+        for (int64_t k = 0; k < SW * C; k++) {
+            __m512 v = _mm512_permutex2var_ps(_mm512_loadu_ps(g), idx[k], _mm512_loadu_ps(g + 16));
+            if (span > 32)
+                v = _mm512_mask_blend_ps(m1[k], v, _mm512_permutex2var_ps(
+                    _mm512_loadu_ps(g + 32), idx[k], _mm512_loadu_ps(g + 48)));
+            if (span > 64)
+                v = _mm512_mask_blend_ps(m2[k], v, _mm512_permutex2var_ps(
+                    _mm512_loadu_ps(g + 64), idx[k], _mm512_loadu_ps(g + 80)));
+            _mm512_store_ps(slot + k * L + j, v);
+        }
+    }
 }
 
 /* Sixteen output columns from x0 of all K (a constant) outputs, in the channels-last
