@@ -544,16 +544,17 @@ const cli_command cli_cmd_bench = {
     "bench",
     "measure inference latency and memory of a model, or a face analysis per stage",
     "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--no-bands] [--profile] [--device N] [--fp16] [--json]\n"
-    "       facefuse bench face IMG [--size WxH] [--with STAGES] [--threads N] [--runs N] [--bf16] [--json]",
+    "       facefuse bench face IMG [--size WxH] [--with STAGES] [--threads N] [--runs N]\n"
+    "                               [--bf16] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
     "--batch; fix other dynamic dims with --shape NAME=DIMS), fills the inputs with fixed\n"
     "pseudo-random values, runs --warmup untimed inferences and then --runs timed ones.\n"
     "Prints the median and minimum milliseconds per inference and the planned peak\n"
     "activation memory. `bench face` times each stage of a full analysis of the photo's\n"
     "first face with the default models (the photo centre-cropped and resized to --size,\n"
-    "640x480 by default; --with picks the stages after detection, all by default). Both also print the host: the CPU (brand, family, model) and\n"
-    "one thread's f32 FMA peak measured in the same run, since a timing compares only\n"
-    "with others taken at the same peak. Timings are for reading and comparing, never\n"
-    "pass/fail.",
+    "640x480 by default; --with picks the stages after detection, all by default). Both\n"
+    "also print the host: the CPU (brand, family, model) and one thread's f32 FMA peak\n"
+    "measured in the same run, since a timing compares only with others taken at the\n"
+    "same peak. Timings are for reading and comparing, never pass/fail.",
     run,
 };

@@ -169,7 +169,8 @@ ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, cons
                  * pixel, then copies of what is filled, doubling */
                 size_t row = (size_t)n * (size_t)cn, done = (size_t)cn;
                 memcpy(d, w.bv, (size_t)cn);
-                for (; done < row; done *= 2) memcpy(d + done, d, done < row - done ? done : row - done);
+                for (; done < row; done *= 2)
+                    memcpy(d + done, d, done < row - done ? done : row - done);
                 continue;
             }
             int nblk = 0;

@@ -89,13 +89,12 @@ struct nn_cpu_chain {
 
 /* ---- planning ------------------------------------------------------------------------------ */
 
-/* 1 when a first layer reading an NHWC image of 3 channels, its window win and output y,
- * has the planar kernel (cpu_planar_avx512.c): column stride 1 or 2, 17-24 outputs (the
- * accumulators of a block fill the registers), the width a multiple of 16. */
-static int planar_head(const nn_tensor *y, const nn_window *win)
+/* 1 when a first layer reading an NHWC image of 3 channels, into K outputs OW wide at
+ * column stride SW, has the planar kernel (cpu_planar_avx512.c): SW 1 or 2, 17-24
+ * outputs (the accumulators of a block fill the registers), OW a multiple of 16. */
+static int planar_head(int64_t K, int64_t OW, int64_t SW)
 {
-    int64_t M = y->shape.d[1];
-    return M >= 17 && M <= 24 && y->shape.d[3] % 16 == 0 && win->stride[2] <= 2;
+    return K >= 17 && K <= 24 && OW % 16 == 0 && SW <= 2;
 }
 
 /* The kind of stage Conv node n can be (NN_CPU_K_NONE: none), from its shape alone; the
@@ -134,7 +133,7 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
     if (plain_in) return first ? NN_CPU_K_CF : NN_CPU_K_NONE;
     /* one reading an NHWC image heads a pipeline only with planar output rows (a planar
      * head, planar_node) */
-    if (first && C == 3 && planar_head(y, &win)) return NN_CPU_K_CF;
+    if (first && C == 3 && planar_head(M, y->shape.d[3], win.stride[2])) return NN_CPU_K_CF;
     if (group == 1 && win.k[1] == 1 && win.k[2] == 1 && win.stride[1] == 1 &&
         win.stride[2] == 1 && !win.pad0[1] && !win.pad0[2] && !win.pad1[1] && !win.pad1[2] &&
         !pool && M <= 64 && C <= 256)
@@ -165,7 +164,7 @@ static int planar_node(const cpu_ctx *c, const nn_node *n, int k)
     if (nn_window_init(n, NN_WINDOW_CONV, 2, &x->shape.d[2], &w->shape.d[2], &win) != FFU_OK)
         return 0;
     if (k == NN_CPU_K_CF) /* a planar head (stage_kind), not one reading a plain input */
-        return nn_cpu_layout(c, n->inputs[0]) && planar_head(y, &win);
+        return nn_cpu_layout(c, n->inputs[0]) && planar_head(y->shape.d[1], W, win.stride[2]);
     if (W % 16 || x->shape.d[3] != W) return 0;
     if (k == NN_CPU_K_PW) return 1;
     return k == NN_CPU_K_DW && !nn_attr_int(n, "_pool", 0) && win.k[1] == 3 && win.k[2] == 3 &&
@@ -324,8 +323,7 @@ static int planar_kernel(const chain_stage *s)
 {
     if (s->kind == NN_CPU_K_CF) {
         const nn_cpu_cf *d = s->k;
-        return d->nhwc && d->C == 3 && d->SW <= 2 && !d->pool && d->K >= 17 && d->K <= 24 &&
-               d->OW % 16 == 0;
+        return d->nhwc && d->C == 3 && !d->pool && planar_head(d->K, d->OW, d->SW);
     }
     if (s->OW % 16 || s->OW != s->IW) return 0;
     if (s->kind == NN_CPU_K_PW) return 1;

@@ -241,8 +241,8 @@ void nn_cpu_cf_pooled_row_avx512(const nn_cpu_cf *d, const float *src, float *ds
  * an NHWC image of 3 channels, SW 1 or 2, no pool, into 17-24 outputs, OW a multiple of
  * 16. Each input row is first split into SW * 3 phase rows of NN_CPU_CF_PLANAR_L floats
  * (a slot of NN_CPU_CF_PLANAR_SLOT floats; NN_CPU_CF_PLANAR_PAD floats of scratch for
- * the row's ends); an output
- * row then reads the slots of its KH input rows (NULL for rows of padding). */
+ * the row's ends); an output row then reads the slots of its KH input rows (NULL for
+ * rows of padding). */
 #define NN_CPU_CF_PLANAR_L(d) (((d)->OW + ((d)->KW - 1) / (d)->SW + 15) / 16 * 16)
 #define NN_CPU_CF_PLANAR_SLOT(d) ((d)->SW * 3 * NN_CPU_CF_PLANAR_L(d))
 #define NN_CPU_CF_PLANAR_PAD 96

@@ -207,8 +207,9 @@ void nn_cpu_cf_planar_prep_avx512(const nn_cpu_cf *d, const float *x, float *slo
     for (int64_t c = 0; c < C; c++)
         for (int64_t ph = 0; ph < SW; ph++) {
             const int64_t k = c * SW + ph;
-            const __m512i off = _mm512_add_epi32(_mm512_mullo_epi32(iota, _mm512_set1_epi32((int)(SW * C))),
-                                                 _mm512_set1_epi32((int)(C * ph + c)));
+            const __m512i off =
+                _mm512_add_epi32(_mm512_mullo_epi32(iota, _mm512_set1_epi32((int)(SW * C))),
+                                 _mm512_set1_epi32((int)(C * ph + c)));
             const __m512i q = _mm512_srli_epi32(off, 5);
             idx[k] = _mm512_and_si512(off, _mm512_set1_epi32(31));
             m1[k] = _mm512_cmpeq_epi32_mask(q, _mm512_set1_epi32(1));
@@ -221,7 +222,8 @@ void nn_cpu_cf_planar_prep_avx512(const nn_cpu_cf *d, const float *x, float *slo
         const float *g = pad;
         if (f0 >= 0 && f0 + need <= row) g = x + f0;
         else
-            for (int64_t i = 0; i < need; i++) pad[i] = f0 + i >= 0 && f0 + i < row ? x[f0 + i] : 0.0f;
+            for (int64_t i = 0; i < need; i++)
+                pad[i] = f0 + i >= 0 && f0 + i < row ? x[f0 + i] : 0.0f;
         for (int64_t k = 0; k < SW * C; k++) {
             __m512 v = _mm512_permutex2var_ps(_mm512_loadu_ps(g), idx[k], _mm512_loadu_ps(g + 16));
             if (span > 32)
