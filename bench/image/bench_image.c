@@ -1,5 +1,6 @@
 /* Image kernel benchmark: megapixels of output per second on one core for resize
- * (bilinear down and up, area down) and an affine warp, for every facefuse code path,
+ * (bilinear down and up, area down) and affine warps (a rotation, a detector's
+ * letterbox with its black bars), for every facefuse code path,
  * against OpenCV and FFmpeg's libswscale in the same process on the same input. Also
  * prints the largest difference from OpenCV's output, a correctness check against the
  * peer. Build and run with bench/image/run. Not a test: nothing here passes or fails. */
@@ -163,19 +164,27 @@ int main(int argc, char **argv)
     fwd[0] = sc * cos(ang), fwd[1] = -sc * sin(ang), fwd[3] = sc * sin(ang), fwd[4] = sc * cos(ang);
     fwd[2] = 960 - fwd[0] * 960 - fwd[1] * 540, fwd[5] = 540 - fwd[3] * 960 - fwd[4] * 540;
     if (ffu_affine_invert(fwd, inv) < 0) return 1;
+    /* A detector's letterbox: the frame scaled to 256 wide and centred in a 256x256
+     * square (pixel centres mapped to pixel centres), black bars above and below. */
+    const double lb_s = 1920.0 / 256;
+    const double letterbox[6] = {lb_s, 0, 0.5 * lb_s - 0.5,
+                                 0,    lb_s, 0.5 * lb_s - 0.5 - (256 * lb_s - 1080) / 2};
 
-    static const struct {
+    const struct {
         const char *name;
         int dw, dh;
         ffu_interp interp;
         int warp;
+        const double *m; /* a warp's dst -> src matrix (NULL: the rotation above) */
     } ops[] = {
-        {"bilinear 1920x1080 -> 1280x720", 1280, 720, FFU_INTERP_BILINEAR, 0},
-        {"bilinear 1920x1080 -> 640x360", 640, 360, FFU_INTERP_BILINEAR, 0},
-        {"bilinear 1920x1080 -> 2560x1440", 2560, 1440, FFU_INTERP_BILINEAR, 0},
-        {"area 1920x1080 -> 640x360", 640, 360, FFU_INTERP_AREA, 0},
-        {"area 1920x1080 -> 800x450", 800, 450, FFU_INTERP_AREA, 0},
-        {"warp affine 15deg x0.9 bilinear 1920x1080", 1920, 1080, FFU_INTERP_BILINEAR, 1},
+        {"bilinear 1920x1080 -> 1280x720", 1280, 720, FFU_INTERP_BILINEAR, 0, NULL},
+        {"bilinear 1920x1080 -> 640x360", 640, 360, FFU_INTERP_BILINEAR, 0, NULL},
+        {"bilinear 1920x1080 -> 2560x1440", 2560, 1440, FFU_INTERP_BILINEAR, 0, NULL},
+        {"area 1920x1080 -> 640x360", 640, 360, FFU_INTERP_AREA, 0, NULL},
+        {"area 1920x1080 -> 800x450", 800, 450, FFU_INTERP_AREA, 0, NULL},
+        {"warp affine 15deg x0.9 bilinear 1920x1080", 1920, 1080, FFU_INTERP_BILINEAR, 1, NULL},
+        {"warp letterbox 1920x1080 -> 256x256 bilinear", 256, 256, FFU_INTERP_BILINEAR, 1,
+         letterbox},
     };
     int best = ffu_image_isa_best();
     printf("| operation | path | facefuse MP/s | OpenCV MP/s | swscale MP/s | ratio vs OpenCV "
@@ -187,7 +196,8 @@ int main(int argc, char **argv)
             ffu_image_create(&theirs, FFU_PIX_RGB24, ops[k].dw, ops[k].dh) < 0 ||
             ffu_image_create(&sws_out, FFU_PIX_RGB24, ops[k].dw, ops[k].dh) < 0)
             return 1;
-        job cv = {&src, &theirs, ops[k].interp, 0, ops[k].warp, inv, NULL, run_cv};
+        const double *m = ops[k].m ? ops[k].m : inv;
+        job cv = {&src, &theirs, ops[k].interp, 0, ops[k].warp, m, NULL, run_cv};
         double cv_mps = measure(&cv);
         double sws_mps = -1;
         if (!ops[k].warp && ops[k].interp == FFU_INTERP_BILINEAR) {
@@ -200,7 +210,7 @@ int main(int argc, char **argv)
             }
         }
         for (int isa = best; isa >= FFU_ISA_SCALAR; isa--) {
-            job fj = {&src, &ours, ops[k].interp, isa, ops[k].warp, inv, NULL, run_ffu};
+            job fj = {&src, &ours, ops[k].interp, isa, ops[k].warp, m, NULL, run_ffu};
             double mps = measure(&fj);
             double exact;
             int diff = max_abs_diff(&ours, &theirs, &exact);
