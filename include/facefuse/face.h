@@ -145,6 +145,10 @@ typedef struct ffu_face_model_opts {
     int fp16;            /* cuda: fp16 compute where each node's accuracy check passes */
     int bf16;            /* cpu: bf16 compute (AVX512-BF16) where each node's accuracy check
                             against f32 passes; ignored elsewhere (docs/NN_CPU.md "bf16") */
+    /* cpu: activation memory shared with the models of other handles given the same
+     * workspace (nn.h "workspaces"); those handles are then used by one thread, one
+     * call at a time. NULL: the handle's own. The analyzer makes one for its stages. */
+    struct ffu_nn_workspace *workspace;
 } ffu_face_model_opts;
 
 /* ---- detection --------------------------------------------------------------------- */
@@ -274,7 +278,9 @@ typedef struct ffu_analyzer ffu_analyzer;
 FFU_API void ffu_analyzer_opts_default(ffu_analyzer_opts *o);
 FFU_API ffu_status ffu_analyzer_create(const ffu_analyzer_opts *o, ffu_analyzer **out);
 FFU_API void ffu_analyzer_destroy(ffu_analyzer *a);
-/* Image in, faces out, every stage asked for run on every face. */
+/* Image in, faces out, every stage asked for run on every face. The stages' models
+ * share one workspace (the caller's, if detect.m.workspace is set): each starts on
+ * memory the one before left in the caches. */
 FFU_API ffu_status ffu_analyzer_run(ffu_analyzer *a, const ffu_image *img, ffu_face_list *out);
 
 #ifdef __cplusplus

@@ -89,6 +89,24 @@ FFU_API int ffu_nn_model_find_output(const ffu_nn_model *m, const char *name);
  * (dynamic dims taken as 1). Written as JSON into w. */
 FFU_API ffu_status ffu_nn_model_describe(const ffu_nn_model *m, ffu_jw *w);
 
+/* ---- workspaces -------------------------------------------------------------------- */
+
+/* Host memory for the activations and scratch of several sessions that run one at a
+ * time, such as the stages of one face analysis: together they hold only what the
+ * largest needs, and each finds the memory the one before it wrote still in the CPU's
+ * caches instead of fetching its own from DRAM (docs/NN.md "Workspaces"). The rules:
+ * sessions of one workspace never run at the same time, and the pointers that
+ * ffu_nn_session_input and ffu_nn_session_output give stay valid only until another
+ * session of the workspace is planned or run (fill a session's inputs, run it, read
+ * its outputs, then go on to the next). Sessions whose host memory comes from a device
+ * backend (cuda) keep their own. Destroy a workspace after its sessions. */
+typedef struct ffu_nn_workspace ffu_nn_workspace;
+
+FFU_API ffu_status ffu_nn_workspace_create(ffu_nn_workspace **out);
+FFU_API void ffu_nn_workspace_destroy(ffu_nn_workspace *w);
+/* Bytes the workspace holds now: the most any of its sessions asked for. */
+FFU_API size_t ffu_nn_workspace_bytes(const ffu_nn_workspace *w);
+
 /* ---- sessions ---------------------------------------------------------------------- */
 
 typedef struct ffu_nn_session_opts {
@@ -120,6 +138,8 @@ typedef struct ffu_nn_session_opts {
                             them on the CPU); fill them with GPU kernels, run with
                             ffu_nn_session_run_device so frames never leave the GPU */
     int no_cuda_graphs;  /* 1: do not capture fixed-shape plans into CUDA graphs */
+    ffu_nn_workspace *workspace; /* NULL: the session's own activation memory; else shared
+                                    with the workspace's other sessions (its rules above) */
 } ffu_nn_session_opts;
 
 FFU_API void ffu_nn_session_opts_default(ffu_nn_session_opts *o);

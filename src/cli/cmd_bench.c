@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "facefuse/face.h"
@@ -28,6 +29,7 @@ typedef struct {
     int no_winograd;
     int no_bands;
     int profile;
+    int cold;
     ffu_strlist shapes;
     char *size;
     char *with;
@@ -58,6 +60,11 @@ static const ffu_option bench_options[] = {
     {"profile", 0, FFU_OPT_BOOL, offsetof(bench_opts, profile),
      "nn: after the timed runs, as many again timing each node: where the time goes "
      "(the heaviest nodes; all with -v; per node \"ms\" in --json)",
+     NULL, 0, 0, NULL, NULL},
+    {"cold", 0, FFU_OPT_BOOL, offsetof(bench_opts, cold),
+     "nn: evict the CPU caches before every timed and profiled run (write twice the last "
+     "level cache), so weights and activations come from memory, as in a pipeline where "
+     "other models ran in between",
      NULL, 0, 0, NULL, NULL},
     {"shape", 0, FFU_OPT_STRING_LIST, offsetof(bench_opts, shapes),
      "fix an input's shape: NAME=1x3x480x640 (or INDEX=...)", NULL, 0, 0, NULL, "NAME=DIMS"},
@@ -211,12 +218,35 @@ static int64_t proc_status_bytes(const char *key)
     return v;
 }
 
+/* A buffer for --cold: twice the last level cache (at least 64 MiB, at most 1 GiB), so
+ * that writing all of it leaves none of the model's lines in any cache level. */
+static unsigned char *evict_buffer(size_t *bytes)
+{
+    long llc = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+#endif
+    size_t n = llc > 0 ? 2 * (size_t)llc : 0;
+    if (n < ((size_t)64 << 20)) n = (size_t)64 << 20;
+    if (n > ((size_t)1 << 30)) n = (size_t)1 << 30;
+    *bytes = n;
+    return malloc(n);
+}
+
+static void evict_caches(unsigned char *buf, size_t bytes)
+{
+    if (!buf) return;
+    for (size_t i = 0; i < bytes; i += 64) ((volatile unsigned char *)buf)[i]++;
+}
+
 static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
 {
     ffu_nn_model *m = NULL;
     ffu_nn_session *s = NULL;
     ffu_jw *w = NULL;
     double *ms = NULL;
+    unsigned char *evict = NULL;
     int rc = CLI_EXIT_OK;
     ffu_status st;
     /* the process before the model: what it adds is comparable with a peer's RSS growth
@@ -268,12 +298,21 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     double first_ms = (double)(ffu_clock_ns() - t0) / 1e6;
     for (int i = 0; i < o->warmup; i++)
         if ((st = ffu_nn_session_run(s)) < 0) goto fail;
+    /* before --cold's buffer, which would count as the model's */
+    int64_t hwm = proc_status_bytes("VmHWM");
+    size_t evict_bytes = 0;
     ms = malloc(sizeof(double) * (size_t)o->runs);
+    if (o->cold && !(evict = evict_buffer(&evict_bytes))) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory for --cold's %zu-byte buffer",
+                           evict_bytes);
+        goto fail;
+    }
     if (!ms) {
         st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
         goto fail;
     }
     for (int i = 0; i < o->runs; i++) {
+        evict_caches(evict, evict_bytes);
         t0 = ffu_clock_ns();
         if ((st = ffu_nn_session_run(s)) < 0) goto fail;
         ms[i] = (double)(ffu_clock_ns() - t0) / 1e6;
@@ -281,8 +320,10 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     /* profiled runs come after the timed ones, so that the median is not theirs */
     if (o->profile) {
         if ((st = ffu_nn_session_profile(s, 1)) < 0) goto fail;
-        for (int i = 0; i < o->runs; i++)
+        for (int i = 0; i < o->runs; i++) {
+            evict_caches(evict, evict_bytes);
             if ((st = ffu_nn_session_run(s)) < 0) goto fail;
+        }
         ffu_nn_session_profile(s, 0);
     }
     double sum = 0;
@@ -311,8 +352,8 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_key(w, "load_ms"), ffu_jw_number(w, load_ms);
         ffu_jw_key(w, "plan_ms"), ffu_jw_number(w, plan_ms);
         ffu_jw_key(w, "peak_bytes"), ffu_jw_int(w, (int64_t)peak);
+        ffu_jw_key(w, "cold"), ffu_jw_bool(w, o->cold);
         host_json(w, &host);
-        int64_t hwm = proc_status_bytes("VmHWM");
         if (rss_before > 0 && hwm > 0) {
             ffu_jw_key(w, "rss_before_bytes"), ffu_jw_int(w, rss_before);
             ffu_jw_key(w, "rss_peak_bytes"), ffu_jw_int(w, hwm);
@@ -321,11 +362,12 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_end_object(w);
         rc = cli_print_json(w);
     } else if (!o->common.quiet) {
-        printf("%s on %s, %d thread%s, batch %d: median %.3f ms, min %.3f ms, mean %.3f ms "
+        printf("%s on %s, %d thread%s, batch %d%s: median %.3f ms, min %.3f ms, mean %.3f ms "
                "(%d runs after %d warm-up; first run %.1f ms, load %.1f ms, plan %.1f ms)\n"
                "peak activation memory: %.2f MiB\n",
                path, cli_backend_names[o->backend], o->threads ? o->threads : ffu_cpu_count(),
-               (o->threads ? o->threads : ffu_cpu_count()) == 1 ? "" : "s", o->batch, median,
+               (o->threads ? o->threads : ffu_cpu_count()) == 1 ? "" : "s", o->batch,
+               o->cold ? ", caches evicted before each run" : "", median,
                ms[0], sum / o->runs, o->runs, o->warmup, first_ms, load_ms, plan_ms,
                (double)peak / (1 << 20));
         host_print(&host);
@@ -339,6 +381,7 @@ fail:
     rc = cli_fail(cmd, &o->common, st);
 out:
     free(ms);
+    free(evict);
     ffu_jw_destroy(w);
     ffu_nn_session_destroy(s);
     ffu_nn_model_destroy(m);
@@ -383,6 +426,7 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
     ffu_embedder *emb = NULL;
     ffu_liveness *live = NULL;
     ffu_attributes *attr = NULL;
+    ffu_nn_workspace *ws = NULL;
     ffu_face_list faces = {0};
     double *ms = NULL;
     ffu_jw *w = NULL;
@@ -392,12 +436,18 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         rc = cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE, "--size wants WxH, not '%s'", o->size);
         goto out;
     }
+    /* the stages share one workspace, as in the analyzer */
+    if ((st = ffu_nn_workspace_create(&ws))) {
+        rc = cli_fail(cmd, &o->common, st);
+        goto out;
+    }
     ffu_face_model_opts m = {.model = NULL,
                              .backend = cli_backend_names[o->backend],
                              .threads = o->threads,
                              .device = o->device,
                              .fp16 = o->fp16,
-                             .bf16 = o->bf16};
+                             .bf16 = o->bf16,
+                             .workspace = ws};
     ffu_detector_opts dopts;
     ffu_landmarker_opts lopts;
     ffu_detector_opts_default(&dopts);
@@ -511,6 +561,7 @@ out:
     ffu_embedder_destroy(emb);
     ffu_landmarker_destroy(lm);
     ffu_detector_destroy(det);
+    ffu_nn_workspace_destroy(ws); /* after the sessions planned on it */
     ffu_image_release(&img);
     ffu_image_release(&photo);
     return rc;
@@ -543,7 +594,7 @@ out:
 const cli_command cli_cmd_bench = {
     "bench",
     "measure inference latency and memory of a model, or a face analysis per stage",
-    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--no-bands] [--profile] [--device N] [--fp16] [--json]\n"
+    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--no-bands] [--profile] [--cold] [--device N] [--fp16] [--json]\n"
     "       facefuse bench face IMG [--size WxH] [--with STAGES] [--threads N] [--runs N]\n"
     "                               [--bf16] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"

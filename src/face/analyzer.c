@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "face_internal.h"
+#include "facefuse/nn.h"
 
 struct ffu_analyzer {
     unsigned stages;
+    ffu_nn_workspace *ws; /* the stages' models' activations, unless the caller gave one */
     ffu_detector *det;
     ffu_landmarker *lm;
     ffu_embedder *emb;
@@ -25,13 +27,15 @@ void ffu_analyzer_opts_default(ffu_analyzer_opts *o)
                 FFU_STAGE_ATTRIBUTES | FFU_STAGE_QUALITY;
 }
 
-/* Stages share the detector's backend and thread count unless set. */
+/* Stages share the detector's backend, thread count and workspace unless set. */
 static ffu_face_model_opts inherit(ffu_face_model_opts m, const ffu_detector_opts *d)
 {
     if (!m.backend)
         m.backend = d->m.backend;
     if (!m.threads)
         m.threads = d->m.threads;
+    if (!m.workspace)
+        m.workspace = d->m.workspace;
     return m;
 }
 
@@ -47,22 +51,27 @@ ffu_status ffu_analyzer_create(const ffu_analyzer_opts *o, ffu_analyzer **out)
     if (!a)
         return ffu_error_set(FFU_ERR_NOMEM, "analyzer");
     a->stages = o->stages;
-    ffu_status st = ffu_detector_create(&o->detect, &a->det);
+    ffu_detector_opts d = o->detect;
+    ffu_status st = FFU_OK;
+    if (!d.m.workspace && !(st = ffu_nn_workspace_create(&a->ws)))
+        d.m.workspace = a->ws;
+    if (!st)
+        st = ffu_detector_create(&d, &a->det);
     if (!st && (o->stages & FFU_STAGE_LANDMARKS)) {
         ffu_landmarker_opts lo = o->landmarks;
-        lo.m = inherit(lo.m, &o->detect);
+        lo.m = inherit(lo.m, &d);
         st = ffu_landmarker_create(&lo, &a->lm);
     }
     if (!st && (o->stages & FFU_STAGE_EMBED)) {
-        ffu_face_model_opts m = inherit(o->embed, &o->detect);
+        ffu_face_model_opts m = inherit(o->embed, &d);
         st = ffu_embedder_create(&m, &a->emb);
     }
     if (!st && (o->stages & FFU_STAGE_LIVENESS)) {
-        ffu_face_model_opts m = inherit(o->liveness, &o->detect);
+        ffu_face_model_opts m = inherit(o->liveness, &d);
         st = ffu_liveness_create(&m, &a->live);
     }
     if (!st && (o->stages & FFU_STAGE_ATTRIBUTES)) {
-        ffu_face_model_opts m = inherit(o->attributes, &o->detect);
+        ffu_face_model_opts m = inherit(o->attributes, &d);
         st = ffu_attributes_create(&m, &a->attr);
     }
     if (st) {
@@ -82,6 +91,7 @@ void ffu_analyzer_destroy(ffu_analyzer *a)
     ffu_embedder_destroy(a->emb);
     ffu_liveness_destroy(a->live);
     ffu_attributes_destroy(a->attr);
+    ffu_nn_workspace_destroy(a->ws); /* after the sessions planned on it */
     free(a);
 }
 

@@ -256,6 +256,7 @@ void face_model_session_opts(const ffu_face_model_opts *o, ffu_nn_session_opts *
     so->device = o->device;
     so->fp16 = o->fp16;
     so->bf16 = o->bf16;
+    so->workspace = o->workspace;
 }
 
 ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o)

@@ -143,4 +143,17 @@ int nn_plan_node_is_view(const nn_graph *g, const nn_node *n);
 /* Bytes a tensor occupies (numel * element size), 0 if the shape is unknown. */
 size_t nn_tensor_bytes(const nn_tensor *t);
 
+/* A workspace (nn.h): one zeroed block that grows to the largest request. Growing
+ * replaces the block (nothing is copied: whatever its sessions held is dead by the
+ * workspace's rules) and changes `gen`, so a session planned on the old block knows to
+ * take its pointers again. */
+struct ffu_nn_workspace {
+    unsigned char *buf;
+    size_t bytes;
+    uint64_t gen;
+};
+
+/* Makes w hold at least `bytes`. */
+ffu_status nn_workspace_reserve(ffu_nn_workspace *w, size_t bytes);
+
 #endif

@@ -40,6 +40,11 @@ struct ffu_nn_session {
     size_t scratch_bytes;    /* all spaces together */
     size_t scratch_sp[NN_SPACE_MAX];
     unsigned char *arena[NN_SPACE_MAX]; /* per memory space */
+    /* the host arena and scratch from a workspace (nn.h): ws_gen is the block they
+     * point into; when the workspace has grown since, they are taken again */
+    ffu_nn_workspace *ws;
+    int ws_bound;
+    uint64_t ws_gen;
     void *scratch[NN_SPACE_MAX];
     unsigned char *cdata[NN_SPACE_MAX]; /* constants uploaded into a device space */
     size_t *coff;            /* per tensor: offset of its upload in cdata (see plan_nodes) */
@@ -221,12 +226,15 @@ static void release_plan(ffu_nn_session *s)
     ffu_arena_destroy(s->fold);
     s->fold = NULL;
     for (int sp = 0; sp < NN_SPACE_MAX; sp++) {
-        space_free(s, sp, s->arena[sp]);
-        space_free(s, sp, s->scratch[sp]);
+        if (!(sp == NN_SPACE_HOST && s->ws_bound)) {
+            space_free(s, sp, s->arena[sp]);
+            space_free(s, sp, s->scratch[sp]);
+        }
         space_free(s, sp, s->cdata[sp]);
         s->arena[sp] = NULL, s->scratch[sp] = NULL, s->cdata[sp] = NULL;
         s->scratch_sp[sp] = 0;
     }
+    s->ws_bound = 0;
     s->cbytes = 0;
     free(s->coff);
     s->coff = NULL;
@@ -354,6 +362,7 @@ static ffu_status session_create(const ffu_nn_model *m, const ffu_nn_session_opt
     s->fp16 = o->fp16;
     s->graphs = !o->no_cuda_graphs;
     s->device = o->device;
+    s->ws = o->workspace;
     s->dirty = 1;
     s->batch_n = 1;
     s->shapes = calloc((size_t)(m->ninputs ? m->ninputs : 1), sizeof(nn_shape));
@@ -613,6 +622,32 @@ static int copy_backend(const ffu_nn_session *s, const nn_graph *g, const nn_nod
     return -1;
 }
 
+static ffu_status bind_io(ffu_nn_session *s);
+
+/* In a workspace the host scratch follows the arena, 64-byte aligned. */
+static size_t ws_arena_end(const ffu_nn_session *s)
+{
+    return (s->stats.space_bytes[NN_SPACE_HOST] + 63) & ~(size_t)63;
+}
+
+/* The host arena and scratch in the workspace's block. */
+static void take_workspace(ffu_nn_session *s)
+{
+    s->arena[NN_SPACE_HOST] = s->ws->buf;
+    s->scratch[NN_SPACE_HOST] = s->scratch_sp[NN_SPACE_HOST] ? s->ws->buf + ws_arena_end(s)
+                                                              : NULL;
+    s->ws_gen = s->ws->gen;
+}
+
+/* Before a session of a workspace hands out pointers or runs: if another session grew
+ * the workspace since this one took its block, take the new one. */
+static ffu_status follow_workspace(ffu_nn_session *s)
+{
+    if (!s->ws_bound || s->ws_gen == s->ws->gen) return FFU_OK;
+    take_workspace(s);
+    return bind_io(s);
+}
+
 /* Backends, memory spaces and copies, prepare, memory, constants and the pointer table
  * of a specialised graph (s->g). */
 static ffu_status plan_nodes(ffu_nn_session *s)
@@ -657,6 +692,14 @@ static ffu_status plan_nodes(ffu_nn_session *s)
     for (int sp = 0; sp < NN_SPACE_MAX; sp++) {
         int used = sp == NN_SPACE_HOST || s->stats.space_bytes[sp] || s->scratch_sp[sp];
         if (!used) continue;
+        if (sp == NN_SPACE_HOST && s->ws && !s->host_be && s->io_space == NN_SPACE_HOST) {
+            if ((st = nn_workspace_reserve(s->ws, ws_arena_end(s) + s->scratch_sp[sp])) < 0)
+                return st;
+            s->ws_bound = 1;
+            take_workspace(s);
+            s->scratch_bytes += s->scratch_sp[sp];
+            continue;
+        }
         if (!(s->arena[sp] = space_alloc(s, sp, s->stats.space_bytes[sp])))
             return ffu_error_set(FFU_ERR_NOMEM, "out of memory for a %zu-byte activation arena "
                                  "(memory space %d)", s->stats.space_bytes[sp], sp);
@@ -666,8 +709,9 @@ static ffu_status plan_nodes(ffu_nn_session *s)
         s->scratch_bytes += s->scratch_sp[sp];
     }
     /* zeroed so that a run over unfilled inputs is at least deterministic (device
-     * arenas: whatever the pool had; docs/NN_CUDA.md) */
-    memset(s->arena[NN_SPACE_HOST], 0, s->stats.space_bytes[NN_SPACE_HOST]);
+     * arenas: whatever the pool had, docs/NN_CUDA.md; a workspace: what its sessions
+     * left) */
+    if (!s->ws_bound) memset(s->arena[NN_SPACE_HOST], 0, s->stats.space_bytes[NN_SPACE_HOST]);
     if ((st = upload_constants(s)) < 0) return st;
     s->io = malloc(sizeof(void *) * (nio ? nio : 1));
     s->io_off = malloc(sizeof(int) * (size_t)(g->nnodes ? g->nnodes : 1));
@@ -675,6 +719,24 @@ static ffu_status plan_nodes(ffu_nn_session *s)
     s->node_sec = calloc((size_t)(g->nnodes ? g->nnodes : 1), sizeof *s->node_sec);
     if (!s->io || !s->io_off || !s->skip || !s->node_sec)
         return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    if ((st = bind_io(s)) < 0) return st;
+    /* one backend runs everything: it may capture the plan (backend.h execute) */
+    s->exec_be = NULL;
+    int one = -1;
+    for (int i = 0; i < g->nnodes; i++) {
+        if (s->skip[i]) continue;
+        if (one < 0) one = g->nodes[i].backend;
+        else if (one != g->nodes[i].backend) one = -2;
+    }
+    if (one >= 0 && s->be[one]->ops->execute) s->exec_be = s->be[one];
+    return FFU_OK;
+}
+
+/* The pointer table: per node its input and output pointers (constants, arena slots),
+ * taken again when a workspace moved the host arena. */
+static ffu_status bind_io(ffu_nn_session *s)
+{
+    const nn_graph *g = s->g;
     size_t at = 0;
     for (int i = 0; i < g->nnodes; i++) {
         const nn_node *n = &g->nodes[i];
@@ -701,15 +763,6 @@ static ffu_status plan_nodes(ffu_nn_session *s)
         }
         s->skip[i] = (unsigned char)nn_plan_node_is_view(g, n);
     }
-    /* one backend runs everything: it may capture the plan (backend.h execute) */
-    s->exec_be = NULL;
-    int one = -1;
-    for (int i = 0; i < g->nnodes; i++) {
-        if (s->skip[i]) continue;
-        if (one < 0) one = g->nodes[i].backend;
-        else if (one != g->nodes[i].backend) one = -2;
-    }
-    if (one >= 0 && s->be[one]->ops->execute) s->exec_be = s->be[one];
     return FFU_OK;
 }
 
@@ -811,6 +864,7 @@ ffu_status ffu_nn_session_input(ffu_nn_session *s, int i, ffu_nn_tensor *t)
                              s->m->ninputs);
     if (!s->bound_mode) {
         ffu_status st = ensure_plan(s);
+        if (st >= 0) st = follow_workspace(s);
         if (st < 0) return st;
     }
     if (s->bound_mode) staging_tensor(s, i, t);
@@ -949,6 +1003,7 @@ static ffu_status run_looped(ffu_nn_session *s)
 static ffu_status session_run(ffu_nn_session *s, int finish)
 {
     ffu_status st = s->bound_mode ? FFU_OK : ensure_plan(s);
+    if (st >= 0) st = follow_workspace(s);
     if (st < 0) return st;
     /* the caller fills host inputs (and reads host outputs) between runs: nothing of an
      * earlier unfinished run may still be queued on them */

@@ -171,8 +171,10 @@ static ffu_status detector_opts(ffu_pipeline *p, const ffu_pipeline_opts *o)
  * made. Returns the bucket actually available. */
 static int detector_bucket(ffu_pipeline *p, pl_worker *w, int b)
 {
+    ffu_detector_opts d = p->dopts;
+    d.m.workspace = w->ws;
     for (; b > 0 && !w->det[b]; b--)
-        if (ffu_detector_create(&p->dopts, &w->det[b]) == FFU_OK)
+        if (ffu_detector_create(&d, &w->det[b]) == FFU_OK)
             break;
     return b;
 }
@@ -180,6 +182,7 @@ static int detector_bucket(ffu_pipeline *p, pl_worker *w, int b)
 static int embedder_bucket(ffu_pipeline *p, pl_worker *w, int b)
 {
     ffu_face_model_opts mo = stage_model(p, p->embedder_spec);
+    mo.workspace = w->ws;
     for (; b > 0 && !w->emb[b]; b--)
         if (ffu_embedder_create(&mo, &w->emb[b]) == FFU_OK)
             break;
@@ -190,22 +193,27 @@ static ffu_status create_worker(ffu_pipeline *p, pl_worker *w, const ffu_pipelin
 {
     w->p = p;
     ffu_status st = pl_gpu_worker_init(p, w);
-    if (st)
+    if (st || (st = ffu_nn_workspace_create(&w->ws)))
         return st;
-    if ((st = ffu_detector_create(&p->dopts, &w->det[0])))
+    ffu_detector_opts d = p->dopts;
+    d.m.workspace = w->ws;
+    if ((st = ffu_detector_create(&d, &w->det[0])))
         return st;
     if (use_landmarks(o)) {
         ffu_landmarker_opts lo;
         ffu_landmarker_opts_default(&lo);
         lo.m = stage_model(p, o->landmarks);
+        lo.m.workspace = w->ws;
         if ((st = ffu_landmarker_create(&lo, &w->lm)))
             return st;
     }
     ffu_face_model_opts mo = stage_model(p, p->embedder_spec);
+    mo.workspace = w->ws;
     if ((st = ffu_embedder_create(&mo, &w->emb[0])))
         return st;
     if (o->liveness_gate > 0) {
         ffu_face_model_opts lm = stage_model(p, o->liveness);
+        lm.workspace = w->ws;
         if ((st = ffu_liveness_create(&lm, &w->live)))
             return st;
     }
@@ -512,6 +520,7 @@ void ffu_pipeline_destroy(ffu_pipeline *p)
         }
         ffu_landmarker_destroy(w->lm);
         ffu_liveness_destroy(w->live);
+        ffu_nn_workspace_destroy(w->ws); /* after its handles' sessions */
         pl_gpu_worker_free(w);
     }
     free(p->workers);

@@ -111,6 +111,7 @@ typedef struct pl_worker {
     ffu_landmarker *lm;
     ffu_embedder *emb[PL_BUCKETS]; /* emb[b] runs batches of 1 << b faces */
     ffu_liveness *live;
+    ffu_nn_workspace *ws; /* the activations of all the handles above (one thread) */
 
     /* backend cuda: the worker's own CUDA stream for conversions, downloads and the
      * watchlist search (the models run on their sessions' streams), a device RGB frame

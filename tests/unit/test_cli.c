@@ -107,6 +107,32 @@ static void test_bench_host(void)
     CHECK(strstr(r.out, "host: ") && strstr(r.out, "GFLOP/s"));
 }
 
+/* bench nn --cold evicts the caches before every run with a buffer of at least 64 MiB,
+ * which the peak RSS it reports does not count; the JSON says which kind of run it was. */
+static void test_bench_cold(void)
+{
+    const char *model = FFU_TEST_SOURCE_DIR "/tests/fixtures/corpus/onnx/conv.onnx";
+    for (int cold = 0; cold < 2; cold++) {
+        const char *argv[] = {"bench", "nn", model, "--runs", "3", "--warmup", "1", "--json",
+                              cold ? "--cold" : NULL, NULL};
+        run(&r, argv);
+        CHECK_EQ_INT(r.code, 0);
+        ffu_json *j = NULL;
+        CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+        int is_cold = ffu_json_bool(ffu_json_get(j, "cold"), -1);
+        double median = ffu_json_number(ffu_json_get(j, "median_ms"), -1);
+        int64_t before = ffu_json_int(ffu_json_get(j, "rss_before_bytes"), -1);
+        int64_t peak = ffu_json_int(ffu_json_get(j, "rss_peak_bytes"), -1);
+        ffu_json_free(j);
+        CHECK_EQ_INT(is_cold, cold);
+        CHECK(median > 0);
+        CHECK(before > 0 && peak >= before && peak - before < ((int64_t)32 << 20));
+    }
+    run(&r, (const char *[]){"bench", "nn", model, "--runs", "2", "--cold", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, "caches evicted before each run"));
+}
+
 static void make_png(const char *path, int w, int h)
 {
     ffu_image img;
@@ -236,5 +262,5 @@ static void test_gpu_options(void)
     CHECK(strstr(r.err, "none, auto, cuda") != NULL);
 }
 
-TEST_MAIN(test_help_and_usage, test_version_json, test_info_json, test_bench_host,
+TEST_MAIN(test_help_and_usage, test_version_json, test_info_json, test_bench_host, test_bench_cold,
           test_image_round_trip, test_image_errors, test_gpu_options)

@@ -467,6 +467,89 @@ static void test_value_bound_inputs(void)
     ffu_nn_model_destroy(m);
 }
 
+/* Sessions of one workspace give what private sessions give, run in any order; a
+ * session planned later with a bigger arena grows the workspace and the earlier ones
+ * follow it to the new block (a stale pointer is a use-after-free under ASan); the
+ * workspace holds what the largest session needs, not the sum. */
+static void workspace_fill(ffu_nn_session *s, const ffu_nn_workspace *ws, int salt, float **x,
+                           int *n)
+{
+    ffu_nn_tensor in = {0};
+    CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+    /* in the workspace's current block */
+    CHECK((unsigned char *)in.data >= ws->buf &&
+          (unsigned char *)in.data + in.nbytes <= ws->buf + ws->bytes);
+    *x = in.data;
+    *n = (int)(in.nbytes / sizeof(float));
+    for (int i = 0; i < *n; i++) (*x)[i] = (float)((i * 7 + salt) % 13) - 6;
+}
+
+static void workspace_check(ffu_nn_session *s, const ffu_nn_workspace *ws, int salt)
+{
+    const float c[4] = {1, -2, 3, -4};
+    float *x = NULL;
+    int n = 0;
+    workspace_fill(s, ws, salt, &x, &n);
+    float *want = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    CHECK(want);
+    for (int i = 0; i < n; i++) want[i] = ref_chain(x[i], c[i % 4]);
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    ffu_nn_tensor out;
+    CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+    CHECK_EQ_INT(out.nbytes, n * sizeof(float));
+    for (int i = 0; i < n; i++) CHECK_NEAR(((const float *)out.data)[i], want[i], 0);
+    free(want);
+}
+
+static void test_workspace(void)
+{
+    if (!nn_op_get(NN_OP_RELU) || !nn_op_get(NN_OP_ADD)) TEST_SKIP("Relu/Add not implemented");
+    ffu_nn_model *m = chain_model(5);
+    CHECK(m);
+    const char *backends[2] = {"ref", "cpu"};
+    for (int b = 0; b < 2; b++) {
+        ffu_nn_workspace *ws;
+        CHECK(ffu_nn_workspace_create(&ws) == FFU_OK);
+        CHECK_EQ_INT(ffu_nn_workspace_bytes(ws), 0);
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = backends[b];
+        o.workspace = ws;
+        ffu_nn_session *s[3];
+        const int batch[3] = {3, 2, 1000};
+        for (int k = 0; k < 3; k++) {
+            o.batch = batch[k];
+            CHECK(ffu_nn_session_create(m, &o, &s[k]) == FFU_OK);
+        }
+        workspace_check(s[0], ws, 1);
+        workspace_check(s[1], ws, 2);
+        workspace_check(s[0], ws, 3);
+        size_t small = ffu_nn_workspace_bytes(ws);
+        CHECK(small >= ffu_nn_session_peak_bytes(s[0]));
+        CHECK(small >= ffu_nn_session_peak_bytes(s[1]));
+        workspace_check(s[2], ws, 4); /* 1000 rows: the block grows */
+        size_t big = ffu_nn_workspace_bytes(ws);
+        CHECK(big > small);
+        CHECK(big >= ffu_nn_session_peak_bytes(s[2]));
+        CHECK(big < ffu_nn_session_peak_bytes(s[0]) + ffu_nn_session_peak_bytes(s[1]) +
+                        ffu_nn_session_peak_bytes(s[2]) + 4096);
+        workspace_check(s[1], ws, 5); /* planned on the old block */
+        workspace_check(s[0], ws, 6);
+        workspace_check(s[2], ws, 7);
+        /* a new shape re-plans inside the workspace */
+        int64_t d[2] = {7, 4};
+        CHECK(ffu_nn_session_set_input_shape(s[0], 0, 2, d) == FFU_OK);
+        workspace_check(s[0], ws, 8);
+        workspace_check(s[1], ws, 9);
+        CHECK_EQ_INT(ffu_nn_workspace_bytes(ws), big);
+        for (int k = 0; k < 3; k++) ffu_nn_session_destroy(s[k]);
+        ffu_nn_workspace_destroy(ws);
+    }
+    ffu_nn_workspace_destroy(NULL);
+    CHECK(ffu_nn_workspace_create(NULL) == FFU_ERR_INVALID);
+    ffu_nn_model_destroy(m);
+}
+
 /* ---- real models ------------------------------------------------------------------------ */
 
 static void test_mobilefacenet(void)
@@ -649,5 +732,5 @@ static void test_ultraface_folds(void)
     ffu_nn_model_destroy(m);
 }
 
-TEST_MAIN(test_chain_runs, test_profile, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
+TEST_MAIN(test_chain_runs, test_profile, test_workspace, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
           test_shape_chain_folds, test_value_bound_inputs, test_load_passes, test_mobilefacenet, test_ultraface_folds)
