@@ -135,7 +135,10 @@ static void make_input(ffu_image *im)
     }
 }
 
-static const char *isa_name(int isa) { return isa == FFU_ISA_AVX2 ? "avx2" : "scalar"; }
+static const char *isa_name(int isa)
+{
+    return isa == FFU_ISA_AVX512 ? "avx512" : isa == FFU_ISA_AVX2 ? "avx2" : "scalar";
+}
 
 int main(int argc, char **argv)
 {

@@ -12,7 +12,13 @@
 #include "facefuse/image.h"
 
 /* Code paths. FFU_ISA_AUTO picks the best one allowed by ffu_cpu_features(). */
-enum { FFU_ISA_AUTO = -1, FFU_ISA_SCALAR = 0, FFU_ISA_AVX2 = 1, FFU_ISA_COUNT = 2 };
+enum {
+    FFU_ISA_AUTO = -1,
+    FFU_ISA_SCALAR = 0,
+    FFU_ISA_AVX2 = 1,
+    FFU_ISA_AVX512 = 2, /* AVX-512 F + BW (and VL, DQ, which every such CPU has) */
+    FFU_ISA_COUNT = 3
+};
 
 /* The best path this CPU and FFU_CPU_MASK allow. */
 int ffu_image_isa_best(void);
@@ -66,13 +72,22 @@ int ffu_resize_vline_avx2(const int16_t *h0, const int16_t *h1, uint8_t *dst, in
 #define FFU_WARP_INTER_BITS 5
 #define FFU_WARP_TILE 256
 
-/* Bilinear warp of one row of n output pixels (cn 3 or 4) whose sample positions, in
- * 1/32 px, are X[i], Y[i]. Works in blocks of eight: a block whose 2x2 neighbourhoods
+/* The sample positions of one row of a tile, in 1/32 px: pixel i at
+ * X = (x0 + adelta[i]) >> shift, Y = (y0 + bdelta[i]) >> shift. */
+typedef struct ffu_warp_row {
+    const int32_t *adelta, *bdelta;
+    int32_t x0, y0;
+    int shift;
+} ffu_warp_row;
+
+/* Bilinear warp of one row of n output pixels (cn 3 or 4) at the sample positions r
+ * gives. Works in blocks of eight: a block whose 2x2 neighbourhoods
  * (plus the 8-byte SIMD loads) all lie inside the source is written and gets
  * blk_done[b] = 1; other blocks get 0 and are left to the scalar code with its border
  * handling. Returns the number of blocks looked at (n / 8). */
+int ffu_warp_bilinear_row_avx512(const uint8_t *src, int sstride, int sw, int sh, int cn,
+                                 const ffu_warp_row *row, uint8_t *dst, int n, uint8_t *blk_done);
 int ffu_warp_bilinear_row_avx2(const uint8_t *src, int sstride, int sw, int sh, int cn,
-                               const int32_t *X, const int32_t *Y, uint8_t *dst, int n,
-                               uint8_t *blk_done);
+                               const ffu_warp_row *row, uint8_t *dst, int n, uint8_t *blk_done);
 
 #endif

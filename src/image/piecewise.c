@@ -205,7 +205,7 @@ ffu_status ffu_image_warp_piecewise_impl(const ffu_image *src, ffu_image *dst, c
     int cn = ffu_pixfmt_bpp(src->fmt);
     int simd = isa >= FFU_ISA_AVX2 && (cn == 3 || cn == 4);
     const int tile = FFU_WARP_TILE;
-    _Alignas(32) int32_t X[FFU_WARP_TILE], Y[FFU_WARP_TILE];
+    _Alignas(32) int32_t adelta[FFU_WARP_TILE], bdelta[FFU_WARP_TILE];
     uint8_t blk_done[FFU_WARP_TILE / 8];
 
     for (int t = 0; t < n_tri; t++) {
@@ -231,20 +231,26 @@ ffu_status ffu_image_warp_piecewise_impl(const ffu_image *src, ffu_image *dst, c
                 int n = hi - x0 + 1 < tile ? hi - x0 + 1 : tile;
                 for (int i = 0; i < n; i++) {
                     double x = x0 + i;
-                    X[i] = (int32_t)(((int64_t)fix_round(m[0] * x * 1024.0) + rx) >> 5);
-                    Y[i] = (int32_t)(((int64_t)fix_round(m[3] * x * 1024.0) + ry) >> 5);
+                    adelta[i] = fix_round(m[0] * x * 1024.0);
+                    bdelta[i] = fix_round(m[3] * x * 1024.0);
                 }
+                /* both terms within +-2^29 + 16: the int32 sums cannot overflow */
+                ffu_warp_row row = {adelta, bdelta, rx, ry, 5};
                 uint8_t *d = drow + (size_t)x0 * cn;
-                int nblk =
-                    simd ? ffu_warp_bilinear_row_avx2(src->data[0], src->stride[0], src->width,
-                                                      src->height, cn, X, Y, d, n, blk_done)
-                         : 0;
+                int nblk = 0;
+                if (simd && isa >= FFU_ISA_AVX512)
+                    nblk = ffu_warp_bilinear_row_avx512(src->data[0], src->stride[0], src->width,
+                                                        src->height, cn, &row, d, n, blk_done);
+                else if (simd)
+                    nblk = ffu_warp_bilinear_row_avx2(src->data[0], src->stride[0], src->width,
+                                                      src->height, cn, &row, d, n, blk_done);
                 for (int i = 0; i < n; i++) {
                     if (i >> 3 < nblk && blk_done[i >> 3]) {
                         i |= 7;
                         continue;
                     }
-                    sample_bilinear(src, cn, X[i], Y[i], d + i * cn);
+                    sample_bilinear(src, cn, (rx + adelta[i]) >> 5, (ry + bdelta[i]) >> 5,
+                                    d + i * cn);
                 }
             }
         }

@@ -16,7 +16,9 @@
 int ffu_image_isa_best(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (ffu_cpu_features() & FFU_CPU_AVX2) return FFU_ISA_AVX2;
+    unsigned f = ffu_cpu_features();
+    if ((f & FFU_CPU_AVX512F) && (f & FFU_CPU_AVX512BW)) return FFU_ISA_AVX512;
+    if (f & FFU_CPU_AVX2) return FFU_ISA_AVX2;
 #endif
     return FFU_ISA_SCALAR;
 }

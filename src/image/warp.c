@@ -1,6 +1,6 @@
 /* Affine warp of packed u8 images (nearest and bilinear, three border modes) and the
- * inverse of an affine matrix. The scalar code here is the reference; warp_avx2.c does
- * blocks of eight interior bilinear pixels with the same integers.
+ * inverse of an affine matrix. The scalar code here is the reference; warp_avx2.c and
+ * warp_avx512.c do blocks of eight interior bilinear pixels with the same integers.
  *
  * Positions follow OpenCV's warpAffine: per-column terms m0*x, m3*x and a per-row term
  * are rounded to 1/1024 px and added in integers, then cut to 1/32 px for bilinear
@@ -142,8 +142,7 @@ ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, cons
     int cn = w.cn;
     int simd = !nearest && isa >= FFU_ISA_AVX2 && (cn == 3 || cn == 4);
 
-    int32_t adelta[FFU_WARP_TILE], bdelta[FFU_WARP_TILE];
-    _Alignas(32) int32_t X[FFU_WARP_TILE], Y[FFU_WARP_TILE];
+    _Alignas(32) int32_t adelta[FFU_WARP_TILE], bdelta[FFU_WARP_TILE];
     uint8_t blk_done[FFU_WARP_TILE / 8];
     for (int x0 = 0; x0 < dst->width; x0 += FFU_WARP_TILE) {
         int n = dst->width - x0 < FFU_WARP_TILE ? dst->width - x0 : FFU_WARP_TILE;
@@ -152,19 +151,17 @@ ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, cons
             bdelta[i] = fix_round(m[3] * (x0 + i) * ab_scale);
         }
         for (int y = 0; y < dst->height; y++) {
-            int32_t X0 = fix_round((m[1] * y + m[2]) * ab_scale) + round_delta;
-            int32_t Y0 = fix_round((m[4] * y + m[5]) * ab_scale) + round_delta;
-            for (int i = 0; i < n; i++) {
-                X[i] = (X0 + adelta[i]) >> shift;
-                Y[i] = (Y0 + bdelta[i]) >> shift;
-            }
+            ffu_warp_row r = {adelta, bdelta, fix_round((m[1] * y + m[2]) * ab_scale) + round_delta,
+                              fix_round((m[4] * y + m[5]) * ab_scale) + round_delta, shift};
+#define ROW_X(i) ((r.x0 + adelta[i]) >> shift)
+#define ROW_Y(i) ((r.y0 + bdelta[i]) >> shift)
             uint8_t *d = dst->data[0] + (size_t)y * dst->stride[0] + (size_t)x0 * cn;
             if (nearest) {
-                for (int i = 0; i < n; i++) pixel_nearest(&w, X[i], Y[i], d + i * cn);
+                for (int i = 0; i < n; i++) pixel_nearest(&w, ROW_X(i), ROW_Y(i), d + i * cn);
                 continue;
             }
-            if (border == FFU_BORDER_CONSTANT && all_outside(X[0], Y[0], X[n - 1], Y[n - 1],
-                                                             w.sw, w.sh)) {
+            if (border == FFU_BORDER_CONSTANT &&
+                all_outside(ROW_X(0), ROW_Y(0), ROW_X(n - 1), ROW_Y(n - 1), w.sw, w.sh)) {
                 /* the letterbox's bars: every pixel's neighbours outside the source; one
                  * pixel, then copies of what is filled, doubling */
                 size_t row = (size_t)n * (size_t)cn, done = (size_t)cn;
@@ -174,16 +171,21 @@ ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, cons
                 continue;
             }
             int nblk = 0;
-            if (simd)
-                nblk = ffu_warp_bilinear_row_avx2(w.src, w.sstride, w.sw, w.sh, cn, X, Y, d, n,
+            if (simd && isa >= FFU_ISA_AVX512)
+                nblk = ffu_warp_bilinear_row_avx512(w.src, w.sstride, w.sw, w.sh, cn, &r, d, n,
+                                                    blk_done);
+            else if (simd)
+                nblk = ffu_warp_bilinear_row_avx2(w.src, w.sstride, w.sw, w.sh, cn, &r, d, n,
                                                   blk_done);
             for (int i = 0; i < n; i++) {
                 if (i >> 3 < nblk && blk_done[i >> 3]) {
                     i |= 7;
                     continue;
                 }
-                pixel_bilinear(&w, X[i], Y[i], d + i * cn);
+                pixel_bilinear(&w, ROW_X(i), ROW_Y(i), d + i * cn);
             }
+#undef ROW_X
+#undef ROW_Y
         }
     }
     return FFU_OK;

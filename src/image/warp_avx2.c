@@ -18,9 +18,15 @@ static inline __m128i load_quad(const uint8_t *p, int sstride)
     return _mm_unpacklo_epi64(r0, r1);
 }
 
+/* Eight sample positions of a row: (base + delta[i]) >> shift. */
+static inline __m256i block_pos(const int32_t *delta, __m256i base, __m128i shift)
+{
+    __m256i d = _mm256_loadu_si256((const __m256i *)(const void *)delta);
+    return _mm256_sra_epi32(_mm256_add_epi32(base, d), shift);
+}
+
 int ffu_warp_bilinear_row_avx2(const uint8_t *src, int sstride, int sw, int sh, int cn,
-                               const int32_t *X, const int32_t *Y, uint8_t *dst, int n,
-                               uint8_t *blk_done)
+                               const ffu_warp_row *row, uint8_t *dst, int n, uint8_t *blk_done)
 {
     int nblk = n / 8;
     if ((cn != 3 && cn != 4) || sw * cn < 8 || sh < 2) {
@@ -47,11 +53,12 @@ int ffu_warp_bilinear_row_avx2(const uint8_t *src, int sstride, int sw, int sh, 
      * images within the FFU_IMAGE_MAX_PIXELS cap with tight strides). */
     const int off32 = (int64_t)sh * sstride < ((int64_t)1 << 31);
     const __m256i vstride = _mm256_set1_epi32(sstride), vcn = _mm256_set1_epi32(cn);
-    _Alignas(32) int32_t offs[8];
+    const __m256i x0 = _mm256_set1_epi32(row->x0), y0 = _mm256_set1_epi32(row->y0);
+    const __m128i shift = _mm_cvtsi32_si128(row->shift);
+    _Alignas(32) int32_t offs[8], X[8], Y[8];
     for (int b = 0; b < nblk; b++) {
-        const int32_t *xb = X + 8 * b, *yb = Y + 8 * b;
-        __m256i vx = _mm256_loadu_si256((const __m256i *)(const void *)xb);
-        __m256i vy = _mm256_loadu_si256((const __m256i *)(const void *)yb);
+        __m256i vx = block_pos(row->adelta + 8 * b, x0, shift);
+        __m256i vy = block_pos(row->bdelta + 8 * b, y0, shift);
         __m256i sx = _mm256_srai_epi32(vx, FFU_WARP_INTER_BITS);
         __m256i sy = _mm256_srai_epi32(vy, FFU_WARP_INTER_BITS);
         /* Unsigned min: negative positions look huge and fail the test too. */
@@ -63,8 +70,12 @@ int ffu_warp_bilinear_row_avx2(const uint8_t *src, int sstride, int sw, int sh, 
         }
         blk_done[b] = 1;
         if (off32) {
-            __m256i o = _mm256_add_epi32(_mm256_mullo_epi32(sy, vstride), _mm256_mullo_epi32(sx, vcn));
+            __m256i o = _mm256_add_epi32(_mm256_mullo_epi32(sy, vstride),
+                                         _mm256_mullo_epi32(sx, vcn));
             _mm256_store_si256((__m256i *)(void *)offs, o);
+        } else {
+            _mm256_store_si256((__m256i *)(void *)X, vx);
+            _mm256_store_si256((__m256i *)(void *)Y, vy);
         }
         __m256i fx = _mm256_and_si256(vx, m31), fy = _mm256_and_si256(vy, m31);
         /* Byte pairs (32 - fx, fx) and word pairs (32 - fy, fy), one pixel per int32. */
@@ -74,7 +85,7 @@ int ffu_warp_bilinear_row_avx2(const uint8_t *src, int sstride, int sw, int sh, 
         __m256i r[4];
         for (int k = 0; k < 4; k++) {
             /* Register k holds pixels k and k+4, so the packs below come out in order. */
-            int j0 = 8 * b + k, j1 = j0 + 4;
+            int j0 = k, j1 = k + 4;
             const uint8_t *p0, *p1;
             if (off32) {
                 p0 = src + offs[k], p1 = src + offs[k + 4];

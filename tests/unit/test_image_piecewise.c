@@ -2,7 +2,7 @@
  * ffu_image_warp_affine (within +-1), meshes cover their outline with no gap and no
  * pixel written twice (jittered and exactly-on-pixel-centre meshes), the tie rule on
  * a hand-checked rectangle, the non-zero winding rule, degenerate and far-away
- * triangles, AVX2 vs scalar bytes, and argument errors. */
+ * triangles, each SIMD path (AVX2, AVX-512) vs scalar bytes, and argument errors. */
 #include "facefuse/image.h"
 #include "image/blend_internal.h"
 #include "image/kernels_internal.h"
@@ -341,12 +341,14 @@ static void test_simd_matches_scalar_odd_sizes(void)
                 sxy[i] = (test_rand_f(&seed) * 1.4f - 0.2f) * (float)sizes[k][i & 1];
             const int tri[6] = {0, 1, 2, 0, 2, 3};
             CHECK_EQ_INT(
-                ffu_image_warp_piecewise_impl(&src, &a, sxy, dxy, 4, tri, 2, NULL, FFU_ISA_AUTO),
-                FFU_OK);
-            CHECK_EQ_INT(
                 ffu_image_warp_piecewise_impl(&src, &b, sxy, dxy, 4, tri, 2, NULL, FFU_ISA_SCALAR),
                 FFU_OK);
-            CHECK_EQ_INT(max_diff(&a, &b), 0);
+            for (int isa = FFU_ISA_AVX2; isa <= ffu_image_isa_best(); isa++) { /* each SIMD path */
+                CHECK_EQ_INT(
+                    ffu_image_warp_piecewise_impl(&src, &a, sxy, dxy, 4, tri, 2, NULL, isa),
+                    FFU_OK);
+                CHECK_EQ_INT(max_diff(&a, &b), 0);
+            }
             ffu_image_release(&src);
             ffu_image_release(&a);
             ffu_image_release(&b);
