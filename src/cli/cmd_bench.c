@@ -539,6 +539,7 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
             if (on[s]) ffu_jw_key(w, stage_names[s]), ffu_jw_number(w, med[s]);
         ffu_jw_end_object(w);
         ffu_jw_key(w, "sum_of_medians_ms"), ffu_jw_number(w, sum);
+        ffu_jw_key(w, "workspace_bytes"), ffu_jw_int(w, (int64_t)ffu_nn_workspace_bytes(ws));
         host_json(w, &host);
         ffu_jw_end_object(w);
         rc = cli_print_json(w);
@@ -550,6 +551,8 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         for (int s = 0; s < ST_COUNT; s++)
             if (on[s]) printf("  %-11s %8.3f\n", stage_names[s], med[s]);
         printf("  %-11s %8.3f\n", "total", sum);
+        printf("activation memory of the stages' models, one workspace: %.2f MiB\n",
+               (double)ffu_nn_workspace_bytes(ws) / (1 << 20));
         host_print(&host);
     }
 out:
@@ -603,7 +606,8 @@ const cli_command cli_cmd_bench = {
     "Prints the median and minimum milliseconds per inference and the planned peak\n"
     "activation memory. `bench face` times each stage of a full analysis of the photo's\n"
     "first face with the default models (the photo centre-cropped and resized to --size,\n"
-    "640x480 by default; --with picks the stages after detection, all by default). Both\n"
+    "640x480 by default; --with picks the stages after detection, all by default; the\n"
+    "stages share one workspace, as in the analyzer, whose size it prints). Both\n"
     "also print the host: the CPU (brand, family, model) and one thread's f32 FMA peak\n"
     "measured in the same run, since a timing compares only with others taken at the\n"
     "same peak. Timings are for reading and comparing, never pass/fail.",

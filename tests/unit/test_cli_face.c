@@ -309,9 +309,20 @@ static void test_bench_face_stages(void)
     int only = ffu_json_len(med) == 3 && !ffu_json_get(med, "attributes") &&
                !ffu_json_get(med, "liveness") &&
                (int)ffu_json_int(ffu_json_get(j, "faces"), 0) == 1;
+    int64_t ws_few = ffu_json_int(ffu_json_get(j, "workspace_bytes"), -1);
     ffu_json_free(j);
     CHECK(only);
     CHECK(det > 0 && lm > 0 && emb > 0 && fabs(sum - (det + lm + emb)) < 1e-6 * sum);
+    /* the stages share one workspace: the largest stage's activations, which grow when
+     * GEAR (the attributes) joins */
+    run(&r, (const char *[]){"bench", "face", obama, "--size", "0x0", "--runs", "1", "--warmup",
+                             "0", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    j = parse_out();
+    CHECK(j);
+    int64_t ws_all = ffu_json_int(ffu_json_get(j, "workspace_bytes"), -1);
+    ffu_json_free(j);
+    CHECK(ws_few > ((int64_t)1 << 20) && ws_all > ws_few);
     run(&r, (const char *[]){"bench", "face", obama, "--with", "landmarks,ears", NULL});
     CHECK_EQ_INT(r.code, 2);
     CHECK(strstr(r.err, "ears"));
