@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels_internal.h"
+#include "warp_simd.h"
 
 /* Row sy bytes in the low half, row sy+1 in the high half: left pixel, right pixel and
  * padding (8 bytes each). */
@@ -18,18 +19,11 @@ static inline __m128i load_quad(const uint8_t *p, int sstride)
     return _mm_unpacklo_epi64(r0, r1);
 }
 
-/* Eight sample positions of a row: (base + delta[i]) >> shift. */
-static inline __m256i block_pos(const int32_t *delta, __m256i base, __m128i shift)
-{
-    __m256i d = _mm256_loadu_si256((const __m256i *)(const void *)delta);
-    return _mm256_sra_epi32(_mm256_add_epi32(base, d), shift);
-}
-
 int ffu_warp_bilinear_row_avx2(const uint8_t *src, int sstride, int sw, int sh, int cn,
                                const ffu_warp_row *row, uint8_t *dst, int n, uint8_t *blk_done)
 {
     int nblk = n / 8;
-    if ((cn != 3 && cn != 4) || sw * cn < 8 || sh < 2) {
+    if (!warp_simd_fits(sw, sh, cn)) {
         memset(blk_done, 0, (size_t)nblk);
         return nblk;
     }
@@ -44,32 +38,16 @@ int ffu_warp_bilinear_row_avx2(const uint8_t *src, int sstride, int sw, int sh, 
                                               -1, 0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1,
                                               -1, -1);
     const __m256i spread = cn == 3 ? spread3 : spread4;
-    /* Largest left column whose 8-byte load stays in the row; last top row. */
-    const __m256i xlim = _mm256_set1_epi32((sw * cn - 8) / cn);
-    const __m256i ylim = _mm256_set1_epi32(sh - 2);
+    const warp_simd_row w = warp_simd_row_setup(row, sstride, sw, sh, cn);
     const __m256i m31 = _mm256_set1_epi32(31), c32 = _mm256_set1_epi32(32);
     const __m256i round = _mm256_set1_epi32(512);
-    /* Byte offsets in 32-bit lanes when the whole source is under 2 GiB (always, for
-     * images within the FFU_IMAGE_MAX_PIXELS cap with tight strides). */
-    const int off32 = (int64_t)sh * sstride < ((int64_t)1 << 31);
     const __m256i vstride = _mm256_set1_epi32(sstride), vcn = _mm256_set1_epi32(cn);
-    const __m256i x0 = _mm256_set1_epi32(row->x0), y0 = _mm256_set1_epi32(row->y0);
-    const __m128i shift = _mm_cvtsi32_si128(row->shift);
     _Alignas(32) int32_t offs[8], X[8], Y[8];
     for (int b = 0; b < nblk; b++) {
-        __m256i vx = block_pos(row->adelta + 8 * b, x0, shift);
-        __m256i vy = block_pos(row->bdelta + 8 * b, y0, shift);
-        __m256i sx = _mm256_srai_epi32(vx, FFU_WARP_INTER_BITS);
-        __m256i sy = _mm256_srai_epi32(vy, FFU_WARP_INTER_BITS);
-        /* Unsigned min: negative positions look huge and fail the test too. */
-        __m256i ok = _mm256_and_si256(_mm256_cmpeq_epi32(_mm256_min_epu32(sx, xlim), sx),
-                                      _mm256_cmpeq_epi32(_mm256_min_epu32(sy, ylim), sy));
-        if (_mm256_movemask_epi8(ok) != -1) {
-            blk_done[b] = 0;
+        __m256i vx, vy, sx, sy;
+        if (!(blk_done[b] = (uint8_t)warp_block_inside(row, &w, b, &vx, &vy, &sx, &sy)))
             continue;
-        }
-        blk_done[b] = 1;
-        if (off32) {
+        if (w.off32) {
             __m256i o = _mm256_add_epi32(_mm256_mullo_epi32(sy, vstride),
                                          _mm256_mullo_epi32(sx, vcn));
             _mm256_store_si256((__m256i *)(void *)offs, o);
@@ -87,7 +65,7 @@ int ffu_warp_bilinear_row_avx2(const uint8_t *src, int sstride, int sw, int sh, 
             /* Register k holds pixels k and k+4, so the packs below come out in order. */
             int j0 = k, j1 = k + 4;
             const uint8_t *p0, *p1;
-            if (off32) {
+            if (w.off32) {
                 p0 = src + offs[k], p1 = src + offs[k + 4];
             } else {
                 p0 = src + (size_t)(Y[j0] >> FFU_WARP_INTER_BITS) * sstride +

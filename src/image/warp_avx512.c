@@ -11,19 +11,13 @@
 #include <string.h>
 
 #include "kernels_internal.h"
-
-/* Eight sample positions of a row: (base + delta[i]) >> shift. */
-static inline __m256i block_pos(const int32_t *delta, __m256i base, __m128i shift)
-{
-    __m256i d = _mm256_loadu_si256((const __m256i *)(const void *)delta);
-    return _mm256_sra_epi32(_mm256_add_epi32(base, d), shift);
-}
+#include "warp_simd.h"
 
 int ffu_warp_bilinear_row_avx512(const uint8_t *src, int sstride, int sw, int sh, int cn,
                                  const ffu_warp_row *row, uint8_t *dst, int n, uint8_t *blk_done)
 {
     int nblk = n / 8;
-    if ((cn != 3 && cn != 4) || sw * cn < 8 || sh < 2) {
+    if (!warp_simd_fits(sw, sh, cn)) {
         memset(blk_done, 0, (size_t)nblk);
         return nblk;
     }
@@ -43,33 +37,18 @@ int ffu_warp_bilinear_row_avx512(const uint8_t *src, int sstride, int sw, int sh
     const __m512i dup2 = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
     const __m512i even4 = _mm512_setr_epi32(0, 0, 0, 0, 2, 2, 2, 2, 4, 4, 4, 4, 6, 6, 6, 6);
     const __m512i odd4 = _mm512_setr_epi32(1, 1, 1, 1, 3, 3, 3, 3, 5, 5, 5, 5, 7, 7, 7, 7);
-    /* Largest left column whose 8-byte load stays in the row; last top row. */
-    const __m256i xlim = _mm256_set1_epi32((sw * cn - 8) / cn);
-    const __m256i ylim = _mm256_set1_epi32(sh - 2);
+    const warp_simd_row w = warp_simd_row_setup(row, sstride, sw, sh, cn);
     const __m256i m31 = _mm256_set1_epi32(31), c32 = _mm256_set1_epi32(32);
     const __m512i round = _mm512_set1_epi32(512);
-    /* Byte offsets in 32-bit lanes when the whole source is under 2 GiB (always, for
-     * images within the FFU_IMAGE_MAX_PIXELS cap with tight strides). */
-    const int off32 = (int64_t)sh * sstride < ((int64_t)1 << 31);
     const __m256i vstride = _mm256_set1_epi32(sstride), vcn = _mm256_set1_epi32(cn);
     const __m512i qstride = _mm512_set1_epi64(sstride), qcn = _mm512_set1_epi64(cn);
-    const __m256i x0 = _mm256_set1_epi32(row->x0), y0 = _mm256_set1_epi32(row->y0);
-    const __m128i shift = _mm_cvtsi32_si128(row->shift);
     for (int b = 0; b < nblk; b++) {
-        __m256i vx = block_pos(row->adelta + 8 * b, x0, shift);
-        __m256i vy = block_pos(row->bdelta + 8 * b, y0, shift);
-        __m256i sx = _mm256_srai_epi32(vx, FFU_WARP_INTER_BITS);
-        __m256i sy = _mm256_srai_epi32(vy, FFU_WARP_INTER_BITS);
-        /* Unsigned compares: negative positions look huge and fail the test too. */
-        if ((__mmask8)(_mm256_cmple_epu32_mask(sx, xlim) & _mm256_cmple_epu32_mask(sy, ylim)) !=
-            0xFF) {
-            blk_done[b] = 0;
+        __m256i vx, vy, sx, sy;
+        if (!(blk_done[b] = (uint8_t)warp_block_inside(row, &w, b, &vx, &vy, &sx, &sy)))
             continue;
-        }
-        blk_done[b] = 1;
         /* Pixel i in qword i of the gathered rows. */
         __m512i top, bot;
-        if (off32) {
+        if (w.off32) {
             __m256i off = _mm256_add_epi32(_mm256_mullo_epi32(sy, vstride),
                                            _mm256_mullo_epi32(sx, vcn));
             top = _mm512_i32gather_epi64(off, (const void *)src, 1);
