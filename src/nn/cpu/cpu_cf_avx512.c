@@ -251,10 +251,127 @@ void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int6
     for (int k = 0; k < groups; k++) f(d, &g, s + 2 * k, xr, w + 32 * k, kh1 - kh0, dst + 32 * k);
 }
 
+/* ---- a pool in registers --------------------------------------------------------------
+ * Stride 1 into 64 outputs (the liveness model's 3x3 layer): each pooled pixel's four
+ * convolution outputs (rows r, columns q) are eight accumulators of one group of two
+ * slices, so three pooled pixels are 24 and each tap's two weight vectors feed twelve
+ * broadcasts. The maxima are taken in registers, in MaxPool's order over the activated
+ * values (as pool2_row over the stored rows), and only the pooled pixel is stored: the
+ * two convolution rows never go through memory. Same sums, same order, same bytes as
+ * the two-row path. x is the input under the first tap of the first pixel's top-left
+ * output, at input channel 0; every kernel row is inside the image. */
+#define PBLK(name, LIST)                                                                   \
+    INLINE void name(const cgeo *g, const float *x, const float *w, int KH,              \
+                     const out_slice *s, float *y, const int PS)                          \
+    {                                                                                    \
+        const int64_t plane = g->plane, IW = g->IW, Kp = g->Kp;                         \
+        const int C = g->C, KW = g->KW;                                                  \
+        const int64_t tap = C * Kp, row = KW * tap;                                      \
+        const __m512 b0 = s[0].bias, b1 = s[1].bias;                                     \
+        LIST(DECLP)                                                                      \
+        for (int c = 0; c < C; c++)                                                      \
+            for (int kh = 0; kh < KH; kh++) {                                            \
+                const float *x0 = x + c * plane + kh * IW, *x1 = x0 + IW;               \
+                const float *wr = w + c * Kp + kh * row;                                 \
+                for (int kw = 0; kw < KW; kw++, x0 += PS, x1 += PS, wr += tap) {         \
+                    HIDE(x0);                                                            \
+                    HIDE(x1);                                                            \
+                    const __m512 w0 = _mm512_load_ps(wr), w1 = _mm512_load_ps(wr + 16);  \
+                    __m512 v;                                                            \
+                    LIST(FMAP)                                                           \
+                }                                                                        \
+            }                                                                            \
+        const actv v0 = s[0].av, v1 = s[1].av;                                           \
+        LIST(OUTP)                                                                       \
+    }
+#define DECLP(j)                                                            \
+    __m512 a##j##00 = b0, a##j##01 = b0, a##j##10 = b0, a##j##11 = b0;      \
+    __m512 c##j##00 = b1, c##j##01 = b1, c##j##10 = b1, c##j##11 = b1;
+#define FMAP1(j, r, q, xp)                                  \
+    v = _mm512_set1_ps(xp[(2 * j + q) * PS]);               \
+    PIN(v);                                                 \
+    a##j##r##q = _mm512_fmadd_ps(v, w0, a##j##r##q);        \
+    c##j##r##q = _mm512_fmadd_ps(v, w1, c##j##r##q);
+#define FMAP(j) FMAP1(j, 0, 0, x0) FMAP1(j, 0, 1, x0) FMAP1(j, 1, 0, x1) FMAP1(j, 1, 1, x1)
+#define POOL4(av, p)                                                                     \
+    pool_max(pool_max(pool_max(act(av, p##00), act(av, p##01)), act(av, p##10)),         \
+             act(av, p##11))
+#define OUTP(j)                                                  \
+    _mm512_storeu_ps(y + j * 64, POOL4(v0, a##j));               \
+    _mm512_storeu_ps(y + j * 64 + 16, POOL4(v1, c##j));
+#define L1(X) X(0)
+#define L3(X) X(0) X(1) X(2)
+
+PBLK(pblk_3, L3)
+PBLK(pblk_1, L1)
+
+/* Pooled pixels [p0, p1) of pooled row ph, stride 1, 64 outputs, every kernel row of
+ * both convolution rows inside the image: the columns whose windows are whole in
+ * registers, the others (left and right padding) per convolution pixel into tmp. */
+INLINE void pooled_row_regs(const nn_cpu_cf *d, const cgeo *g, const out_slice *s,
+                            const float *src, float *dst, int64_t ph, float *tmp, const int PS)
+{
+    const int64_t PW = d->OW / 2;
+    const float *xr = src + (2 * ph - d->PT) * g->IW; /* conv row 2 ph, kernel row 0 */
+    int64_t lo, hi;
+    inner_columns(d->IW, d->KW, d->PL, 1, d->OW, &lo, &hi);
+    const int64_t plo = (lo + 1) / 2, phi = hi / 2 > plo ? hi / 2 : plo;
+    for (int64_t pw = 0; pw < PW; pw++) {
+        if (pw >= plo && pw < phi) {
+            const int three = pw + 3 <= phi;
+            const float *x = xr + (2 * pw - d->PL) * PS;
+            for (int k = 0; k < 2; k++) {
+                float *y = dst + pw * 64 + 32 * k;
+                if (three) pblk_3(g, x, d->w + 32 * k, d->KH, s + 2 * k, y, PS);
+                else pblk_1(g, x, d->w + 32 * k, d->KH, s + 2 * k, y, PS);
+            }
+            if (three) pw += 2;
+            continue;
+        }
+        /* an edge pixel: its four convolution outputs, then their maxima */
+        for (int r = 0; r < 2; r++)
+            for (int q = 0; q < 2; q++)
+                for (int k = 0; k < 2; k++)
+                    pixel(g, xr + r * g->IW, d->w + 32 * k, d->KH, 2 * pw + q - d->PL, s + 2 * k,
+                          2, tmp + (2 * r + q) * 64 + 32 * k, PS);
+        for (int c0 = 0; c0 < 64; c0 += 16) {
+            __m512 u = pool_max(_mm512_loadu_ps(tmp + c0), _mm512_loadu_ps(tmp + 64 + c0));
+            u = pool_max(pool_max(u, _mm512_loadu_ps(tmp + 128 + c0)),
+                         _mm512_loadu_ps(tmp + 192 + c0));
+            _mm512_storeu_ps(dst + pw * 64 + c0, u);
+        }
+    }
+}
+
+static __attribute__((noinline)) void pooled_regs_1(const nn_cpu_cf *d, const cgeo *g,
+                                                    const out_slice *s, const float *src,
+                                                    float *dst, int64_t ph, float *tmp)
+{
+    pooled_row_regs(d, g, s, src, dst, ph, tmp, 1);
+}
+
+static __attribute__((noinline)) void pooled_regs_3(const nn_cpu_cf *d, const cgeo *g,
+                                                    const out_slice *s, const float *src,
+                                                    float *dst, int64_t ph, float *tmp)
+{
+    pooled_row_regs(d, g, s, src, dst, ph, tmp, 3);
+}
+
 void nn_cpu_cf_pooled_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int64_t ph,
                                  float *tmp)
 {
-    const int64_t row = d->OW * d->K;
+    const int64_t row = d->OW * d->K, ih = 2 * ph - d->PT;
+    /* both convolution rows (input rows ih .. ih + KH) inside the image */
+    if (d->K == 64 && d->SH == 1 && d->SW == 1 && ih >= 0 && ih + 1 + d->KH <= d->IH) {
+        out_slice s[4];
+        for (int j = 0; j < 4; j++) s[j] = out_slice_at(d->b, d->ns, &d->act, 64, 16 * j);
+        const int PS = d->nhwc ? (int)d->C : 1;
+        const cgeo g = {.plane = d->nhwc ? 1 : d->IH * d->IW, .IW = d->IW * PS, .K = 64,
+                        .Kp = d->Kp, .C = (int)d->C, .KW = d->KW};
+        if (PS == 3) pooled_regs_3(d, &g, s, src, dst, ph, tmp);
+        else pooled_regs_1(d, &g, s, src, dst, ph, tmp);
+        return;
+    }
     nn_cpu_cf_row_avx512(d, src, tmp, 2 * ph);
     nn_cpu_cf_row_avx512(d, src, tmp + row, 2 * ph + 1);
     pool2_row(tmp, tmp + row, dst, d->OW / 2, d->K);
