@@ -118,6 +118,24 @@ static int rank_channels(const nn_graph *g, int t, int *rank, int64_t *C, int de
     case NN_OP_ELU: case NN_OP_RELU6: case NN_OP_MAX_POOL: case NN_OP_AVERAGE_POOL:
     case NN_OP_GLOBAL_AVERAGE_POOL: case NN_OP_GLOBAL_MAX_POOL:
         return p->ninputs >= 1 && rank_channels(g, p->inputs[0], rank, C, depth + 1);
+    case NN_OP_PAD: {
+        /* constant pads on every axis (no axes input): the channels grow by axis 1's
+         * two pads (TF.js models pad channels so a residual matches a wider block) */
+        const nn_tensor *pt = nn_in(g, p, 1), *at = nn_in(g, p, 3);
+        if (p->ninputs < 1 || !rank_channels(g, p->inputs[0], rank, C, depth + 1)) return 0;
+        if (at && nn_shape_numel(&at->shape) != 0) return 0;
+        int n = 0;
+        const int64_t *pads = NULL;
+        if (pt) {
+            if (!(pt->flags & NN_T_CONST) || pt->dtype != FFU_DTYPE_I64 || !pt->data) return 0;
+            n = (int)nn_shape_numel(&pt->shape), pads = pt->data;
+        } else {
+            pads = nn_attr_ints(p, "pads", &n);
+        }
+        if (!pads || n != 2 * *rank || *rank < 2) return 0;
+        *C += pads[1] + pads[*rank + 1];
+        return *C > 0;
+    }
     case NN_OP_ADD: case NN_OP_SUB: case NN_OP_MUL: case NN_OP_DIV: {
         /* every non-constant operand must agree; constants must not widen the rank */
         int found = 0, r0 = 0;

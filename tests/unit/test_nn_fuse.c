@@ -196,6 +196,45 @@ static void test_conv_prelu(void)
     nn_graph_destroy(g);
 }
 
+/* conv + Pad(x, one more channel) -> Add -> PRelu(slope [C,1,1]): the Add's channels
+ * are known through the Pad (FaceMesh's blocks that widen), so the PRelu fuses into it */
+static nn_graph *g_conv_add_padded_prelu(void)
+{
+    int x = -1, t1 = -1;
+    nn_graph *g = new_graph(&x);
+    add_conv(g, x, &t1);
+    static const int64_t pads[8] = {0, 0, 0, 0, 0, C_ - 3, 0, 0};
+    nn_shape ps = {.rank = 1, .d = {8}}, ss = {.rank = 3, .d = {C_, 1, 1}};
+    int pc = nn_graph_add_const(g, "pads", FFU_DTYPE_I64, &ps, pads, sizeof pads, NN_BORROW);
+    int xp = nn_graph_add_tensor(g, "xp", FFU_DTYPE_UNDEFINED, NULL);
+    int pin[2] = {x, pc};
+    nn_graph_add_node(g, NN_OP_PAD, "pad", pin, 2, &xp, 1);
+    int s = nn_graph_add_tensor(g, "s", FFU_DTYPE_UNDEFINED, NULL);
+    int ain[2] = {t1, xp};
+    nn_graph_add_node(g, NN_OP_ADD, "add", ain, 2, &s, 1);
+    int sl = nn_graph_add_const(g, "slope", FFU_DTYPE_F32, &ss, slope, sizeof slope, NN_BORROW);
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    int in[2] = {s, sl};
+    nn_graph_add_node(g, NN_OP_PRELU, "prelu", in, 2, &y, 1);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+static void test_add_padded_prelu(void)
+{
+    init_data();
+    nn_graph *g;
+    double err = fused_vs_plain(g_conv_add_padded_prelu, &g);
+    CHECK(g);
+    CHECK_EQ_INT(count_op(g, NN_OP_PRELU), 0);
+    int add = -1;
+    for (int i = 0; g && i < g->nnodes; i++)
+        if (g->nodes[i].op == NN_OP_ADD) add = i;
+    CHECK(add >= 0 && g->nodes[add].act.kind == NN_ACT_PRELU);
+    CHECK(err >= 0 && err < 1e-6);
+    nn_graph_destroy(g);
+}
+
 /* conv -> PRelu with slopes on the wrong axis ([1,1,9]: per column): not fusable */
 static float slope9[9] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 0.9f};
 static nn_graph *g_conv_prelu_cols(void)
@@ -1810,6 +1849,7 @@ static void test_first_layer_nhwc(void)
 }
 
 TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
+          test_add_padded_prelu,
           test_prelu_wrong_axis_not_fused,
           test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
           test_heads_merged, test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
