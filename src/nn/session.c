@@ -645,6 +645,7 @@ static ffu_status follow_workspace(ffu_nn_session *s)
 {
     if (!s->ws_bound || s->ws_gen == s->ws->gen) return FFU_OK;
     take_workspace(s);
+    s->plan_id++; /* the pointers changed: a backend that captured the plan captures again */
     return bind_io(s);
 }
 
