@@ -1848,6 +1848,63 @@ static void test_first_layer_nhwc(void)
     }
 }
 
+/* ---- our kernel for heads with f16 weights ------------------------------------------------ */
+
+static int h16_exact; /* the weights are f16 values (else f32 ones, which it refuses) */
+
+/* x [2,20,3,3] -> Conv 3x3 valid into 100 (one pixel per image: a head) + PReLU per
+ * channel, forced onto ours with _cpu_h16 (its weights are under the 256 KB rule). */
+static nn_graph *g_h16_head(void)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {2, 20, 3, 3}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    enum { M = 100, NW = M * 20 * 9 };
+    static float w[NW + M], slopes[M];
+    static uint16_t h[NW];
+    uint64_t seed = 71;
+    for (int i = 0; i < NW + M; i++) w[i] = test_rand_f(&seed) - 0.5f;
+    for (int i = 0; i < M; i++) slopes[i] = 0.05f * (float)(i % 7);
+    if (h16_exact) { /* round every weight to the nearest f16 value */
+        nn_convert(w, FFU_DTYPE_F32, h, FFU_DTYPE_F16, NW);
+        nn_convert(h, FFU_DTYPE_F16, w, FFU_DTYPE_F32, NW);
+    }
+    nn_shape ws = {.rank = 4, .d = {M, 20, 3, 3}}, bs = {.rank = 1, .d = {M}},
+             ss = {.rank = 3, .d = {M, 1, 1}};
+    int in[3] = {x, nn_graph_add_const(g, "", FFU_DTYPE_F32, &ws, w, sizeof(float) * NW, NN_COPY),
+                 nn_graph_add_const(g, "", FFU_DTYPE_F32, &bs, w + NW, sizeof(float) * M, NN_COPY)};
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    int n = nn_graph_add_node(g, NN_OP_CONV, "", in, 3, &y, 1);
+    nn_node_set_int(g, n, "_cpu_h16", 1);
+    g->nodes[n].act.kind = NN_ACT_PRELU;
+    g->nodes[n].act.slope = nn_graph_add_const(g, "", FFU_DTYPE_F32, &ss, slopes, sizeof slopes,
+                                               NN_COPY);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* A head whose weights are f16 values runs on ours and matches ref (a batch of 2, 100
+ * outputs: one block of 64, a tail of 36 with a masked store); with f32 weights it is
+ * left to oneDNN. */
+static void test_h16_head(void)
+{
+    for (h16_exact = 1; h16_exact >= 0; h16_exact--) {
+        float *yc, *yr;
+        size_t n = 0;
+        ffu_json *d;
+        if (cpu_and_ref(g_h16_head, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
+        int ours = desc_impls(d, "facefuse:h16_avx512");
+        double e = yr ? nmse(yr, yc, n) : 1;
+        printf("head, f16 weights %d: %d of ours, nmse %.3g\n", h16_exact, ours, e);
+        CHECK(yr != NULL && n == 200);
+        CHECK(e < 1e-10);
+        CHECK_EQ_INT(ours, h16_exact && (ffu_cpu_features() & FFU_CPU_AVX512F) ? 1 : 0);
+        free(yc), free(yr), ffu_json_free(d);
+    }
+}
+
 TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_add_padded_prelu,
           test_prelu_wrong_axis_not_fused,
@@ -1856,4 +1913,4 @@ TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, tes
           test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
           test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_residual,
           test_band_pipeline_random, test_band_pipeline_planar, test_band_pipeline_planar_head,
-          test_first_layer_nhwc)
+          test_first_layer_nhwc, test_h16_head)

@@ -715,6 +715,75 @@ static ffu_status build_q8_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     return nhwc_kernel_steps(c, &oc.io, q8_kernel, d, r != NULL, tmp_bytes);
 }
 
+/* ---- our kernel for heads with f16 weights ----------------------------------------------- */
+
+static void h16_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const nn_cpu_h16 *d = kd;
+    int64_t n0 = d->N * ithr / nthr, n1 = d->N * (ithr + 1) / nthr;
+    if (n0 < n1) nn_cpu_h16_heads_avx512(d, ptr[0], ptr[1], n0, n1);
+}
+
+/* A Conv whose window is its whole input (one output pixel per image; no pads, group,
+ * dilation, pool or residual) with at least 256 KB of f32 weights that are all exact
+ * f16 values: ours, on the f16 weights (cpu_h16_avx512.c). The node's `_cpu_h16`
+ * attribute (tests) forces the choice: 1 ours (when the weights are f16 values), 0 not. */
+static ffu_status build_h16_custom(cpu_ctx *c, const nn_tensor *x, const nn_tensor *w,
+                                   const nn_tensor *b, const nn_tensor *r, const nn_tensor *y,
+                                   const nn_window *win)
+{
+    const nn_node *n = c->n;
+    int64_t C = x->shape.d[1], M = y->shape.d[1];
+    if (r || x->shape.rank != 4 || nn_attr_int(n, "group", 1) != 1 || nn_attr_int(n, "_pool", 0) ||
+        win->out[1] != 1 || win->out[2] != 1 || win->k[1] != x->shape.d[2] ||
+        win->k[2] != x->shape.d[3] || win->pad0[1] || win->pad0[2] || win->pad1[1] ||
+        win->pad1[2] || win->dil[1] != 1 || win->dil[2] != 1 ||
+        !(ffu_cpu_features() & FFU_CPU_AVX512F))
+        return CPU_UNSUPPORTED;
+    const int64_t KH = win->k[1], KW = win->k[2], KK = C * KH * KW;
+    int64_t force = nn_attr_int(n, "_cpu_h16", -1);
+    if (force == 0 || (force < 0 && 4 * KK * M < 256 * 1024)) return CPU_UNSUPPORTED;
+    our_conv oc;
+    if (!our_conv_io(c, x, y, NULL, M, &oc)) return CPU_UNSUPPORTED;
+    /* every weight exactly an f16 value: the round trip gives back its bits */
+    size_t nw = (size_t)(KK * M);
+    uint16_t *h = malloc(sizeof *h * nw);
+    float *back = malloc(sizeof *back * nw);
+    int exact = h && back && nn_convert(w->data, FFU_DTYPE_F32, h, FFU_DTYPE_F16, nw) >= 0 &&
+                nn_convert(h, FFU_DTYPE_F16, back, FFU_DTYPE_F32, nw) >= 0 &&
+                memcmp(back, w->data, sizeof *back * nw) == 0;
+    free(back);
+    if (!exact || !c->p) { /* dry or not f16 (or no memory for the check: oneDNN's then) */
+        free(h);
+        return exact ? FFU_OK : CPU_UNSUPPORTED;
+    }
+    int64_t Mp = (M + 15) / 16 * 16;
+    float *tail;
+    /* b and ns [Mp], then the halves [KK][Mp] (2 per float) */
+    nn_cpu_h16 *d = own_kernel_data(c, sizeof *d, (size_t)(2 * Mp + KK * Mp / 2), &tail);
+    if (!d) {
+        free(h);
+        return FFU_ERR_NOMEM;
+    }
+    d->b = tail, d->ns = tail + Mp;
+    uint16_t *wh = (uint16_t *)(tail + 2 * Mp);
+    for (int64_t o = 0; o < M; o++) { /* [M][C][KH][KW] -> blocks of [KH][KW][C][64] */
+        int64_t o0 = o / 64 * 64, width = Mp - o0 < 64 ? Mp - o0 : 64;
+        uint16_t *blk = wh + o0 * KK + (o - o0);
+        for (int64_t ch = 0; ch < C; ch++)
+            for (int64_t ky = 0; ky < KH; ky++)
+                for (int64_t kx = 0; kx < KW; kx++)
+                    blk[((ky * KW + kx) * C + ch) * width] = h[((o * C + ch) * KH + ky) * KW + kx];
+    }
+    free(h);
+    d->w = wh;
+    d->N = x->shape.d[0], d->KK = KK, d->M = M, d->Mp = Mp;
+    d->act = oc.av;
+    conv_epilogue(c, b, oc.slopes, oc.nslopes, M, d->b, d->ns);
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:h16_avx512");
+    return nhwc_kernel_steps(c, &oc.io, h16_kernel, d, 0, 0);
+}
+
 /* ---- Conv / ConvTranspose ------------------------------------------------------------------ */
 
 /* The fused 2x2 stride-2 max pool of a convolution computed into scratch (from, at
@@ -813,6 +882,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
         if (cst == CPU_UNSUPPORTED) cst = build_dw_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_pw_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_q8_custom(c, x, w, b, r, y, &win);
+        if (cst == CPU_UNSUPPORTED) cst = build_h16_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_wino_custom(c, x, w, b, r, y, &win);
         if (cst != CPU_UNSUPPORTED) return cst;
     }

@@ -279,6 +279,23 @@ void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *
  * builder's bit-for-bit check takes all. */
 void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, uint64_t taps, float *w);
 
+/* A convolution whose window is its whole input (one output pixel per image: a model's
+ * head on its last feature map), with weights that f16 holds exactly (the TF.js models
+ * that ship f16 weights): w halves in blocks of 64 outputs (the last one 16-64 wide),
+ * each [KK][width] from w + o0 * KK, KK = KH * KW * C in the NHWC input's order, Mp = M
+ * rounded up to 16 (zeros); b and ns [Mp] (cpu_h16_avx512.c). Such a layer reads
+ * each weight once per image, so it runs at the speed its weights stream in. */
+typedef struct nn_cpu_h16 {
+    int64_t N, KK, M, Mp;
+    nn_cpu_act act;
+    const uint16_t *w;
+    float *b, *ns;
+} nn_cpu_h16;
+
+/* Images [n0, n1): src KK floats each, dst M floats each. */
+void nn_cpu_h16_heads_avx512(const nn_cpu_h16 *d, const float *src, float *dst, int64_t n0,
+                             int64_t n1);
+
 /* Winograd F(m x m, 3x3) convolution, m = 4 or 6, stride 1, NHWC f32, C and K
  * multiples of 16 (cpu_wino_avx512.c). OH, OW are the convolution's output; with pool
  * the stored output is its 2x2 max pool (OH / 2, OW / 2). U holds the transformed
