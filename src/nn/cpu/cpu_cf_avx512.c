@@ -231,15 +231,24 @@ typedef void (*row_fn)(const nn_cpu_cf *, const cgeo *, const out_slice *, const
      {{row4_s1_##PS, row4_s1_##PS, row4_s1_##PS}, {row4_s2_##PS, row4_s2_##PS, row4_s2_##PS}}}
 static const row_fn row_fns[2][3][2][3] = {ROW_TABLE(1), ROW_TABLE(3)};
 
+/* The input's pixel step (3 for an NHWC image, else 1) and the block geometry: input
+ * channel stride and row stride in floats. */
+static int cf_pixel_step(const nn_cpu_cf *d) { return d->nhwc ? (int)d->C : 1; }
+
+static cgeo cf_geo(const nn_cpu_cf *d)
+{
+    const cgeo g = {.plane = d->nhwc ? 1 : d->IH * d->IW, .IW = d->IW * cf_pixel_step(d),
+                    .K = d->K, .Kp = d->Kp, .C = (int)d->C, .KW = d->KW};
+    return g;
+}
+
 void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int64_t oh)
 {
     const int ns = d->K > 16 ? 2 : 1, groups = d->K > 32 ? 2 : 1;
     out_slice s[4];
     for (int j = 0; j < ns * groups; j++) s[j] = out_slice_at(d->b, d->ns, &d->act, d->K, 16 * j);
-    const int PS = d->nhwc ? (int)d->C : 1;
-    /* input channel stride, row stride (in floats) */
-    const cgeo g = {.plane = d->nhwc ? 1 : d->IH * d->IW, .IW = d->IW * PS, .K = d->K,
-                    .Kp = d->Kp, .C = (int)d->C, .KW = d->KW};
+    const int PS = cf_pixel_step(d);
+    const cgeo g = cf_geo(d);
     /* the kernel rows inside the image: [kh0, kh1) */
     const int64_t ih = oh * d->SH - d->PT;
     int kh0 = 0, kh1 = d->KH;
@@ -305,9 +314,9 @@ void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int6
 PBLK(pblk_3, L3)
 PBLK(pblk_1, L1)
 
-/* Pooled pixels [p0, p1) of pooled row ph, stride 1, 64 outputs, every kernel row of
- * both convolution rows inside the image: the columns whose windows are whole in
- * registers, the others (left and right padding) per convolution pixel into tmp. */
+/* Pooled row ph, stride 1, 64 outputs, every kernel row of both convolution rows inside
+ * the image: the columns whose windows are whole in registers, the others (left and
+ * right padding) per convolution pixel into tmp, a 2x2 block pooled as two rows. */
 INLINE void pooled_row_regs(const nn_cpu_cf *d, const cgeo *g, const out_slice *s,
                             const float *src, float *dst, int64_t ph, float *tmp, const int PS)
 {
@@ -328,18 +337,14 @@ INLINE void pooled_row_regs(const nn_cpu_cf *d, const cgeo *g, const out_slice *
             if (three) pw += 2;
             continue;
         }
-        /* an edge pixel: its four convolution outputs, then their maxima */
+        /* an edge pixel: its four convolution outputs (two rows of two), then their
+         * maxima */
         for (int r = 0; r < 2; r++)
             for (int q = 0; q < 2; q++)
                 for (int k = 0; k < 2; k++)
                     pixel(g, xr + r * g->IW, d->w + 32 * k, d->KH, 2 * pw + q - d->PL, s + 2 * k,
                           2, tmp + (2 * r + q) * 64 + 32 * k, PS);
-        for (int c0 = 0; c0 < 64; c0 += 16) {
-            __m512 u = pool_max(_mm512_loadu_ps(tmp + c0), _mm512_loadu_ps(tmp + 64 + c0));
-            u = pool_max(pool_max(u, _mm512_loadu_ps(tmp + 128 + c0)),
-                         _mm512_loadu_ps(tmp + 192 + c0));
-            _mm512_storeu_ps(dst + pw * 64 + c0, u);
-        }
+        pool2_row(tmp, tmp + 128, dst + pw * 64, 1, 64);
     }
 }
 
@@ -365,10 +370,8 @@ void nn_cpu_cf_pooled_row_avx512(const nn_cpu_cf *d, const float *src, float *ds
     if (d->K == 64 && d->SH == 1 && d->SW == 1 && ih >= 0 && ih + 1 + d->KH <= d->IH) {
         out_slice s[4];
         for (int j = 0; j < 4; j++) s[j] = out_slice_at(d->b, d->ns, &d->act, 64, 16 * j);
-        const int PS = d->nhwc ? (int)d->C : 1;
-        const cgeo g = {.plane = d->nhwc ? 1 : d->IH * d->IW, .IW = d->IW * PS, .K = 64,
-                        .Kp = d->Kp, .C = (int)d->C, .KW = d->KW};
-        if (PS == 3) pooled_regs_3(d, &g, s, src, dst, ph, tmp);
+        const cgeo g = cf_geo(d);
+        if (cf_pixel_step(d) == 3) pooled_regs_3(d, &g, s, src, dst, ph, tmp);
         else pooled_regs_1(d, &g, s, src, dst, ph, tmp);
         return;
     }
