@@ -1905,6 +1905,56 @@ static void test_h16_head(void)
     }
 }
 
+static int h16_trans_b; /* the Gemm's weights [N][K] (transB), else [K][N] */
+
+/* x [3,50] -> Gemm into 100 (f16 values, transB per h16_trans_b) + bias + ReLU, forced
+ * onto ours with _cpu_h16. */
+static nn_graph *g_h16_gemm(void)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 2, .d = {3, 50}};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    enum { K = 50, N = 100, NW = K * N };
+    static float w[NW + N];
+    static uint16_t h[NW];
+    uint64_t seed = 73;
+    for (int i = 0; i < NW + N; i++) w[i] = test_rand_f(&seed) - 0.5f;
+    nn_convert(w, FFU_DTYPE_F32, h, FFU_DTYPE_F16, NW);
+    nn_convert(h, FFU_DTYPE_F16, w, FFU_DTYPE_F32, NW);
+    nn_shape ws = {.rank = 2, .d = {h16_trans_b ? N : K, h16_trans_b ? K : N}},
+             bs = {.rank = 1, .d = {N}};
+    int in[3] = {x, nn_graph_add_const(g, "", FFU_DTYPE_F32, &ws, w, sizeof(float) * NW, NN_COPY),
+                 nn_graph_add_const(g, "", FFU_DTYPE_F32, &bs, w + NW, sizeof(float) * N, NN_COPY)};
+    int y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+    int n = nn_graph_add_node(g, NN_OP_GEMM, "", in, 3, &y, 1);
+    nn_node_set_int(g, n, "transB", h16_trans_b);
+    nn_node_set_int(g, n, "_cpu_h16", 1);
+    g->nodes[n].act.kind = NN_ACT_RELU;
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* A Gemm on f16 values runs on ours, each row an image, with its weights either way
+ * round, and matches ref. */
+static void test_h16_gemm(void)
+{
+    for (h16_trans_b = 0; h16_trans_b <= 1; h16_trans_b++) {
+        float *yc, *yr;
+        size_t n = 0;
+        ffu_json *d;
+        if (cpu_and_ref(g_h16_gemm, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
+        int ours = desc_impls(d, "facefuse:h16_avx512");
+        double e = yr ? nmse(yr, yc, n) : 1;
+        printf("gemm, transB %d: %d of ours, nmse %.3g\n", h16_trans_b, ours, e);
+        CHECK(yr != NULL && n == 300);
+        CHECK(e < 1e-10);
+        CHECK_EQ_INT(ours, ffu_cpu_features() & FFU_CPU_AVX512F ? 1 : 0);
+        free(yc), free(yr), ffu_json_free(d);
+    }
+}
+
 TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_add_padded_prelu,
           test_prelu_wrong_axis_not_fused,
@@ -1913,4 +1963,4 @@ TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, tes
           test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
           test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_residual,
           test_band_pipeline_random, test_band_pipeline_planar, test_band_pipeline_planar_head,
-          test_first_layer_nhwc, test_h16_head)
+          test_first_layer_nhwc, test_h16_head, test_h16_gemm)

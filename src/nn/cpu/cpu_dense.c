@@ -740,10 +740,60 @@ static int f16_exact(float v)
     return 0;
 }
 
+/* 1 when every one of n weights is an f16 value. */
+static int all_f16_exact(const float *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!f16_exact(w[i])) return 0;
+    return 1;
+}
+
+/* Whether a layer of KK inputs into M outputs goes on f16 weights: the node's
+ * `_cpu_h16` attribute (tests) forces the choice (1 ours when the weights are f16 values,
+ * 0 not); else at least 256 KB of f32 weights, all f16 values. */
+static int h16_wanted(const cpu_ctx *c, const float *w, int64_t KK, int64_t M)
+{
+    int64_t force = nn_attr_int(c->n, "_cpu_h16", -1);
+    if (force == 0 || (force < 0 && 4 * KK * M < 256 * 1024)) return 0;
+    return (ffu_cpu_features() & FFU_CPU_AVX512F) && all_f16_exact(w, (size_t)(KK * M));
+}
+
+/* The kernel data of an f16 layer for N images from weights wf, where output o's input
+ * kk sits at wf[o * ostride + at[kk]]; b the bias (NULL: none), the activation as
+ * our_conv_io gives it. NULL when out of memory (the error is set). */
+static nn_cpu_h16 *h16_layer(cpu_ctx *c, const float *wf, int64_t ostride, const int64_t *at,
+                             int64_t N, int64_t KK, int64_t M, const nn_tensor *b,
+                             const our_conv *oc)
+{
+    int64_t Mp = (M + 15) / 16 * 16;
+    float *tail;
+    /* b and ns [Mp], then the halves (KK * Mp, 2 per float) in blocks of 64 outputs */
+    nn_cpu_h16 *d = own_kernel_data(c, sizeof *d, (size_t)(2 * Mp + KK * Mp / 2), &tail);
+    float row[64];
+    uint16_t h[64];
+    if (!d) return NULL;
+    d->b = tail, d->ns = tail + Mp;
+    uint16_t *wh = (uint16_t *)(tail + 2 * Mp);
+    for (int64_t o0 = 0; o0 < Mp; o0 += 64) { /* a block's halves, input by input */
+        int64_t width = Mp - o0 < 64 ? Mp - o0 : 64;
+        for (int64_t kk = 0; kk < KK; kk++) {
+            for (int64_t j = 0; j < width; j++)
+                row[j] = o0 + j < M ? wf[(o0 + j) * ostride + at[kk]] : 0.0f;
+            nn_convert(row, FFU_DTYPE_F32, h, FFU_DTYPE_F16, (size_t)width);
+            memcpy(wh + o0 * KK + kk * width, h, sizeof *h * (size_t)width);
+        }
+    }
+    d->w = wh;
+    d->N = N, d->KK = KK, d->M = M, d->Mp = Mp;
+    d->act = oc->av;
+    conv_epilogue(c, b, oc->slopes, oc->nslopes, M, d->b, d->ns);
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:h16_avx512");
+    return d;
+}
+
 /* A Conv whose window is its whole input (one output pixel per image; no pads, group,
- * dilation, pool or residual) with at least 256 KB of f32 weights that are all exact
- * f16 values: ours, on the f16 weights (cpu_h16_avx512.c). The node's `_cpu_h16`
- * attribute (tests) forces the choice: 1 ours (when the weights are f16 values), 0 not. */
+ * dilation, pool or residual) with weights that are f16 values (h16_wanted): ours, on
+ * the f16 weights (cpu_h16_avx512.c). */
 static ffu_status build_h16_custom(cpu_ctx *c, const nn_tensor *x, const nn_tensor *w,
                                    const nn_tensor *b, const nn_tensor *r, const nn_tensor *y,
                                    const nn_window *win)
@@ -753,48 +803,22 @@ static ffu_status build_h16_custom(cpu_ctx *c, const nn_tensor *x, const nn_tens
     if (r || x->shape.rank != 4 || nn_attr_int(n, "group", 1) != 1 || nn_attr_int(n, "_pool", 0) ||
         win->out[1] != 1 || win->out[2] != 1 || win->k[1] != x->shape.d[2] ||
         win->k[2] != x->shape.d[3] || win->pad0[1] || win->pad0[2] || win->pad1[1] ||
-        win->pad1[2] || win->dil[1] != 1 || win->dil[2] != 1 ||
-        !(ffu_cpu_features() & FFU_CPU_AVX512F))
+        win->pad1[2] || win->dil[1] != 1 || win->dil[2] != 1)
         return CPU_UNSUPPORTED;
     const int64_t KH = win->k[1], KW = win->k[2], KK = C * KH * KW;
-    int64_t force = nn_attr_int(n, "_cpu_h16", -1);
-    if (force == 0 || (force < 0 && 4 * KK * M < 256 * 1024)) return CPU_UNSUPPORTED;
     our_conv oc;
-    if (!our_conv_io(c, x, y, NULL, M, &oc)) return CPU_UNSUPPORTED;
-    size_t nw = (size_t)(KK * M);
-    const float *wf = w->data;
-    for (size_t i = 0; i < nw; i++)
-        if (!f16_exact(wf[i])) return CPU_UNSUPPORTED;
+    if (!h16_wanted(c, w->data, KK, M) || !our_conv_io(c, x, y, NULL, M, &oc))
+        return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
-    uint16_t *h = malloc(sizeof *h * nw);
-    if (!h || nn_convert(wf, FFU_DTYPE_F32, h, FFU_DTYPE_F16, nw) < 0) {
-        free(h);
-        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    }
-    int64_t Mp = (M + 15) / 16 * 16;
-    float *tail;
-    /* b and ns [Mp], then the halves (KK * Mp, 2 per float) in blocks of 64 outputs */
-    nn_cpu_h16 *d = own_kernel_data(c, sizeof *d, (size_t)(2 * Mp + KK * Mp / 2), &tail);
-    if (!d) {
-        free(h);
-        return FFU_ERR_NOMEM;
-    }
-    d->b = tail, d->ns = tail + Mp;
-    uint16_t *wh = (uint16_t *)(tail + 2 * Mp);
-    for (int64_t o = 0; o < M; o++) { /* [M][C][KH][KW] -> blocks of [KH][KW][C][64] */
-        int64_t o0 = o / 64 * 64, width = Mp - o0 < 64 ? Mp - o0 : 64;
-        uint16_t *blk = wh + o0 * KK + (o - o0);
-        for (int64_t ch = 0; ch < C; ch++)
-            for (int64_t ky = 0; ky < KH; ky++)
-                for (int64_t kx = 0; kx < KW; kx++)
-                    blk[((ky * KW + kx) * C + ch) * width] = h[((o * C + ch) * KH + ky) * KW + kx];
-    }
-    free(h);
-    d->w = wh;
-    d->N = x->shape.d[0], d->KK = KK, d->M = M, d->Mp = Mp;
-    d->act = oc.av;
-    conv_epilogue(c, b, oc.slopes, oc.nslopes, M, d->b, d->ns);
-    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:h16_avx512");
+    /* [M][C][KH][KW] read in the NHWC input's order, [KH][KW][C] */
+    int64_t *at = malloc(sizeof *at * (size_t)KK);
+    if (!at) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    for (int64_t ky = 0, i = 0; ky < KH; ky++)
+        for (int64_t kx = 0; kx < KW; kx++)
+            for (int64_t ch = 0; ch < C; ch++) at[i++] = (ch * KH + ky) * KW + kx;
+    nn_cpu_h16 *d = h16_layer(c, w->data, KK, at, x->shape.d[0], KK, M, b, &oc);
+    free(at);
+    if (!d) return FFU_ERR_NOMEM;
     return nhwc_kernel_steps(c, &oc.io, h16_kernel, d, 0, 0);
 }
 
@@ -1290,6 +1314,43 @@ static ffu_status build_mm(cpu_ctx *c, const mm_spec *m)
     return split ? nn_cpu_act_step(c, &dst_md, m->channels, CPU_BIND_OUT, 0) : FFU_OK;
 }
 
+/* A Gemm of a plain [rows, K] input with constant weights that are f16 values
+ * (h16_wanted: the antispoofing model's 3136 -> 128 layer), unscaled, with one bias per
+ * output or none: ours on the f16 weights (cpu_h16_avx512.c), each row an image. */
+static ffu_status build_h16_gemm(cpu_ctx *c, const mm_spec *m, int tb)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *w = nn_in(c->g, n, 1);
+    const int64_t rows = m->a[0], K = m->a[1], N = m->b[1];
+    if (m->as[1] != 1 || !nn_cpu_is_const(w) || m->alpha != 1.0f ||
+        nn_cpu_layout(c, n->inputs[0]) || nn_cpu_layout(c, n->outputs[0]) ||
+        (m->bias && (m->beta != 1.0f || !nn_cpu_is_const(m->bias) || m->cd[0] != 1 ||
+                     m->cd[1] != N)))
+        return CPU_UNSUPPORTED;
+    if (n->act.kind == NN_ACT_PRELU) { /* slopes along the outputs, or one */
+        const nn_tensor *t = n->act.slope >= 0 && n->act.slope < c->g->ntensors
+                                 ? &c->g->tensors[n->act.slope]
+                                 : NULL;
+        int64_t k = t ? nn_shape_numel(&t->shape) : 0;
+        if (k != 1 && (k != N || t->shape.d[t->shape.rank - 1] != N)) return CPU_UNSUPPORTED;
+    }
+    our_conv oc;
+    if (!h16_wanted(c, w->data, K, N) || !conv_act(c, N, &oc.av, &oc.slopes, &oc.nslopes))
+        return CPU_UNSUPPORTED;
+    if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
+    int64_t *at = malloc(sizeof *at * (size_t)K); /* weights [N][K] with transB, else [K][N] */
+    if (!at) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; k < K; k++) at[k] = tb ? k : k * N;
+    nn_cpu_h16 *d = h16_layer(c, w->data, tb ? K : 1, at, rows, K, N, m->bias, &oc);
+    free(at);
+    if (!d) return FFU_ERR_NOMEM;
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_kernel_step(c, h16_kernel, d, &st);
+    if (!s) return st;
+    if ((st = nn_cpu_step_arg(c, s, 0, NULL, CPU_BIND_IN, 0, 0, NULL)) < 0) return st;
+    return nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_OUT, 0, 0, NULL);
+}
+
 ffu_status nn_cpu_build_gemm(cpu_ctx *c)
 {
     const nn_node *n = c->n;
@@ -1320,7 +1381,8 @@ ffu_status nn_cpu_build_gemm(cpu_ctx *c)
     }
     m.channels = N;
     m.act_rank = 2;
-    return build_mm(c, &m);
+    ffu_status st = build_h16_gemm(c, &m, tb);
+    return st == CPU_UNSUPPORTED ? build_mm(c, &m) : st;
 }
 
 ffu_status nn_cpu_build_matmul(cpu_ctx *c)
