@@ -693,7 +693,7 @@ static ffu_status build_q8_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     }
     /* the kernel's own rebuild, bit for bit against the weights */
     for (int64_t k0 = 0; ok && k0 < M; k0 += 32) {
-        nn_cpu_q8_expand_avx512(d, k0, ~(uint64_t)0, chk);
+        nn_cpu_q8_expand_avx512(d, k0, 0, KK, chk);
         for (int64_t k = k0; ok && k < k0 + 32 && k < M; k++)
             for (int64_t ch = 0; ok && ch < C; ch++)
                 for (int ky = 0; ok && ky < KH; ky++)

@@ -268,16 +268,18 @@ typedef struct nn_cpu_q8 {
 
 #define NN_CPU_Q8_PIXELS 12
 #define NN_CPU_Q8_BLOCKS 4
-#define NN_CPU_Q8_SCRATCH(d) \
-    ((size_t)(d)->KH * (d)->KW * (size_t)(d)->C * (NN_CPU_Q8_PIXELS * NN_CPU_Q8_BLOCKS + 32))
+#define NN_CPU_Q8_CHUNK 128 /* weight rows rebuilt at a time: 16 KB, in L1 */
+#define NN_CPU_Q8_SCRATCH(d)                                                             \
+    ((size_t)(d)->KH * (d)->KW * (size_t)(d)->C * NN_CPU_Q8_PIXELS * NN_CPU_Q8_BLOCKS + \
+     32 * (NN_CPU_Q8_CHUNK + NN_CPU_Q8_PIXELS * NN_CPU_Q8_BLOCKS))
 
 /* Output pixels [p0, p1); res (may be NULL) has dst's shape and may be dst itself. */
 void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1, float *scratch);
-/* The weights of outputs [k0, k0 + 32) as the kernel rebuilds them, w[KH][KW][C][32],
- * for the taps (bit ky * KW + kx) in the mask (the others left as they are); the
- * builder's bit-for-bit check takes all. */
-void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, uint64_t taps, float *w);
+/* The weights of outputs [k0, k0 + 32) as the kernel rebuilds them, rows [ka, kb) of
+ * [KH][KW][C][32] into w[kb - ka][32]; the builder's bit-for-bit check
+ * takes all rows. */
+void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, int64_t ka, int64_t kb, float *w);
 
 /* A convolution whose window is its whole input (one output pixel per image: a model's
  * head on its last feature map), with weights that f16 holds exactly (the TF.js models

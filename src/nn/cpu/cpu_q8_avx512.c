@@ -9,15 +9,17 @@
  * affine fit was not exact enough: docs/NN_CPU.md "8-bit weights").
  *
  * Channels-last (NHWC) f32 in and out, any kernel size, stride and pads, output
- * channels in blocks of 32 (the last one may be half). Output pixels go in blocks of
- * twelve, up to NN_CPU_Q8_BLOCKS of them at a time: their input patches are packed as
- * A[tap][c][12] (zeros for pads); each 32-output panel of weights is rebuilt once into
- * an L2 buffer for them, and each block takes 24 accumulators, two weight vectors per
- * patch element and twelve broadcasts from A. Bias, an optional residual (the node's
- * sum input, which may be the output itself) and the activation come before one store
- * per pixel and slice. Only called after a runtime AVX-512F check. */
+ * channels in blocks of 32 (the last one may be half). Output pixels go in blocks of at
+ * most twelve, up to NN_CPU_Q8_BLOCKS of them at a time: their input patches are packed
+ * as A[tap][c][12] (zeros for pads). Per 32-output panel the weights are rebuilt chunk
+ * by chunk into an L1 buffer, and each block adds the chunk's products to its partial
+ * sums with up to 24 accumulators, two weight vectors per patch element and one
+ * broadcast from A per pixel. Bias, an optional residual (the node's sum input, which
+ * may be the output itself) and the activation come before one store per pixel and
+ * slice. Only called after a runtime AVX-512F check. */
 #include <immintrin.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../backend.h"
 
@@ -67,90 +69,127 @@ INLINE __m512 weights16(const uint8_t *q, __m512 scale, __m512 min, __m512 mul)
     return _mm512_mul_ps(u, mul);
 }
 
-void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, uint64_t taps, float *w)
+void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, int64_t ka, int64_t kb, float *w)
 {
-    const int64_t C = d->C, KK = (int64_t)d->KH * d->KW * C;
+    const int64_t KK = (int64_t)d->KH * d->KW * d->C;
     const uint8_t *q = d->q + k0 * KK;
     const __m512 scale = _mm512_set1_ps(d->scale), min = _mm512_set1_ps(d->min);
     const __m512 m0 = _mm512_load_ps(d->mul + k0), m1 = _mm512_load_ps(d->mul + k0 + 16);
-    for (int64_t k = 0; k < KK; k++) {
-        if (k % C == 0 && !(taps >> (k / C) & 1)) {
-            k += C - 1;
-            continue;
-        }
-        _mm512_storeu_ps(w + k * 32, weights16(q + k * 32, scale, min, m0));
-        _mm512_storeu_ps(w + k * 32 + 16, weights16(q + k * 32 + 16, scale, min, m1));
+    for (int64_t k = ka; k < kb; k++) {
+        _mm512_storeu_ps(w + (k - ka) * 32, weights16(q + k * 32, scale, min, m0));
+        _mm512_storeu_ps(w + (k - ka) * 32 + 16, weights16(q + k * 32 + 16, scale, min, m1));
     }
 }
 
-/* Outputs [k0, k0 + 32) of pixels [p, p + np) from the packed patches A and the rebuilt
- * weights W[KK][32], over the taps in the mask (the others read only pads: a 3x3 layer
- * on 1x1 pixels has one). */
-static void block(const nn_cpu_q8 *d, const float *A, uint64_t taps, const float *W, int64_t k0,
-                  int64_t p, int np, const float *res, float *y)
+/* Adds to the partial sums part[np][32] of one pixel block the products of rows [0, nk)
+ * of its packed patches A (row stride PX) and of the rebuilt weights W[nk][32]. np is a
+ * constant in each instance (part_np): pixels past it take no FMAs. Each sum runs over
+ * the rows in order, as in one pass over all of them (a float stored and reloaded is
+ * the same float). */
+INLINE void part(const float *A, const float *W, int64_t nk, const int np, float *sums)
 {
-    const int64_t C = d->C, KK = (int64_t)d->KH * d->KW * C, K = d->K;
-#define ACC(j) __m512 a##j##_0 = _mm512_setzero_ps(), a##j##_1 = _mm512_setzero_ps();
+#define ACC(j)                                                           \
+    __m512 a##j##_0 = _mm512_setzero_ps(), a##j##_1 = _mm512_setzero_ps(); \
+    if (j < np) {                                                        \
+        a##j##_0 = _mm512_loadu_ps(sums + j * 32);                        \
+        a##j##_1 = _mm512_loadu_ps(sums + j * 32 + 16);                   \
+    }
     PIX(ACC)
 #undef ACC
-    for (int64_t k = 0; k < KK; k++) {
-        if (k % C == 0 && !(taps >> (k / C) & 1)) {
-            k += C - 1; /* the tap's C weights, all against pads */
-            continue;
-        }
+    for (int64_t k = 0; k < nk; k++) {
         __m512 w0 = _mm512_loadu_ps(W + k * 32), w1 = _mm512_loadu_ps(W + k * 32 + 16);
         PIN(w0);
         PIN(w1);
         const float *a = A + k * PX;
 #define FMA(j)                                                   \
-    {                                                            \
+    if (j < np) {                                                \
         const __m512 v = _mm512_set1_ps(a[j]);                   \
         a##j##_0 = _mm512_fmadd_ps(v, w0, a##j##_0);             \
         a##j##_1 = _mm512_fmadd_ps(v, w1, a##j##_1);             \
     }
-    PIX(FMA)
+        PIX(FMA)
 #undef FMA
     }
+#define ST(j)                                          \
+    if (j < np) {                                      \
+        _mm512_storeu_ps(sums + j * 32, a##j##_0);      \
+        _mm512_storeu_ps(sums + j * 32 + 16, a##j##_1); \
+    }
+    PIX(ST)
+#undef ST
+}
+
+/* part for np of 1..12 pixels, each count its own instance */
+static void part_np(const float *A, const float *W, int64_t nk, int np, float *sums)
+{
+    switch (np) {
+#define CASE(j) \
+    case j + 1: part(A, W, nk, j + 1, sums); break;
+        PIX(CASE)
+#undef CASE
+    default: break;
+    }
+}
+
+/* Outputs [k0, k0 + 32) of pixels [p, p + np) from their sums: bias, residual,
+ * activation, stores. */
+static void finish(const nn_cpu_q8 *d, const float *sums, int64_t k0, int64_t p, int np,
+                   const float *res, float *y)
+{
+    const int64_t K = d->K;
     const int two = k0 + 16 < K; /* the second slice holds outputs */
     const __m512 b0 = _mm512_load_ps(d->b + k0), b1 = _mm512_load_ps(d->b + k0 + 16);
     const actv v0 = act_init(&d->act, d->ns + k0), v1 = act_init(&d->act, d->ns + k0 + 16);
-#define OUT(j)                                                                  \
-    if (j < np) {                                                               \
-        float *yp = y + (p + j) * K + k0;                                       \
-        const float *rp = res ? res + (p + j) * K + k0 : NULL;                  \
-        __m512 o0 = _mm512_add_ps(a##j##_0, b0), o1 = _mm512_add_ps(a##j##_1, b1); \
-        if (rp) o0 = _mm512_add_ps(o0, _mm512_loadu_ps(rp));                    \
-        _mm512_storeu_ps(yp, act(v0, o0));                                      \
-        if (two) {                                                              \
-            if (rp) o1 = _mm512_add_ps(o1, _mm512_loadu_ps(rp + 16));           \
-            _mm512_storeu_ps(yp + 16, act(v1, o1));                             \
-        }                                                                       \
+    for (int j = 0; j < np; j++) {
+        float *yp = y + (p + j) * K + k0;
+        const float *rp = res ? res + (p + j) * K + k0 : NULL;
+        __m512 o0 = _mm512_add_ps(_mm512_loadu_ps(sums + j * 32), b0);
+        __m512 o1 = _mm512_add_ps(_mm512_loadu_ps(sums + j * 32 + 16), b1);
+        if (rp) o0 = _mm512_add_ps(o0, _mm512_loadu_ps(rp));
+        _mm512_storeu_ps(yp, act(v0, o0));
+        if (two) {
+            if (rp) o1 = _mm512_add_ps(o1, _mm512_loadu_ps(rp + 16));
+            _mm512_storeu_ps(yp + 16, act(v1, o1));
+        }
     }
-    PIX(OUT)
-#undef OUT
 }
 
 void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1, float *scratch)
 {
-    /* up to NN_CPU_Q8_BLOCKS pixel blocks packed, then each 32-output panel rebuilt once
-     * for all of them */
-    const int64_t KK = (int64_t)d->KH * d->KW * d->C, span = PX * NN_CPU_Q8_BLOCKS;
-    float *W = scratch + KK * span;
+    /* Up to NN_CPU_Q8_BLOCKS pixel blocks packed; then per 32-output panel, chunk by
+     * chunk of at most NN_CPU_Q8_CHUNK rows within one tap, the chunk's weights rebuilt
+     * into L1 and taken by every block that reads the tap into its partial sums (the
+     * rebuilt panel, 2304 x 32 floats for a 3x3 layer on 256 channels, would not stay in
+     * L1 for the next block). A run's pixels split evenly over as few blocks as hold
+     * them: 16 pixels at batch 1 are two blocks of 8, not 12 and 4. */
+    const int64_t C = d->C, KK = (int64_t)d->KH * d->KW * C, span = PX * NN_CPU_Q8_BLOCKS;
+    float *W = scratch + KK * span, *sums = W + 32 * NN_CPU_Q8_CHUNK;
     uint64_t taps[NN_CPU_Q8_BLOCKS];
+    int64_t at[NN_CPU_Q8_BLOCKS + 1];
     for (int64_t pc = p0; pc < p1; pc += span) {
-        const int64_t pe = p1 - pc < span ? p1 : pc + span;
+        const int64_t n = p1 - pc < span ? p1 - pc : span;
+        const int nb = (int)((n + PX - 1) / PX);
         uint64_t any = 0;
-        for (int64_t p = pc; p < pe; p += PX) {
-            taps[(p - pc) / PX] =
-                pack(d, src, p, (int)(pe - p < PX ? pe - p : PX), scratch + (p - pc) * KK);
-            any |= taps[(p - pc) / PX];
+        for (int b = 0; b <= nb; b++) at[b] = pc + n * b / nb;
+        for (int b = 0; b < nb; b++) {
+            taps[b] = pack(d, src, at[b], (int)(at[b + 1] - at[b]), scratch + b * PX * KK);
+            any |= taps[b];
         }
         for (int64_t k0 = 0; k0 < d->K; k0 += 32) {
-            nn_cpu_q8_expand_avx512(d, k0, any, W); /* the taps some pixel reads */
-            for (int64_t p = pc; p < pe; p += PX)
-                block(d, scratch + (p - pc) * KK, taps[(p - pc) / PX], W, k0, p,
-                      (int)(pe - p < PX ? pe - p : PX), res, dst);
+            memset(sums, 0, sizeof(float) * 32 * PX * (size_t)nb);
+            for (int64_t ka = 0, kb; ka < KK; ka = kb) {
+                const int64_t t = ka / C; /* the tap; chunks end at its last row */
+                kb = ka + NN_CPU_Q8_CHUNK < (t + 1) * C ? ka + NN_CPU_Q8_CHUNK : (t + 1) * C;
+                if (!(any >> t & 1)) continue; /* it reads only pads for every pixel */
+                nn_cpu_q8_expand_avx512(d, k0, ka, kb, W);
+                for (int b = 0; b < nb; b++)
+                    if (taps[b] >> t & 1)
+                        part_np(scratch + b * PX * KK + ka * PX, W, kb - ka,
+                                (int)(at[b + 1] - at[b]), sums + b * PX * 32);
+            }
+            for (int b = 0; b < nb; b++)
+                finish(d, sums + b * PX * 32, k0, at[b], (int)(at[b + 1] - at[b]), res, dst);
         }
     }
 }
