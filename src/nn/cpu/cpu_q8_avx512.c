@@ -11,7 +11,7 @@
  * Channels-last (NHWC) f32 in and out, any kernel size, stride and pads, output
  * channels in blocks of 32 (the last one may be half). Output pixels go in blocks of at
  * most twelve, up to NN_CPU_Q8_BLOCKS of them at a time: their input patches are packed
- * as A[tap][c][12] (zeros for pads). Per 32-output panel the weights are rebuilt chunk
+ * as A[tap][c][pixels] (zeros for pads). Per 32-output panel the weights are rebuilt chunk
  * by chunk into an L1 buffer, and each block adds the chunk's products to its partial
  * sums with up to 24 accumulators, two weight vectors per patch element and one
  * broadcast from A per pixel. Bias, an optional residual (the node's sum input, which
@@ -32,25 +32,25 @@
 
 #define PIX(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
-/* The patches of output pixels [p, p + np) into A[k][PX], k = (ky * KW + kx) * C + c;
- * pads and the columns past np are zeros. Returns the taps (bit ky * KW + kx) that
- * fall inside the input for at least one of the pixels. */
+/* The patches of output pixels [p, p + np) into A[k][np], k = (ky * KW + kx) * C + c;
+ * pads are zeros. Returns the taps (bit ky * KW + kx) that fall inside the input for at
+ * least one of the pixels. */
 static uint64_t pack(const nn_cpu_q8 *d, const float *x, int64_t p, int np, float *A)
 {
     const int64_t C = d->C, per = d->OH * d->OW;
     uint64_t taps = 0;
-    for (int j = 0; j < PX; j++) {
+    for (int j = 0; j < np; j++) {
         const int64_t n = (p + j) / per, oy = (p + j) % per / d->OW, ox = (p + j) % d->OW;
         for (int ky = 0; ky < d->KH; ky++)
             for (int kx = 0; kx < d->KW; kx++) {
                 const int64_t iy = oy * d->SH - d->PT + ky, ix = ox * d->SW - d->PL + kx;
-                float *a = A + (ky * d->KW + kx) * C * PX + j;
-                if (j < np && iy >= 0 && iy < d->IH && ix >= 0 && ix < d->IW) {
+                float *a = A + (ky * d->KW + kx) * C * np + j;
+                if (iy >= 0 && iy < d->IH && ix >= 0 && ix < d->IW) {
                     const float *xp = x + ((n * d->IH + iy) * d->IW + ix) * C;
                     taps |= (uint64_t)1 << (ky * d->KW + kx);
-                    for (int64_t c = 0; c < C; c++) a[c * PX] = xp[c];
+                    for (int64_t c = 0; c < C; c++) a[c * np] = xp[c];
                 } else {
-                    for (int64_t c = 0; c < C; c++) a[c * PX] = 0.0f;
+                    for (int64_t c = 0; c < C; c++) a[c * np] = 0.0f;
                 }
             }
     }
@@ -82,11 +82,12 @@ void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, int64_t ka, int64_t
 }
 
 /* Adds to the partial sums part[np][32] of one pixel block the products of rows [0, nk)
- * of its packed patches A (row stride PX) and of the rebuilt weights W[nk][32]. np is a
+ * of its packed patches A[nk][np] and of the rebuilt weights W[nk][32]. np is a
  * constant in each instance (part_np): pixels past it take no FMAs. Each sum runs over
  * the rows in order, as in one pass over all of them (a float stored and reloaded is
- * the same float). */
-INLINE void part(const float *A, const float *W, int64_t nk, const int np, float *sums)
+ * the same float). With pf, a prefetch into L2 of the codes at pf + 32 k each row. */
+INLINE void part(const float *A, const float *W, int64_t nk, const int np, float *sums,
+                 const uint8_t *pf)
 {
 #define ACC(j)                                                           \
     __m512 a##j##_0 = _mm512_setzero_ps(), a##j##_1 = _mm512_setzero_ps(); \
@@ -100,7 +101,8 @@ INLINE void part(const float *A, const float *W, int64_t nk, const int np, float
         __m512 w0 = _mm512_loadu_ps(W + k * 32), w1 = _mm512_loadu_ps(W + k * 32 + 16);
         PIN(w0);
         PIN(w1);
-        const float *a = A + k * PX;
+        const float *a = A + k * np;
+        if (pf) _mm_prefetch((const char *)(pf + k * 32), _MM_HINT_T1);
 #define FMA(j)                                                   \
     if (j < np) {                                                \
         const __m512 v = _mm512_set1_ps(a[j]);                   \
@@ -120,11 +122,12 @@ INLINE void part(const float *A, const float *W, int64_t nk, const int np, float
 }
 
 /* part for np of 1..12 pixels, each count its own instance */
-static void part_np(const float *A, const float *W, int64_t nk, int np, float *sums)
+static void part_np(const float *A, const float *W, int64_t nk, int np, float *sums,
+                    const uint8_t *pf)
 {
     switch (np) {
 #define CASE(j) \
-    case j + 1: part(A, W, nk, j + 1, sums); break;
+    case j + 1: part(A, W, nk, j + 1, sums, pf); break;
         PIX(CASE)
 #undef CASE
     default: break;
@@ -183,10 +186,17 @@ void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *
                 kb = ka + NN_CPU_Q8_CHUNK < (t + 1) * C ? ka + NN_CPU_Q8_CHUNK : (t + 1) * C;
                 if (!(any >> t & 1)) continue; /* it reads only pads for every pixel */
                 nn_cpu_q8_expand_avx512(d, k0, ka, kb, W);
+                /* the first block that runs asks for the codes after these (the next
+                 * chunk, or the next panel's first) into L2, a line every other row: a
+                 * chunk is one 4 KB page, where the hardware prefetcher stops, and
+                 * waiting for it was 45% of the rebuild */
+                const uint8_t *next = d->q + k0 * KK + kb * 32;
                 for (int b = 0; b < nb; b++)
-                    if (taps[b] >> t & 1)
-                        part_np(scratch + b * PX * KK + ka * PX, W, kb - ka,
-                                (int)(at[b + 1] - at[b]), sums + b * PX * 32);
+                    if (taps[b] >> t & 1) {
+                        part_np(scratch + b * PX * KK + ka * (at[b + 1] - at[b]), W, kb - ka,
+                                (int)(at[b + 1] - at[b]), sums + b * PX * 32, next);
+                        next = NULL;
+                    }
             }
             for (int b = 0; b < nb; b++)
                 finish(d, sums + b * PX * 32, k0, at[b], (int)(at[b + 1] - at[b]), res, dst);
