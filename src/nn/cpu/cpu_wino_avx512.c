@@ -30,6 +30,10 @@
 #include "cpu_internal.h"
 #include "cpu_avx512.h"
 
+#ifndef WINO_PF_HINT
+#define WINO_PF_HINT _MM_HINT_T1
+#endif
+
 /* F(6, 3) from its interpolation points 0, +-1, +-2, +-1/2 and infinity (Toom-Cook):
  * A^T[i][j] = p_j^i; G[j][k] = p_j^k / prod over l != j of (p_j - p_l); B^T row j the
  * coefficients of prod over l != j of (x - p_l), the last row those of the product
@@ -243,18 +247,22 @@ static void in_tile6(const nn_cpu_wino *d, const float *x, int64_t tile, float *
 #define V3(R, X) V2(R, X) R(X, 2)
 #define V4(R, X) V3(R, X) R(X, 3)
 #define V6(R, X) V4(R, X) R(X, 4) R(X, 5)
-#define GEMM_KERNEL(name, ROWS, VECS)                                                     \
-    static void name(const float *V, const float *U, float *M, int64_t C, int64_t K)      \
-    {                                                                                     \
-        VECS(ROWS, ACC)                                                                   \
-        for (int64_t c = 0; c < C; c++) {                                                 \
-            const float *u = U + c * K;                                                   \
-            VECS(R1, LD)                                                                  \
-            ROWS(ROW, VECS)                                                               \
-        }                                                                                 \
-        VECS(ROWS, STO)                                                                   \
+#define PF(i, j) _mm_prefetch((const char *)(pf + c * K + 16 * j), WINO_PF_HINT);
+#define GEMM_KERNEL(name, ROWS, VECS)                                                      \
+    static void name(const float *V, const float *U, float *M, int64_t C, int64_t K,       \
+                     const float *pf)                                                      \
+    {                                                                                      \
+        VECS(ROWS, ACC)                                                                    \
+        for (int64_t c = 0; c < C; c++) {                                                  \
+            const float *u = U + c * K;                                                    \
+            VECS(R1, LD)                                                                   \
+            if (pf) VECS(R1, PF)                                                           \
+            ROWS(ROW, VECS)                                                                \
+        }                                                                                  \
+        VECS(ROWS, STO)                                                                    \
     }
-typedef void (*gemm_fn)(const float *V, const float *U, float *M, int64_t C, int64_t K);
+typedef void (*gemm_fn)(const float *V, const float *U, float *M, int64_t C, int64_t K,
+                        const float *pf);
 GEMM_KERNEL(gemm6x4, R6, V4)   /* 64 outputs at a time */
 GEMM_KERNEL(gemm4x6, R4, V6)   /* 96 */
 GEMM_KERNEL(gemm6x3, R6, V3)   /* 48 */
@@ -401,7 +409,8 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
                 else if (left == 48) fn = gemm6x3, rows = 6, width = 48;
                 else if (left == 32) fn = gemm12x2, width = 32;
                 for (int r0 = 0; r0 < nt; r0 += rows)
-                    fn(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K);
+                    fn(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K,
+                       r0 == 0 && xi + 1 < P ? Ux + C * K + kb : NULL);
                 kb += width;
             }
         }
