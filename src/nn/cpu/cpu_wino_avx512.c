@@ -239,7 +239,9 @@ static void in_tile6(const nn_cpu_wino *d, const float *x, int64_t tile, float *
     }
 #define STO(i, j) _mm512_storeu_ps(M + i * K + 16 * j, a##i##j);
 #define R1(X, j) X(0, j)
-#define R4(X, j) X(0, j) X(1, j) X(2, j) X(3, j)
+#define R2(X, j) X(0, j) X(1, j)
+#define R3(X, j) R2(X, j) X(2, j)
+#define R4(X, j) R3(X, j) X(3, j)
 #define R6(X, j) R4(X, j) X(4, j) X(5, j)
 #define R12(X, j) R6(X, j) X(6, j) X(7, j) X(8, j) X(9, j) X(10, j) X(11, j)
 #define V1(R, X) R(X, 0)
@@ -268,6 +270,12 @@ GEMM_KERNEL(gemm4x6, R4, V6)   /* 96 */
 GEMM_KERNEL(gemm6x3, R6, V3)   /* 48 */
 GEMM_KERNEL(gemm12x2, R12, V2) /* 32 */
 GEMM_KERNEL(gemm12x1, R12, V1) /* 16 */
+/* the same with half the rows, for a last row block that needs no more */
+GEMM_KERNEL(gemm3x4, R3, V4)
+GEMM_KERNEL(gemm2x6, R2, V6)
+GEMM_KERNEL(gemm3x3, R3, V3)
+GEMM_KERNEL(gemm6x2, R6, V2)
+GEMM_KERNEL(gemm6x1, R6, V1)
 
 /* Where a tile's outputs go: image n's output (or pooled output) and residual, at
  * channel k0, with the slice's bias and activation. */
@@ -402,15 +410,16 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
              * earlier tiles' values: computed, never stored */
             for (int64_t kb = 0; kb < K;) {
                 const int64_t left = K - kb;
-                gemm_fn fn = gemm12x1;
+                gemm_fn fn = gemm12x1, half = gemm6x1;
                 int rows = 12, width = 16;
-                if (left >= 96 && left % 64) fn = gemm4x6, rows = 4, width = 96;
-                else if (left >= 64) fn = gemm6x4, rows = 6, width = 64;
-                else if (left == 48) fn = gemm6x3, rows = 6, width = 48;
-                else if (left == 32) fn = gemm12x2, width = 32;
-                for (int r0 = 0; r0 < nt; r0 += rows)
-                    fn(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K,
-                       r0 == 0 && xi + 1 < P ? Ux + C * K + kb : NULL);
+                if (left >= 96 && left % 64) fn = gemm4x6, half = gemm2x6, rows = 4, width = 96;
+                else if (left >= 64) fn = gemm6x4, half = gemm3x4, rows = 6, width = 64;
+                else if (left == 48) fn = gemm6x3, half = gemm3x3, rows = 6, width = 48;
+                else if (left == 32) fn = gemm12x2, half = gemm6x2, width = 32;
+                for (int r0 = 0; r0 < nt; r0 += rows) /* half the rows where they suffice */
+                    (nt - r0 <= rows / 2 ? half : fn)(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C,
+                                                      K, r0 == 0 && xi + 1 < P ? Ux + C * K + kb
+                                                                               : NULL);
                 kb += width;
             }
         }
