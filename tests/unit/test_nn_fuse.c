@@ -1885,24 +1885,31 @@ static nn_graph *g_h16_head(void)
     return g;
 }
 
+/* Runs build's graph on cpu and ref: n_out outputs that match, and ours_expected nodes
+ * on the f16 kernel (none without AVX-512). */
+static void h16_check(nn_graph *(*build)(void), const char *what, size_t n_out, int ours_expected)
+{
+    float *yc, *yr;
+    size_t n = 0;
+    ffu_json *d;
+    if (cpu_and_ref(build, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
+    int ours = desc_impls(d, "facefuse:h16_avx512");
+    double e = yr ? nmse(yr, yc, n) : 1;
+    printf("%s: %d of ours, nmse %.3g\n", what, ours, e);
+    CHECK(yr != NULL && n == n_out);
+    CHECK(e < 1e-10);
+    CHECK_EQ_INT(ours, ffu_cpu_features() & FFU_CPU_AVX512F ? ours_expected : 0);
+    free(yc), free(yr), ffu_json_free(d);
+}
+
 /* A head whose weights are f16 values runs on ours and matches ref (a batch of 2, 100
  * outputs: one block of 64, a tail of 36 with a masked store); with f32 weights it is
  * left to oneDNN. */
 static void test_h16_head(void)
 {
-    for (h16_exact = 1; h16_exact >= 0; h16_exact--) {
-        float *yc, *yr;
-        size_t n = 0;
-        ffu_json *d;
-        if (cpu_and_ref(g_h16_head, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
-        int ours = desc_impls(d, "facefuse:h16_avx512");
-        double e = yr ? nmse(yr, yc, n) : 1;
-        printf("head, f16 weights %d: %d of ours, nmse %.3g\n", h16_exact, ours, e);
-        CHECK(yr != NULL && n == 200);
-        CHECK(e < 1e-10);
-        CHECK_EQ_INT(ours, h16_exact && (ffu_cpu_features() & FFU_CPU_AVX512F) ? 1 : 0);
-        free(yc), free(yr), ffu_json_free(d);
-    }
+    for (h16_exact = 1; h16_exact >= 0; h16_exact--)
+        h16_check(g_h16_head, h16_exact ? "head, f16 weights" : "head, f32 weights", 200,
+                  h16_exact);
 }
 
 static int h16_trans_b; /* the Gemm's weights [N][K] (transB), else [K][N] */
@@ -1940,19 +1947,9 @@ static nn_graph *g_h16_gemm(void)
  * round, and matches ref. */
 static void test_h16_gemm(void)
 {
-    for (h16_trans_b = 0; h16_trans_b <= 1; h16_trans_b++) {
-        float *yc, *yr;
-        size_t n = 0;
-        ffu_json *d;
-        if (cpu_and_ref(g_h16_gemm, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
-        int ours = desc_impls(d, "facefuse:h16_avx512");
-        double e = yr ? nmse(yr, yc, n) : 1;
-        printf("gemm, transB %d: %d of ours, nmse %.3g\n", h16_trans_b, ours, e);
-        CHECK(yr != NULL && n == 300);
-        CHECK(e < 1e-10);
-        CHECK_EQ_INT(ours, ffu_cpu_features() & FFU_CPU_AVX512F ? 1 : 0);
-        free(yc), free(yr), ffu_json_free(d);
-    }
+    for (h16_trans_b = 0; h16_trans_b <= 1; h16_trans_b++)
+        h16_check(g_h16_gemm, h16_trans_b ? "gemm, weights [N][K]" : "gemm, weights [K][N]", 300,
+                  1);
 }
 
 TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
