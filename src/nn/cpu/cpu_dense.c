@@ -366,9 +366,9 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
      * BlazeFace, dlib-resnet, within 2%) except with PReLU (FaceMesh 0.98 -> 0.91 ms)
      * and with a fused pool, whose unpooled rows never leave the cache with ours (the
      * liveness model's 3 -> 64 3x3 at 126x126: 0.84 vs 0.60 per node): ours takes those
-     * two there, and 64 outputs only pooled or with PReLU (MobileFaceNet's 3 -> 64 3x3
-     * stride 2 at 56x56, TFLite and ONNX, Intel host: 0.103-0.109 vs 0.104-0.139 ms,
-     * three rounds each). The node's `_cpu_cf` attribute (tests)
+     * two there, and 64 outputs only pooled or with PReLU (the TFLite MobileFaceNet's 3
+     * -> 64 3x3 stride 2 at 56x56, Intel host: 0.106-0.109 vs 0.112-0.139 ms in three
+     * rounds). The node's `_cpu_cf` attribute (tests)
      * forces the choice: 1 ours, 0 not; the first node of a band pipeline
      * (cpu_chain.c) takes ours as if forced, and one that forces our 1x1 or 8-bit
      * kernel is left to it. */

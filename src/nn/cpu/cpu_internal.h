@@ -277,8 +277,7 @@ typedef struct nn_cpu_q8 {
 void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1, float *scratch);
 /* The weights of outputs [k0, k0 + 32) as the kernel rebuilds them, rows [ka, kb) of
- * [KH][KW][C][32] into w[kb - ka][32]; the builder's bit-for-bit check
- * takes all rows. */
+ * [KH][KW][C][32] into w[kb - ka][32]; the builder's bit-for-bit check takes all rows. */
 void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, int64_t ka, int64_t kb, float *w);
 
 /* A convolution whose window is its whole input (one output pixel per image: a model's

@@ -187,9 +187,9 @@ void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *
                 if (!(any >> t & 1)) continue; /* it reads only pads for every pixel */
                 nn_cpu_q8_expand_avx512(d, k0, ka, kb, W);
                 /* the first block that runs asks for the codes after these (the next
-                 * chunk, or the next panel's first) into L2, a line every other row: a
-                 * chunk is one 4 KB page, where the hardware prefetcher stops, and
-                 * waiting for it was 45% of the rebuild */
+                 * chunk, or the next panel's first) into L2, one row's 32 bytes per row
+                 * it computes: a chunk is one 4 KB page, where the hardware prefetcher
+                 * stops, and waiting for it was 45% of the rebuild */
                 const uint8_t *next = d->q + k0 * KK + kb * 32;
                 for (int b = 0; b < nb; b++)
                     if (taps[b] >> t & 1) {
