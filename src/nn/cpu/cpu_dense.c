@@ -753,12 +753,15 @@ static int all_f16_exact(const float *w, size_t n)
 
 /* Whether a layer of KK inputs into M outputs goes on f16 weights: the node's
  * `_cpu_h16` attribute (tests) forces the choice (1 ours when the weights are f16 values,
- * 0 not); else at least 256 KB of f32 weights, all f16 values. */
+ * 0 not); else at least 256 KB of f32 weights, all f16 values. The dry build does not
+ * read the weights (it answers whether the node runs at all, and oneDNN runs it where
+ * the weights are not f16 values): once per plan is enough for 0.8M of them. */
 static int h16_wanted(const cpu_ctx *c, const float *w, int64_t KK, int64_t M)
 {
     int64_t force = nn_attr_int(c->n, "_cpu_h16", -1);
     if (force == 0 || (force < 0 && 4 * KK * M < 256 * 1024)) return 0;
-    return (ffu_cpu_features() & FFU_CPU_AVX512F) && all_f16_exact(w, (size_t)(KK * M));
+    return (ffu_cpu_features() & FFU_CPU_AVX512F) &&
+           (!c->p || all_f16_exact(w, (size_t)(KK * M)));
 }
 
 /* The kernel data of an f16 layer for N images from weights wf, where output o's input
@@ -1320,7 +1323,7 @@ static ffu_status build_mm(cpu_ctx *c, const mm_spec *m)
 /* A Gemm of a plain [rows, K] input with constant weights that are f16 values
  * (h16_wanted: the antispoofing model's 3136 -> 128 layer), unscaled, with one bias per
  * output or none: ours on the f16 weights (cpu_h16_avx512.c), each row an image. */
-static ffu_status build_h16_gemm(cpu_ctx *c, const mm_spec *m, int tb)
+static ffu_status build_h16_gemm(cpu_ctx *c, const mm_spec *m)
 {
     const nn_node *n = c->n;
     const nn_tensor *w = nn_in(c->g, n, 1);
@@ -1341,10 +1344,11 @@ static ffu_status build_h16_gemm(cpu_ctx *c, const mm_spec *m, int tb)
     if (!h16_wanted(c, w->data, K, N) || !conv_act(c, N, &oc.av, &oc.slopes, &oc.nslopes))
         return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
-    int64_t *at = malloc(sizeof *at * (size_t)K); /* weights [N][K] with transB, else [K][N] */
+    /* output o's input k at o * bs[1] + k * bs[0], the strides build_mm reads B with */
+    int64_t *at = malloc(sizeof *at * (size_t)K);
     if (!at) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    for (int64_t k = 0; k < K; k++) at[k] = tb ? k : k * N;
-    nn_cpu_h16 *d = h16_layer(c, w->data, tb ? K : 1, at, rows, K, N, m->bias, &oc);
+    for (int64_t k = 0; k < K; k++) at[k] = k * m->bs[0];
+    nn_cpu_h16 *d = h16_layer(c, w->data, m->bs[1], at, rows, K, N, m->bias, &oc);
     free(at);
     if (!d) return FFU_ERR_NOMEM;
     ffu_status st;
@@ -1384,7 +1388,7 @@ ffu_status nn_cpu_build_gemm(cpu_ctx *c)
     }
     m.channels = N;
     m.act_rank = 2;
-    ffu_status st = build_h16_gemm(c, &m, tb);
+    ffu_status st = build_h16_gemm(c, &m);
     return st == CPU_UNSUPPORTED ? build_mm(c, &m) : st;
 }
 

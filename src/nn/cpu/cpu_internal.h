@@ -281,11 +281,12 @@ void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *
 void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, int64_t ka, int64_t kb, float *w);
 
 /* A convolution whose window is its whole input (one output pixel per image: a model's
- * head on its last feature map), with weights that f16 holds exactly (the TF.js models
- * that ship f16 weights): w halves in blocks of 64 outputs (the last one 16-64 wide),
- * each [KK][width] from w + o0 * KK, KK = KH * KW * C in the NHWC input's order, Mp = M
- * rounded up to 16 (zeros); b and ns [Mp] (cpu_h16_avx512.c). Such a layer reads
- * each weight once per image, so it runs at the speed its weights stream in. */
+ * head on its last feature map), or a Gemm (each row an image), with weights that f16
+ * holds exactly (the TF.js models that ship f16 weights): w halves in blocks of 64
+ * outputs (the last one 16-64 wide), each [KK][width] from w + o0 * KK, KK = KH * KW * C
+ * in the NHWC input's order (a Gemm's K), Mp = M rounded up to 16 (zeros); b and ns
+ * [Mp] (cpu_h16_avx512.c). Such a layer reads each weight once per image, so it runs at
+ * the speed its weights stream in. */
 typedef struct nn_cpu_h16 {
     int64_t N, KK, M, Mp;
     nn_cpu_act act;
