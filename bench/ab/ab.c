@@ -5,7 +5,11 @@
  * minutes, and each build's models evict the other's from the caches, as the stages
  * of an analysis do. Prints each model's median and the whole sequence's median and
  * minimum, B against A. Not a test: timings only. Loaded with dlopen (RTLD_LOCAL |
- * RTLD_DEEPBIND), so the two libraries' symbols stay apart. */
+ * RTLD_DEEPBIND), so the two libraries' symbols stay apart.
+ *
+ * A MODEL ending in .dat is a dlib shape predictor, run by the "dlib68" landmarker (our
+ * ERT) on every face of FACES (tests/fixtures/ert/dlib_points.txt: an image under DATA
+ * and a box per face) once per iteration; its time is per face. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -13,9 +17,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "facefuse/face.h"
 #include "facefuse/nn.h"
 
-enum { MAX_MODELS = 16 };
+enum { MAX_MODELS = 16, MAX_FACES = 256 };
 
 typedef ffu_status (*load_fn)(const char *, ffu_nn_model **);
 typedef void (*opts_fn)(ffu_nn_session_opts *);
@@ -23,11 +28,24 @@ typedef ffu_status (*create_fn)(ffu_nn_model *, const ffu_nn_session_opts *, ffu
 typedef ffu_status (*input_fn)(ffu_nn_session *, int, ffu_nn_tensor *);
 typedef ffu_status (*run_fn)(ffu_nn_session *);
 
+typedef void (*lm_opts_fn)(ffu_landmarker_opts *);
+typedef ffu_status (*lm_create_fn)(const ffu_landmarker_opts *, ffu_landmarker **);
+typedef ffu_status (*lm_run_fn)(ffu_landmarker *, const ffu_image *, ffu_face *);
+typedef ffu_status (*image_load_fn)(const char *, ffu_pixfmt, ffu_image *);
+
 typedef struct build {
     input_fn input;
     run_fn run;
+    lm_run_fn lm_run;
     ffu_nn_session *s[MAX_MODELS];
+    ffu_landmarker *lm[MAX_MODELS]; /* set for a .dat model, instead of s */
+    ffu_face face[MAX_FACES];       /* the build's own landmark buffers */
 } build;
+
+/* The faces of the ERT models: images loaded once (by the first build) and boxes. */
+static ffu_image images[MAX_FACES];
+static float boxes[MAX_FACES][4];
+static int nfaces;
 
 static double now_ms(void)
 {
@@ -42,16 +60,68 @@ static int by_value(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static int is_ert(const char *model)
+{
+    size_t n = strlen(model);
+    return n > 4 && !strcmp(model + n - 4, ".dat");
+}
+
+/* Reads FACES: "IMAGE LEFT TOP WIDTH HEIGHT" lines (IMAGE under data), each followed by
+ * a line of points, which is skipped; '#' lines are comments. */
+static int read_faces(const char *list, const char *data, image_load_fn load)
+{
+    FILE *f = fopen(list, "r");
+    if (!f) {
+        fprintf(stderr, "ab: cannot read %s\n", list);
+        return -1;
+    }
+    char line[8192], rel[512], path[1024];
+    long x, y, w, h;
+    while (nfaces < MAX_FACES && fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || sscanf(line, "%511s %ld %ld %ld %ld", rel, &x, &y, &w, &h) != 5)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", data, rel);
+        if (load(path, FFU_PIX_RGB24, &images[nfaces]) != FFU_OK) {
+            fprintf(stderr, "ab: cannot read %s\n", path);
+            fclose(f);
+            return -1;
+        }
+        boxes[nfaces][0] = (float)x, boxes[nfaces][1] = (float)y;
+        boxes[nfaces][2] = (float)w, boxes[nfaces][3] = (float)h;
+        nfaces++;
+    }
+    fclose(f);
+    return nfaces ? 0 : -1;
+}
+
 /* The same deterministic values in every input, before every run. */
 static void fill(build *b, int i)
 {
+    if (b->lm[i]) return;
     ffu_nn_tensor t;
     if (b->input(b->s[i], 0, &t) != FFU_OK) return;
     float *f = t.data;
     for (size_t k = 0; k < t.nbytes / sizeof *f; k++) f[k] = (float)(k % 97) * 0.01f;
 }
 
-static int open_build(const char *lib, char **models, int n, build *b)
+/* One run of model i: the session, or the landmarker on every face from its box (no
+ * keypoints, so the box is used as given; the run sets them, so they are cleared). */
+static void run_model(build *b, int i)
+{
+    if (!b->lm[i]) {
+        b->run(b->s[i]);
+        return;
+    }
+    for (int k = 0; k < nfaces; k++) {
+        ffu_face *f = &b->face[k];
+        memcpy(f->box, boxes[k], sizeof f->box);
+        memset(f->kps, 0, sizeof f->kps);
+        b->lm_run(b->lm[i], &images[k], f);
+    }
+}
+
+static int open_build(const char *lib, char **models, int n, build *b, const char *faces,
+                      const char *data)
 {
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     if (!h) {
@@ -67,7 +137,30 @@ static int open_build(const char *lib, char **models, int n, build *b)
         fprintf(stderr, "ab: %s lacks the session API\n", lib);
         return -1;
     }
+    lm_opts_fn lm_opts = (lm_opts_fn)dlsym(h, "ffu_landmarker_opts_default");
+    lm_create_fn lm_create = (lm_create_fn)dlsym(h, "ffu_landmarker_create");
+    image_load_fn image_load = (image_load_fn)dlsym(h, "ffu_image_load");
+    b->lm_run = (lm_run_fn)dlsym(h, "ffu_landmarker_run");
     for (int i = 0; i < n; i++) {
+        if (is_ert(models[i])) {
+            char spec[1024];
+            ffu_landmarker_opts o;
+            if (!lm_opts || !lm_create || !image_load || !b->lm_run) {
+                fprintf(stderr, "ab: %s lacks the landmarker API\n", lib);
+                return -1;
+            }
+            if (!nfaces && read_faces(faces, data, image_load) < 0) return -1;
+            lm_opts(&o);
+            snprintf(spec, sizeof spec, "dlib68:%s", models[i]);
+            o.m.model = spec;
+            o.m.threads = 1;
+            if (lm_create(&o, &b->lm[i]) != FFU_OK) {
+                fprintf(stderr, "ab: %s cannot run %s\n", lib, models[i]);
+                return -1;
+            }
+            run_model(b, i);
+            continue;
+        }
         ffu_nn_model *m;
         ffu_nn_session_opts o;
         opts_default(&o);
@@ -86,15 +179,17 @@ static int open_build(const char *lib, char **models, int n, build *b)
 
 int main(int argc, char **argv)
 {
-    if (argc < 5 || argc - 4 > MAX_MODELS) {
-        fprintf(stderr, "usage: ab LIB_A LIB_B RUNS MODEL... (at most %d models)\n", MAX_MODELS);
+    if (argc < 7 || argc - 6 > MAX_MODELS) {
+        fprintf(stderr, "usage: ab LIB_A LIB_B FACES DATA RUNS MODEL... (at most %d models)\n",
+                MAX_MODELS);
         return 2;
     }
-    int runs = atoi(argv[3]), n = argc - 4;
+    int runs = atoi(argv[5]), n = argc - 6;
+    char **models = argv + 6;
     if (runs < 1) runs = 1;
     static build b[2];
-    if (open_build(argv[1], argv + 4, n, &b[0]) < 0 ||
-        open_build(argv[2], argv + 4, n, &b[1]) < 0)
+    if (open_build(argv[1], models, n, &b[0], argv[3], argv[4]) < 0 ||
+        open_build(argv[2], models, n, &b[1], argv[3], argv[4]) < 0)
         return 1;
     double *seq[2], *per[2][MAX_MODELS];
     for (int k = 0; k < 2; k++) {
@@ -111,7 +206,7 @@ int main(int argc, char **argv)
             for (int i = 0; i < n; i++) {
                 fill(&b[k], i);
                 double t0 = now_ms();
-                b[k].run(b[k].s[i]);
+                run_model(&b[k], i);
                 per[k][i][r] = now_ms() - t0;
                 seq[k][r] += per[k][i][r];
             }
@@ -120,9 +215,13 @@ int main(int argc, char **argv)
     for (int i = 0; i < n; i++) {
         qsort(per[0][i], (size_t)runs, sizeof(double), by_value);
         qsort(per[1][i], (size_t)runs, sizeof(double), by_value);
-        const char *base = strrchr(argv[4 + i], '/');
+        const char *base = strrchr(models[i], '/');
         double a = per[0][i][runs / 2], bb = per[1][i][runs / 2];
-        printf("| %s | %.3f | %.3f | %.3f |\n", base ? base + 1 : argv[4 + i], a, bb, bb / a);
+        if (b[0].lm[i])
+            printf("| %s (per face, %d faces) | %.4f | %.4f | %.3f |\n",
+                   base ? base + 1 : models[i], nfaces, a / nfaces, bb / nfaces, bb / a);
+        else
+            printf("| %s | %.3f | %.3f | %.3f |\n", base ? base + 1 : models[i], a, bb, bb / a);
     }
     qsort(seq[0], (size_t)runs, sizeof(double), by_value);
     qsort(seq[1], (size_t)runs, sizeof(double), by_value);

@@ -36,10 +36,12 @@
 #define LEAF_ALIGN 16
 #define MAX_STRIDE (((2 * ERT_MAX_PARTS) + LEAF_ALIGN - 1) / LEAF_ALIGN * LEAF_ALIGN)
 /* Trees whose leaves are found (and prefetched) together, one block ahead of the sum.
- * Tuning knob (-D...): 64 measured best of 16/32/64 in bench/ert on a shared VM, by
- * ~10%. Where the rows are prefetched to depends on the CPU (ert_model.pf_l2). */
+ * Tuning knob (-D...): 16 against 64 measured 0.90-1.00x per face on an AMD Turin host
+ * (bench/ab/run, both in one process; 64 had looked best on another host in separate
+ * runs, 8-128 the same on an Intel one). Where the rows are prefetched to depends on
+ * the CPU (ert_model.pf_l2). */
 #ifndef TREE_BLOCK
-#define TREE_BLOCK 64
+#define TREE_BLOCK 16
 #endif
 
 /* dlib goes to the left child when pixel[idx1] - pixel[idx2] > thresh (a float). The
@@ -84,10 +86,10 @@ struct ert_model {
     uint32_t uniform_ns;    /* splits per tree when all trees agree, else UINT32_MAX */
     uint32_t uniform_depth; /* log2(uniform_ns + 1) */
     /* Prefetch leaf rows into L2 (prefetcht1) rather than L1 (prefetcht0). Measured in
-     * bench/ert (docs/BENCHMARKS.md): on the Intel Xeon host a face takes 10-11% less
-     * time with it (a block's 576 lines do not fit the 48 KiB L1 beside the block being
-     * summed). The AMD EPYC host met the 3x goal with prefetcht0 and keeps it: from Zen 4
-     * on, T1 is an L2 hint that a published measurement found is sometimes dropped. */
+     * bench/ert (docs/BENCHMARKS.md): on an Intel Xeon host a face took 10-11% less
+     * time with it (measured with blocks of 64 trees, whose 576 lines did not fit the
+     * 48 KiB L1 beside the block being summed). AMD keeps prefetcht0: on a Turin host
+     * prefetcht1 took 5-7% more time per face. */
     int pf_l2;
 };
 
@@ -507,10 +509,9 @@ typedef struct grey_src {
     int bpp, w, h;
 } grey_src;
 
-static inline int grey_at(const grey_src *g, int x, int y)
+static inline int grey_of(const uint8_t *p, int bpp)
 {
-    const uint8_t *p = g->data + (ptrdiff_t)y * g->stride + (ptrdiff_t)x * g->bpp;
-    if (g->bpp == 1) return p[0];
+    if (bpp == 1) return p[0];
     return ((unsigned)p[0] + p[1] + p[2]) / 3;
 }
 
@@ -548,6 +549,21 @@ static inline uint32_t go(const ert_split *sp, const uint8_t *pix)
 {
     /* 0 = left child (difference above the threshold), 1 = right */
     return (int)pix[sp->idx1] - (int)pix[sp->idx2] <= sp->thresh;
+}
+
+/* The splits of the TREE_BLOCK trees from global tree g on (those of the block after
+ * next, which may start the next cascade), prefetched into L1: a descent is a chain of
+ * dependent loads, and the leaf rows streamed since the trees' cascade last ran have
+ * pushed them out of cache. */
+static void prefetch_splits(const ert_model *m, size_t g)
+{
+    size_t ge = g + TREE_BLOCK < m->ntrees ? g + TREE_BLOCK : m->ntrees;
+    if (g >= ge) return;
+    const char *a = (const char *)(m->splits + m->trees[g].split0);
+    const ert_tree *last = &m->trees[ge - 1];
+    const char *e = (const char *)(m->splits + last->split0 + last->nsplits);
+    for (; a < e; a += 64)
+        __builtin_prefetch(a, 0, 3);
 }
 
 /* pf_l2 is a constant in each instance of find_leaves below */
@@ -598,6 +614,7 @@ find_leaves_in(const ert_model *m, const ert_cascade *cas, const uint8_t *pix, u
 static void find_leaves(const ert_model *m, const ert_cascade *cas, const uint8_t *pix, uint32_t t0,
                         uint32_t n, const float **rows)
 {
+    prefetch_splits(m, cas->tree0 + t0 + TREE_BLOCK);
     if (m->pf_l2)
         find_leaves_in(m, cas, pix, t0, n, rows, 1);
     else
@@ -668,6 +685,7 @@ ffu_status ert_predict(const ert_model *m, const ffu_image *img, const float box
     const double ox = box[0], oy = box[1], sx = (double)box[2] - 1, sy = (double)box[3] - 1;
     _Alignas(64) float shape[MAX_STRIDE];
     uint8_t pix[ERT_MAX_FEATURES];
+    const uint8_t *at[ERT_MAX_FEATURES]; /* each feature's pixel, NULL outside the image */
     const float *rows[2][TREE_BLOCK];
     memcpy(shape, m->initial, (size_t)m->stride * sizeof(float));
 
@@ -690,11 +708,19 @@ ffu_status ert_predict(const ert_model *m, const ffu_image *img, const float box
             double px = floor(ox + sx * (double)vx + 0.5);
             double py = floor(oy + sy * (double)vy + 0.5);
             /* NaN fails both tests, so an absurd shape reads zeros, never out of bounds */
-            if (px >= 0 && px < g.w && py >= 0 && py < g.h)
-                pix[i] = (uint8_t)grey_at(&g, (int)px, (int)py);
-            else
-                pix[i] = 0;
+            if (px >= 0 && px < g.w && py >= 0 && py < g.h) {
+                at[i] = g.data + (ptrdiff_t)py * g.stride + (ptrdiff_t)px * g.bpp;
+                __builtin_prefetch(at[i], 0, 3);
+            } else {
+                at[i] = NULL;
+            }
         }
+        /* The pixels are read once all are asked for: the leaf rows of the cascade
+         * before have pushed the image out of cache, and reading each as it was found
+         * waited on one miss after another (a quarter of perf's samples in ert_predict
+         * and its callees). */
+        for (uint32_t i = 0; i < cas->nfeat; i++)
+            pix[i] = at[i] ? (uint8_t)grey_of(at[i], g.bpp) : 0;
         /* The leaves of one block of trees are found (and prefetched) while the block
          * before is summed. Sums go tree by tree in file order, as dlib adds them, so
          * the floats come out the same. */
