@@ -545,6 +545,38 @@ static void fit_similarity(const ert_model *m, const float *cur, float *a, float
     *b = (float)(sb / m->init_norm);
 }
 
+/* Where each feature pixel of cascade cas falls for the current shape: its address in
+ * the image, NULL outside it; each address is prefetched. map is the box's origin and
+ * scale, {ox, oy, sx, sy}: normalised box space -> image. */
+static void feature_pixels(const ert_model *m, const ert_cascade *cas, const float *shape,
+                           const grey_src *g, const double map[4], const uint8_t **at)
+{
+    float a, b;
+    fit_similarity(m, shape, &a, &b);
+    /* dlib keeps the 2x2 as [[a, -b], [b, a]] in float and forms m*d in float, one
+     * product then the other added; the anchor is added last */
+    const float a00 = a, a01 = -b, a10 = b, a11 = a;
+    const ert_feature *f = m->feat + cas->feat0;
+    for (uint32_t i = 0; i < cas->nfeat; i++) {
+        float vx = a00 * f[i].dx;
+        vx += a01 * f[i].dy;
+        float vy = a10 * f[i].dx;
+        vy += a11 * f[i].dy;
+        vx += shape[2 * f[i].anchor];
+        vy += shape[2 * f[i].anchor + 1];
+        /* dlib maps to the image in double and rounds half up */
+        double px = floor(map[0] + map[2] * (double)vx + 0.5);
+        double py = floor(map[1] + map[3] * (double)vy + 0.5);
+        /* NaN fails both tests, so an absurd shape reads zeros, never out of bounds */
+        if (px >= 0 && px < g->w && py >= 0 && py < g->h) {
+            at[i] = g->data + (ptrdiff_t)py * g->stride + (ptrdiff_t)px * g->bpp;
+            __builtin_prefetch(at[i], 0, 3);
+        } else {
+            at[i] = NULL;
+        }
+    }
+}
+
 static inline uint32_t go(const ert_split *sp, const uint8_t *pix)
 {
     /* 0 = left child (difference above the threshold), 1 = right */
@@ -683,6 +715,7 @@ ffu_status ert_predict(const ert_model *m, const ffu_image *img, const float box
     ert_sum_rows_fn sum = ert_sum_rows_pick();
     /* normalised box space -> image: (0,0) -> (left, top), (1,1) -> (right, bottom) */
     const double ox = box[0], oy = box[1], sx = (double)box[2] - 1, sy = (double)box[3] - 1;
+    const double map[4] = {ox, oy, sx, sy};
     _Alignas(64) float shape[MAX_STRIDE];
     uint8_t pix[ERT_MAX_FEATURES];
     const uint8_t *at[ERT_MAX_FEATURES]; /* each feature's pixel, NULL outside the image */
@@ -691,30 +724,7 @@ ffu_status ert_predict(const ert_model *m, const ffu_image *img, const float box
 
     for (int c = 0; c < m->num_cascades; c++) {
         const ert_cascade *cas = &m->cascades[c];
-        float a, b;
-        fit_similarity(m, shape, &a, &b);
-        /* dlib keeps the 2x2 as [[a, -b], [b, a]] in float and forms m*d in float, one
-         * product then the other added; the anchor is added last */
-        const float a00 = a, a01 = -b, a10 = b, a11 = a;
-        const ert_feature *f = m->feat + cas->feat0;
-        for (uint32_t i = 0; i < cas->nfeat; i++) {
-            float vx = a00 * f[i].dx;
-            vx += a01 * f[i].dy;
-            float vy = a10 * f[i].dx;
-            vy += a11 * f[i].dy;
-            vx += shape[2 * f[i].anchor];
-            vy += shape[2 * f[i].anchor + 1];
-            /* dlib maps to the image in double and rounds half up */
-            double px = floor(ox + sx * (double)vx + 0.5);
-            double py = floor(oy + sy * (double)vy + 0.5);
-            /* NaN fails both tests, so an absurd shape reads zeros, never out of bounds */
-            if (px >= 0 && px < g.w && py >= 0 && py < g.h) {
-                at[i] = g.data + (ptrdiff_t)py * g.stride + (ptrdiff_t)px * g.bpp;
-                __builtin_prefetch(at[i], 0, 3);
-            } else {
-                at[i] = NULL;
-            }
-        }
+        feature_pixels(m, cas, shape, &g, map, at);
         /* The pixels are read once all are asked for: the leaf rows of the cascade
          * before have pushed the image out of cache, and reading each as it was found
          * waited on one miss after another (a quarter of perf's samples in ert_predict
