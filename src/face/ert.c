@@ -583,10 +583,10 @@ static inline uint32_t go(const ert_split *sp, const uint8_t *pix)
     return (int)pix[sp->idx1] - (int)pix[sp->idx2] <= sp->thresh;
 }
 
-/* The splits of the TREE_BLOCK trees from global tree g on (those of the block after
- * next, which may start the next cascade), prefetched into L1: a descent is a chain of
- * dependent loads, and the leaf rows streamed since the trees' cascade last ran have
- * pushed them out of cache. */
+/* The splits of the TREE_BLOCK trees from global tree g on (those after the block whose
+ * leaves are being found, into the next cascade at its end), prefetched into L1: a
+ * descent is a chain of dependent loads, and the leaf rows streamed since the trees'
+ * cascade last ran have pushed them out of cache. */
 static void prefetch_splits(const ert_model *m, size_t g)
 {
     size_t ge = g + TREE_BLOCK < m->ntrees ? g + TREE_BLOCK : m->ntrees;
@@ -646,7 +646,7 @@ find_leaves_in(const ert_model *m, const ert_cascade *cas, const uint8_t *pix, u
 static void find_leaves(const ert_model *m, const ert_cascade *cas, const uint8_t *pix, uint32_t t0,
                         uint32_t n, const float **rows)
 {
-    prefetch_splits(m, cas->tree0 + t0 + TREE_BLOCK);
+    prefetch_splits(m, cas->tree0 + t0 + n);
     if (m->pf_l2)
         find_leaves_in(m, cas, pix, t0, n, rows, 1);
     else
