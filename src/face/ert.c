@@ -36,10 +36,10 @@
 #define LEAF_ALIGN 16
 #define MAX_STRIDE (((2 * ERT_MAX_PARTS) + LEAF_ALIGN - 1) / LEAF_ALIGN * LEAF_ALIGN)
 /* Trees whose leaves are found (and prefetched) together, one block ahead of the sum.
- * Tuning knob (-D...): 16 against 64 measured 0.90-1.00x per face on an AMD Turin host
- * (bench/ab/run, both in one process; 64 had looked best on another host in separate
- * runs, 8-128 the same on an Intel one). Where the rows are prefetched to depends on
- * the CPU (ert_model.pf_l2). */
+ * Tuning knob (-D...): on an AMD Turin host 16 against 64 measured 0.90-1.00x per face
+ * and 8 against 16 1.03-1.05x, both builds in one process (docs/BENCHMARKS.md; 64 had
+ * looked best on another host in separate runs, 8-128 the same on an Intel one). Where
+ * the rows are prefetched to depends on the CPU (ert_model.pf_l2). */
 #ifndef TREE_BLOCK
 #define TREE_BLOCK 16
 #endif
@@ -545,11 +545,15 @@ static void fit_similarity(const ert_model *m, const float *cur, float *a, float
     *b = (float)(sb / m->init_norm);
 }
 
+/* Normalised box space -> image: (0,0) -> (left, top), (1,1) -> (right, bottom). */
+typedef struct box_map {
+    double ox, oy, sx, sy;
+} box_map;
+
 /* Where each feature pixel of cascade cas falls for the current shape: its address in
- * the image, NULL outside it; each address is prefetched. map is the box's origin and
- * scale, {ox, oy, sx, sy}: normalised box space -> image. */
+ * the image, NULL outside it; each address is prefetched. */
 static void feature_pixels(const ert_model *m, const ert_cascade *cas, const float *shape,
-                           const grey_src *g, const double map[4], const uint8_t **at)
+                           const grey_src *g, const box_map *bm, const uint8_t **at)
 {
     float a, b;
     fit_similarity(m, shape, &a, &b);
@@ -565,8 +569,8 @@ static void feature_pixels(const ert_model *m, const ert_cascade *cas, const flo
         vx += shape[2 * f[i].anchor];
         vy += shape[2 * f[i].anchor + 1];
         /* dlib maps to the image in double and rounds half up */
-        double px = floor(map[0] + map[2] * (double)vx + 0.5);
-        double py = floor(map[1] + map[3] * (double)vy + 0.5);
+        double px = floor(bm->ox + bm->sx * (double)vx + 0.5);
+        double py = floor(bm->oy + bm->sy * (double)vy + 0.5);
         /* NaN fails both tests, so an absurd shape reads zeros, never out of bounds */
         if (px >= 0 && px < g->w && py >= 0 && py < g->h) {
             at[i] = g->data + (ptrdiff_t)py * g->stride + (ptrdiff_t)px * g->bpp;
@@ -713,9 +717,7 @@ ffu_status ert_predict(const ert_model *m, const ffu_image *img, const float box
         return ffu_error_set(FFU_ERR_INVALID, "ert_predict: box %gx%g is empty", box[2], box[3]);
 
     ert_sum_rows_fn sum = ert_sum_rows_pick();
-    /* normalised box space -> image: (0,0) -> (left, top), (1,1) -> (right, bottom) */
-    const double ox = box[0], oy = box[1], sx = (double)box[2] - 1, sy = (double)box[3] - 1;
-    const double map[4] = {ox, oy, sx, sy};
+    const box_map bm = {box[0], box[1], (double)box[2] - 1, (double)box[3] - 1};
     _Alignas(64) float shape[MAX_STRIDE];
     uint8_t pix[ERT_MAX_FEATURES];
     const uint8_t *at[ERT_MAX_FEATURES]; /* each feature's pixel, NULL outside the image */
@@ -724,7 +726,7 @@ ffu_status ert_predict(const ert_model *m, const ffu_image *img, const float box
 
     for (int c = 0; c < m->num_cascades; c++) {
         const ert_cascade *cas = &m->cascades[c];
-        feature_pixels(m, cas, shape, &g, map, at);
+        feature_pixels(m, cas, shape, &g, &bm, at);
         /* The pixels are read once all are asked for: the leaf rows of the cascade
          * before have pushed the image out of cache, and reading each as it was found
          * waited on one miss after another (a quarter of perf's samples in ert_predict
@@ -748,8 +750,8 @@ ffu_status ert_predict(const ert_model *m, const ffu_image *img, const float box
         }
     }
     for (int i = 0; i < m->num_parts; i++) {
-        pts[2 * i] = to_float(ox + sx * (double)shape[2 * i]);
-        pts[2 * i + 1] = to_float(oy + sy * (double)shape[2 * i + 1]);
+        pts[2 * i] = to_float(bm.ox + bm.sx * (double)shape[2 * i]);
+        pts[2 * i + 1] = to_float(bm.oy + bm.sy * (double)shape[2 * i + 1]);
     }
     return FFU_OK;
 }
