@@ -229,6 +229,8 @@ static const tcase cases[] = {
     {NN_OP_CONV, "cf 2x3->24 k3 p1 +pool odd", 3, {S4(2, 3, 15, 21), S4(24, 3, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_cf=1;_pool=2;pads=1,1,1,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
     {NN_OP_CONV, "cf 3->16 k1 s2 (1x1)", 3, {S4(1, 3, 11, 66), S4(16, 3, 1, 1), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2", .act = NN_ACT_RELU},
     {NN_OP_CONV, "cf 3->24 k3 s2 (default)", 3, {S4(1, 3, 15, 39), S4(24, 3, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU, .impl = "facefuse:cf_avx512"},
+    /* an NCHW image into 64 with ReLU6 (the ONNX MobileFaceNet's stem) is ours unforced */
+    {NN_OP_CONV, "cf 3->64 k3 s2 +relu6 (default)", 3, {S4(1, 3, 23, 41), S4(64, 3, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU6, .impl = "facefuse:cf_avx512"},
     {NN_OP_CONV, "cf(oneDNN) 3->16 k3 s2", 3, {S4(1, 3, 15, 39), S4(16, 3, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=0;strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU},
     /* ---- Transpose (a oneDNN reorder with permuted strides) ---- */
     {NN_OP_TRANSPOSE, "1x3x13x17 perm 0231", 1, {X4}, .attrs = "perm=0,2,3,1"},

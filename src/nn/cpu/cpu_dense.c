@@ -366,9 +366,11 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
      * BlazeFace, dlib-resnet, within 2%) except with PReLU (FaceMesh 0.98 -> 0.91 ms)
      * and with a fused pool, whose unpooled rows never leave the cache with ours (the
      * liveness model's 3 -> 64 3x3 at 126x126: 0.84 vs 0.60 per node): ours takes those
-     * two there, and 64 outputs only pooled or with PReLU (the TFLite MobileFaceNet's 3
-     * -> 64 3x3 stride 2 at 56x56, Intel host: 0.106-0.109 vs 0.112-0.139 ms in three
-     * rounds). The node's `_cpu_cf` attribute (tests)
+     * two there (the TFLite MobileFaceNet's 3 -> 64 3x3 stride 2 at 56x56 with PReLU,
+     * Intel host: 0.106-0.109 vs 0.112-0.139 ms in three rounds). On NCHW images ours
+     * also takes 64 outputs with a fused ReLU or ReLU6 (the ONNX MobileFaceNet's 3 -> 64
+     * stride-2 stem, AMD Turin host: 0.082 vs 0.104 ms; the model 0.979-0.993x, PFLD's
+     * 0.985-0.989x in bench/ab). The node's `_cpu_cf` attribute (tests)
      * forces the choice: 1 ours, 0 not; the first node of a band pipeline
      * (cpu_chain.c) takes ours as if forced, and one that forces our 1x1 or 8-bit
      * kernel is left to it. */
@@ -378,7 +380,6 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
         force = 0;
     int prelu = n->act.kind == NN_ACT_PRELU;
     if (force == 0 || (force < 0 && ((M == 16 && nn_cpu_layout(c, n->outputs[0]) && !prelu) ||
-                                     (M > 32 && !pool && !prelu) ||
                                      (in_layout && !pool && !prelu))))
         return CPU_UNSUPPORTED;
     our_conv oc;
