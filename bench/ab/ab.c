@@ -9,7 +9,11 @@
  *
  * A MODEL ending in .dat is a dlib shape predictor, run by the "dlib68" landmarker (our
  * ERT) on every face of FACES (tests/fixtures/ert/dlib_points.txt: an image under DATA
- * and a box per face) once per iteration; its time is per face. */
+ * and a box per face) once per iteration; its time is per face.
+ *
+ * --a-opts / --b-opts LIST set session options of one side's models (LIST: no_bands,
+ * no_winograd, bf16, comma-separated), so that one build against itself compares
+ * options under the same conditions as two builds. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -34,6 +38,7 @@ typedef ffu_status (*lm_run_fn)(ffu_landmarker *, const ffu_image *, ffu_face *)
 typedef ffu_status (*image_load_fn)(const char *, ffu_pixfmt, ffu_image *);
 
 typedef struct build {
+    const char *opts; /* --a-opts / --b-opts, or NULL */
     input_fn input;
     run_fn run;
     lm_run_fn lm_run;
@@ -120,6 +125,24 @@ static void run_model(build *b, int i)
     }
 }
 
+/* Applies LIST (see the top of the file) to o; -1 on a name it does not know. */
+static int apply_opts(const char *list, ffu_nn_session_opts *o)
+{
+    for (const char *p = list; p && *p;) {
+        size_t k = strcspn(p, ",");
+        if (k == 8 && !strncmp(p, "no_bands", k)) o->no_bands = 1;
+        else if (k == 11 && !strncmp(p, "no_winograd", k)) o->no_winograd = 1;
+        else if (k == 4 && !strncmp(p, "bf16", k)) o->bf16 = 1;
+        else {
+            fprintf(stderr, "ab: unknown session option '%.*s' (no_bands, no_winograd, bf16)\n",
+                    (int)k, p);
+            return -1;
+        }
+        p += k + (p[k] == ',');
+    }
+    return 0;
+}
+
 static int open_build(const char *lib, char **models, int n, build *b, const char *faces,
                       const char *data)
 {
@@ -165,6 +188,7 @@ static int open_build(const char *lib, char **models, int n, build *b, const cha
         ffu_nn_session_opts o;
         opts_default(&o);
         o.threads = 1;
+        if (apply_opts(b->opts, &o) < 0) return -1;
         if (load(models[i], &m) != FFU_OK || create(m, &o, &b->s[i]) != FFU_OK) {
             fprintf(stderr, "ab: %s cannot run %s\n", lib, models[i]);
             return -1;
@@ -179,15 +203,20 @@ static int open_build(const char *lib, char **models, int n, build *b, const cha
 
 int main(int argc, char **argv)
 {
+    static build b[2];
+    while (argc > 2 && (!strcmp(argv[1], "--a-opts") || !strcmp(argv[1], "--b-opts"))) {
+        b[argv[1][2] == 'b'].opts = argv[2];
+        argc -= 2, argv += 2;
+    }
     if (argc < 7 || argc - 6 > MAX_MODELS) {
-        fprintf(stderr, "usage: ab LIB_A LIB_B FACES DATA RUNS MODEL... (at most %d models)\n",
+        fprintf(stderr, "usage: ab [--a-opts LIST] [--b-opts LIST] LIB_A LIB_B FACES DATA RUNS "
+                        "MODEL... (at most %d models)\n",
                 MAX_MODELS);
         return 2;
     }
     int runs = atoi(argv[5]), n = argc - 6;
     char **models = argv + 6;
     if (runs < 1) runs = 1;
-    static build b[2];
     if (open_build(argv[1], models, n, &b[0], argv[3], argv[4]) < 0 ||
         open_build(argv[2], models, n, &b[1], argv[3], argv[4]) < 0)
         return 1;
