@@ -368,9 +368,9 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
      * liveness model's 3 -> 64 3x3 at 126x126: 0.84 vs 0.60 per node): ours takes those
      * two there (the TFLite MobileFaceNet's 3 -> 64 3x3 stride 2 at 56x56 with PReLU,
      * Intel host: 0.106-0.109 vs 0.112-0.139 ms in three rounds). On NCHW images ours
-     * also takes 64 outputs with a fused ReLU or ReLU6 (the ONNX MobileFaceNet's 3 -> 64
-     * stride-2 stem, AMD Turin host: 0.082 vs 0.104 ms; the model 0.979-0.993x, PFLD's
-     * 0.985-0.989x in bench/ab). The node's `_cpu_cf` attribute (tests)
+     * takes 64 outputs too, whatever the activation (the ONNX MobileFaceNet's 3 -> 64
+     * stride-2 stem with ReLU6, AMD Turin host: 0.082 vs 0.104 ms; the model
+     * 0.979-0.993x, PFLD's with ReLU 0.985-0.989x in bench/ab). The node's `_cpu_cf` attribute (tests)
      * forces the choice: 1 ours, 0 not; the first node of a band pipeline
      * (cpu_chain.c) takes ours as if forced, and one that forces our 1x1 or 8-bit
      * kernel is left to it. */
