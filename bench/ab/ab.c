@@ -37,8 +37,13 @@ typedef ffu_status (*lm_create_fn)(const ffu_landmarker_opts *, ffu_landmarker *
 typedef ffu_status (*lm_run_fn)(ffu_landmarker *, const ffu_image *, ffu_face *);
 typedef ffu_status (*image_load_fn)(const char *, ffu_pixfmt, ffu_image *);
 
+/* Session options that --a-opts / --b-opts can set. */
+typedef struct side_opts {
+    int no_bands, no_winograd, bf16;
+} side_opts;
+
 typedef struct build {
-    const char *opts; /* --a-opts / --b-opts, or NULL */
+    side_opts opts;
     input_fn input;
     run_fn run;
     lm_run_fn lm_run;
@@ -125,14 +130,14 @@ static void run_model(build *b, int i)
     }
 }
 
-/* Applies LIST (see the top of the file) to o; -1 on a name it does not know. */
-static int apply_opts(const char *list, ffu_nn_session_opts *o)
+/* Parses LIST (see the top of the file) into *so; -1 on a name it does not know. */
+static int parse_opts(const char *list, side_opts *so)
 {
-    for (const char *p = list; p && *p;) {
+    for (const char *p = list; *p;) {
         size_t k = strcspn(p, ",");
-        if (k == 8 && !strncmp(p, "no_bands", k)) o->no_bands = 1;
-        else if (k == 11 && !strncmp(p, "no_winograd", k)) o->no_winograd = 1;
-        else if (k == 4 && !strncmp(p, "bf16", k)) o->bf16 = 1;
+        if (k == 8 && !strncmp(p, "no_bands", k)) so->no_bands = 1;
+        else if (k == 11 && !strncmp(p, "no_winograd", k)) so->no_winograd = 1;
+        else if (k == 4 && !strncmp(p, "bf16", k)) so->bf16 = 1;
         else {
             fprintf(stderr, "ab: unknown session option '%.*s' (no_bands, no_winograd, bf16)\n",
                     (int)k, p);
@@ -188,7 +193,9 @@ static int open_build(const char *lib, char **models, int n, build *b, const cha
         ffu_nn_session_opts o;
         opts_default(&o);
         o.threads = 1;
-        if (apply_opts(b->opts, &o) < 0) return -1;
+        o.no_bands |= b->opts.no_bands;
+        o.no_winograd |= b->opts.no_winograd;
+        o.bf16 |= b->opts.bf16;
         if (load(models[i], &m) != FFU_OK || create(m, &o, &b->s[i]) != FFU_OK) {
             fprintf(stderr, "ab: %s cannot run %s\n", lib, models[i]);
             return -1;
@@ -205,7 +212,7 @@ int main(int argc, char **argv)
 {
     static build b[2];
     while (argc > 2 && (!strcmp(argv[1], "--a-opts") || !strcmp(argv[1], "--b-opts"))) {
-        b[argv[1][2] == 'b'].opts = argv[2];
+        if (parse_opts(argv[2], &b[argv[1][2] == 'b'].opts) < 0) return 2;
         argc -= 2, argv += 2;
     }
     if (argc < 7 || argc - 6 > MAX_MODELS) {
