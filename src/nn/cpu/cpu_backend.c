@@ -456,41 +456,6 @@ void *nn_cpu_own(cpu_ctx *c, size_t bytes)
     return q;
 }
 
-void *nn_cpu_reorder_owned(cpu_ctx *c, const dnnl_memory_desc_t *from, const void *src,
-                           const dnnl_memory_desc_t *to, ffu_status *st)
-{
-    *st = FFU_OK;
-    size_t bytes = dnnl_memory_desc_get_size(to);
-    void *dst = nn_cpu_own(c, bytes);
-    if (!dst) {
-        *st = ffu_error_set(FFU_ERR_NOMEM, "cpu backend: out of memory for weights");
-        return NULL;
-    }
-    memset(dst, 0, bytes); /* padded blocked layouts expect zeros in the padding */
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_t prim = NULL;
-    dnnl_memory_t ms = NULL, md = NULL;
-    int ok = dnnl_reorder_primitive_desc_create(&pd, from, c->cb->eng, to, c->cb->eng, NULL) ==
-                 dnnl_success &&
-             dnnl_primitive_create(&prim, pd) == dnnl_success &&
-             dnnl_memory_create(&ms, from, c->cb->eng, (void *)src) == dnnl_success &&
-             dnnl_memory_create(&md, to, c->cb->eng, dst) == dnnl_success;
-    if (ok) {
-        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, ms}, {DNNL_ARG_TO, md}};
-        ok = dnnl_primitive_execute(prim, c->cb->stream, 2, args) == dnnl_success &&
-             dnnl_stream_wait(c->cb->stream) == dnnl_success;
-    }
-    if (pd) dnnl_primitive_desc_destroy(pd);
-    if (prim) dnnl_primitive_destroy(prim);
-    if (ms) dnnl_memory_destroy(ms);
-    if (md) dnnl_memory_destroy(md);
-    if (!ok) {
-        *st = ffu_error_set(FFU_ERR_INTERNAL, "cpu backend: weight reorder failed");
-        return NULL;
-    }
-    return dst;
-}
-
 /* One-off reorder at prepare into a caller buffer; 0 on success. */
 static int reorder_now(cpu_ctx *c, const dnnl_memory_desc_t *from, const void *src,
                        const dnnl_memory_desc_t *to, void *dst)
@@ -513,6 +478,24 @@ static int reorder_now(cpu_ctx *c, const dnnl_memory_desc_t *from, const void *s
     if (ms) dnnl_memory_destroy(ms);
     if (md) dnnl_memory_destroy(md);
     return ok ? 0 : -1;
+}
+
+void *nn_cpu_reorder_owned(cpu_ctx *c, const dnnl_memory_desc_t *from, const void *src,
+                           const dnnl_memory_desc_t *to, ffu_status *st)
+{
+    *st = FFU_OK;
+    size_t bytes = dnnl_memory_desc_get_size(to);
+    void *dst = nn_cpu_own(c, bytes);
+    if (!dst) {
+        *st = ffu_error_set(FFU_ERR_NOMEM, "cpu backend: out of memory for weights");
+        return NULL;
+    }
+    memset(dst, 0, bytes); /* padded blocked layouts expect zeros in the padding */
+    if (reorder_now(c, from, src, to, dst) != 0) {
+        *st = ffu_error_set(FFU_ERR_INTERNAL, "cpu backend: weight reorder failed");
+        return NULL;
+    }
+    return dst;
 }
 
 void nn_cpu_note_bf16(cpu_ctx *c)
