@@ -546,6 +546,39 @@ static inline ob_model *ob_seed_vision_ops(void)
     return b;
 }
 
+/* Opset 13 quantisation: QuantizeLinear per channel (i8, axis 1) and back, a constant
+ * u8 tensor's DequantizeLinear (folded at load), DynamicQuantizeLinear, and BitShift. */
+static inline ob_model *ob_seed_quant(void)
+{
+    ob_model *b = ob_new(13);
+    int64_t xd[] = {1, 3, 2, 2}, three = 3, one = 1, cd[] = {2, 2};
+    float sc[] = {0.5f, 0.25f, 2.0f}, s1 = 0.1f;
+    int8_t zp[] = {0, -3, 7};
+    uint8_t cq[] = {0, 100, 200, 255}, cz = 128, sh[] = {1, 2, 3, 9};
+    ob_input(b, "x", OB_F32, xd, 4);
+    ob_initializer(b, ob_const_f32(b, "sc", &three, 1, sc, 3));
+    ob_initializer(b, ob_tensor_raw(b, "zp", OB_I8, &three, 1, zp, sizeof zp));
+    ob_initializer(b, ob_const_f32(b, "s1", &one, 0, &s1, 1));
+    ob_initializer(b, ob_tensor_raw(b, "cq", OB_U8, cd, 2, cq, sizeof cq));
+    ob_initializer(b, ob_tensor_raw(b, "cz", OB_U8, &one, 0, &cz, 1));
+    ob_initializer(b, ob_tensor_raw(b, "sh", OB_U8, cd, 2, sh, sizeof sh));
+    Onnx__NodeProto *n = ob_node(b, "QuantizeLinear", "q", "x,sc,zp", "xq");
+    ob_attr_int(b, n, "axis", 1);
+    n = ob_node(b, "DequantizeLinear", "dq", "xq,sc,zp", "xd");
+    ob_attr_int(b, n, "axis", -3);
+    ob_node(b, "DequantizeLinear", "cdq", "cq,s1,cz", "c");
+    ob_node(b, "DynamicQuantizeLinear", "dyn", "xd", "y,ys,yz");
+    n = ob_node(b, "BitShift", "shl", "cq,sh", "cs");
+    ob_attr_string(b, n, "direction", "LEFT");
+    ob_output(b, "xd", OB_F32, xd, 4);
+    ob_output(b, "c", OB_F32, cd, 2);
+    ob_output(b, "y", OB_U8, xd, 4);
+    ob_output(b, "ys", OB_F32, NULL, 0);
+    ob_output(b, "yz", OB_U8, NULL, 0);
+    ob_output(b, "cs", OB_U8, cd, 2);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -555,6 +588,7 @@ static const struct {
     {"opset7_upsample.onnx", ob_seed_opset7}, {"resize10.onnx", ob_seed_resize10},
     {"constants.onnx", ob_seed_constants}, {"typed_fields.onnx", ob_seed_typed},
     {"opset18.onnx", ob_seed_opset18},     {"vision_ops.onnx", ob_seed_vision_ops},
+    {"quant.onnx", ob_seed_quant},
 };
 
 #endif

@@ -698,7 +698,18 @@ static ffu_status expect(ob_model *b, ffu_status want, const char *text);
 /* Loads model b (consumed) and runs it on the ref backend: inputs in declaration order
  * (f32, declared shapes; ins[i] holds exactly that many values), output 0 (f32, n values)
  * into out. The legacy tests below compare with the old opsets' semantics computed here. */
+static ffu_status run_on(ob_model *b, const char *backend, const float *const *ins, int nin,
+                         float *out, size_t n, char *summary, size_t summary_size);
+
 static ffu_status run_ref(ob_model *b, const float *const *ins, int nin, float *out, size_t n)
+{
+    return run_on(b, "ref", ins, nin, out, n, NULL, 0);
+}
+
+/* run_ref on any backend; summary (when not NULL) gets the start of the loaded model's
+ * description (ffu_nn_model_describe: its ops after the load passes). */
+static ffu_status run_on(ob_model *b, const char *backend, const float *const *ins, int nin,
+                         float *out, size_t n, char *summary, size_t summary_size)
 {
     size_t size;
     uint8_t *data = ob_pack(b, &size);
@@ -708,9 +719,16 @@ static ffu_status run_ref(ob_model *b, const float *const *ins, int nin, float *
     ffu_status st = ffu_nn_model_load_memory(data, size, NULL, 0, &m);
     free(data);
     if (st < 0) return st;
+    if (summary) {
+        ffu_jw *w = NULL;
+        summary[0] = 0;
+        if (ffu_jw_create(&w, 0) == FFU_OK && ffu_nn_model_describe(m, w) == FFU_OK)
+            snprintf(summary, summary_size, "%s", ffu_jw_text(w, NULL));
+        ffu_jw_destroy(w);
+    }
     ffu_nn_session_opts o;
     ffu_nn_session_opts_default(&o);
-    o.backend = "ref";
+    o.backend = backend;
     o.threads = 1;
     if ((st = ffu_nn_session_create(m, &o, &s)) < 0) goto out;
     for (int i = 0; i < nin && st == FFU_OK; i++) {
@@ -1524,6 +1542,135 @@ static void test_real_model_truncation(void)
     CHECK(rejected >= 140);
 }
 
+/* The quantisation seed (onnx_builder.h) on ref: per-channel QuantizeLinear with i8 zero
+ * points and back, a constant's DequantizeLinear, DynamicQuantizeLinear and BitShift,
+ * against the formulas computed here. */
+static void test_seed_quant(void)
+{
+    size_t size;
+    ob_model *b = ob_seed_quant();
+    uint8_t *data = ob_pack(b, &size);
+    ob_free(b);
+    ffu_nn_model *m = NULL;
+    ffu_nn_session *s = NULL;
+    CHECK_EQ_INT(ffu_nn_model_load_memory(data, size, NULL, 0, &m), FFU_OK);
+    free(data);
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    CHECK_EQ_INT(ffu_nn_session_create(m, &o, &s), FFU_OK);
+    const float x[12] = {-1.3f, 0.2f, 0.75f, 100, 0.1f, 0.125f, -0.375f, -40, 3, -3, 5, 1e9f};
+    const float sc[3] = {0.5f, 0.25f, 2.0f};
+    const int zp[3] = {0, -3, 7};
+    ffu_nn_tensor t, xd, c, y, ys, yz, cs;
+    CHECK_EQ_INT(ffu_nn_session_input(s, 0, &t), FFU_OK);
+    memcpy(t.data, x, sizeof x);
+    CHECK_EQ_INT(ffu_nn_session_run(s), FFU_OK);
+    CHECK(ffu_nn_session_output(s, 0, &xd) == FFU_OK && ffu_nn_session_output(s, 1, &c) == FFU_OK &&
+          ffu_nn_session_output(s, 2, &y) == FFU_OK && ffu_nn_session_output(s, 3, &ys) == FFU_OK &&
+          ffu_nn_session_output(s, 4, &yz) == FFU_OK && ffu_nn_session_output(s, 5, &cs) == FFU_OK);
+    float want[12], mn = 0, mx = 0;
+    for (int i = 0; i < 12; i++) {
+        int ch = i / 4;
+        float q = nearbyintf(x[i] / sc[ch]) + (float)zp[ch];
+        q = q < -128 ? -128 : q > 127 ? 127 : q;
+        want[i] = (q - (float)zp[ch]) * sc[ch];
+        mn = fminf(mn, want[i]), mx = fmaxf(mx, want[i]);
+    }
+    CHECK(near_all(xd.data, want, 12, 0));
+    const uint8_t cq[4] = {0, 100, 200, 255}, sh[4] = {1, 2, 3, 9};
+    for (int i = 0; i < 4; i++) {
+        CHECK_NEAR(((const float *)c.data)[i], ((float)cq[i] - 128) * 0.1f, 0);
+        CHECK_EQ_INT(((const uint8_t *)cs.data)[i], (uint8_t)(sh[i] < 8 ? cq[i] << sh[i] : 0));
+    }
+    float scale = (mx - mn) / 255, z = nearbyintf(-mn / scale);
+    CHECK_NEAR(*(const float *)ys.data, scale, 0);
+    CHECK_EQ_INT(*(const uint8_t *)yz.data, (int)z);
+    for (int i = 0; i < 12; i++) {
+        float q = nearbyintf(want[i] / scale) + z;
+        CHECK_EQ_INT(((const uint8_t *)y.data)[i], (int)(q < 0 ? 0 : q > 255 ? 255 : q));
+    }
+    ffu_nn_session_destroy(s);
+    ffu_nn_model_destroy(m);
+}
+
+/* A model quantised in ONNX Runtime's QDQ form: the input goes through QuantizeLinear and
+ * DequantizeLinear (u8, zero point 128), the convolution's weights are int8 with one
+ * scale per output channel (DequantizeLinear on axis 0), the bias f32. Load folds the
+ * weights' DequantizeLinear into f32 weights; both backends then give the convolution
+ * of the rounded input with the scaled weights, computed here. */
+static void test_qdq_conv(void)
+{
+    enum { C = 3, H = 5, W = 6, M = 4, K = 3 };
+    static float x[C * H * W], want[M * H * W], got[M * H * W];
+    static int8_t wq[M * C * K * K];
+    const float xs = 0.02f, ws[M] = {0.01f, 0.02f, 0.005f, 0.04f}, bias[M] = {0.1f, -0.2f, 0, 1};
+    const uint8_t xz = 128;
+    const int8_t wz[M] = {0, 0, 0, 0};
+    for (int i = 0; i < C * H * W; i++) x[i] = (float)((i * 37) % 101 - 50) * 0.061f;
+    for (int i = 0; i < M * C * K * K; i++) wq[i] = (int8_t)((i * 53) % 255 - 127);
+    /* the input as the model sees it: rounded to the 8-bit grid, saturated */
+    float xd[C * H * W];
+    for (int i = 0; i < C * H * W; i++) {
+        float q = nearbyintf(x[i] / xs) + xz;
+        q = q < 0 ? 0 : q > 255 ? 255 : q;
+        xd[i] = (q - xz) * xs;
+    }
+    for (int m = 0; m < M; m++)
+        for (int oy = 0; oy < H; oy++)
+            for (int ox = 0; ox < W; ox++) {
+                double acc = bias[m];
+                for (int c = 0; c < C; c++)
+                    for (int ky = 0; ky < K; ky++)
+                        for (int kx = 0; kx < K; kx++) {
+                            int iy = oy + ky - 1, ix = ox + kx - 1;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                            acc += (double)xd[(c * H + iy) * W + ix] *
+                                   (wq[((m * C + c) * K + ky) * K + kx] * ws[m]);
+                        }
+                want[(m * H + oy) * W + ox] = (float)acc;
+            }
+    /* the rounding is what the test is about: without it the output differs */
+    double moved = 0;
+    for (int i = 0; i < C * H * W; i++) moved = fmax(moved, fabs(xd[i] - x[i]));
+    CHECK(moved > 0.005);
+
+    const char *backends[] = {"ref", "cpu"};
+    for (int bi = 0; bi < 2; bi++) {
+        ob_model *b = ob_new(13);
+        int64_t xdim[4] = {1, C, H, W}, ydim[4] = {1, M, H, W}, wdim[4] = {M, C, K, K};
+        int64_t one = 1, mdim = M;
+        ob_input(b, "x", OB_F32, xdim, 4);
+        ob_output(b, "y", OB_F32, ydim, 4);
+        ob_initializer(b, ob_const_f32(b, "xs", &one, 0, &xs, 1));
+        ob_initializer(b, ob_tensor_raw(b, "xz", OB_U8, &one, 0, &xz, 1));
+        ob_initializer(b, ob_tensor_raw(b, "wq", OB_I8, wdim, 4, wq, sizeof wq));
+        ob_initializer(b, ob_const_f32(b, "ws", &mdim, 1, ws, M));
+        ob_initializer(b, ob_tensor_raw(b, "wz", OB_I8, &mdim, 1, wz, sizeof wz));
+        ob_initializer(b, ob_const_f32(b, "bias", &mdim, 1, bias, M));
+        ob_node(b, "QuantizeLinear", "xq", "x,xs,xz", "xq");
+        ob_node(b, "DequantizeLinear", "xd", "xq,xs,xz", "xd");
+        Onnx__NodeProto *n = ob_node(b, "DequantizeLinear", "wd", "wq,ws,wz", "wd");
+        ob_attr_int(b, n, "axis", 0);
+        n = ob_node(b, "Conv", "conv", "xd,wd,bias", "y");
+        int64_t pads[4] = {1, 1, 1, 1};
+        ob_attr_ints(b, n, "pads", pads, 4);
+        const float *ins[1] = {x};
+        char summary[4096];
+        ffu_status st = run_on(b, backends[bi], ins, 1, got, M * H * W, summary, sizeof summary);
+        if (st == FFU_ERR_UNSUPPORTED && bi == 1) {
+            printf("qdq conv: cpu backend not built, skipped\n");
+            continue;
+        }
+        CHECK_EQ_INT(st, FFU_OK);
+        printf("qdq conv (%s): %.300s\n", backends[bi], summary);
+        /* one DequantizeLinear left: the input's (the weights' was folded) */
+        const char *dq = strstr(summary, "\"DequantizeLinear\":");
+        CHECK(dq && atoi(dq + strlen("\"DequantizeLinear\":")) == 1);
+        CHECK(near_all(got, want, M * H * W, 1e-4));
+    }
+}
+
 /* nn_graph_check_ops reports exactly the ops without a kernel. */
 static void test_check_ops(void)
 {
@@ -1552,4 +1699,4 @@ TEST_MAIN(test_real_models, test_real_model_upgrades, test_seed_conv, test_seed_
           test_legacy_math, test_legacy_shapes, test_dropout_modes, test_dead_input_shape,
           test_conformance_suite, test_conformance_upgrades,
           test_read_tensor, test_invalid_models, test_deep_nesting, test_truncation_and_mutation,
-          test_real_model_truncation, test_check_ops)
+          test_real_model_truncation, test_seed_quant, test_qdq_conv, test_check_ops)

@@ -1,6 +1,6 @@
 /* Binary and variadic elementwise ops with numpy broadcasting: arithmetic (Add, Sub,
  * Mul, Div, Pow, Mod, Max, Min, Sum, Mean, PRelu), comparisons (bool out), logic (And,
- * Or, Xor) and Where. These are the reference kernels, but they also carry constant
+ * Or, Xor), BitShift and Where. These are the reference kernels, but they also carry constant
  * folding of shape arithmetic and run inside detection heads on large tensors, so the
  * broadcast walk (ops_internal.h) merges dims and hands contiguous / scalar rows to
  * loops the compiler vectorises.
@@ -9,11 +9,13 @@
  * unsigned); f16/bf16 compute in f32. Integer arithmetic wraps (done in uint64) rather
  * than overflowing, and integer division by zero gives 0 instead of trapping. */
 #include <math.h>
+#include <string.h>
 
 #include "ops_internal.h"
 
 typedef struct bin_ctx {
     int fmod; /* Mod: 1 = C fmod (sign of dividend), 0 = sign of divisor */
+    int left; /* BitShift: 1 = LEFT, 0 = RIGHT */
 } bin_ctx;
 
 #define IDN(v) (v)
@@ -140,6 +142,19 @@ GEN_BIN(less_eq, BOOL, x <= y, x <= y, x <= y)
 BIN_FN(and_bool, uint8_t, uint8_t, uint8_t, IDN, IDN, (x && y))
 BIN_FN(or_bool, uint8_t, uint8_t, uint8_t, IDN, IDN, (x || y))
 BIN_FN(xor_bool, uint8_t, uint8_t, uint8_t, IDN, IDN, ((x != 0) != (y != 0)))
+/* BitShift (unsigned types only): a shift by the type's width or more gives 0, as the
+ * bits all leave (a C shift by 64 or more is undefined). */
+#define SHIFT_EXPR (y >= 64 ? 0 : ctx->left ? (uint64_t)x << y : (uint64_t)x >> y)
+BIN_FN(bit_shift_u8, uint8_t, uint8_t, uint8_t, IDN, IDN, SHIFT_EXPR)
+BIN_FN(bit_shift_u16, uint16_t, uint16_t, uint16_t, IDN, IDN, SHIFT_EXPR)
+BIN_FN(bit_shift_u32, uint32_t, uint32_t, uint32_t, IDN, IDN, SHIFT_EXPR)
+BIN_FN(bit_shift_u64, uint64_t, uint64_t, uint64_t, IDN, IDN, SHIFT_EXPR)
+static const nn_bcast_fn bit_shift_tab[FFU_DTYPE_COUNT] = {
+    [FFU_DTYPE_U8] = bit_shift_u8,
+    [FFU_DTYPE_U16] = bit_shift_u16,
+    [FFU_DTYPE_U32] = bit_shift_u32,
+    [FFU_DTYPE_U64] = bit_shift_u64,
+};
 static const nn_bcast_fn and_tab[FFU_DTYPE_COUNT] = {[FFU_DTYPE_BOOL] = and_bool};
 static const nn_bcast_fn or_tab[FFU_DTYPE_COUNT] = {[FFU_DTYPE_BOOL] = or_bool};
 static const nn_bcast_fn xor_tab[FFU_DTYPE_COUNT] = {[FFU_DTYPE_BOOL] = xor_bool};
@@ -286,6 +301,26 @@ static ffu_status mod_run(const nn_graph *g, const nn_node *n, void *const *in, 
 }
 
 const nn_op_def nn_op_def_mod = {mod_infer, mod_run, NULL, NN_OPF_ELEMENTWISE};
+
+/* ---- BitShift ------------------------------------------------------------------------------ */
+
+static ffu_status bit_shift_infer(nn_graph *g, nn_node *n)
+{
+    const char *dir = nn_attr_string(n, "direction", "");
+    if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
+        return nn_node_error(n, FFU_ERR_FORMAT, "direction '%s' is not LEFT or RIGHT", dir);
+    return infer_tab(g, n, 2, bit_shift_tab, 0);
+}
+
+static ffu_status bit_shift_run(const nn_graph *g, const nn_node *n, void *const *in,
+                                void *const *out, void *scratch)
+{
+    (void)scratch;
+    bin_ctx ctx = {.left = strcmp(nn_attr_string(n, "direction", ""), "LEFT") == 0};
+    return run_tab(g, n, in, out, bit_shift_tab, &ctx);
+}
+
+const nn_op_def nn_op_def_bit_shift = {bit_shift_infer, bit_shift_run, NULL, NN_OPF_ELEMENTWISE};
 
 /* ---- PRelu: the slope broadcasts unidirectionally to x -------------------------------- */
 
