@@ -547,7 +547,8 @@ static inline ob_model *ob_seed_vision_ops(void)
 }
 
 /* Opset 13 quantisation: QuantizeLinear per channel (i8, axis 1) and back, a constant
- * u8 tensor's DequantizeLinear (folded at load), DynamicQuantizeLinear, and BitShift. */
+ * u8 tensor's DequantizeLinear (folded at load), DynamicQuantizeLinear, ConvInteger,
+ * MatMulInteger (folded: constant operands) and BitShift. */
 static inline ob_model *ob_seed_quant(void)
 {
     ob_model *b = ob_new(13);
@@ -570,12 +571,19 @@ static inline ob_model *ob_seed_quant(void)
     ob_node(b, "DynamicQuantizeLinear", "dyn", "xd", "y,ys,yz");
     n = ob_node(b, "BitShift", "shl", "cq,sh", "cs");
     ob_attr_string(b, n, "direction", "LEFT");
+    int64_t wd[] = {2, 3, 1, 1};
+    uint8_t wq[] = {1, 2, 3, 250, 0, 9};
+    ob_initializer(b, ob_tensor_raw(b, "wq", OB_U8, wd, 4, wq, sizeof wq));
+    ob_node(b, "ConvInteger", "ci", "y,wq,yz,cz", "ci");
+    ob_node(b, "MatMulInteger", "mi", "cq,sh,cz", "mi");
     ob_output(b, "xd", OB_F32, xd, 4);
     ob_output(b, "c", OB_F32, cd, 2);
     ob_output(b, "y", OB_U8, xd, 4);
     ob_output(b, "ys", OB_F32, NULL, 0);
     ob_output(b, "yz", OB_U8, NULL, 0);
     ob_output(b, "cs", OB_U8, cd, 2);
+    ob_output(b, "ci", OB_I32, (int64_t[]){1, 2, 2, 2}, 4);
+    ob_output(b, "mi", OB_I32, cd, 2);
     return b;
 }
 

@@ -138,17 +138,6 @@ const nn_op_def nn_op_def_gemm = {gemm_infer, gemm_run, NULL, 0};
 
 /* ---- MatMul --------------------------------------------------------------------------------- */
 
-/* numpy matmul: 1-D operands get a dim of 1 prepended (A) or appended (B) that is
- * removed from the result; leading dims broadcast. */
-typedef struct matmul_geom {
-    int64_t M, N, K;
-    int a1d, b1d;
-    nn_shape batch;              /* broadcast batch dims */
-    int64_t sa[FFU_NN_MAX_RANK]; /* batch strides in matrices (0 = broadcast) */
-    int64_t sb[FFU_NN_MAX_RANK];
-    nn_shape out;
-} matmul_geom;
-
 static void batch_strides(const nn_shape *s, int nb, const nn_shape *batch, int64_t *st)
 {
     int64_t acc = 1;
@@ -160,12 +149,25 @@ static void batch_strides(const nn_shape *s, int nb, const nn_shape *batch, int6
     }
 }
 
-static ffu_status matmul_geom_init(const nn_graph *g, const nn_node *n, matmul_geom *mg)
+ffu_status nn_matmul_geom_init(const nn_graph *g, const nn_node *n, nn_matmul_geom *mg)
 {
-    ffu_status e = nn_check_inputs(g, n, 2, 2);
+    /* MatMulInteger (A, B, zero points) and QLinearMatMul (A, its scale and zero point,
+     * then B's, then the output's) take 8-bit operands */
+    int qlinear = n->op == NN_OP_QLINEAR_MATMUL, integer = qlinear || n->op == NN_OP_MATMUL_INTEGER;
+    int ib = qlinear ? 3 : 1;
+    ffu_status e = nn_check_inputs(g, n, qlinear ? 8 : 2, qlinear ? 8 : integer ? 4 : 2);
     if (e < 0) return e;
-    const nn_tensor *a = nn_in(g, n, 0), *b = nn_in(g, n, 1);
-    if ((e = check_f32(n, a)) < 0 || (e = check_f32(n, b)) < 0) return e;
+    const nn_tensor *a = nn_in(g, n, 0), *b = nn_in(g, n, ib);
+    if (integer) {
+        for (int i = 0; i < 2; i++) {
+            ffu_dtype t = (i ? b : a)->dtype;
+            if (t != FFU_DTYPE_U8 && t != FFU_DTYPE_I8)
+                return nn_node_error(n, FFU_ERR_UNSUPPORTED, "input %d of type %s (u8 or i8)",
+                                     i ? ib : 0, ffu_dtype_name(t));
+        }
+    } else if ((e = check_f32(n, a)) < 0 || (e = check_f32(n, b)) < 0) {
+        return e;
+    }
     memset(mg, 0, sizeof *mg);
     if (a->shape.rank < 0 || b->shape.rank < 0) {
         mg->out.rank = -1;
@@ -203,8 +205,8 @@ static ffu_status matmul_geom_init(const nn_graph *g, const nn_node *n, matmul_g
 
 static ffu_status matmul_infer(nn_graph *g, nn_node *n)
 {
-    matmul_geom mg;
-    ffu_status e = matmul_geom_init(g, n, &mg);
+    nn_matmul_geom mg;
+    ffu_status e = nn_matmul_geom_init(g, n, &mg);
     if (e < 0) return e;
     return nn_set_out(g, n, 0, FFU_DTYPE_F32, mg.out.rank >= 0 ? &mg.out : NULL);
 }
@@ -213,8 +215,8 @@ static ffu_status matmul_run(const nn_graph *g, const nn_node *n, void *const *i
                              void *scratch)
 {
     (void)scratch;
-    matmul_geom mg;
-    ffu_status e = matmul_geom_init(g, n, &mg);
+    nn_matmul_geom mg;
+    ffu_status e = nn_matmul_geom_init(g, n, &mg);
     if (e < 0) return e;
     const float *A = in[0], *B = in[1];
     float *Y = out[0];

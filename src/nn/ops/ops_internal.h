@@ -417,6 +417,21 @@ enum { NN_WINDOW_CONV = 0, NN_WINDOW_POOL = 1, NN_WINDOW_CONV_TRANSPOSE = 2 };
 ffu_status nn_window_init(const nn_node *n, int kind, int nd, const int64_t *in,
                           const int64_t *kernel, nn_window *w);
 
+/* numpy matmul: 1-D operands get a dim of 1 prepended (A) or appended (B) that is
+ * removed from the result; leading dims broadcast. */
+typedef struct nn_matmul_geom {
+    int64_t M, N, K;
+    int a1d, b1d;
+    nn_shape batch;              /* broadcast batch dims */
+    int64_t sa[FFU_NN_MAX_RANK]; /* batch strides in matrices (0 = broadcast) */
+    int64_t sb[FFU_NN_MAX_RANK];
+    nn_shape out;
+} nn_matmul_geom;
+
+/* Checks a MatMul's (or MatMulInteger's and QLinearMatMul's: u8 / i8 operands) inputs
+ * and fills mg; out.rank is -1 while an operand's rank is unknown. Defined in gemm.c. */
+ffu_status nn_matmul_geom_init(const nn_graph *g, const nn_node *n, nn_matmul_geom *mg);
+
 /* ---- geometry for other backends (the cuda backend computes exactly what ref does) --- */
 
 /* Pad's mode (0 constant, 1 reflect, 2 edge, 3 wrap) and per-dim pads, from constant

@@ -1,0 +1,284 @@
+/* ONNX's integer convolution and matrix product, the other form ONNX Runtime writes
+ * quantised models in (quant.c has the QDQ form's ops):
+ *   ConvInteger(x, w, x_zero_point?, w_zero_point?)   -> i32 sums of (x - zx) (w - zw)
+ *   MatMulInteger(a, b, a_zero_point?, b_zero_point?) -> i32 sums of (a - za) (b - zb)
+ *   QLinearConv(x, sx, zx, w, sw, zw, sy, zy, bias?)  -> 8-bit: the sums (+ bias) times
+ *   QLinearMatMul(a, sa, za, b, sb, zb, sy, zy)          sx sw / sy, rounded, + zy
+ * Operands are u8 or i8; w's zero point and scale may be one per output channel, a's
+ * one per row and b's one per column. Sums are exact (64-bit, stored wrapping to i32);
+ * the requantisation multiplies in double by the f32 product sx sw / sy and rounds
+ * half to even, as the ONNX reference does. Reference kernels only: a model quantised
+ * this way runs on ref (docs/NN_ONNX.md). */
+#include <math.h>
+#include <string.h>
+
+#include "ops_internal.h"
+
+static int is_q8(ffu_dtype t) { return t == FFU_DTYPE_U8 || t == FFU_DTYPE_I8; }
+
+static inline int32_t q8_at(const void *p, ffu_dtype t, int64_t i)
+{
+    return t == FFU_DTYPE_I8 ? ((const int8_t *)p)[i] : ((const uint8_t *)p)[i];
+}
+
+/* A zero point or scale with one value or `count` values (count < 0: not known yet). */
+static ffu_status check_param(const nn_node *n, const nn_tensor *t, int64_t count, const char *what)
+{
+    if (!t || t->shape.rank < 0) return FFU_OK;
+    int64_t k = nn_numel(t);
+    if (t->shape.rank > 1 || (k != 1 && count >= 0 && k != count))
+        return nn_node_error(n, FFU_ERR_FORMAT, "%s has %lld values (1 or %lld)", what,
+                             (long long)k, (long long)count);
+    return FFU_OK;
+}
+
+/* Element i of a zero point (0 when absent), or of its only element. */
+static int32_t zp_at(const nn_tensor *t, const void *data, int64_t i)
+{
+    if (!t || !data) return 0;
+    return (int32_t)nn_load_int(data, t->dtype, nn_numel(t) == 1 ? 0 : i);
+}
+
+static float scale_at(const nn_tensor *t, const void *data, int64_t i)
+{
+    return ((const float *)data)[nn_numel(t) == 1 ? 0 : i];
+}
+
+/* Checks a QLinear op's scales (f32) and zero points (u8 / i8, the output's fixing the
+ * output type); sc / zp are the input indices of the two operands' and the output's. */
+static ffu_status check_qlinear(const nn_graph *g, const nn_node *n, const int sc[3],
+                                const int zp[3], const int64_t count[3], ffu_dtype *yt)
+{
+    static const char *const sname[3] = {"input scale", "weight scale", "output scale"};
+    static const char *const zname[3] = {"input zero point", "weight zero point",
+                                         "output zero point"};
+    for (int i = 0; i < 3; i++) {
+        const nn_tensor *s = nn_in(g, n, sc[i]), *z = nn_in(g, n, zp[i]);
+        if (s->dtype != FFU_DTYPE_F32)
+            return nn_node_error(n, FFU_ERR_UNSUPPORTED, "%s of type %s (f32)", sname[i],
+                                 ffu_dtype_name(s->dtype));
+        if (!is_q8(z->dtype))
+            return nn_node_error(n, FFU_ERR_UNSUPPORTED, "%s of type %s (u8 or i8)", zname[i],
+                                 ffu_dtype_name(z->dtype));
+        ffu_status st = check_param(n, s, count[i], sname[i]);
+        if (st < 0 || (st = check_param(n, z, count[i], zname[i])) < 0) return st;
+    }
+    *yt = nn_in(g, n, zp[2])->dtype;
+    return FFU_OK;
+}
+
+/* round(v) + zy saturated to the output type, stored at y[i]. */
+static void requantize(double v, int32_t zy, ffu_dtype yt, void *y, int64_t i)
+{
+    double lo = yt == FFU_DTYPE_I8 ? -128 : 0, hi = yt == FFU_DTYPE_I8 ? 127 : 255;
+    double q = nearbyint(v) + zy;
+    q = q != q ? zy : q < lo ? lo : q > hi ? hi : q;
+    if (yt == FFU_DTYPE_I8)
+        ((int8_t *)y)[i] = (int8_t)q;
+    else
+        ((uint8_t *)y)[i] = (uint8_t)q;
+}
+
+/* ---- ConvInteger, QLinearConv ------------------------------------------------------------ */
+
+typedef struct qconv {
+    int ix, iw; /* input indices of x and w */
+    int64_t N, C, M, group;
+    nn_window w;
+} qconv;
+
+static ffu_status qconv_init(const nn_graph *g, const nn_node *n, qconv *q)
+{
+    int qlinear = n->op == NN_OP_QLINEAR_CONV;
+    ffu_status st = nn_check_inputs(g, n, qlinear ? 8 : 2, qlinear ? 9 : 4);
+    if (st < 0) return st;
+    memset(q, 0, sizeof *q);
+    q->iw = qlinear ? 3 : 1;
+    const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, q->iw);
+    if (!is_q8(x->dtype) || !is_q8(w->dtype))
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "operands of types %s and %s (u8 or i8)",
+                             ffu_dtype_name(x->dtype), ffu_dtype_name(w->dtype));
+    int rank = w->shape.rank;
+    if (rank < 3 || (x->shape.rank >= 0 && x->shape.rank != rank))
+        return nn_node_error(n, FFU_ERR_FORMAT, "input rank %d, weight rank %d", x->shape.rank,
+                             rank);
+    q->group = nn_attr_int(n, "group", 1);
+    q->N = x->shape.rank >= 0 ? x->shape.d[0] : -1;
+    q->C = x->shape.rank >= 0 ? x->shape.d[1] : -1;
+    q->M = w->shape.d[0];
+    if (q->group < 1 || (q->M >= 0 && q->M % q->group) ||
+        (q->C >= 0 && w->shape.d[1] >= 0 && w->shape.d[1] * q->group != q->C))
+        return nn_node_error(n, FFU_ERR_FORMAT, "%lld input and %lld output channels, group %lld",
+                             (long long)q->C, (long long)q->M, (long long)q->group);
+    int64_t in[3], k[3];
+    for (int i = 0; i < rank - 2; i++) {
+        in[i] = x->shape.rank >= 0 ? x->shape.d[2 + i] : -1;
+        k[i] = w->shape.d[2 + i];
+    }
+    return nn_window_init(n, NN_WINDOW_CONV, rank - 2, in, k, &q->w);
+}
+
+static ffu_status qconv_infer(nn_graph *g, nn_node *n)
+{
+    qconv q;
+    ffu_status st = qconv_init(g, n, &q);
+    if (st < 0) return st;
+    ffu_dtype yt = FFU_DTYPE_I32;
+    if (n->op == NN_OP_QLINEAR_CONV) {
+        const int sc[3] = {1, 4, 6}, zp[3] = {2, 5, 7};
+        const int64_t count[3] = {1, q.M, 1};
+        if ((st = check_qlinear(g, n, sc, zp, count, &yt)) < 0) return st;
+        const nn_tensor *b = nn_in(g, n, 8);
+        if (b && (b->dtype != FFU_DTYPE_I32 ||
+                  (b->shape.rank >= 0 && q.M >= 0 && (b->shape.rank != 1 || b->shape.d[0] != q.M))))
+            return nn_node_error(n, FFU_ERR_FORMAT, "the bias must be %lld i32 values",
+                                 (long long)q.M);
+    } else {
+        const nn_tensor *zx = nn_in(g, n, 2), *zw = nn_in(g, n, 3);
+        if ((zx && zx->dtype != nn_in(g, n, 0)->dtype) ||
+            (zw && zw->dtype != nn_in(g, n, 1)->dtype))
+            return nn_node_error(n, FFU_ERR_FORMAT, "a zero point's type differs from its input's");
+        if ((st = check_param(n, zx, 1, "input zero point")) < 0 ||
+            (st = check_param(n, zw, q.M, "weight zero point")) < 0)
+            return st;
+    }
+    nn_shape s = {.rank = q.w.nd + 2, .d = {q.N, q.M}};
+    for (int i = 0; i < q.w.nd; i++)
+        s.d[2 + i] = q.w.out[3 - q.w.nd + i];
+    return nn_set_out(g, n, 0, yt, &s);
+}
+
+static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
+                            void *scratch)
+{
+    (void)scratch;
+    qconv q;
+    ffu_status st = qconv_init(g, n, &q);
+    if (st < 0) return st;
+    int qlinear = n->op == NN_OP_QLINEAR_CONV;
+    const int izx = 2, izw = qlinear ? 5 : 3;
+    const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, q.iw), *y = nn_out(g, n, 0);
+    const nn_tensor *tzx = nn_in(g, n, izx), *tzw = nn_in(g, n, izw);
+    const void *X = in[0], *W = in[q.iw];
+    const int32_t *bias = qlinear && n->ninputs > 8 ? in[8] : NULL;
+    const nn_window *wd = &q.w;
+    int64_t cpg = q.C / q.group, mpg = q.M / q.group;
+    int64_t ID = wd->in[0], IH = wd->in[1], IW = wd->in[2];
+    int64_t OD = wd->out[0], OH = wd->out[1], OW = wd->out[2];
+    int64_t KD = wd->k[0], KH = wd->k[1], KW = wd->k[2];
+    int32_t zx = zp_at(tzx, in[izx], 0);
+    double mult = 0;
+    int32_t zy = 0;
+    for (int64_t b = 0; b < q.N; b++)
+        for (int64_t m = 0; m < q.M; m++) {
+            int64_t grp = m / mpg;
+            int32_t zw = zp_at(tzw, in[izw], m);
+            if (qlinear) {
+                const nn_tensor *sx = nn_in(g, n, 1), *sw = nn_in(g, n, 4), *sy = nn_in(g, n, 6);
+                mult = scale_at(sx, in[1], 0) * scale_at(sw, in[4], m) / scale_at(sy, in[6], 0);
+                zy = zp_at(nn_in(g, n, 7), in[7], 0);
+            }
+            for (int64_t od = 0; od < OD; od++)
+                for (int64_t oh = 0; oh < OH; oh++)
+                    for (int64_t ow = 0; ow < OW; ow++) {
+                        int64_t acc = bias ? bias[m] : 0;
+                        for (int64_t c = 0; c < cpg; c++) {
+                            int64_t xc = ((b * q.C) + grp * cpg + c) * ID;
+                            int64_t wk = (m * cpg + c) * KD;
+                            for (int64_t kd = 0; kd < KD; kd++) {
+                                int64_t id = od * wd->stride[0] - wd->pad0[0] + kd * wd->dil[0];
+                                if (id < 0 || id >= ID) continue;
+                                for (int64_t kh = 0; kh < KH; kh++) {
+                                    int64_t ih = oh * wd->stride[1] - wd->pad0[1] + kh * wd->dil[1];
+                                    if (ih < 0 || ih >= IH) continue;
+                                    for (int64_t kw = 0; kw < KW; kw++) {
+                                        int64_t iw =
+                                            ow * wd->stride[2] - wd->pad0[2] + kw * wd->dil[2];
+                                        if (iw < 0 || iw >= IW) continue;
+                                        int64_t xi = ((xc + id) * IH + ih) * IW + iw;
+                                        int64_t wi = ((wk + kd) * KH + kh) * KW + kw;
+                                        acc += (int64_t)(q8_at(X, x->dtype, xi) - zx) *
+                                               (q8_at(W, w->dtype, wi) - zw);
+                                    }
+                                }
+                            }
+                        }
+                        int64_t yi = (((b * q.M + m) * OD + od) * OH + oh) * OW + ow;
+                        if (qlinear)
+                            requantize((double)(int32_t)acc * mult, zy, y->dtype, out[0], yi);
+                        else
+                            ((int32_t *)out[0])[yi] = (int32_t)acc;
+                    }
+        }
+    return FFU_OK;
+}
+
+const nn_op_def nn_op_def_conv_integer = {qconv_infer, qconv_run, NULL, 0};
+const nn_op_def nn_op_def_qlinear_conv = {qconv_infer, qconv_run, NULL, 0};
+
+/* ---- MatMulInteger, QLinearMatMul -------------------------------------------------------- */
+
+static ffu_status qmatmul_infer(nn_graph *g, nn_node *n)
+{
+    nn_matmul_geom mg;
+    ffu_status st = nn_matmul_geom_init(g, n, &mg);
+    if (st < 0) return st;
+    int64_t rows = mg.out.rank >= 0 ? mg.M : -1, cols = mg.out.rank >= 0 ? mg.N : -1;
+    ffu_dtype yt = FFU_DTYPE_I32;
+    if (n->op == NN_OP_QLINEAR_MATMUL) {
+        const int sc[3] = {1, 4, 6}, zp[3] = {2, 5, 7};
+        const int64_t count[3] = {rows, cols, 1};
+        if ((st = check_qlinear(g, n, sc, zp, count, &yt)) < 0) return st;
+    } else {
+        const nn_tensor *za = nn_in(g, n, 2), *zb = nn_in(g, n, 3);
+        if ((za && za->dtype != nn_in(g, n, 0)->dtype) ||
+            (zb && zb->dtype != nn_in(g, n, 1)->dtype))
+            return nn_node_error(n, FFU_ERR_FORMAT, "a zero point's type differs from its input's");
+        if ((st = check_param(n, za, rows, "a zero point")) < 0 ||
+            (st = check_param(n, zb, cols, "b zero point")) < 0)
+            return st;
+    }
+    return nn_set_out(g, n, 0, yt, mg.out.rank >= 0 ? &mg.out : NULL);
+}
+
+static ffu_status qmatmul_run(const nn_graph *g, const nn_node *n, void *const *in,
+                              void *const *out, void *scratch)
+{
+    (void)scratch;
+    nn_matmul_geom mg;
+    ffu_status st = nn_matmul_geom_init(g, n, &mg);
+    if (st < 0) return st;
+    int qlinear = n->op == NN_OP_QLINEAR_MATMUL;
+    int ib = qlinear ? 3 : 1, iza = 2, izb = qlinear ? 5 : 3;
+    const nn_tensor *a = nn_in(g, n, 0), *b = nn_in(g, n, ib), *y = nn_out(g, n, 0);
+    const nn_tensor *tza = nn_in(g, n, iza), *tzb = nn_in(g, n, izb);
+    int64_t nbatch = nn_shape_numel(&mg.batch), M = mg.M, N = mg.N, K = mg.K;
+    for (int64_t t = 0; t < nbatch; t++) {
+        int64_t oa = nn_hd_offset(t, mg.batch.d, mg.sa, mg.batch.rank) * M * K;
+        int64_t ob = nn_hd_offset(t, mg.batch.d, mg.sb, mg.batch.rank) * K * N;
+        for (int64_t i = 0; i < M; i++) {
+            int32_t za = zp_at(tza, in[iza], i);
+            for (int64_t j = 0; j < N; j++) {
+                int32_t zb = zp_at(tzb, in[izb], j);
+                int64_t acc = 0;
+                for (int64_t k = 0; k < K; k++)
+                    acc += (int64_t)(q8_at(in[0], a->dtype, oa + i * K + k) - za) *
+                           (q8_at(in[ib], b->dtype, ob + k * N + j) - zb);
+                int64_t yi = (t * M + i) * N + j;
+                if (!qlinear) {
+                    ((int32_t *)out[0])[yi] = (int32_t)acc;
+                    continue;
+                }
+                double mult = scale_at(nn_in(g, n, 1), in[1], i) *
+                              scale_at(nn_in(g, n, 4), in[4], j) /
+                              scale_at(nn_in(g, n, 6), in[6], 0);
+                requantize((double)(int32_t)acc * mult, zp_at(nn_in(g, n, 7), in[7], 0), y->dtype,
+                           out[0], yi);
+            }
+        }
+    }
+    return FFU_OK;
+}
+
+const nn_op_def nn_op_def_matmul_integer = {qmatmul_infer, qmatmul_run, NULL, 0};
+const nn_op_def nn_op_def_qlinear_matmul = {qmatmul_infer, qmatmul_run, NULL, 0};
