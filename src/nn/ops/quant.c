@@ -92,32 +92,6 @@ static ffu_status quantize_infer(nn_graph *g, nn_node *n)
     return nn_set_out(g, n, 0, zt, &x->shape);
 }
 
-static ffu_status quantize_run(const nn_graph *g, const nn_node *n, void *const *in,
-                               void *const *out, void *scratch)
-{
-    (void)scratch;
-    const nn_tensor *x = nn_in(g, n, 0);
-    ffu_dtype zt;
-    qaxis ax;
-    ffu_status st = q_params(g, n, &zt, &ax);
-    if (st < 0) return st;
-    float lo = 0.0f, hi = 0.0f;
-    if (!q_range(zt, &lo, &hi)) return nn_node_error(n, FFU_ERR_UNSUPPORTED, "zero point type");
-    const float *sc = in[1];
-    for (int64_t o = 0, i = 0; o < ax.outer; o++)
-        for (int64_t c = 0; c < ax.dim; c++) {
-            float s = sc[c], z = in[2] ? (float)nn_load_int(in[2], zt, c) : 0.0f;
-            for (int64_t k = 0; k < ax.inner; k++, i++) {
-                float v = x->dtype == FFU_DTYPE_F32 ? ((const float *)in[0])[i]
-                                                    : (float)((const int32_t *)in[0])[i];
-                q_store(out[0], zt, i, q_value(v, s, z, lo, hi));
-            }
-        }
-    return FFU_OK;
-}
-
-const nn_op_def nn_op_def_quantize_linear = {quantize_infer, quantize_run, NULL, 0};
-
 /* ---- DequantizeLinear ----------------------------------------------------------------- */
 
 static ffu_status dequantize_infer(nn_graph *g, nn_node *n)
@@ -138,8 +112,9 @@ static ffu_status dequantize_infer(nn_graph *g, nn_node *n)
     return nn_set_out(g, n, 0, FFU_DTYPE_F32, &x->shape);
 }
 
-static ffu_status dequantize_run(const nn_graph *g, const nn_node *n, void *const *in,
-                                 void *const *out, void *scratch)
+/* QuantizeLinear and DequantizeLinear: one scale and zero point per index of the axis. */
+static ffu_status qdq_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
+                          void *scratch)
 {
     (void)scratch;
     const nn_tensor *x = nn_in(g, n, 0);
@@ -147,18 +122,29 @@ static ffu_status dequantize_run(const nn_graph *g, const nn_node *n, void *cons
     qaxis ax;
     ffu_status st = q_params(g, n, &zt, &ax);
     if (st < 0) return st;
+    int quantize = n->op == NN_OP_QUANTIZE_LINEAR;
+    float lo = 0.0f, hi = 0.0f;
+    if (quantize && !q_range(zt, &lo, &hi))
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "zero point type");
     const float *sc = in[1];
-    float *y = out[0];
     for (int64_t o = 0, i = 0; o < ax.outer; o++)
         for (int64_t c = 0; c < ax.dim; c++) {
-            float s = sc[c], z = in[2] ? (float)nn_load_int(in[2], x->dtype, c) : 0.0f;
-            for (int64_t k = 0; k < ax.inner; k++, i++)
-                y[i] = ((float)nn_load_int(in[0], x->dtype, i) - z) * s;
+            float s = sc[c], z = in[2] ? (float)nn_load_int(in[2], zt, c) : 0.0f;
+            for (int64_t k = 0; k < ax.inner; k++, i++) {
+                if (!quantize) {
+                    ((float *)out[0])[i] = ((float)nn_load_int(in[0], x->dtype, i) - z) * s;
+                    continue;
+                }
+                float v = x->dtype == FFU_DTYPE_F32 ? ((const float *)in[0])[i]
+                                                    : (float)((const int32_t *)in[0])[i];
+                q_store(out[0], zt, i, q_value(v, s, z, lo, hi));
+            }
         }
     return FFU_OK;
 }
 
-const nn_op_def nn_op_def_dequantize_linear = {dequantize_infer, dequantize_run, NULL, 0};
+const nn_op_def nn_op_def_quantize_linear = {quantize_infer, qdq_run, NULL, 0};
+const nn_op_def nn_op_def_dequantize_linear = {dequantize_infer, qdq_run, NULL, 0};
 
 /* ---- DynamicQuantizeLinear ------------------------------------------------------------ */
 
