@@ -5,7 +5,7 @@
  *   QLinearConv(x, sx, zx, w, sw, zw, sy, zy, bias?)  -> 8-bit: the sums (+ bias) times
  *   QLinearMatMul(a, sa, za, b, sb, zb, sy, zy)          sx sw / sy, rounded, + zy
  * Operands are u8 or i8; w's zero point and scale may be one per output channel, a's
- * one per row and b's one per column. Sums are exact (64-bit, stored wrapping to i32);
+ * one per row and b's one per column. Sums wrap at 32 bits, as the i32 output does;
  * the requantisation multiplies in double by the f32 product sx sw / sy and rounds
  * half to even, as the ONNX reference does. Reference kernels only: a model quantised
  * this way runs on ref (docs/NN_ONNX.md). */
@@ -148,17 +148,30 @@ static ffu_status qconv_infer(nn_graph *g, nn_node *n)
     return nn_set_out(g, n, 0, yt, &s);
 }
 
+/* Per group: the shifted input (x - zx) gathered into rows of kernel taps x columns of
+ * output positions (0 where a tap reads padding), then each output channel's row is the
+ * sum over taps of (w - zw) times a row: 32-bit sums that wrap as the i32 output does,
+ * in a loop the compiler vectorises. Scratch: the tap rows and one output row. */
+static size_t qconv_scratch_bytes(const nn_graph *g, const nn_node *n)
+{
+    qconv q;
+    if (qconv_init(g, n, &q) < 0 || q.C < 0) return 0;
+    const nn_window *w = &q.w;
+    int64_t cols = w->out[0] * w->out[1] * w->out[2];
+    int64_t rows = q.C / q.group * w->k[0] * w->k[1] * w->k[2];
+    return cols > 0 && rows > 0 ? (size_t)((rows + 1) * cols) * sizeof(uint32_t) : 0;
+}
+
 static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
                             void *scratch)
 {
-    (void)scratch;
     qconv q;
     ffu_status st = qconv_init(g, n, &q);
     if (st < 0) return st;
     int qlinear = n->op == NN_OP_QLINEAR_CONV;
-    const int izx = 2, izw = qlinear ? 5 : 3;
+    const int izw = qlinear ? 5 : 3;
     const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, q.iw), *y = nn_out(g, n, 0);
-    const nn_tensor *tzx = nn_in(g, n, izx), *tzw = nn_in(g, n, izw);
+    const nn_tensor *tzw = nn_in(g, n, izw);
     const void *X = in[0], *W = in[q.iw];
     const int32_t *bias = qlinear && n->ninputs > 8 ? in[8] : NULL;
     const nn_window *wd = &q.w;
@@ -166,55 +179,61 @@ static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in
     int64_t ID = wd->in[0], IH = wd->in[1], IW = wd->in[2];
     int64_t OD = wd->out[0], OH = wd->out[1], OW = wd->out[2];
     int64_t KD = wd->k[0], KH = wd->k[1], KW = wd->k[2];
-    int32_t zx = zp_at(tzx, in[izx], 0);
-    double mult = 0;
-    int32_t zy = 0;
+    int64_t cols = OD * OH * OW, rows = cpg * KD * KH * KW;
+    uint32_t *col = scratch, *acc_row = col + rows * cols;
+    int32_t zx = zp_at(nn_in(g, n, 2), in[2], 0);
     for (int64_t b = 0; b < q.N; b++)
-        for (int64_t m = 0; m < q.M; m++) {
-            int64_t grp = m / mpg;
-            int32_t zw = zp_at(tzw, in[izw], m);
-            if (qlinear) {
-                const nn_tensor *sx = nn_in(g, n, 1), *sw = nn_in(g, n, 4), *sy = nn_in(g, n, 6);
-                mult = scale_at(sx, in[1], 0) * scale_at(sw, in[4], m) / scale_at(sy, in[6], 0);
-                zy = zp_at(nn_in(g, n, 7), in[7], 0);
-            }
-            for (int64_t od = 0; od < OD; od++)
-                for (int64_t oh = 0; oh < OH; oh++)
-                    for (int64_t ow = 0; ow < OW; ow++) {
-                        int64_t acc = bias ? bias[m] : 0;
-                        for (int64_t c = 0; c < cpg; c++) {
-                            int64_t xc = ((b * q.C) + grp * cpg + c) * ID;
-                            int64_t wk = (m * cpg + c) * KD;
-                            for (int64_t kd = 0; kd < KD; kd++) {
-                                int64_t id = od * wd->stride[0] - wd->pad0[0] + kd * wd->dil[0];
-                                if (id < 0 || id >= ID) continue;
-                                for (int64_t kh = 0; kh < KH; kh++) {
-                                    int64_t ih = oh * wd->stride[1] - wd->pad0[1] + kh * wd->dil[1];
-                                    if (ih < 0 || ih >= IH) continue;
-                                    for (int64_t kw = 0; kw < KW; kw++) {
+        for (int64_t grp = 0; grp < q.group; grp++) {
+            uint32_t *cr = col;
+            for (int64_t c = 0; c < cpg; c++) {
+                int64_t xc = (b * q.C + grp * cpg + c) * ID;
+                for (int64_t kd = 0; kd < KD; kd++)
+                    for (int64_t kh = 0; kh < KH; kh++)
+                        for (int64_t kw = 0; kw < KW; kw++)
+                            for (int64_t od = 0; od < OD; od++)
+                                for (int64_t oh = 0; oh < OH; oh++)
+                                    for (int64_t ow = 0; ow < OW; ow++) {
+                                        int64_t id =
+                                            od * wd->stride[0] - wd->pad0[0] + kd * wd->dil[0];
+                                        int64_t ih =
+                                            oh * wd->stride[1] - wd->pad0[1] + kh * wd->dil[1];
                                         int64_t iw =
                                             ow * wd->stride[2] - wd->pad0[2] + kw * wd->dil[2];
-                                        if (iw < 0 || iw >= IW) continue;
+                                        int in_img = id >= 0 && id < ID && ih >= 0 && ih < IH &&
+                                                     iw >= 0 && iw < IW;
                                         int64_t xi = ((xc + id) * IH + ih) * IW + iw;
-                                        int64_t wi = ((wk + kd) * KH + kh) * KW + kw;
-                                        acc += (int64_t)(q8_at(X, x->dtype, xi) - zx) *
-                                               (q8_at(W, w->dtype, wi) - zw);
+                                        *cr++ =
+                                            in_img ? (uint32_t)(q8_at(X, x->dtype, xi) - zx) : 0;
                                     }
-                                }
-                            }
-                        }
-                        int64_t yi = (((b * q.M + m) * OD + od) * OH + oh) * OW + ow;
-                        if (qlinear)
-                            requantize((double)(int32_t)acc * mult, zy, y->dtype, out[0], yi);
-                        else
-                            ((int32_t *)out[0])[yi] = (int32_t)acc;
-                    }
+            }
+            for (int64_t mm = 0; mm < mpg; mm++) {
+                int64_t m = grp * mpg + mm, yo = (b * q.M + m) * cols;
+                uint32_t *acc = qlinear ? acc_row : (uint32_t *)out[0] + yo;
+                uint32_t b0 = bias ? (uint32_t)bias[m] : 0;
+                for (int64_t p = 0; p < cols; p++)
+                    acc[p] = b0;
+                int32_t zw = zp_at(tzw, in[izw], m);
+                for (int64_t r = 0; r < rows; r++) {
+                    uint32_t wv = (uint32_t)(q8_at(W, w->dtype, m * rows + r) - zw);
+                    const uint32_t *xr = col + r * cols;
+                    if (wv)
+                        for (int64_t p = 0; p < cols; p++)
+                            acc[p] += wv * xr[p];
+                }
+                if (!qlinear) continue;
+                double mult = scale_at(nn_in(g, n, 1), in[1], 0) *
+                              scale_at(nn_in(g, n, 4), in[4], m) /
+                              scale_at(nn_in(g, n, 6), in[6], 0);
+                int32_t zy = zp_at(nn_in(g, n, 7), in[7], 0);
+                for (int64_t p = 0; p < cols; p++)
+                    requantize((double)(int32_t)acc[p] * mult, zy, y->dtype, out[0], yo + p);
+            }
         }
     return FFU_OK;
 }
 
-const nn_op_def nn_op_def_conv_integer = {qconv_infer, qconv_run, NULL, 0};
-const nn_op_def nn_op_def_qlinear_conv = {qconv_infer, qconv_run, NULL, 0};
+const nn_op_def nn_op_def_conv_integer = {qconv_infer, qconv_run, qconv_scratch_bytes, 0};
+const nn_op_def nn_op_def_qlinear_conv = {qconv_infer, qconv_run, qconv_scratch_bytes, 0};
 
 /* ---- MatMulInteger, QLinearMatMul -------------------------------------------------------- */
 
@@ -241,44 +260,59 @@ static ffu_status qmatmul_infer(nn_graph *g, nn_node *n)
     return nn_set_out(g, n, 0, yt, mg.out.rank >= 0 ? &mg.out : NULL);
 }
 
+/* Per matrix: B shifted (b - zb) into scratch, then each output row is the sum over k
+ * of (a - za) times B's row k (wrapping 32-bit sums, a vectorised loop). Scratch: B and
+ * one output row. */
+static size_t qmatmul_scratch_bytes(const nn_graph *g, const nn_node *n)
+{
+    nn_matmul_geom mg;
+    if (nn_matmul_geom_init(g, n, &mg) < 0 || mg.out.rank < 0 || mg.K < 0 || mg.N < 0) return 0;
+    return (size_t)((mg.K + 1) * mg.N) * sizeof(uint32_t);
+}
+
 static ffu_status qmatmul_run(const nn_graph *g, const nn_node *n, void *const *in,
                               void *const *out, void *scratch)
 {
-    (void)scratch;
     nn_matmul_geom mg;
     ffu_status st = nn_matmul_geom_init(g, n, &mg);
     if (st < 0) return st;
     int qlinear = n->op == NN_OP_QLINEAR_MATMUL;
-    int ib = qlinear ? 3 : 1, iza = 2, izb = qlinear ? 5 : 3;
+    int ib = qlinear ? 3 : 1, izb = qlinear ? 5 : 3;
     const nn_tensor *a = nn_in(g, n, 0), *b = nn_in(g, n, ib), *y = nn_out(g, n, 0);
-    const nn_tensor *tza = nn_in(g, n, iza), *tzb = nn_in(g, n, izb);
+    const nn_tensor *tza = nn_in(g, n, 2), *tzb = nn_in(g, n, izb);
     int64_t nbatch = nn_shape_numel(&mg.batch), M = mg.M, N = mg.N, K = mg.K;
+    uint32_t *bs = scratch, *acc_row = bs + K * N;
     for (int64_t t = 0; t < nbatch; t++) {
         int64_t oa = nn_hd_offset(t, mg.batch.d, mg.sa, mg.batch.rank) * M * K;
         int64_t ob = nn_hd_offset(t, mg.batch.d, mg.sb, mg.batch.rank) * K * N;
+        for (int64_t k = 0; k < K; k++)
+            for (int64_t j = 0; j < N; j++)
+                bs[k * N + j] =
+                    (uint32_t)(q8_at(in[ib], b->dtype, ob + k * N + j) - zp_at(tzb, in[izb], j));
         for (int64_t i = 0; i < M; i++) {
-            int32_t za = zp_at(tza, in[iza], i);
+            int64_t yo = (t * M + i) * N;
+            uint32_t *acc = qlinear ? acc_row : (uint32_t *)out[0] + yo;
+            memset(acc, 0, (size_t)N * sizeof *acc);
+            int32_t za = zp_at(tza, in[2], i);
+            for (int64_t k = 0; k < K; k++) {
+                uint32_t av = (uint32_t)(q8_at(in[0], a->dtype, oa + i * K + k) - za);
+                const uint32_t *br = bs + k * N;
+                if (av)
+                    for (int64_t j = 0; j < N; j++)
+                        acc[j] += av * br[j];
+            }
+            if (!qlinear) continue;
             for (int64_t j = 0; j < N; j++) {
-                int32_t zb = zp_at(tzb, in[izb], j);
-                int64_t acc = 0;
-                for (int64_t k = 0; k < K; k++)
-                    acc += (int64_t)(q8_at(in[0], a->dtype, oa + i * K + k) - za) *
-                           (q8_at(in[ib], b->dtype, ob + k * N + j) - zb);
-                int64_t yi = (t * M + i) * N + j;
-                if (!qlinear) {
-                    ((int32_t *)out[0])[yi] = (int32_t)acc;
-                    continue;
-                }
                 double mult = scale_at(nn_in(g, n, 1), in[1], i) *
                               scale_at(nn_in(g, n, 4), in[4], j) /
                               scale_at(nn_in(g, n, 6), in[6], 0);
-                requantize((double)(int32_t)acc * mult, zp_at(nn_in(g, n, 7), in[7], 0), y->dtype,
-                           out[0], yi);
+                requantize((double)(int32_t)acc[j] * mult, zp_at(nn_in(g, n, 7), in[7], 0),
+                           y->dtype, out[0], yo + j);
             }
         }
     }
     return FFU_OK;
 }
 
-const nn_op_def nn_op_def_matmul_integer = {qmatmul_infer, qmatmul_run, NULL, 0};
-const nn_op_def nn_op_def_qlinear_matmul = {qmatmul_infer, qmatmul_run, NULL, 0};
+const nn_op_def nn_op_def_matmul_integer = {qmatmul_infer, qmatmul_run, qmatmul_scratch_bytes, 0};
+const nn_op_def nn_op_def_qlinear_matmul = {qmatmul_infer, qmatmul_run, qmatmul_scratch_bytes, 0};
