@@ -150,8 +150,11 @@ static ffu_status qconv_infer(nn_graph *g, nn_node *n)
 
 /* Per group: the shifted input (x - zx) gathered into rows of kernel taps x columns of
  * output positions (0 where a tap reads padding), then each output channel's row is the
- * sum over taps of (w - zw) times a row: 32-bit sums that wrap as the i32 output does,
- * in a loop the compiler vectorises. Scratch: the tap rows and one output row. */
+ * sum over taps of (w - zw) times a row, four channels and QC_COLS positions at a time.
+ * The products (at most 255 x 255) and the sums of QC_ROWS of them (under 2^24) are
+ * exact in f32, which the compiler vectorises best; each such partial sum is added in
+ * 32 bits that wrap as the i32 output does. Scratch: the tap rows. */
+enum { QC_COLS = 256, QC_ROWS = 256 };
 static size_t qconv_scratch_bytes(const nn_graph *g, const nn_node *n)
 {
     qconv q;
@@ -159,7 +162,7 @@ static size_t qconv_scratch_bytes(const nn_graph *g, const nn_node *n)
     const nn_window *w = &q.w;
     int64_t cols = w->out[0] * w->out[1] * w->out[2];
     int64_t rows = q.C / q.group * w->k[0] * w->k[1] * w->k[2];
-    return cols > 0 && rows > 0 ? (size_t)((rows + 1) * cols) * sizeof(uint32_t) : 0;
+    return cols > 0 && rows > 0 ? (size_t)(rows * cols) * sizeof(float) : 0;
 }
 
 static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
@@ -180,11 +183,11 @@ static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in
     int64_t OD = wd->out[0], OH = wd->out[1], OW = wd->out[2];
     int64_t KD = wd->k[0], KH = wd->k[1], KW = wd->k[2];
     int64_t cols = OD * OH * OW, rows = cpg * KD * KH * KW;
-    uint32_t *col = scratch, *acc_row = col + rows * cols;
+    float *col = scratch;
     int32_t zx = zp_at(nn_in(g, n, 2), in[2], 0);
     for (int64_t b = 0; b < q.N; b++)
         for (int64_t grp = 0; grp < q.group; grp++) {
-            uint32_t *cr = col;
+            float *cr = col;
             for (int64_t c = 0; c < cpg; c++) {
                 int64_t xc = (b * q.C + grp * cpg + c) * ID;
                 for (int64_t kd = 0; kd < KD; kd++)
@@ -203,30 +206,56 @@ static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in
                                                      iw >= 0 && iw < IW;
                                         int64_t xi = ((xc + id) * IH + ih) * IW + iw;
                                         *cr++ =
-                                            in_img ? (uint32_t)(q8_at(X, x->dtype, xi) - zx) : 0;
+                                            in_img ? (float)(q8_at(X, x->dtype, xi) - zx) : 0.0f;
                                     }
             }
-            for (int64_t mm = 0; mm < mpg; mm++) {
-                int64_t m = grp * mpg + mm, yo = (b * q.M + m) * cols;
-                uint32_t *acc = qlinear ? acc_row : (uint32_t *)out[0] + yo;
-                uint32_t b0 = bias ? (uint32_t)bias[m] : 0;
-                for (int64_t p = 0; p < cols; p++)
-                    acc[p] = b0;
-                int32_t zw = zp_at(tzw, in[izw], m);
-                for (int64_t r = 0; r < rows; r++) {
-                    uint32_t wv = (uint32_t)(q8_at(W, w->dtype, m * rows + r) - zw);
-                    const uint32_t *xr = col + r * cols;
-                    if (wv)
-                        for (int64_t p = 0; p < cols; p++)
-                            acc[p] += wv * xr[p];
+            /* four output channels x QC_COLS positions at a time, their sums in L1 */
+            for (int64_t p0 = 0; p0 < cols; p0 += QC_COLS) {
+                int64_t pn = cols - p0 < QC_COLS ? cols - p0 : QC_COLS;
+                for (int64_t m0 = grp * mpg; m0 < (grp + 1) * mpg; m0 += 4) {
+                    uint32_t acc[4][QC_COLS];
+                    int nm = (grp + 1) * mpg - m0 < 4 ? (int)((grp + 1) * mpg - m0) : 4;
+                    int32_t zw[4] = {0};
+                    for (int j = 0; j < 4; j++) {
+                        uint32_t b0 = j < nm && bias ? (uint32_t)bias[m0 + j] : 0;
+                        for (int64_t p = 0; p < pn; p++)
+                            acc[j][p] = b0;
+                        if (j < nm) zw[j] = zp_at(tzw, in[izw], m0 + j);
+                    }
+                    for (int64_t r0 = 0; r0 < rows; r0 += QC_ROWS) {
+                        float fa[4][QC_COLS] = {{0}};
+                        for (int64_t r = r0; r < rows && r < r0 + QC_ROWS; r++) {
+                            float wv[4] = {0};
+                            for (int j = 0; j < nm; j++)
+                                wv[j] = (float)(q8_at(W, w->dtype, (m0 + j) * rows + r) - zw[j]);
+                            const float *xr = col + r * cols + p0;
+                            for (int64_t p = 0; p < pn; p++) {
+                                float v = xr[p];
+                                fa[0][p] += wv[0] * v;
+                                fa[1][p] += wv[1] * v;
+                                fa[2][p] += wv[2] * v;
+                                fa[3][p] += wv[3] * v;
+                            }
+                        }
+                        for (int j = 0; j < 4; j++)
+                            for (int64_t p = 0; p < pn; p++)
+                                acc[j][p] += (uint32_t)(int32_t)fa[j][p];
+                    }
+                    for (int j = 0; j < nm; j++) {
+                        int64_t m = m0 + j, yo = (b * q.M + m) * cols + p0;
+                        if (!qlinear) {
+                            memcpy((int32_t *)out[0] + yo, acc[j], (size_t)pn * sizeof(uint32_t));
+                            continue;
+                        }
+                        double mult = scale_at(nn_in(g, n, 1), in[1], 0) *
+                                      scale_at(nn_in(g, n, 4), in[4], m) /
+                                      scale_at(nn_in(g, n, 6), in[6], 0);
+                        int32_t zy = zp_at(nn_in(g, n, 7), in[7], 0);
+                        for (int64_t p = 0; p < pn; p++)
+                            requantize((double)(int32_t)acc[j][p] * mult, zy, y->dtype, out[0],
+                                       yo + p);
+                    }
                 }
-                if (!qlinear) continue;
-                double mult = scale_at(nn_in(g, n, 1), in[1], 0) *
-                              scale_at(nn_in(g, n, 4), in[4], m) /
-                              scale_at(nn_in(g, n, 6), in[6], 0);
-                int32_t zy = zp_at(nn_in(g, n, 7), in[7], 0);
-                for (int64_t p = 0; p < cols; p++)
-                    requantize((double)(int32_t)acc[p] * mult, zy, y->dtype, out[0], yo + p);
             }
         }
     return FFU_OK;
