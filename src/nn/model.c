@@ -175,8 +175,11 @@ static ffu_status compute_stats(ffu_nn_model *m)
             seen[t] = 1;
             const nn_tensor *x = &g->tensors[t];
             m->param_bytes += x->nbytes;
+            /* weights: floats, and the 8-bit integers of quantised models (not the i32
+             * / i64 constants of shape arithmetic) */
             if (x->dtype == FFU_DTYPE_F32 || x->dtype == FFU_DTYPE_F16 ||
-                x->dtype == FFU_DTYPE_BF16 || x->dtype == FFU_DTYPE_F64)
+                x->dtype == FFU_DTYPE_BF16 || x->dtype == FFU_DTYPE_F64 ||
+                x->dtype == FFU_DTYPE_I8 || x->dtype == FFU_DTYPE_U8)
                 m->params += nn_shape_numel(&x->shape);
         }
     }

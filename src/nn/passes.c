@@ -257,6 +257,12 @@ static double node_flops(const nn_graph *g, const nn_node *n)
                           (double)win.out[1] * (double)win.out[2];
         return 2.0 * conv_out * (double)(wn / w->shape.d[0]) + 4.0 * (double)on;
     }
+    case NN_OP_CONV_INTEGER: case NN_OP_QLINEAR_CONV: { /* weights: input 1 or 3 */
+        const nn_tensor *qw = n->op == NN_OP_CONV_INTEGER ? w : nn_in(g, n, 3);
+        int64_t wn = qw ? nn_shape_numel(&qw->shape) : -1;
+        if (on < 0 || wn < 0 || qw->shape.rank < 1 || qw->shape.d[0] <= 0) return -1;
+        return 2.0 * (double)on * (double)(wn / qw->shape.d[0]);
+    }
     case NN_OP_CONV_TRANSPOSE: {
         int64_t wn = w ? nn_shape_numel(&w->shape) : -1;
         if (an < 0 || wn < 0 || w->shape.rank < 1 || w->shape.d[0] <= 0) return -1;
@@ -267,7 +273,7 @@ static double node_flops(const nn_graph *g, const nn_node *n)
         int64_t k = nn_attr_int(n, "transA", 0) ? a->shape.d[0] : a->shape.d[1];
         return 2.0 * (double)on * (double)k;
     }
-    case NN_OP_MATMUL:
+    case NN_OP_MATMUL: case NN_OP_MATMUL_INTEGER: case NN_OP_QLINEAR_MATMUL:
         if (on < 0 || !a || a->shape.rank < 1) return -1;
         return 2.0 * (double)on * (double)a->shape.d[a->shape.rank - 1];
     case NN_OP_MAX_POOL: case NN_OP_AVERAGE_POOL: {
