@@ -118,7 +118,9 @@ static ffu_status qconv_init(const nn_graph *g, const nn_node *n, qconv *q)
     return nn_window_init(n, NN_WINDOW_CONV, rank - 2, in, k, &q->w);
 }
 
-static ffu_status qconv_infer(nn_graph *g, nn_node *n)
+/* qconv_init, then the scales, zero points and bias against the channel count (again
+ * at run time, when shapes unknown at load are known); *yt: the output type. */
+static ffu_status qconv_check(const nn_graph *g, const nn_node *n, qconv *q_out, ffu_dtype *yt_out)
 {
     qconv q;
     ffu_status st = qconv_init(g, n, &q);
@@ -142,6 +144,17 @@ static ffu_status qconv_infer(nn_graph *g, nn_node *n)
             (st = check_param(n, zw, q.M, "weight zero point")) < 0)
             return st;
     }
+    *q_out = q;
+    *yt_out = yt;
+    return FFU_OK;
+}
+
+static ffu_status qconv_infer(nn_graph *g, nn_node *n)
+{
+    qconv q;
+    ffu_dtype yt = FFU_DTYPE_I32;
+    ffu_status st = qconv_check(g, n, &q, &yt);
+    if (st < 0) return st;
     nn_shape s = {.rank = q.w.nd + 2, .d = {q.N, q.M}};
     for (int i = 0; i < q.w.nd; i++)
         s.d[2 + i] = q.w.out[3 - q.w.nd + i];
@@ -162,14 +175,18 @@ static size_t qconv_scratch_bytes(const nn_graph *g, const nn_node *n)
     const nn_window *w = &q.w;
     int64_t cols = w->out[0] * w->out[1] * w->out[2];
     int64_t rows = q.C / q.group * w->k[0] * w->k[1] * w->k[2];
-    return cols > 0 && rows > 0 ? (size_t)(rows * cols) * sizeof(float) : 0;
+    if (cols <= 0 || rows <= 0) return 0;
+    /* a hostile file's shapes: too much to allocate, never a wrapped small size */
+    if (rows > ((int64_t)1 << 58) / cols) return (size_t)1 << 60;
+    return (size_t)(rows * cols) * sizeof(float);
 }
 
 static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
                             void *scratch)
 {
     qconv q;
-    ffu_status st = qconv_init(g, n, &q);
+    ffu_dtype yt = FFU_DTYPE_I32;
+    ffu_status st = qconv_check(g, n, &q, &yt);
     if (st < 0) return st;
     int qlinear = n->op == NN_OP_QLINEAR_CONV;
     const int izw = qlinear ? 5 : 3;
@@ -266,7 +283,10 @@ const nn_op_def nn_op_def_qlinear_conv = {qconv_infer, qconv_run, qconv_scratch_
 
 /* ---- MatMulInteger, QLinearMatMul -------------------------------------------------------- */
 
-static ffu_status qmatmul_infer(nn_graph *g, nn_node *n)
+/* nn_matmul_geom_init, then the scales and zero points against the rows and columns
+ * (again at run time); *yt: the output type. */
+static ffu_status qmatmul_check(const nn_graph *g, const nn_node *n, nn_matmul_geom *mg_out,
+                                ffu_dtype *yt_out)
 {
     nn_matmul_geom mg;
     ffu_status st = nn_matmul_geom_init(g, n, &mg);
@@ -286,6 +306,17 @@ static ffu_status qmatmul_infer(nn_graph *g, nn_node *n)
             (st = check_param(n, zb, cols, "b zero point")) < 0)
             return st;
     }
+    *mg_out = mg;
+    *yt_out = yt;
+    return FFU_OK;
+}
+
+static ffu_status qmatmul_infer(nn_graph *g, nn_node *n)
+{
+    nn_matmul_geom mg;
+    ffu_dtype yt = FFU_DTYPE_I32;
+    ffu_status st = qmatmul_check(g, n, &mg, &yt);
+    if (st < 0) return st;
     return nn_set_out(g, n, 0, yt, mg.out.rank >= 0 ? &mg.out : NULL);
 }
 
@@ -296,6 +327,7 @@ static size_t qmatmul_scratch_bytes(const nn_graph *g, const nn_node *n)
 {
     nn_matmul_geom mg;
     if (nn_matmul_geom_init(g, n, &mg) < 0 || mg.out.rank < 0 || mg.K < 0 || mg.N < 0) return 0;
+    if (mg.K + 1 > ((int64_t)1 << 58) / (mg.N ? mg.N : 1)) return (size_t)1 << 60;
     return (size_t)((mg.K + 1) * mg.N) * sizeof(uint32_t);
 }
 
@@ -303,7 +335,8 @@ static ffu_status qmatmul_run(const nn_graph *g, const nn_node *n, void *const *
                               void *const *out, void *scratch)
 {
     nn_matmul_geom mg;
-    ffu_status st = nn_matmul_geom_init(g, n, &mg);
+    ffu_dtype yt = FFU_DTYPE_I32;
+    ffu_status st = qmatmul_check(g, n, &mg, &yt);
     if (st < 0) return st;
     int qlinear = n->op == NN_OP_QLINEAR_MATMUL;
     int ib = qlinear ? 3 : 1, izb = qlinear ? 5 : 3;
