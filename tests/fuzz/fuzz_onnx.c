@@ -1,11 +1,14 @@
 /* Fuzz target for the ONNX loader: any bytes go through nn_onnx_load (and, as a
  * TensorProto, through nn_onnx_read_tensor). A loaded graph must be consistent --
- * constants sized by their shapes, nodes in topological order -- and survive a clone;
- * anything else aborts so libFuzzer reports it. Seeds: tests/fixtures/corpus/onnx,
- * written by make_onnx_corpus. */
+ * constants sized by their shapes, nodes in topological order -- and survive a clone,
+ * and the same bytes must survive ffu_nn_model_load_memory, which runs every load-time
+ * pass (shape inference, constant folding through the ops' kernels, fusions) on what
+ * the loader made; anything else aborts so libFuzzer reports it. Seeds:
+ * tests/fixtures/corpus/onnx, written by make_onnx_corpus. */
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "facefuse/nn.h"
 #include "nn/onnx/onnx.h"
 
 #include "graph_check.h"
@@ -20,6 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         nn_graph *c = NULL;
         if (nn_graph_clone(g, &c) == FFU_OK) nn_graph_destroy(c);
         nn_graph_destroy(g);
+        ffu_nn_model *m = NULL;
+        if (ffu_nn_model_load_memory(data, size, NULL, 0, &m) < 0 && m) abort();
+        ffu_nn_model_destroy(m);
     } else if (g) {
         abort(); /* out-parameters are NULL on error */
     }

@@ -547,8 +547,9 @@ static inline ob_model *ob_seed_vision_ops(void)
 }
 
 /* Opset 13 quantisation: QuantizeLinear per channel (i8, axis 1) and back, a constant
- * u8 tensor's DequantizeLinear (folded at load), DynamicQuantizeLinear, ConvInteger,
- * MatMulInteger (folded: constant operands) and BitShift. */
+ * u8 tensor's DequantizeLinear without a zero point (folded at load),
+ * DynamicQuantizeLinear, ConvInteger, MatMulInteger (folded: constant operands) and
+ * BitShift. */
 static inline ob_model *ob_seed_quant(void)
 {
     ob_model *b = ob_new(13);
@@ -567,7 +568,7 @@ static inline ob_model *ob_seed_quant(void)
     ob_attr_int(b, n, "axis", 1);
     n = ob_node(b, "DequantizeLinear", "dq", "xq,sc,zp", "xd");
     ob_attr_int(b, n, "axis", -3);
-    ob_node(b, "DequantizeLinear", "cdq", "cq,s1,cz", "c");
+    ob_node(b, "DequantizeLinear", "cdq", "cq,s1", "c"); /* no zero point: 0 */
     ob_node(b, "DynamicQuantizeLinear", "dyn", "xd", "y,ys,yz");
     n = ob_node(b, "BitShift", "shl", "cq,sh", "cs");
     ob_attr_string(b, n, "direction", "LEFT");

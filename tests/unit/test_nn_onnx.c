@@ -1580,7 +1580,7 @@ static void test_seed_quant(void)
     CHECK(near_all(xd.data, want, 12, 0));
     const uint8_t cq[4] = {0, 100, 200, 255}, sh[4] = {1, 2, 3, 9};
     for (int i = 0; i < 4; i++) {
-        CHECK_NEAR(((const float *)c.data)[i], ((float)cq[i] - 128) * 0.1f, 0);
+        CHECK_NEAR(((const float *)c.data)[i], (float)cq[i] * 0.1f, 0);
         CHECK_EQ_INT(((const uint8_t *)cs.data)[i], (uint8_t)(sh[i] < 8 ? cq[i] << sh[i] : 0));
     }
     float scale = (mx - mn) / 255, z = nearbyintf(-mn / scale);

@@ -127,9 +127,10 @@ static ffu_status qdq_run(const nn_graph *g, const nn_node *n, void *const *in, 
     if (quantize && !q_range(zt, &lo, &hi))
         return nn_node_error(n, FFU_ERR_UNSUPPORTED, "zero point type");
     const float *sc = in[1];
+    const void *zp = n->ninputs > 2 ? in[2] : NULL; /* in[] holds ninputs pointers */
     for (int64_t o = 0, i = 0; o < ax.outer; o++)
         for (int64_t c = 0; c < ax.dim; c++) {
-            float s = sc[c], z = in[2] ? (float)nn_load_int(in[2], zt, c) : 0.0f;
+            float s = sc[c], z = zp ? (float)nn_load_int(zp, zt, c) : 0.0f;
             for (int64_t k = 0; k < ax.inner; k++, i++) {
                 if (!quantize) {
                     ((float *)out[0])[i] = ((float)nn_load_int(in[0], x->dtype, i) - z) * s;

@@ -32,16 +32,19 @@ static ffu_status check_param(const nn_node *n, const nn_tensor *t, int64_t coun
     return FFU_OK;
 }
 
-/* Element i of a zero point (0 when absent), or of its only element. */
-static int32_t zp_at(const nn_tensor *t, const void *data, int64_t i)
+/* Element i of the zero point at input k (0 when the node has none), or of its only
+ * element. in[] holds n->ninputs pointers: an input past them is never read. */
+static int32_t zp_at(const nn_graph *g, const nn_node *n, void *const *in, int k, int64_t i)
 {
-    if (!t || !data) return 0;
-    return (int32_t)nn_load_int(data, t->dtype, nn_numel(t) == 1 ? 0 : i);
+    const nn_tensor *t = nn_in(g, n, k);
+    if (!t || !in[k]) return 0;
+    return (int32_t)nn_load_int(in[k], t->dtype, nn_numel(t) == 1 ? 0 : i);
 }
 
-static float scale_at(const nn_tensor *t, const void *data, int64_t i)
+/* Element i of the scale at input k (present: the QLinear ops require theirs). */
+static float scale_at(const nn_graph *g, const nn_node *n, void *const *in, int k, int64_t i)
 {
-    return ((const float *)data)[nn_numel(t) == 1 ? 0 : i];
+    return ((const float *)in[k])[nn_numel(nn_in(g, n, k)) == 1 ? 0 : i];
 }
 
 /* Checks a QLinear op's scales (f32) and zero points (u8 / i8, the output's fixing the
@@ -191,7 +194,6 @@ static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in
     int qlinear = n->op == NN_OP_QLINEAR_CONV;
     const int izw = qlinear ? 5 : 3;
     const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, q.iw), *y = nn_out(g, n, 0);
-    const nn_tensor *tzw = nn_in(g, n, izw);
     const void *X = in[0], *W = in[q.iw];
     const int32_t *bias = qlinear && n->ninputs > 8 ? in[8] : NULL;
     const nn_window *wd = &q.w;
@@ -201,7 +203,7 @@ static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in
     int64_t KD = wd->k[0], KH = wd->k[1], KW = wd->k[2];
     int64_t cols = OD * OH * OW, rows = cpg * KD * KH * KW;
     float *col = scratch;
-    int32_t zx = zp_at(nn_in(g, n, 2), in[2], 0);
+    int32_t zx = zp_at(g, n, in, 2, 0);
     for (int64_t b = 0; b < q.N; b++)
         for (int64_t grp = 0; grp < q.group; grp++) {
             float *cr = col;
@@ -237,7 +239,7 @@ static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in
                         uint32_t b0 = j < nm && bias ? (uint32_t)bias[m0 + j] : 0;
                         for (int64_t p = 0; p < pn; p++)
                             acc[j][p] = b0;
-                        if (j < nm) zw[j] = zp_at(tzw, in[izw], m0 + j);
+                        if (j < nm) zw[j] = zp_at(g, n, in, izw, m0 + j);
                     }
                     for (int64_t r0 = 0; r0 < rows; r0 += QC_ROWS) {
                         float fa[4][QC_COLS] = {{0}};
@@ -264,10 +266,9 @@ static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in
                             memcpy((int32_t *)out[0] + yo, acc[j], (size_t)pn * sizeof(uint32_t));
                             continue;
                         }
-                        double mult = scale_at(nn_in(g, n, 1), in[1], 0) *
-                                      scale_at(nn_in(g, n, 4), in[4], m) /
-                                      scale_at(nn_in(g, n, 6), in[6], 0);
-                        int32_t zy = zp_at(nn_in(g, n, 7), in[7], 0);
+                        double mult = scale_at(g, n, in, 1, 0) * scale_at(g, n, in, 4, m) /
+                                      scale_at(g, n, in, 6, 0);
+                        int32_t zy = zp_at(g, n, in, 7, 0);
                         for (int64_t p = 0; p < pn; p++)
                             requantize((double)(int32_t)acc[j][p] * mult, zy, y->dtype, out[0],
                                        yo + p);
@@ -341,7 +342,6 @@ static ffu_status qmatmul_run(const nn_graph *g, const nn_node *n, void *const *
     int qlinear = n->op == NN_OP_QLINEAR_MATMUL;
     int ib = qlinear ? 3 : 1, izb = qlinear ? 5 : 3;
     const nn_tensor *a = nn_in(g, n, 0), *b = nn_in(g, n, ib), *y = nn_out(g, n, 0);
-    const nn_tensor *tza = nn_in(g, n, 2), *tzb = nn_in(g, n, izb);
     int64_t nbatch = nn_shape_numel(&mg.batch), M = mg.M, N = mg.N, K = mg.K;
     uint32_t *bs = scratch, *acc_row = bs + K * N;
     for (int64_t t = 0; t < nbatch; t++) {
@@ -350,12 +350,12 @@ static ffu_status qmatmul_run(const nn_graph *g, const nn_node *n, void *const *
         for (int64_t k = 0; k < K; k++)
             for (int64_t j = 0; j < N; j++)
                 bs[k * N + j] =
-                    (uint32_t)(q8_at(in[ib], b->dtype, ob + k * N + j) - zp_at(tzb, in[izb], j));
+                    (uint32_t)(q8_at(in[ib], b->dtype, ob + k * N + j) - zp_at(g, n, in, izb, j));
         for (int64_t i = 0; i < M; i++) {
             int64_t yo = (t * M + i) * N;
             uint32_t *acc = qlinear ? acc_row : (uint32_t *)out[0] + yo;
             memset(acc, 0, (size_t)N * sizeof *acc);
-            int32_t za = zp_at(tza, in[2], i);
+            int32_t za = zp_at(g, n, in, 2, i);
             for (int64_t k = 0; k < K; k++) {
                 uint32_t av = (uint32_t)(q8_at(in[0], a->dtype, oa + i * K + k) - za);
                 const uint32_t *br = bs + k * N;
@@ -365,11 +365,10 @@ static ffu_status qmatmul_run(const nn_graph *g, const nn_node *n, void *const *
             }
             if (!qlinear) continue;
             for (int64_t j = 0; j < N; j++) {
-                double mult = scale_at(nn_in(g, n, 1), in[1], i) *
-                              scale_at(nn_in(g, n, 4), in[4], j) /
-                              scale_at(nn_in(g, n, 6), in[6], 0);
-                requantize((double)(int32_t)acc[j] * mult, zp_at(nn_in(g, n, 7), in[7], 0),
-                           y->dtype, out[0], yo + j);
+                double mult =
+                    scale_at(g, n, in, 1, i) * scale_at(g, n, in, 4, j) / scale_at(g, n, in, 6, 0);
+                requantize((double)(int32_t)acc[j] * mult, zp_at(g, n, in, 7, 0), y->dtype, out[0],
+                           yo + j);
             }
         }
     }
