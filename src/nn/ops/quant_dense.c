@@ -47,6 +47,22 @@ static float scale_at(const nn_graph *g, const nn_node *n, void *const *in, int 
     return ((const float *)in[k])[nn_numel(nn_in(g, n, k)) == 1 ? 0 : i];
 }
 
+/* ConvInteger's and MatMulInteger's optional zero points (inputs 2 and 3): each of its
+ * operand's type, with one value or count0 / count1 values. */
+static ffu_status check_zero_points(const nn_graph *g, const nn_node *n, int64_t count0,
+                                    int64_t count1)
+{
+    for (int i = 0; i < 2; i++) {
+        const nn_tensor *z = nn_in(g, n, 2 + i);
+        if (z && z->dtype != nn_in(g, n, i)->dtype)
+            return nn_node_error(n, FFU_ERR_FORMAT, "zero point %d is %s, its operand %s", i,
+                                 ffu_dtype_name(z->dtype), ffu_dtype_name(nn_in(g, n, i)->dtype));
+        ffu_status st = check_param(n, z, i ? count1 : count0, i ? "zero point 1" : "zero point 0");
+        if (st < 0) return st;
+    }
+    return FFU_OK;
+}
+
 /* Checks a QLinear op's scales (f32) and zero points (u8 / i8, the output's fixing the
  * output type); sc / zp are the input indices of the two operands' and the output's. */
 static ffu_status check_qlinear(const nn_graph *g, const nn_node *n, const int sc[3],
@@ -139,13 +155,7 @@ static ffu_status qconv_check(const nn_graph *g, const nn_node *n, qconv *q_out,
             return nn_node_error(n, FFU_ERR_FORMAT, "the bias must be %lld i32 values",
                                  (long long)q.M);
     } else {
-        const nn_tensor *zx = nn_in(g, n, 2), *zw = nn_in(g, n, 3);
-        if ((zx && zx->dtype != nn_in(g, n, 0)->dtype) ||
-            (zw && zw->dtype != nn_in(g, n, 1)->dtype))
-            return nn_node_error(n, FFU_ERR_FORMAT, "a zero point's type differs from its input's");
-        if ((st = check_param(n, zx, 1, "input zero point")) < 0 ||
-            (st = check_param(n, zw, q.M, "weight zero point")) < 0)
-            return st;
+        if ((st = check_zero_points(g, n, 1, q.M)) < 0) return st;
     }
     *q_out = q;
     *yt_out = yt;
@@ -299,13 +309,7 @@ static ffu_status qmatmul_check(const nn_graph *g, const nn_node *n, nn_matmul_g
         const int64_t count[3] = {rows, cols, 1};
         if ((st = check_qlinear(g, n, sc, zp, count, &yt)) < 0) return st;
     } else {
-        const nn_tensor *za = nn_in(g, n, 2), *zb = nn_in(g, n, 3);
-        if ((za && za->dtype != nn_in(g, n, 0)->dtype) ||
-            (zb && zb->dtype != nn_in(g, n, 1)->dtype))
-            return nn_node_error(n, FFU_ERR_FORMAT, "a zero point's type differs from its input's");
-        if ((st = check_param(n, za, rows, "a zero point")) < 0 ||
-            (st = check_param(n, zb, cols, "b zero point")) < 0)
-            return st;
+        if ((st = check_zero_points(g, n, rows, cols)) < 0) return st;
     }
     *mg_out = mg;
     *yt_out = yt;
