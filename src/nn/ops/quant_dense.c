@@ -194,6 +194,35 @@ static size_t qconv_scratch_bytes(const nn_graph *g, const nn_node *n)
     return (size_t)(rows * cols) * sizeof(float);
 }
 
+/* The tap rows of group grp of image b: row (c, kd, kh, kw) holds x - zx at each
+ * output position's tap, 0 where the tap reads padding. */
+static void qconv_gather(const qconv *q, const void *X, ffu_dtype xt, int32_t zx, int64_t b,
+                         int64_t grp, float *col)
+{
+    const nn_window *wd = &q->w;
+    int64_t cpg = q->C / q->group;
+    int64_t ID = wd->in[0], IH = wd->in[1], IW = wd->in[2];
+    for (int64_t c = 0; c < cpg; c++) {
+        int64_t xc = (b * q->C + grp * cpg + c) * ID;
+        for (int64_t kd = 0; kd < wd->k[0]; kd++)
+            for (int64_t kh = 0; kh < wd->k[1]; kh++)
+                for (int64_t kw = 0; kw < wd->k[2]; kw++)
+                    for (int64_t od = 0; od < wd->out[0]; od++) {
+                        int64_t id = od * wd->stride[0] - wd->pad0[0] + kd * wd->dil[0];
+                        for (int64_t oh = 0; oh < wd->out[1]; oh++) {
+                            int64_t ih = oh * wd->stride[1] - wd->pad0[1] + kh * wd->dil[1];
+                            for (int64_t ow = 0; ow < wd->out[2]; ow++) {
+                                int64_t iw = ow * wd->stride[2] - wd->pad0[2] + kw * wd->dil[2];
+                                int in_img =
+                                    id >= 0 && id < ID && ih >= 0 && ih < IH && iw >= 0 && iw < IW;
+                                int64_t xi = ((xc + id) * IH + ih) * IW + iw;
+                                *col++ = in_img ? (float)(q8_at(X, xt, xi) - zx) : 0.0f;
+                            }
+                        }
+                    }
+    }
+}
+
 static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
                             void *scratch)
 {
@@ -203,41 +232,18 @@ static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in
     if (st < 0) return st;
     int qlinear = n->op == NN_OP_QLINEAR_CONV;
     const int izw = qlinear ? 5 : 3;
-    const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, q.iw), *y = nn_out(g, n, 0);
+    const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, q.iw);
     const void *X = in[0], *W = in[q.iw];
     const int32_t *bias = qlinear && n->ninputs > 8 ? in[8] : NULL;
     const nn_window *wd = &q.w;
     int64_t cpg = q.C / q.group, mpg = q.M / q.group;
-    int64_t ID = wd->in[0], IH = wd->in[1], IW = wd->in[2];
-    int64_t OD = wd->out[0], OH = wd->out[1], OW = wd->out[2];
-    int64_t KD = wd->k[0], KH = wd->k[1], KW = wd->k[2];
-    int64_t cols = OD * OH * OW, rows = cpg * KD * KH * KW;
+    int64_t cols = wd->out[0] * wd->out[1] * wd->out[2];
+    int64_t rows = cpg * wd->k[0] * wd->k[1] * wd->k[2];
     float *col = scratch;
     int32_t zx = zp_at(g, n, in, 2, 0);
     for (int64_t b = 0; b < q.N; b++)
         for (int64_t grp = 0; grp < q.group; grp++) {
-            float *cr = col;
-            for (int64_t c = 0; c < cpg; c++) {
-                int64_t xc = (b * q.C + grp * cpg + c) * ID;
-                for (int64_t kd = 0; kd < KD; kd++)
-                    for (int64_t kh = 0; kh < KH; kh++)
-                        for (int64_t kw = 0; kw < KW; kw++)
-                            for (int64_t od = 0; od < OD; od++)
-                                for (int64_t oh = 0; oh < OH; oh++)
-                                    for (int64_t ow = 0; ow < OW; ow++) {
-                                        int64_t id =
-                                            od * wd->stride[0] - wd->pad0[0] + kd * wd->dil[0];
-                                        int64_t ih =
-                                            oh * wd->stride[1] - wd->pad0[1] + kh * wd->dil[1];
-                                        int64_t iw =
-                                            ow * wd->stride[2] - wd->pad0[2] + kw * wd->dil[2];
-                                        int in_img = id >= 0 && id < ID && ih >= 0 && ih < IH &&
-                                                     iw >= 0 && iw < IW;
-                                        int64_t xi = ((xc + id) * IH + ih) * IW + iw;
-                                        *cr++ =
-                                            in_img ? (float)(q8_at(X, x->dtype, xi) - zx) : 0.0f;
-                                    }
-            }
+            qconv_gather(&q, X, x->dtype, zx, b, grp, col);
             /* four output channels x QC_COLS positions at a time, their sums in L1 */
             for (int64_t p0 = 0; p0 < cols; p0 += QC_COLS) {
                 int64_t pn = cols - p0 < QC_COLS ? cols - p0 : QC_COLS;
@@ -280,8 +286,7 @@ static ffu_status qconv_run(const nn_graph *g, const nn_node *n, void *const *in
                                       scale_at(g, n, in, 6, 0);
                         int32_t zy = zp_at(g, n, in, 7, 0);
                         for (int64_t p = 0; p < pn; p++)
-                            requantize((double)(int32_t)acc[j][p] * mult, zy, y->dtype, out[0],
-                                       yo + p);
+                            requantize((double)(int32_t)acc[j][p] * mult, zy, yt, out[0], yo + p);
                     }
                 }
             }
