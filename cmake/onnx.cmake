@@ -53,4 +53,12 @@ if(FFU_BUILD_TESTS)
   target_compile_options(make_swap_models PRIVATE ${FFU_C_WARNINGS})
   target_compile_definitions(make_swap_models PRIVATE _GNU_SOURCE)
   target_link_libraries(make_swap_models PRIVATE PkgConfig::PROTOBUF_C)
+  # Writes an ONNX model's dynamically quantised copy (ConvInteger, as ONNX Runtime's
+  # quantize_dynamic does): `quantize_onnx [--per-channel] IN OUT`.
+  add_executable(quantize_onnx ${CMAKE_CURRENT_SOURCE_DIR}/tools/quantize-onnx/quantize_onnx.c
+                 ${FFU_ONNX_GEN_C})
+  target_include_directories(quantize_onnx PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  target_compile_options(quantize_onnx PRIVATE ${FFU_C_WARNINGS})
+  target_compile_definitions(quantize_onnx PRIVATE _GNU_SOURCE)
+  target_link_libraries(quantize_onnx PRIVATE PkgConfig::PROTOBUF_C m)
 endif()

@@ -1,9 +1,12 @@
 /* Load-time graph passes and the one function that orders them (nn_passes_run):
  *
- *   load -> nn_promote_f16 -> nn_rewrite_patterns -> nn_rewrite_transposes -> fold constants -> nn_fuse
- *        -> Identity removal -> dead-node removal
+ *   load -> nn_promote_f16 -> nn_rewrite_integer_products -> nn_rewrite_patterns
+ *        -> nn_rewrite_transposes -> fold constants -> nn_fuse -> Identity removal
+ *        -> dead-node removal
  *
- * The pattern/transpose rewrites live in rewrite.c, the fusion pass in fuse.c. Constant folding runs a node's reference kernel on constant inputs
+ * The pattern/transpose rewrites live in rewrite.c, the integer products' rewrite in
+ * rewrite_integer.c, the fusion pass in fuse.c. Constant folding runs a node's
+ * reference kernel on constant inputs
  * (the same call sessions use at plan time, when input shapes are known and whole
  * Shape -> Gather -> Concat -> Reshape chains become constants). Also here: op checks
  * and the FLOP count `nn info` reports. */
@@ -211,6 +214,7 @@ ffu_status nn_passes_run(nn_graph *g)
     ffu_status st;
     if ((st = nn_graph_toposort(g)) < 0) return st;
     if ((st = nn_promote_f16(g)) < 0) return st;
+    if ((st = nn_rewrite_integer_products(g)) < 0) return st;
     if ((st = nn_rewrite_patterns(g)) < 0) return st;
     if ((st = nn_graph_toposort(g)) < 0) return st;
     if ((st = nn_rewrite_transposes(g)) < 0) return st;

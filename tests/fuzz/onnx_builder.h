@@ -588,6 +588,45 @@ static inline ob_model *ob_seed_quant(void)
     return b;
 }
 
+/* ONNX Runtime's dynamic quantisation around a Conv and a MatMul (DynamicQuantizeLinear
+ * -> ConvInteger / MatMulInteger with constant i8 weights -> Cast -> Mul by the scales),
+ * which the load passes turn into f32 products behind ffu.DynamicQuantizeSteps
+ * (rewrite_integer.c). */
+static inline ob_model *ob_seed_dynamic_quant(void)
+{
+    ob_model *b = ob_new(13);
+    int64_t xd[] = {1, 4, 5, 6}, wd[] = {3, 4, 3, 3}, md[] = {90, 2}, one = 1;
+    static int8_t w[3 * 4 * 3 * 3], m[90 * 2];
+    for (int i = 0; i < 108; i++) w[i] = (int8_t)((i * 37) % 255 - 127);
+    for (int i = 0; i < 180; i++) m[i] = (int8_t)((i * 53) % 201 - 100);
+    const float ws = 0.02f, ms = 0.01f;
+    const int8_t zero = 0;
+    ob_input(b, "x", OB_F32, xd, 4);
+    ob_initializer(b, ob_tensor_raw(b, "w", OB_I8, wd, 4, w, sizeof w));
+    ob_initializer(b, ob_tensor_raw(b, "wz", OB_I8, &one, 0, &zero, 1));
+    ob_initializer(b, ob_const_f32(b, "ws", &one, 0, &ws, 1));
+    ob_initializer(b, ob_tensor_raw(b, "m", OB_I8, md, 2, m, sizeof m));
+    ob_initializer(b, ob_const_f32(b, "ms", &one, 0, &ms, 1));
+    ob_node(b, "DynamicQuantizeLinear", "dq1", "x", "xq,xs,xz");
+    Onnx__NodeProto *n = ob_node(b, "ConvInteger", "conv", "xq,w,xz,wz", "acc");
+    ob_attr_ints(b, n, "pads", (int64_t[]){1, 1, 1, 1}, 4);
+    n = ob_node(b, "Cast", "cast1", "acc", "accf");
+    ob_attr_int(b, n, "to", OB_F32);
+    ob_node(b, "Mul", "s1", "xs,ws", "sc1");
+    ob_node(b, "Mul", "y", "accf,sc1", "y");
+    n = ob_node(b, "Flatten", "flat", "y", "f");
+    ob_attr_int(b, n, "axis", 1);
+    ob_node(b, "DynamicQuantizeLinear", "dq2", "f", "fq,fs,fz");
+    ob_node(b, "MatMulInteger", "mm", "fq,m,fz", "macc");
+    n = ob_node(b, "Cast", "cast2", "macc", "maccf");
+    ob_attr_int(b, n, "to", OB_F32);
+    ob_node(b, "Mul", "s2", "fs,ms", "sc2");
+    ob_node(b, "Mul", "z", "maccf,sc2", "z");
+    ob_output(b, "z", OB_F32, (int64_t[]){1, 2}, 2);
+    ob_output(b, "y", OB_F32, (int64_t[]){1, 3, 5, 6}, 4);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -597,7 +636,7 @@ static const struct {
     {"opset7_upsample.onnx", ob_seed_opset7}, {"resize10.onnx", ob_seed_resize10},
     {"constants.onnx", ob_seed_constants}, {"typed_fields.onnx", ob_seed_typed},
     {"opset18.onnx", ob_seed_opset18},     {"vision_ops.onnx", ob_seed_vision_ops},
-    {"quant.onnx", ob_seed_quant},
+    {"quant.onnx", ob_seed_quant},         {"dynamic_quant.onnx", ob_seed_dynamic_quant},
 };
 
 #endif

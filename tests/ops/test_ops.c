@@ -19,6 +19,7 @@
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 #define MAXIN 6
+#define MAXOUT 4
 #define SENTINEL 0xCD
 #define GUARD 64
 
@@ -44,6 +45,7 @@ typedef struct tcase {
                                  by default our kernel when an attribute forces it) */
     int grid;                 /* 1: the weights (input 1) made from 8-bit codes and a
                                  per-channel factor, marked NN_T_Q8 (grid_weights) */
+    int nout;                 /* outputs of the node (0 = 1), each compared */
 } tcase;
 
 #define S1(x0) {.rank = 1, .d = {x0}}
@@ -66,6 +68,12 @@ static const int64_t el_idx[21] = {0, 3, 1, 4, 2, 0, 3, 1, 4, 2, 0, 3, 1, 4,
 static const int64_t oh_idx[13] = {0, 6, 3, -1, 7, 2, -7, 5, 1, 4, 9, 0, 6};
 static const int64_t oh_depth[1] = {7}, k_m2[1] = {-2}, k_5[1] = {5};
 static const float oh_vals[2] = {-0.5f, 2.0f};
+/* a range of [-1.27, 1.28] (scale 0.005, zero point 254): halfway codes, NaN, -0 */
+static const float qsteps_odd[37] = {-1.27f, 1.28f, 0.0025f, -0.0025f, 0.0075f, NAN, -0.0f, 0.5f,
+                                     0.3f, -0.3f, 1e-9f, 0.0125f, -0.0125f, 0.9f, -0.9f, 0.1f,
+                                     0.2f, 0.25f, -0.25f, 0.33f, 0.66f, -0.66f, 1.0f, -1.0f,
+                                     0.7f, 0.8f, -0.8f, 0.005f, -0.005f, 0.0175f, 1.2f, -1.2f,
+                                     0.45f, -0.45f, 0.55f, -0.55f, 0.6f};
 
 #define X4 S4(1, 3, 13, 17)
 #define F32 FFU_DTYPE_F32
@@ -403,6 +411,12 @@ static const tcase cases[] = {
     {NN_OP_SHRINK, "lambd .3 bias .1", 1, {X4}, .attrs = "lambd=0.3;bias=0.1"},
     {NN_OP_IS_INF, "1x3x13x17", 1, {X4}},
     {NN_OP_IS_NAN, "1x3x13x17", 1, {X4}},
+    /* several outputs, each compared; tol 1e-30: the quantised steps must be ref's bits */
+    {NN_OP_SPLIT, "1x6x13x17 axis 1 in 3", 1, {S4(1, 6, 13, 17)}, .attrs = "axis=1", .nout = 3},
+    {NN_OP_DYNAMIC_QUANTIZE_LINEAR, "1x3x13x17", 1, {X4}, .nout = 3},
+    {NN_OP_DYNAMIC_QUANTIZE_STEPS, "1x3x13x17", 1, {X4}, .nout = 3, .tol = 1e-30, .impl = "facefuse:qsteps"},
+    {NN_OP_DYNAMIC_QUANTIZE_STEPS, "1x64x56x56 (0.1, 2]", 1, {S4(1, 64, 56, 56)}, .dist = 1, .nout = 3, .tol = 1e-30},
+    {NN_OP_DYNAMIC_QUANTIZE_STEPS, "37 with NaN, -0, ties", 1, {S1(37)}, {0}, {qsteps_odd}, .nout = 3, .tol = 1e-30},
 };
 
 /* ---- graph building ------------------------------------------------------------------------ */
@@ -539,11 +553,16 @@ static int build_case(const tcase *tc, uint64_t *seed, built *b)
         if (!tc->cnst[i]) nn_graph_mark_input(g, ins[i]);
         b->in[i] = data;
     }
-    int out = nn_graph_add_tensor(g, "out", FFU_DTYPE_UNDEFINED, NULL);
-    if (out < 0) return -1;
-    b->node = nn_graph_add_node(g, tc->op, "n", ins, tc->nin, &out, 1);
+    int outs[MAXOUT], nout = tc->nout ? tc->nout : 1, out;
+    for (int k = 0; k < nout; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "out%d", k);
+        if ((outs[k] = nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL)) < 0) return -1;
+    }
+    out = outs[0];
+    b->node = nn_graph_add_node(g, tc->op, "n", ins, tc->nin, outs, nout);
     if (b->node < 0 || set_attrs(g, b->node, tc->attrs) < 0) return -1;
-    nn_graph_mark_output(g, out);
+    for (int k = 0; k < nout; k++) nn_graph_mark_output(g, outs[k]);
     nn_node *n = &g->nodes[b->node];
     n->act.kind = tc->act;
     n->act.alpha = tc->act_a;
@@ -609,21 +628,25 @@ enum { R_OK, R_FAIL, R_UNSUPPORTED, R_NOREF };
 static int fp16_prepared;
 
 /* A backend with device memory (cuda): every input (constants too, as the session
- * uploads them) goes to device memory, the output buffer with its guard bytes goes up
- * and comes back, so the sentinel check sees device writes outside the output. */
+ * uploads them) goes to device memory, each output buffer with its guard bytes goes up
+ * and comes back, so the sentinel check sees device writes outside the outputs. */
 static int run_on_device(nn_backend *be, const nn_graph *g, const nn_node *n, const built *bt,
-                         const tcase *tc, guarded *out, char *why, size_t whylen)
+                         const tcase *tc, guarded *out, int nout, char *why, size_t whylen)
 {
-    void *din[MAXIN] = {0}, *dout = NULL, *scratch = NULL;
+    void *din[MAXIN] = {0}, *dout[MAXOUT] = {0}, *scratch = NULL, *outs[MAXOUT];
     int rc = -1, dsp = be->space;
-    size_t total = out->bytes + 2 * GUARD;
-    if (be->ops->mem_alloc(be, total, &dout) < 0) goto fail;
-    /* the output starts as NaN (all bits set), not the sentinel: an element the kernel
-     * never writes, or a library that reads the output it was told to ignore (cuDNN's
-     * fused conv with alpha2 = 0 and z = y; beta = 0 elsewhere), shows up as a NaN */
-    if (tc->inplace > 0) memcpy(out->base + GUARD, bt->in[tc->inplace], out->bytes);
-    else memset(out->base + GUARD, 0xFF, out->bytes);
-    if (be->ops->copy(be, dout, dsp, out->base, NN_SPACE_HOST, total) < 0) goto fail;
+    for (int k = 0; k < nout; k++) {
+        size_t total = out[k].bytes + 2 * GUARD;
+        if (be->ops->mem_alloc(be, total, &dout[k]) < 0) goto fail;
+        /* an output starts as NaN (all bits set), not the sentinel: an element the
+         * kernel never writes, or a library that reads the output it was told to
+         * ignore (cuDNN's fused conv with alpha2 = 0 and z = y; beta = 0 elsewhere),
+         * shows up as a NaN */
+        if (k == 0 && tc->inplace > 0) memcpy(out[k].base + GUARD, bt->in[tc->inplace], out[k].bytes);
+        else memset(out[k].base + GUARD, 0xFF, out[k].bytes);
+        if (be->ops->copy(be, dout[k], dsp, out[k].base, NN_SPACE_HOST, total) < 0) goto fail;
+        outs[k] = (char *)dout[k] + GUARD;
+    }
     for (int i = 0; i < n->ninputs && i < MAXIN; i++) {
         const nn_tensor *t = nn_in(g, n, i);
         if (!t) continue;
@@ -637,14 +660,16 @@ static int run_on_device(nn_backend *be, const nn_graph *g, const nn_node *n, co
     }
     size_t sb = be->ops->scratch_bytes(be, g, n);
     if (sb && be->ops->mem_alloc(be, sb, &scratch) < 0) goto fail;
-    void *ins[MAXIN], *outs[1] = {(char *)dout + GUARD};
+    void *ins[MAXIN];
     for (int i = 0; i < MAXIN; i++) ins[i] = tc->inplace == i && i > 0 ? outs[0] : din[i];
     if (be->ops->run(be, g, n, ins, outs, scratch) < 0) {
         snprintf(why, whylen, "run: %s", ffu_error_message());
         goto done;
     }
-    if (be->ops->copy(be, out->base, NN_SPACE_HOST, dout, dsp, total) < 0 || be->ops->sync(be) < 0)
-        goto fail;
+    for (int k = 0; k < nout; k++)
+        if (be->ops->copy(be, out[k].base, NN_SPACE_HOST, dout[k], dsp, out[k].bytes + 2 * GUARD) < 0)
+            goto fail;
+    if (be->ops->sync(be) < 0) goto fail;
     rc = 0;
     goto done;
 fail:
@@ -652,18 +677,19 @@ fail:
 done:
     be->ops->sync(be);
     for (int i = 0; i < MAXIN; i++) be->ops->mem_free(be, din[i]);
-    be->ops->mem_free(be, dout);
+    for (int k = 0; k < MAXOUT; k++) be->ops->mem_free(be, dout[k]);
     be->ops->mem_free(be, scratch);
     return rc;
 }
 
-/* Runs one case on ref and on b; *err gets the NMSE. */
+/* Runs one case on ref and on b; *err gets the largest NMSE of its outputs (1 for an
+ * integer output that differs, -1 where NaN/Inf positions differ). */
 static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err, char *why,
                     size_t whylen)
 {
     built bt;
-    int res = R_NOREF;
-    guarded ref_out = {0}, cpu_out = {0};
+    int res = R_NOREF, nout = 0;
+    guarded ref_out[MAXOUT] = {{0}}, cpu_out[MAXOUT] = {{0}};
     void *scratch = NULL, *ref_scratch = NULL;
     *err = 0;
     why[0] = 0;
@@ -673,26 +699,34 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
     }
     nn_graph *g = bt.g;
     nn_node *n = &g->nodes[bt.node];
-    const nn_tensor *o = nn_out(g, n, 0);
-    size_t numel = (size_t)nn_shape_numel(&o->shape), bytes = numel * ffu_dtype_size(o->dtype);
     const nn_op_def *def = nn_op_get(tc->op);
-    void *ro = guarded_alloc(&ref_out, bytes), *co = guarded_alloc(&cpu_out, bytes);
+    void *ref_outs[MAXOUT], *cpu_outs[MAXOUT];
+    nout = n->noutputs;
+    for (int k = 0; k < nout; k++) {
+        const nn_tensor *o = nn_out(g, n, k);
+        size_t bytes = nn_tensor_bytes(o);
+        ref_outs[k] = guarded_alloc(&ref_out[k], bytes);
+        cpu_outs[k] = guarded_alloc(&cpu_out[k], bytes);
+        if (!ref_outs[k] || !cpu_outs[k]) {
+            snprintf(why, whylen, "out of memory");
+            goto out;
+        }
+    }
     size_t rsb = def->scratch_bytes ? def->scratch_bytes(g, n) : 0;
     ref_scratch = malloc(rsb ? rsb : 1);
-    if (!ro || !co || !ref_scratch) {
+    if (!ref_scratch) {
         snprintf(why, whylen, "out of memory");
         goto out;
     }
     void *ref_in[MAXIN], *cpu_in[MAXIN];
     for (int i = 0; i < MAXIN; i++) ref_in[i] = cpu_in[i] = bt.in[i];
     if (tc->inplace > 0) {
-        memcpy(ro, bt.in[tc->inplace], bytes);
-        memcpy(co, bt.in[tc->inplace], bytes);
-        ref_in[tc->inplace] = ro;
-        cpu_in[tc->inplace] = co;
+        memcpy(ref_outs[0], bt.in[tc->inplace], ref_out[0].bytes);
+        memcpy(cpu_outs[0], bt.in[tc->inplace], cpu_out[0].bytes);
+        ref_in[tc->inplace] = ref_outs[0];
+        cpu_in[tc->inplace] = cpu_outs[0];
     }
     void *const *in = ref_in;
-    void *ref_outs[1] = {ro}, *cpu_outs[1] = {co};
     if (def->run(g, n, in, ref_outs, ref_scratch) < 0) {
         snprintf(why, whylen, "ref: %s", ffu_error_message());
         goto out;
@@ -726,7 +760,7 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
         }
     }
     if (be->space != NN_SPACE_HOST) {
-        if (run_on_device(be, g, n, &bt, tc, &cpu_out, why, whylen) < 0) goto release;
+        if (run_on_device(be, g, n, &bt, tc, cpu_out, nout, why, whylen) < 0) goto release;
         goto compare;
     }
     size_t sb = be->ops->scratch_bytes(be, g, n);
@@ -737,14 +771,16 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
         goto release;
     }
 compare:
-    if (!guarded_intact(&cpu_out)) {
-        snprintf(why, whylen, "wrote outside its output");
-        goto release;
-    }
-    if (o->dtype != F32) {
-        *err = memcmp(ro, co, bytes) ? 1 : 0;
-    } else {
-        *err = nmse(ro, co, numel);
+    for (int k = 0; k < nout; k++) {
+        const nn_tensor *o = nn_out(g, n, k);
+        if (!guarded_intact(&cpu_out[k])) {
+            snprintf(why, whylen, "wrote outside its output %d", k);
+            goto release;
+        }
+        double e = o->dtype != F32 ? (memcmp(ref_outs[k], cpu_outs[k], ref_out[k].bytes) ? 1 : 0)
+                                   : nmse(ref_outs[k], cpu_outs[k], ref_out[k].bytes / 4);
+        if (e < 0 || *err < 0) *err = -1;
+        else if (e > *err) *err = e;
     }
     double tol = tc->tol > 0 ? tc->tol : 1e-9;
     if (*err < 0) snprintf(why, whylen, "NaN/Inf in different places");
@@ -759,8 +795,7 @@ release:
 out:
     free(scratch);
     free(ref_scratch);
-    free(ref_out.base);
-    free(cpu_out.base);
+    for (int k = 0; k < MAXOUT; k++) free(ref_out[k].base), free(cpu_out[k].base);
     if (bt.g) built_free(&bt);
     return res;
 }

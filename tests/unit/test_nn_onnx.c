@@ -706,10 +706,13 @@ static ffu_status run_ref(ob_model *b, const float *const *ins, int nin, float *
     return run_on(b, "ref", ins, nin, out, n, NULL, 0);
 }
 
-/* run_ref on any backend; summary (when not NULL) gets the start of the loaded model's
- * description (ffu_nn_model_describe: its ops after the load passes). */
-static ffu_status run_on(ob_model *b, const char *backend, const float *const *ins, int nin,
-                         float *out, size_t n, char *summary, size_t summary_size)
+/* Loads model b (consumed) and runs it on backend: ins[i] fills input i (its declared
+ * shape and type), output 0 must be of type yt and out_bytes long and goes to out.
+ * summary (when not NULL) gets the start of the loaded model's description
+ * (ffu_nn_model_describe: its ops after the load passes). */
+static ffu_status run_bytes(ob_model *b, const char *backend, const void *const *ins, int nin,
+                            ffu_dtype yt, void *out, size_t out_bytes, char *summary,
+                            size_t summary_size)
 {
     size_t size;
     uint8_t *data = ob_pack(b, &size);
@@ -738,9 +741,9 @@ static ffu_status run_on(ob_model *b, const char *backend, const float *const *i
     ffu_nn_tensor y;
     if (st < 0 || (st = ffu_nn_session_run(s)) < 0 || (st = ffu_nn_session_output(s, 0, &y)) < 0)
         goto out;
-    if (y.dtype != FFU_DTYPE_F32 || y.nbytes != n * sizeof(float)) {
-        st = ffu_error_set(FFU_ERR_INTERNAL, "output is %s of %zu bytes, expected %zu f32",
-                           ffu_dtype_name(y.dtype), y.nbytes, n);
+    if (y.dtype != yt || y.nbytes != out_bytes) {
+        st = ffu_error_set(FFU_ERR_INTERNAL, "output is %s of %zu bytes, expected %s of %zu",
+                           ffu_dtype_name(y.dtype), y.nbytes, ffu_dtype_name(yt), out_bytes);
         goto out;
     }
     memcpy(out, y.data, y.nbytes);
@@ -748,6 +751,14 @@ out:
     ffu_nn_session_destroy(s);
     ffu_nn_model_destroy(m);
     return st;
+}
+
+/* run_ref on any backend, with run_bytes's summary. */
+static ffu_status run_on(ob_model *b, const char *backend, const float *const *ins, int nin,
+                         float *out, size_t n, char *summary, size_t summary_size)
+{
+    return run_bytes(b, backend, (const void *const *)ins, nin, FFU_DTYPE_F32, out,
+                     n * sizeof(float), summary, summary_size);
 }
 
 static int near_all(const float *got, const float *want, size_t n, double tol)
@@ -1753,6 +1764,107 @@ static void test_dynamic_quant_conv(void)
     }
 }
 
+/* ConvInteger and MatMulInteger with constant weights run as an f32 Conv / MatMul when
+ * their sums stay within 2^24 (rewrite_integer.c) and stay integer when they could
+ * pass it; either way the i32 output equals the integer sums computed here, on ref and
+ * cpu. The large case (600 channels of +-127 weights and inputs up to 255) has odd sums
+ * above 2^24, which f32 cannot hold: a wrongly rewritten node would fail it. */
+static void test_integer_product_rewrite(void)
+{
+    enum { C_MAX = 600, P = 5, M = 3 };
+    static uint8_t x[C_MAX * P], xt[P * C_MAX];
+    static int8_t w[M * C_MAX], wt[C_MAX * M];
+    static int32_t want[M * P], got[M * P];
+    const uint8_t xz = 7;
+    const int8_t wz[M] = {0, 3, -5};
+    const int chans[2] = {40, C_MAX};
+    for (int big = 0; big < 2; big++) {
+        int C = chans[big];
+        for (int i = 0; i < C * P; i++) x[i] = (uint8_t)(big ? 255 - (i * 7) % 5 : (i * 37) % 256);
+        for (int i = 0; i < M * C; i++)
+            w[i] = (int8_t)(big ? ((i % 3) ? 127 : -127) : (i * 53) % 255 - 127);
+        for (int c = 0; c < C; c++) {
+            for (int p = 0; p < P; p++) xt[p * C + c] = x[c * P + p];
+            for (int m = 0; m < M; m++) wt[c * M + m] = w[m * C + c];
+        }
+        for (int m = 0; m < M; m++)
+            for (int p = 0; p < P; p++) {
+                int64_t acc = 0;
+                for (int c = 0; c < C; c++)
+                    acc += (int64_t)(x[c * P + p] - xz) * (w[m * C + c] - (big ? 0 : wz[m]));
+                want[m * P + p] = (int32_t)acc;
+            }
+        const char *backends[] = {"ref", "cpu"};
+        for (int k = 0; k < 4; k++) {
+            int bi = k & 1, mm = k >> 1;
+            ob_model *b = ob_new(13);
+            int64_t xdim[4] = {1, C, 1, P}, ydim[4] = {1, M, 1, P}, wdim[4] = {M, C, 1, 1};
+            int64_t adim[2] = {P, C}, bdim[2] = {C, M}, mdim[2] = {P, M}, one = 1, nz = M;
+            ob_input(b, "x", OB_U8, mm ? adim : xdim, mm ? 2 : 4);
+            ob_output(b, "y", OB_I32, mm ? mdim : ydim, mm ? 2 : 4);
+            ob_initializer(b, ob_tensor_raw(b, "w", OB_I8, mm ? bdim : wdim, mm ? 2 : 4,
+                                            mm ? (const void *)wt : w, (size_t)(M * C)));
+            ob_initializer(b, ob_tensor_raw(b, "xz", OB_U8, &one, 0, &xz, 1));
+            ob_initializer(b, ob_tensor_raw(b, "wz", OB_I8, &nz, big ? 0 : 1, wz, big ? 1 : M));
+            ob_node(b, mm ? "MatMulInteger" : "ConvInteger", "product", "x,w,xz,wz", "y");
+            char summary[4096];
+            const void *ins[1] = {mm ? xt : x};
+            ffu_status st = run_bytes(b, backends[bi], ins, 1, FFU_DTYPE_I32, got,
+                                      sizeof(int32_t) * M * P, summary, sizeof summary);
+            if (st == FFU_ERR_UNSUPPORTED && bi == 1) {
+                printf("integer product rewrite: cpu backend not built, skipped\n");
+                continue;
+            }
+            CHECK_EQ_INT(st, FFU_OK);
+            const char *op = mm ? (big ? "\"MatMulInteger\":" : "\"MatMul\":")
+                                : (big ? "\"ConvInteger\":" : "\"Conv\":");
+            CHECK(strstr(summary, op) != NULL);
+            for (int m = 0; m < M; m++)
+                for (int p = 0; p < P; p++)
+                    CHECK_EQ_INT(got[mm ? p * M + m : m * P + p], want[m * P + p]);
+        }
+    }
+}
+
+/* The dynamic-quantisation seed: both products rewritten behind DynamicQuantizeSteps,
+ * and the cpu backend's output equal to ref's bit for bit on an input with a wide range
+ * (the Conv's sums reach thousands of steps). */
+static void test_seed_dynamic_quant(void)
+{
+    static float x[4 * 5 * 6], ref[2], cpu[2];
+    for (int i = 0; i < 120; i++) x[i] = (float)((i * 41) % 120 - 50) * 0.07f;
+    const float *ins[1] = {x};
+    char summary[4096];
+    CHECK_EQ_INT(run_on(ob_seed_dynamic_quant(), "ref", ins, 1, ref, 2, summary, sizeof summary),
+                 FFU_OK);
+    CHECK(strstr(summary, "\"ffu.DynamicQuantizeSteps\":2") != NULL);
+    CHECK(strstr(summary, "Integer") == NULL);
+    ffu_status st = run_on(ob_seed_dynamic_quant(), "cpu", ins, 1, cpu, 2, NULL, 0);
+    if (st == FFU_ERR_UNSUPPORTED) {
+        printf("dynamic quant seed: cpu backend not built, skipped\n");
+        return;
+    }
+    CHECK_EQ_INT(st, FFU_OK);
+    CHECK(memcmp(ref, cpu, sizeof ref) == 0);
+    CHECK(fabsf(ref[0]) + fabsf(ref[1]) > 0.1f);
+}
+
+/* The engine's own ops (ffu.*) are refused in a file, by name. */
+static void test_internal_ops_refused(void)
+{
+    const char *ops[2] = {"ffu.DynamicQuantizeSteps", "ffu.MemCopy"};
+    for (int i = 0; i < 2; i++) {
+        ob_model *b = ob_new(13);
+        int64_t xd[2] = {2, 3};
+        ob_input(b, "x", OB_F32, xd, 2);
+        ob_node(b, ops[i], "mine", "x", i ? "y" : "y,s,z");
+        ob_output(b, "y", OB_F32, NULL, -1);
+        char want[80];
+        snprintf(want, sizeof want, "unsupported op '%s'", ops[i]);
+        CHECK_EQ_INT(expect(b, FFU_ERR_UNSUPPORTED, want), FFU_OK);
+    }
+}
+
 /* nn_graph_check_ops reports exactly the ops without a kernel. */
 static void test_check_ops(void)
 {
@@ -1782,4 +1894,5 @@ TEST_MAIN(test_real_models, test_real_model_upgrades, test_seed_conv, test_seed_
           test_conformance_suite, test_conformance_upgrades,
           test_read_tensor, test_invalid_models, test_deep_nesting, test_truncation_and_mutation,
           test_real_model_truncation, test_seed_quant, test_qdq_conv,
-          test_dynamic_quant_conv, test_check_ops)
+          test_dynamic_quant_conv, test_integer_product_rewrite,
+          test_seed_dynamic_quant, test_internal_ops_refused, test_check_ops)

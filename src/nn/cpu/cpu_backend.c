@@ -738,6 +738,7 @@ static cpu_build_fn builder(nn_op op)
     case NN_OP_TRANSPOSE: return nn_cpu_build_transpose;
     case NN_OP_PAD: return nn_cpu_build_pad;
     case NN_OP_SPLIT: return nn_cpu_build_split;
+    case NN_OP_DYNAMIC_QUANTIZE_STEPS: return nn_cpu_build_qsteps;
     default: return NULL;
     }
 }
@@ -761,6 +762,7 @@ static int cl_op(nn_op op)
     case NN_OP_TRANSPOSE: case NN_OP_PAD: case NN_OP_SPLIT: case NN_OP_REDUCE_MEAN:
     case NN_OP_REDUCE_SUM: case NN_OP_REDUCE_MAX: case NN_OP_REDUCE_MIN: case NN_OP_REDUCE_PROD:
     case NN_OP_REDUCE_L1: case NN_OP_REDUCE_L2: case NN_OP_REDUCE_SUM_SQUARE:
+    case NN_OP_DYNAMIC_QUANTIZE_STEPS:
         return 1;
     default: return 0;
     }

@@ -132,6 +132,7 @@ ffu_status nn_cpu_build_reduce(cpu_ctx *c);
 ffu_status nn_cpu_build_transpose(cpu_ctx *c);
 ffu_status nn_cpu_build_pad(cpu_ctx *c);
 ffu_status nn_cpu_build_split(cpu_ctx *c);
+ffu_status nn_cpu_build_qsteps(cpu_ctx *c);
 
 /* ---- our own kernels ------------------------------------------------------------------ */
 
@@ -329,6 +330,12 @@ void nn_cpu_wino_weights(nn_cpu_wino *d, const float *w);
 /* Tiles [t0, t1); res (may be NULL) has the convolution output's shape and may be dst. */
 void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const float *res,
                               float *dst, int64_t t0, int64_t t1, float *scratch);
+
+/* ffu.DynamicQuantizeSteps' loops (cpu_quant_avx512.c, quant_math.h's qm_minmax and
+ * qm_steps): folds x[0, n) into the range [*mn, *mx]; y[0, n) = x's u8 codes minus the
+ * zero point, as f32. */
+void nn_cpu_qsteps_range_avx512(const float *x, int64_t n, float *mn, float *mx);
+void nn_cpu_qsteps_avx512(const float *x, int64_t n, float scale, float zp, float *y);
 
 /* Adds a kernel step; its arguments are added with nn_cpu_step_arg (md NULL). Returns
  * NULL in dry mode or on failure (*st says). */

@@ -17,6 +17,7 @@
 #if FFU_HAVE_DNNL
 
 #include "../ops/ops_internal.h"
+#include "../ops/quant_math.h"
 #include "cpu_internal.h"
 
 /* Creates pd from desc with the attribute, or CPU_UNSUPPORTED. */
@@ -1235,6 +1236,86 @@ ffu_status nn_cpu_build_pad(cpu_ctx *c)
     if (!s) return st;
     if ((st = nn_cpu_step_arg(c, s, 0, NULL, CPU_BIND_IN, 0, 0, NULL)) < 0) return st;
     return nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_OUT, 0, 0, NULL);
+}
+
+/* ---- ffu.DynamicQuantizeSteps ---------------------------------------------------------- */
+
+/* libgomp's barrier (stable C ABI): kernel steps run inside GOMP_parallel, every thread
+ * of the team calling the kernel, so the team may meet at a barrier there. */
+void GOMP_barrier(void);
+
+/* One step: the input's range in QSTEPS_CHUNKS chunks (whole multiples of 16 values),
+ * each thread taking a run of them, so that no partial range depends on the thread
+ * count; the threads meet; then each turns the values of its own chunks (still in its
+ * caches) into steps with the scale and zero point of the whole range. The loops are
+ * the reference's arithmetic (cpu_quant_avx512.c): the bits are ref's. A range and an
+ * elementwise map do not care how the values are laid out, so the output keeps the
+ * input's layout (channels-last between convolutions). */
+enum { QSTEPS_CHUNKS = 32 };
+
+typedef struct cpu_qsteps {
+    int64_t n;
+} cpu_qsteps;
+
+/* Start of chunk k of n values: equal runs of whole multiples of 16. */
+static int64_t qsteps_at(int64_t n, int k)
+{
+    int64_t per = ((n + QSTEPS_CHUNKS - 1) / QSTEPS_CHUNKS + 15) / 16 * 16;
+    return k * per < n ? k * per : n;
+}
+
+static void qsteps_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const cpu_qsteps *d = kd;
+    const float *x = ptr[0];
+    float *part = ptr[1];
+    int k0 = QSTEPS_CHUNKS * ithr / nthr, k1 = QSTEPS_CHUNKS * (ithr + 1) / nthr;
+    for (int k = k0; k < k1; k++) {
+        int64_t a = qsteps_at(d->n, k), b = qsteps_at(d->n, k + 1);
+        float mn = 0.0f, mx = 0.0f;
+        nn_cpu_qsteps_range_avx512(x + a, b - a, &mn, &mx);
+        part[2 * k] = mn;
+        part[2 * k + 1] = mx;
+    }
+    if (nthr > 1) GOMP_barrier();
+    float mn = 0.0f, mx = 0.0f, scale, zp;
+    for (int k = 0; k < QSTEPS_CHUNKS; k++) {
+        mn = part[2 * k] < mn ? part[2 * k] : mn;
+        mx = part[2 * k + 1] > mx ? part[2 * k + 1] : mx;
+    }
+    qm_dynamic_params(mn, mx, &scale, &zp);
+    if (ithr == 0) {
+        *(float *)ptr[3] = scale;
+        *(uint8_t *)ptr[4] = (uint8_t)zp;
+    }
+    int64_t a = qsteps_at(d->n, k0), b = qsteps_at(d->n, k1);
+    nn_cpu_qsteps_avx512(x + a, b - a, scale, zp, (float *)ptr[2] + a);
+}
+
+ffu_status nn_cpu_build_qsteps(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
+    if (!x || !y || n->noutputs != 3 || !nn_out(c->g, n, 1) || !nn_out(c->g, n, 2) ||
+        n->act.kind != NN_ACT_NONE || !(ffu_cpu_features() & FFU_CPU_AVX512F) ||
+        nn_cpu_blocked(c, n->inputs[0]) || nn_cpu_blocked(c, n->outputs[0]) ||
+        nn_cpu_layout(c, n->inputs[0]) != nn_cpu_layout(c, n->outputs[0]))
+        return CPU_UNSUPPORTED;
+    if (!c->p) return FFU_OK;
+    cpu_qsteps *d = nn_cpu_own(c, sizeof *d);
+    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    d->n = nn_shape_numel(&x->shape);
+    size_t part = nn_cpu_scratch(c, 2 * QSTEPS_CHUNKS * sizeof(float));
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_kernel_step(c, qsteps_kernel, d, &st);
+    if (!s) return st;
+    if ((st = nn_cpu_step_arg(c, s, 0, NULL, CPU_BIND_IN, 0, 0, NULL)) < 0 ||
+        (st = nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_SCRATCH, 0, part, NULL)) < 0)
+        return st;
+    for (int i = 0; i < 3; i++)
+        if ((st = nn_cpu_step_arg(c, s, 2 + i, NULL, CPU_BIND_OUT, i, 0, NULL)) < 0) return st;
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:qsteps_avx512");
+    return FFU_OK;
 }
 
 #endif

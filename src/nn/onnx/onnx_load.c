@@ -866,7 +866,9 @@ static nn_op file_op(const Onnx__NodeProto *np)
 {
     const char *t = S(np->op_type);
     /* ops.def names that are not ONNX operators must not be accepted from a file */
-    if (!strcmp(t, "Rsqrt") || !strcmp(t, "Square") || !strcmp(t, "Relu6")) return NN_OP_NONE;
+    if (!strcmp(t, "Rsqrt") || !strcmp(t, "Square") || !strcmp(t, "Relu6") ||
+        !strncmp(t, "ffu.", 4))
+        return NN_OP_NONE;
     if (!strcmp(t, "Dropout")) return NN_OP_IDENTITY;
     if (!strcmp(t, "Scatter")) return NN_OP_SCATTER_ELEMENTS; /* its name before opset 11 */
     return nn_op_from_name(t);

@@ -3,14 +3,18 @@
  *   QuantizeLinear(x, scale, zero_point?)   y = saturate(round(x / scale) + zero_point)
  *   DequantizeLinear(x, scale, zero_point?) y = (x - zero_point) * scale
  *   DynamicQuantizeLinear(x) -> y, scale, zero_point   (u8, range from x's min and max)
+ *   ffu.DynamicQuantizeSteps(x) -> the same with y as f32 (y - zero_point): what the
+ *     integer products that read y see once rewrite_integer.c made them f32 products
  * Rounding is to nearest, ties to even; the arithmetic is f32, as in the ONNX reference
  * and ONNX Runtime. Scale and zero point are one value (per tensor) or one per index of
  * `axis` (opset 13, default 1). A weight's DequantizeLinear has constant inputs, so
  * constant folding turns it into f32 weights at load and the backends see a float
  * model; what runs per inference is the activations' quantise-dequantise pairs. */
 #include <math.h>
+#include <string.h>
 
 #include "ops_internal.h"
+#include "quant_math.h"
 
 /* ---- scale and zero point ------------------------------------------------------------- */
 
@@ -56,12 +60,18 @@ static int q_range(ffu_dtype t, float *lo, float *hi)
     return 0;
 }
 
-/* round(x / scale) + zp, saturated to [lo, hi] (NaN gives the zero point). */
-static inline float q_value(float x, float scale, float zp, float lo, float hi)
+/* y[0, n) = qm_value(x[k]) as t (u8 or i8). */
+static void q_span(const float *x, int64_t n, float scale, float zp, ffu_dtype t, void *y)
 {
-    float v = nearbyintf(x / scale) + zp;
-    if (v != v) return zp;
-    return v < lo ? lo : v > hi ? hi : v;
+    float lo, hi;
+    q_range(t, &lo, &hi);
+    if (t == FFU_DTYPE_U8) {
+        uint8_t *p = y;
+        for (int64_t k = 0; k < n; k++) p[k] = (uint8_t)qm_value(x[k], scale, zp, lo, hi);
+    } else {
+        int8_t *p = y;
+        for (int64_t k = 0; k < n; k++) p[k] = (int8_t)qm_value(x[k], scale, zp, lo, hi);
+    }
 }
 
 static void q_store(void *y, ffu_dtype t, int64_t i, float v)
@@ -70,6 +80,21 @@ static void q_store(void *y, ffu_dtype t, int64_t i, float v)
         ((uint8_t *)y)[i] = (uint8_t)v;
     else
         ((int8_t *)y)[i] = (int8_t)v;
+}
+
+/* y[0, n) = (x[k] - zp) * scale for x of type t (u8, i8 or i32). */
+static void dq_span(const void *x, ffu_dtype t, int64_t n, float scale, float zp, float *y)
+{
+    if (t == FFU_DTYPE_U8) {
+        const uint8_t *p = x;
+        for (int64_t k = 0; k < n; k++) y[k] = ((float)p[k] - zp) * scale;
+    } else if (t == FFU_DTYPE_I8) {
+        const int8_t *p = x;
+        for (int64_t k = 0; k < n; k++) y[k] = ((float)p[k] - zp) * scale;
+    } else {
+        const int32_t *p = x;
+        for (int64_t k = 0; k < n; k++) y[k] = ((float)p[k] - zp) * scale;
+    }
 }
 
 /* ---- QuantizeLinear ------------------------------------------------------------------- */
@@ -128,17 +153,19 @@ static ffu_status qdq_run(const nn_graph *g, const nn_node *n, void *const *in, 
         return nn_node_error(n, FFU_ERR_UNSUPPORTED, "zero point type");
     const float *sc = in[1];
     const void *zp = n->ninputs > 2 ? in[2] : NULL; /* in[] holds ninputs pointers */
+    size_t xsize = ffu_dtype_size(x->dtype), ysize = ffu_dtype_size(nn_out(g, n, 0)->dtype);
     for (int64_t o = 0, i = 0; o < ax.outer; o++)
-        for (int64_t c = 0; c < ax.dim; c++) {
+        for (int64_t c = 0; c < ax.dim; c++, i += ax.inner) {
             float s = sc[c], z = zp ? (float)nn_load_int(zp, zt, c) : 0.0f;
-            for (int64_t k = 0; k < ax.inner; k++, i++) {
-                if (!quantize) {
-                    ((float *)out[0])[i] = ((float)nn_load_int(in[0], x->dtype, i) - z) * s;
-                    continue;
-                }
-                float v = x->dtype == FFU_DTYPE_F32 ? ((const float *)in[0])[i]
-                                                    : (float)((const int32_t *)in[0])[i];
-                q_store(out[0], zt, i, q_value(v, s, z, lo, hi));
+            const void *xi = (const unsigned char *)in[0] + (size_t)i * xsize;
+            void *yi = (unsigned char *)out[0] + (size_t)i * ysize;
+            if (!quantize) {
+                dq_span(xi, x->dtype, ax.inner, s, z, yi);
+            } else if (x->dtype == FFU_DTYPE_F32) {
+                q_span(xi, ax.inner, s, z, zt, yi);
+            } else {
+                for (int64_t k = 0; k < ax.inner; k++)
+                    q_store(yi, zt, k, qm_value((float)((const int32_t *)xi)[k], s, z, lo, hi));
             }
         }
     return FFU_OK;
@@ -160,35 +187,33 @@ static ffu_status dyn_quantize_infer(nn_graph *g, nn_node *n)
     if (n->noutputs != 3 || !nn_out(g, n, 1) || !nn_out(g, n, 2))
         return nn_node_error(n, FFU_ERR_FORMAT, "needs its three outputs");
     nn_shape scalar = {.rank = 0};
-    if ((st = nn_set_out(g, n, 0, FFU_DTYPE_U8, &x->shape)) < 0) return st;
+    ffu_dtype yt = n->op == NN_OP_DYNAMIC_QUANTIZE_STEPS ? FFU_DTYPE_F32 : FFU_DTYPE_U8;
+    if ((st = nn_set_out(g, n, 0, yt, &x->shape)) < 0) return st;
     if ((st = nn_set_out(g, n, 1, FFU_DTYPE_F32, &scalar)) < 0) return st;
     return nn_set_out(g, n, 2, FFU_DTYPE_U8, &scalar);
 }
 
 /* The range always holds 0, so that 0 is exact; an all-zero input gets scale 0, zero
- * point 0 and zeros. */
+ * point 0 and zeros. The loops are quant_math.h's. */
 static ffu_status dyn_quantize_run(const nn_graph *g, const nn_node *n, void *const *in,
                                    void *const *out, void *scratch)
 {
     (void)scratch;
     const float *x = in[0];
     int64_t cnt = nn_numel(nn_in(g, n, 0));
-    float mn = 0.0f, mx = 0.0f;
-    for (int64_t i = 0; i < cnt; i++) {
-        mn = x[i] < mn ? x[i] : mn;
-        mx = x[i] > mx ? x[i] : mx;
-    }
-    float scale = (mx - mn) / 255.0f, zp = 0.0f;
-    if (scale > 0.0f) {
-        zp = nearbyintf(0.0f - mn / scale);
-        zp = zp < 0.0f ? 0.0f : zp > 255.0f ? 255.0f : zp;
-    }
-    uint8_t *y = out[0];
-    for (int64_t i = 0; i < cnt; i++)
-        y[i] = scale > 0.0f ? (uint8_t)q_value(x[i], scale, zp, 0.0f, 255.0f) : 0;
+    float mn = 0.0f, mx = 0.0f, scale, zp;
+    qm_minmax(x, cnt, &mn, &mx);
+    qm_dynamic_params(mn, mx, &scale, &zp);
+    if (n->op == NN_OP_DYNAMIC_QUANTIZE_STEPS)
+        qm_steps(x, cnt, scale, zp, out[0]);
+    else if (scale > 0.0f)
+        q_span(x, cnt, scale, zp, FFU_DTYPE_U8, out[0]);
+    else
+        memset(out[0], 0, (size_t)cnt);
     *(float *)out[1] = scale;
     *(uint8_t *)out[2] = (uint8_t)zp;
     return FFU_OK;
 }
 
 const nn_op_def nn_op_def_dynamic_quantize_linear = {dyn_quantize_infer, dyn_quantize_run, NULL, 0};
+const nn_op_def nn_op_def_dynamic_quantize_steps = {dyn_quantize_infer, dyn_quantize_run, NULL, 0};
