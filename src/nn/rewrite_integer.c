@@ -10,8 +10,9 @@
  * partial sum, in any order, is an integer that f32 holds exactly, so an f32 Conv or
  * MatMul of (x - zx) and (w - zw) gives the i32 sums bit for bit on any kernel that
  * multiplies and adds in f32 (bf16 and f16 operands hold those integers exactly too).
- * Winograd's transforms round, so the rewrite sets the nodes' Winograd and bf16
- * accuracy tolerances to zero (cpu_dense.c), which no such variant passes.
+ * Winograd's and FFT's transforms round, so the rewritten nodes carry `_exact` = 1:
+ * the cpu backend then gives its rounding variants (Winograd, bf16) a zero tolerance,
+ * which none meets, and the cuda backend skips cuDNN's Winograd and FFT algorithms.
  *
  *   ConvInteger(x, w, zx?, zw?)   -> Conv(DequantizeLinear(x, 1, zx?), f32(w - zw))
  *   MatMulInteger(a, b, za?, zb?) -> MatMul(DequantizeLinear(a, 1, za?), f32(b - zb))
@@ -172,8 +173,7 @@ static ffu_status rewrite_node(nn_graph *g, int i, const float *wf, int xf, int 
     g->tensors[yf].producer = i;
     g->tensors[y].producer = -1;
     ffu_status st;
-    if ((st = nn_node_set_float(g, i, "_cpu_wino_nmse", 0.0f)) < 0) return st;
-    if ((st = nn_node_set_float(g, i, "_cpu_bf16_nmse", 0.0f)) < 0) return st;
+    if ((st = nn_node_set_int(g, i, "_exact", 1)) < 0) return st;
     /* readers: a Cast to f32 becomes an Identity of the float sums; others need i32 */
     int need_i32 = (g->tensors[y].flags & NN_T_OUTPUT) != 0;
     for (int k = 0; k < g->nnodes; k++) {

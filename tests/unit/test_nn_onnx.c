@@ -1826,6 +1826,51 @@ static void test_integer_product_rewrite(void)
     }
 }
 
+/* A rewritten ConvInteger of the shape the cpu backend runs as Winograd (3x3, stride 1,
+ * 16 channels in and out, 34x34): its transforms would round the integer sums, which the
+ * Cast to i32 then truncates; the node's `_exact` keeps it off Winograd, so the sums
+ * equal the integer ones computed here. */
+static void test_integer_conv_winograd_shape(void)
+{
+    enum { C = 16, M = 16, H = 34, W = 34 };
+    static uint8_t x[C * H * W];
+    static int8_t w[M * C * 9];
+    static int32_t want[M * H * W], got[M * H * W];
+    for (int i = 0; i < C * H * W; i++) x[i] = (uint8_t)((i * 7919) % 256);
+    for (int i = 0; i < M * C * 9; i++) w[i] = (int8_t)((i * 131) % 41 - 20);
+    const uint8_t xz = 131;
+    for (int m = 0; m < M; m++)
+        for (int y = 0; y < H; y++)
+            for (int xx = 0; xx < W; xx++) {
+                int32_t acc = 0;
+                for (int c = 0; c < C; c++)
+                    for (int ky = 0; ky < 3; ky++)
+                        for (int kx = 0; kx < 3; kx++) {
+                            int iy = y + ky - 1, ix = xx + kx - 1;
+                            if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                            acc += (x[(c * H + iy) * W + ix] - xz) *
+                                   w[((m * C + c) * 3 + ky) * 3 + kx];
+                        }
+                want[(m * H + y) * W + xx] = acc;
+            }
+    ob_model *b = ob_new(13);
+    int64_t xdim[4] = {1, C, H, W}, ydim[4] = {1, M, H, W}, wdim[4] = {M, C, 3, 3}, one = 1;
+    ob_input(b, "x", OB_U8, xdim, 4);
+    ob_output(b, "y", OB_I32, ydim, 4);
+    ob_initializer(b, ob_tensor_raw(b, "w", OB_I8, wdim, 4, w, sizeof w));
+    ob_initializer(b, ob_tensor_raw(b, "xz", OB_U8, &one, 0, &xz, 1));
+    Onnx__NodeProto *n = ob_node(b, "ConvInteger", "conv", "x,w,xz", "y");
+    ob_attr_ints(b, n, "pads", (int64_t[]){1, 1, 1, 1}, 4);
+    const void *ins[1] = {x};
+    ffu_status st = run_bytes(b, "cpu", ins, 1, FFU_DTYPE_I32, got, sizeof got, NULL, 0);
+    if (st == FFU_ERR_UNSUPPORTED) {
+        printf("integer conv, Winograd shape: cpu backend not built, skipped\n");
+        return;
+    }
+    CHECK_EQ_INT(st, FFU_OK);
+    for (int i = 0; i < M * H * W; i++) CHECK_EQ_INT(got[i], want[i]);
+}
+
 /* The dynamic-quantisation seed: both products rewritten behind DynamicQuantizeSteps,
  * and the cpu backend's output equal to ref's bit for bit on an input with a wide range
  * (the Conv's sums reach thousands of steps). */
@@ -1895,4 +1940,5 @@ TEST_MAIN(test_real_models, test_real_model_upgrades, test_seed_conv, test_seed_
           test_read_tensor, test_invalid_models, test_deep_nesting, test_truncation_and_mutation,
           test_real_model_truncation, test_seed_quant, test_qdq_conv,
           test_dynamic_quant_conv, test_integer_product_rewrite,
-          test_seed_dynamic_quant, test_internal_ops_refused, test_check_ops)
+          test_integer_conv_winograd_shape, test_seed_dynamic_quant,
+          test_internal_ops_refused, test_check_ops)

@@ -19,6 +19,14 @@
 #include "../ops/ops_internal.h"
 #include "cpu_internal.h"
 
+/* The accuracy tolerance a rounding variant (Winograd, bf16) of node n must meet: the
+ * node's attribute `attr` (tests), else def; 0, which no variant meets, for a node whose
+ * integer-valued sums must stay exact (`_exact`, set by rewrite_integer.c). */
+static double variant_tol(const nn_node *n, const char *attr, double def)
+{
+    return nn_attr_int(n, "_exact", 0) ? 0.0 : nn_attr_float(n, attr, (float)def);
+}
+
 /* ---- our depthwise kernel ------------------------------------------------------------------ */
 
 static void dw_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
@@ -551,7 +559,7 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
     d->ns = d->b + M;
     d->U = d->ns + M; /* M is a multiple of 16: U stays 64-byte aligned */
     conv_epilogue(c, b, oc.slopes, oc.nslopes, M, d->b, d->ns);
-    double tol = nn_attr_float(n, "_cpu_wino_nmse", (float)NN_CPU_WINO_NMSE);
+    double tol = variant_tol(n, "_cpu_wino_nmse", NN_CPU_WINO_NMSE);
     for (;;) {
         d->m = m;
         d->TY = (d->OH + m - 1) / m, d->TX = (d->OW + m - 1) / m;
@@ -1064,7 +1072,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
                 b ? &bias_md : NULL, &dw, strides, dil, pl, pr) == dnnl_success &&
             nn_cpu_pd_with_act(c, &desc, 0, r != NULL, &pdw, &splitw) == FFU_OK) {
             /* the node attribute (tests) overrides the tolerance */
-            double tol = nn_attr_float(n, "_cpu_wino_nmse", (float)NN_CPU_WINO_NMSE);
+            double tol = variant_tol(n, "_cpu_wino_nmse", NN_CPU_WINO_NMSE);
             if (splitw == split && nn_cpu_pd_is_winograd(pdw)) {
                 double e = nn_cpu_variant_nmse(c, pd, pdw, &wei_user, w->data, b ? b->data : NULL);
                 if (e >= 0 && e < tol) {
@@ -1098,7 +1106,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
         if (ds == dnnl_success &&
             nn_cpu_pd_with_act(c, &desc, 1, r != NULL, &pdb, &splitb) == FFU_OK) {
             /* the node attribute (tests) overrides the tolerance */
-            double tol = nn_attr_float(n, "_cpu_bf16_nmse", (float)NN_CPU_BF16_NMSE);
+            double tol = variant_tol(n, "_cpu_bf16_nmse", NN_CPU_BF16_NMSE);
             if (splitb == split && nn_cpu_pd_is_bf16(pdb)) {
                 double e = nn_cpu_variant_nmse(c, pd, pdb, &wei_user, w->data, b ? b->data : NULL);
                 if (e >= 0 && e < tol) {
@@ -1252,7 +1260,7 @@ static ffu_status build_mm(cpu_ctx *c, const mm_spec *m)
         if (dnnl_matmul_desc_init(&descb, &sb, &wb, m->bias ? &bias_md : NULL, &dst_md) ==
                 dnnl_success &&
             nn_cpu_pd_with_act(c, &descb, 1, 0, &pdb, &splitb) == FFU_OK) {
-            double tol = nn_attr_float(n, "_cpu_bf16_nmse", (float)NN_CPU_BF16_NMSE);
+            double tol = variant_tol(n, "_cpu_bf16_nmse", NN_CPU_BF16_NMSE);
             if (splitb == split && nn_cpu_pd_is_bf16(pdb)) {
                 double e = nn_cpu_variant_nmse(c, pd, pdb, &wei_user, wt->data,
                                             m->bias ? m->bias->data : NULL);

@@ -123,6 +123,8 @@ typedef struct cu_node {
     int prepad;     /* asymmetric pads: the input is padded into scratch first */
     int have16;     /* the fp16 descriptors and algorithm exist */
     int use16;      /* the fp16 path passed its check */
+    int exact;      /* integer-valued operands whose sums must stay exact (the node's
+                       `_exact` attribute, rewrite_integer.c): no Winograd or FFT */
     void *w16;      /* its fp16 weights (owned: one of dev[]) */
     int64_t N, C, H, W, M, OH, OW, KH, KW;
     int64_t pt, pl, pb, pr; /* pads */
@@ -351,6 +353,12 @@ static ffu_status conv_descs(cu_backend *cb, cu_node *p, cudnnDataType_t dt,
         if (dt != CUDNN_DATA_HALF && perf[i].mathType != CUDNN_FMA_MATH &&
             perf[i].mathType != CUDNN_DEFAULT_MATH)
             continue;
+        /* transforms round what would be exact integer sums */
+        if (p->exact && (perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+                         perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED ||
+                         perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT ||
+                         perf[i].algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING))
+            continue;
         if (L->cudnnGetConvolutionForwardWorkspaceSize(cb->dnn, *xd, *wd, *cd, *yd, perf[i].algo,
                                                        &need) != CUDNN_STATUS_SUCCESS)
             continue;
@@ -495,6 +503,7 @@ static ffu_status build_conv(cu_backend *cb, const nn_graph *g, const nn_node *n
     const nn_cuda_libs *L = cb->L;
     ffu_status st;
     if ((st = conv_geometry(g, n, p)) < 0) return st;
+    p->exact = nn_attr_int(n, "_exact", 0) != 0;
     const nn_tensor *y = nn_out(g, n, 0);
     const nn_tensor *b = n->ninputs > 2 && n->inputs[2] >= 0 ? nn_in(g, n, 2) : NULL;
     if ((st = conv_descs(cb, p, CUDNN_DATA_FLOAT, &p->xd, &p->yd, &p->wd, &p->cd, &p->algo, &p->ws)) < 0)

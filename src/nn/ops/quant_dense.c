@@ -7,8 +7,9 @@
  * Operands are u8 or i8; w's zero point and scale may be one per output channel, a's
  * one per row and b's one per column. Sums wrap at 32 bits, as the i32 output does;
  * the requantisation multiplies in double by the f32 product sx sw / sy and rounds
- * half to even, as the ONNX reference does. Reference kernels only: a model quantised
- * this way runs on ref (docs/NN_ONNX.md). */
+ * half to even, as the ONNX reference does. Reference kernels only; ConvInteger and
+ * MatMulInteger with constant weights are mostly rewritten at load into f32 products
+ * that give the same sums (rewrite_integer.c, docs/NN_ONNX.md "Quantised models"). */
 #include <math.h>
 #include <string.h>
 
