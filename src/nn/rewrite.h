@@ -35,10 +35,11 @@ ffu_status nn_rewrite_transposes(nn_graph *g);
 ffu_status nn_rewrite_patterns(nn_graph *g);
 
 /* ConvInteger / MatMulInteger with constant 8-bit weights whose sums f32 holds exactly
- * (255 x the largest per-output sum of |w - zw| at most 2^24) -> DequantizeLinear of
- * the activation (scale 1) and an f32 Conv / MatMul, which give the same i32 sums on
- * the float kernels; a Cast to f32 of the result reads the float result instead
- * (rewrite_integer.c). */
+ * (255 x the largest per-output sum of |w - zw| at most 2^24) -> an f32 Conv / MatMul,
+ * which gives the same i32 sums on the float kernels, of the activation minus its zero
+ * point: a DequantizeLinear with scale 1, or the DynamicQuantizeLinear that feeds only
+ * such nodes turned into ffu.DynamicQuantizeSteps. A Cast to f32 of the result reads
+ * the float result instead (rewrite_integer.c). */
 ffu_status nn_rewrite_integer_products(nn_graph *g);
 
 #endif

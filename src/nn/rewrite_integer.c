@@ -24,15 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ops/ops_internal.h"
 #include "rewrite.h"
 
 enum { EXACT_LIMIT = 1 << 24 };
-
-/* Element i of an 8-bit constant (u8 or i8). */
-static int32_t q8(const nn_tensor *t, int64_t i)
-{
-    return t->dtype == FFU_DTYPE_I8 ? ((const int8_t *)t->data)[i] : ((const uint8_t *)t->data)[i];
-}
 
 static int const_q8(const nn_tensor *t)
 {
@@ -84,7 +79,8 @@ static float *exact_weights(const nn_tensor *w, const nn_tensor *zw, int out_las
     int zn = zw ? (int)(nn_shape_numel(&zw->shape) > 1) : 0;
     for (int64_t i = 0; i < total; i++) {
         int64_t o = out_last ? i % outs : i / per;
-        int32_t v = q8(w, i) - (zw ? q8(zw, zn ? o : 0) : 0);
+        int32_t v = (int32_t)(nn_load_int(w->data, w->dtype, i) -
+                              (zw ? nn_load_int(zw->data, zw->dtype, zn ? o : 0) : 0));
         f[i] = (float)v;
         sum[o] += v < 0 ? -v : v;
     }
@@ -199,6 +195,9 @@ static ffu_status rewrite_node(nn_graph *g, int i, const float *wf, int xf, int 
 ffu_status nn_rewrite_integer_products(nn_graph *g)
 {
     int nn = g->nnodes, nt = g->ntensors, one = -1, any = 0;
+    for (int i = 0; i < nn && !any; i++)
+        any = g->nodes[i].op == NN_OP_CONV_INTEGER || g->nodes[i].op == NN_OP_MATMUL_INTEGER;
+    if (!any) return FFU_OK; /* a float model: nothing to look at */
     float **wf = calloc((size_t)nn + 1, sizeof *wf);
     int *steps = malloc(((size_t)nt + 1) * sizeof *steps); /* code tensor -> its steps */
     ffu_status st = FFU_OK;
@@ -206,11 +205,8 @@ ffu_status nn_rewrite_integer_products(nn_graph *g)
         st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
         goto out;
     }
-    for (int i = 0; i < nn; i++) {
+    for (int i = 0; i < nn; i++)
         wf[i] = rewritable(g, i);
-        any |= wf[i] != NULL;
-    }
-    if (!any) goto out;
     for (int t = 0; t < nt; t++)
         steps[t] = -1;
     for (int d = 0; d < nn; d++) {

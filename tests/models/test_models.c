@@ -53,6 +53,10 @@
 #include "nn/ir.h"
 #include "test.h"
 
+#ifndef FFU_TEST_BINARY_DIR
+#define FFU_TEST_BINARY_DIR "build"
+#endif
+
 #define TOL_F32 1e-4
 /* The FaceLandmarker model is stored, fed and read in f16; facefuse promotes it to f32
  * with Casts at the edges. ORT's CPU provider wraps ops it has no f16 kernel for in
@@ -63,14 +67,18 @@
 #define FLOOR_ABS 1e-2
 #define STRICT_FRAC 1e-3 /* reported only */
 
-enum { SRC_SHARED, SRC_CACHE };
+/* SRC_QUANT: a copy of a ../shared/models file quantised by tools/quantize-onnx the way
+ * ONNX Runtime's quantize_dynamic does it; the file name is "i8_" or "u8_" (the weight
+ * type: quantize_onnx's default or --u8) and the shared file's name. */
+enum { SRC_SHARED, SRC_CACHE, SRC_QUANT };
 /* ROI_FACE_PAIR: the face and its mirror, a batch of 2 where dim 0 is dynamic (the
  * TFLite MobileFaceNet fixes batch 2: its peer runs exactly that, and facefuse makes
  * such a batch dynamic, docs/NN_TFLITE.md) */
 enum { ROI_FULL, ROI_FACE, ROI_EYE, ROI_FACE_PAIR };
 
 typedef struct model_spec {
-    const char *file; /* under ../shared/models (SRC_SHARED) or the model cache */
+    const char *file; /* under ../shared/models (SRC_SHARED), the model cache, or a quantised
+                         copy of a shared one (SRC_QUANT) */
     int src;
     const char *peer; /* "ort", "tfjs", "faceapi" or "tflite" (run_peer.js's modes) */
     int roi;          /* which part of the photo */
@@ -154,6 +162,18 @@ static const model_spec FACEAPI[] = {
 /* TensorFlow Lite files, run by LiteRT.js with the file's own input shapes. */
 static const model_spec TFLITE[] = {
     {"mobilefacenet-expo.tflite", SRC_CACHE, "tflite", ROI_FACE_PAIR, INSIGHT, 0, 0, 0, 0},
+};
+
+/* Dynamically quantised copies (ConvInteger, run as exact f32 convolutions:
+ * docs/NN_ONNX.md "Quantised models"). Every quantised layer sees the same input as in
+ * ONNX Runtime, so the outputs differ only by what ORT's Sigmoid / Softmax approximations
+ * do at the heads. (YOLO5Face is not here: its SiLU puts ORT's Sigmoid inside the
+ * network, and last-ulp differences there flip codes downstream.) */
+static const model_spec QUANTISED[] = {
+    {"i8_mobilefacenet_insightface_pytorch.onnx", SRC_QUANT, "ort", ROI_FACE, INSIGHT, 0, 0, 0, 0},
+    {"u8_mobilefacenet_insightface_pytorch.onnx", SRC_QUANT, "ort", ROI_FACE, INSIGHT, 0, 0, 0, 0},
+    {"u8_face_detection_yunet_2023mar.onnx", SRC_QUANT, "ort", ROI_FULL, RAW, 1, 0, 0, 0},
+    {"i8_scrfd_500m_bnkps.onnx", SRC_QUANT, "ort", ROI_FULL, INSIGHT, 0, 0, 480, 640},
 };
 
 /* ---- shared state of the run ------------------------------------------------------ */
@@ -535,8 +555,8 @@ static const char *peer_package(const char *peer)
 static void check_model(const model_spec *sp)
 {
     char path[1400], md[900], buf[1200];
-    if (sp->src == SRC_SHARED) {
-        snprintf(buf, sizeof buf, "models/%s", sp->file);
+    if (sp->src == SRC_SHARED || sp->src == SRC_QUANT) {
+        snprintf(buf, sizeof buf, "models/%s", sp->src == SRC_QUANT ? sp->file + 3 : sp->file);
         if (!test_shared_path(buf, path, sizeof path)) {
             printf("%-44s (not found: skipped)\n", sp->file);
             return;
@@ -557,6 +577,23 @@ static void check_model(const model_spec *sp)
                    sp->file, pkg);
             return;
         }
+    }
+    if (sp->src == SRC_QUANT) { /* path: the shared f32 file -> its quantised copy */
+        char tool[900], cmd[4200], out[1400];
+        snprintf(tool, sizeof tool, "%s/quantize_onnx", FFU_TEST_BINARY_DIR);
+        snprintf(out, sizeof out, "%s/%s.model", G.tmp, sp->file);
+        if (!file_exists(tool)) {
+            printf("%-44s (%s not built: skipped)\n", sp->file, tool);
+            return;
+        }
+        snprintf(cmd, sizeof cmd, "'%s' %s '%s' '%s' > /dev/null", tool,
+                 strncmp(sp->file, "u8_", 3) ? "" : "--u8", path, out);
+        if (system(cmd) != 0) {
+            printf("%-44s (quantize_onnx failed)\n", sp->file);
+            G.failed++;
+            return;
+        }
+        snprintf(path, sizeof path, "%s", out);
     }
     G.models++;
     cmp_result none[2] = {{0, 0, 0, 0, ""}, {0, 0, 0, 0, ""}};
@@ -777,6 +814,10 @@ static void test_onnx_keijiro(void)
 static void test_tfjs(void) { check_list(TFJS, sizeof TFJS / sizeof TFJS[0]); }
 static void test_faceapi(void) { check_list(FACEAPI, sizeof FACEAPI / sizeof FACEAPI[0]); }
 static void test_tflite(void) { check_list(TFLITE, sizeof TFLITE / sizeof TFLITE[0]); }
+static void test_onnx_quantised(void)
+{
+    check_list(QUANTISED, sizeof QUANTISED / sizeof QUANTISED[0]);
+}
 
 /* Not a test: releases what setup() made (kept in the list so it runs last). */
 static void test_cleanup(void)
@@ -789,4 +830,5 @@ static void test_cleanup(void)
            G.rows, G.models, G.failed, G.strict_over, TOL_F32);
 }
 
-TEST_MAIN(test_onnx_shared, test_onnx_keijiro, test_tfjs, test_faceapi, test_tflite, test_cleanup)
+TEST_MAIN(test_onnx_shared, test_onnx_keijiro, test_tfjs, test_faceapi, test_tflite,
+          test_onnx_quantised, test_cleanup)

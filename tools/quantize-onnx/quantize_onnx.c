@@ -234,6 +234,19 @@ static int used(const grow *nodes, const char *name)
     return 0;
 }
 
+static int usage(FILE *f, const char *me, int status)
+{
+    fprintf(f, "usage: %s [--per-channel | --u8] IN.onnx OUT.onnx\n", me);
+    if (status == 0)
+        fputs("\nWrites IN's dynamically quantised copy: every Conv with f32 weights as\n"
+              "DynamicQuantizeLinear -> ConvInteger -> Cast -> Mul [-> Add], as ONNX\n"
+              "Runtime's quantize_dynamic does. Weights int8 with one scale per tensor\n"
+              "(default) or per output channel (--per-channel), or uint8 with a zero\n"
+              "point (--u8).\n",
+              f);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     qopts op = {0};
@@ -243,13 +256,14 @@ int main(int argc, char **argv)
             op.per_channel = 1;
         else if (!strcmp(argv[a], "--u8"))
             op.u8 = 1;
+        else if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help"))
+            return usage(stdout, argv[0], 0);
         else
             break;
     }
     /* ONNX Runtime 1.30's ConvInteger takes one weight zero point per tensor only */
     if (argc - a != 2 || (op.u8 && op.per_channel)) {
-        fprintf(stderr, "usage: %s [--per-channel | --u8] IN.onnx OUT.onnx\n", argv[0]);
-        return 2;
+        return usage(stderr, argv[0], 2);
     }
     const char *inp = argv[a], *outp = argv[a + 1];
     FILE *f = fopen(inp, "rb");
@@ -257,22 +271,21 @@ int main(int argc, char **argv)
         fprintf(stderr, "quantize_onnx: cannot open %s\n", inp);
         return 1;
     }
-    grow buf = {0};
+    unsigned char *data = NULL, chunk[65536];
     size_t size = 0;
-    unsigned char chunk[65536];
     for (size_t r; (r = fread(chunk, 1, sizeof chunk, f)) > 0;) {
-        unsigned char *p = realloc(buf.v, size + r);
+        unsigned char *p = realloc(data, size + r);
         if (!p) return fprintf(stderr, "quantize_onnx: out of memory\n"), 1;
         memcpy(p + size, chunk, r);
-        buf.v = (void **)p;
+        data = p;
         size += r;
     }
     fclose(f);
-    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, (const uint8_t *)buf.v);
+    Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, size, data);
     if (!m || !m->graph) {
         fprintf(stderr, "quantize_onnx: %s is not an ONNX model\n", inp);
         if (m) onnx__model_proto__free_unpacked(m, NULL);
-        free(buf.v);
+        free(data);
         return 1;
     }
     Onnx__GraphProto *g = m->graph;
@@ -317,6 +330,6 @@ int main(int argc, char **argv)
     onnx__model_proto__free_unpacked(m, NULL);
     for (size_t i = 0; i < owned.n; i++)
         free(owned.v[i]);
-    free(owned.v), free(nodes.v), free(inits.v), free(buf.v);
+    free(owned.v), free(nodes.v), free(inits.v), free(data);
     return bad;
 }

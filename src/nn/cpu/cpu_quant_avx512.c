@@ -2,7 +2,7 @@
  * products' rewrite leaves in front of each f32 product, rewrite_integer.c) for
  * AVX-512. The steps are quant_math.h's loop, which the reference kernel runs too,
  * compiled here (GCC vectorises it): the same bits, 16 values per instruction. The
- * range is written out in intrinsics, because GCC leaves quant_math.h's 16-lane form
+ * range is written out in intrinsics, because GCC leaves quant_math.h's range loop
  * scalar: vminps (x, acc) is x < acc ? x : acc, the same comparison, so NaN never wins
  * and the minimum and maximum are exactly the reference's (no -0 can enter: the
  * accumulators start at +0 and only take values strictly beyond it). The builder and

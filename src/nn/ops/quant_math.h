@@ -1,7 +1,7 @@
 /* The arithmetic of linear quantisation, as static inline loops shared by the reference
  * kernels (quant.c) and the cpu backend's (cpu_quant_avx512.c, which compiles the same
  * loops for AVX-512): one definition, so both give the same bits. Written without
- * branches or library calls inside the loops so that compilers vectorise them. */
+ * branches or library calls inside the loops so that compilers can vectorise them. */
 #ifndef FFU_NN_QUANT_MATH_H
 #define FFU_NN_QUANT_MATH_H
 
@@ -25,25 +25,14 @@ static inline float qm_value(float x, float scale, float zp, float lo, float hi)
     return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* Folds x[0, n) into *mn and *mx (NaN never wins a comparison), in 16 lanes. */
+/* Folds x[0, n) into *mn and *mx (NaN never wins a comparison). GCC leaves this scalar
+ * (it does not vectorise select-based min/max reductions); the cpu backend's version is
+ * in intrinsics (cpu_quant_avx512.c), the same comparisons. */
 static inline void qm_minmax(const float *x, int64_t n, float *mn, float *mx)
 {
-    float lo[16], hi[16];
-    int64_t i = 0;
-    for (int j = 0; j < 16; j++) lo[j] = *mn, hi[j] = *mx;
-    for (; i + 16 <= n; i += 16)
-        for (int j = 0; j < 16; j++) {
-            float v = x[i + j];
-            lo[j] = v < lo[j] ? v : lo[j];
-            hi[j] = v > hi[j] ? v : hi[j];
-        }
-    for (; i < n; i++) {
-        lo[0] = x[i] < lo[0] ? x[i] : lo[0];
-        hi[0] = x[i] > hi[0] ? x[i] : hi[0];
-    }
-    for (int j = 0; j < 16; j++) {
-        *mn = lo[j] < *mn ? lo[j] : *mn;
-        *mx = hi[j] > *mx ? hi[j] : *mx;
+    for (int64_t i = 0; i < n; i++) {
+        *mn = x[i] < *mn ? x[i] : *mn;
+        *mx = x[i] > *mx ? x[i] : *mx;
     }
 }
 
