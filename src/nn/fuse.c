@@ -458,6 +458,132 @@ static int fuse_siblings(nn_graph *g)
     return 1;
 }
 
+/* ---- plan time: Conv * scale + per-channel bias ------------------------------------------- */
+
+/* Whether constant c, added to a tensor of shape y, is one value per channel of axis 1
+ * (right-aligned, every other dim 1) or a single value. */
+static int channel_const(const nn_tensor *c, const nn_shape *y)
+{
+    if (!is_const_f32(c) || !nn_shape_known(&c->shape) || y->rank < 2 || c->shape.rank > y->rank)
+        return 0;
+    for (int i = 0; i < c->shape.rank; i++) {
+        int axis = y->rank - c->shape.rank + i;
+        if (c->shape.d[i] != 1 && (axis != 1 || c->shape.d[i] != y->d[1])) return 0;
+    }
+    return 1;
+}
+
+/* The Mul or Add node reading tensor t as one of its two operands, t its only reader
+ * there; *other = the other operand. -1 when there is none. */
+static int binary_reader(const nn_graph *g, const int *nreaders, const int *reader, int t, nn_op op,
+                         int *other)
+{
+    if (t < 0 || nreaders[t] != 1 || reader[t] < 0 || (g->tensors[t].flags & NN_T_OUTPUT))
+        return -1;
+    const nn_node *r = &g->nodes[reader[t]];
+    if (r->op != op || r->ninputs != 2 || r->noutputs != 1 || r->outputs[0] < 0) return -1;
+    int k = r->inputs[0] == t ? 0 : 1;
+    *other = r->inputs[1 - k];
+    if (r->inputs[k] != t || *other < 0 || *other == t) return -1;
+    const nn_tensor *y = &g->tensors[r->outputs[0]];
+    if (y->dtype != FFU_DTYPE_F32 || !nn_shape_equal(&y->shape, &g->tensors[t].shape)) return -1;
+    return reader[t];
+}
+
+/* A Conv without bias, residual, activation or pool whose only reader is a Mul by one
+ * f32 value, perhaps followed by an Add of a per-channel constant (and its activation),
+ * becomes the Conv with the scale as input 4 and the constant as its bias (ir.h): a
+ * dynamically quantised layer (rewrite_integer.c) is the convolution of integer steps,
+ * a Mul by the run-time product of the two scales and the bias Add, and two of the
+ * three passes over the layer's output go. */
+static ffu_status fuse_scales(nn_graph *g)
+{
+    int nn = g->nnodes, nt = g->ntensors, removed = 0;
+    int *nreaders = calloc((size_t)nt, sizeof(int)), *reader = malloc(sizeof(int) * (size_t)nt);
+    unsigned char *keep = malloc((size_t)(nn ? nn : 1));
+    ffu_status st = FFU_OK;
+    if (!nreaders || !reader || !keep) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    memset(keep, 1, (size_t)(nn ? nn : 1));
+    for (int t = 0; t < nt; t++)
+        reader[t] = -1;
+    for (int i = 0; i < nn; i++) {
+        const nn_node *n = &g->nodes[i];
+        for (int j = 0; j < n->ninputs; j++)
+            if (n->inputs[j] >= 0 && n->inputs[j] < nt)
+                nreaders[n->inputs[j]]++, reader[n->inputs[j]] = i;
+        if (n->act.kind == NN_ACT_PRELU && n->act.slope >= 0 && n->act.slope < nt)
+            nreaders[n->act.slope]++;
+    }
+    for (int i = 0; i < nn; i++) {
+        const nn_node *c = &g->nodes[i];
+        if (!keep[i] || c->op != NN_OP_CONV || c->ninputs < 2 || c->ninputs > 3 ||
+            (c->ninputs == 3 && c->inputs[2] >= 0) || c->noutputs != 1 || c->outputs[0] < 0 ||
+            c->act.kind != NN_ACT_NONE || nn_attr_int(c, "_pool", 0) != 0)
+            continue;
+        const nn_tensor *y = &g->tensors[c->outputs[0]];
+        if (y->dtype != FFU_DTYPE_F32 || !nn_shape_known(&y->shape) || y->shape.rank < 3) continue;
+        int s, b = -1;
+        int mul = binary_reader(g, nreaders, reader, c->outputs[0], NN_OP_MUL, &s);
+        const nn_tensor *sc = mul >= 0 ? &g->tensors[s] : NULL;
+        if (mul < 0 || !keep[mul] || g->nodes[mul].act.kind != NN_ACT_NONE ||
+            sc->dtype != FFU_DTYPE_F32 || !nn_shape_known(&sc->shape) ||
+            nn_shape_numel(&sc->shape) != 1)
+            continue;
+        int last = mul;
+        int add = binary_reader(g, nreaders, reader, g->nodes[mul].outputs[0], NN_OP_ADD, &b);
+        if (add >= 0 && keep[add] && channel_const(&g->tensors[b], &y->shape)) {
+            /* the bias as the Conv's [C] input (a single value repeated) */
+            int64_t C = y->shape.d[1], k = nn_shape_numel(&g->tensors[b].shape);
+            float *v = malloc(sizeof(float) * (size_t)C);
+            if (!v) {
+                st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+                goto out;
+            }
+            const float *src = g->tensors[b].data;
+            for (int64_t ch = 0; ch < C; ch++)
+                v[ch] = src[k == 1 ? 0 : ch];
+            nn_shape bs = {.rank = 1, .d = {C}};
+            b = nn_graph_add_const(g, "", FFU_DTYPE_F32, &bs, v, sizeof(float) * (size_t)C,
+                                   NN_COPY);
+            free(v); /* y and sc may point into the moved tensors from here on: unused */
+            if (b < 0) {
+                st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+                goto out;
+            }
+            last = add;
+        } else {
+            b = -1;
+        }
+        int *in = ffu_arena_alloc(g->arena, sizeof(int) * 5);
+        if (!in) {
+            st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        in[0] = c->inputs[0], in[1] = c->inputs[1], in[2] = b, in[3] = -1, in[4] = s;
+        /* the Conv moves to the last fused node's place: the scale may be computed
+         * after the Conv was */
+        nn_node fused = *c;
+        nn_node *l = &g->nodes[last];
+        fused.inputs = in;
+        fused.ninputs = 5;
+        fused.outputs = l->outputs;
+        fused.noutputs = 1;
+        fused.act = l->act;
+        g->tensors[l->outputs[0]].producer = last;
+        *l = fused;
+        keep[i] = 0;
+        removed++;
+        if (last == add) keep[mul] = 0, removed++;
+    }
+    if (removed) nn_graph_compact(g, keep);
+out:
+    free(nreaders), free(reader), free(keep);
+    return st;
+}
+
 /* ---- plan time: Conv + 2x2 MaxPool --------------------------------------------------------- */
 
 /* A MaxPool with 2x2 windows, stride 2, no padding, dilation or ceil mode, one output. */
@@ -608,7 +734,7 @@ ffu_status nn_fuse_planned(nn_graph *g)
         removed++;
     }
     if (removed) nn_graph_compact(g, keep);
-    if ((st = fuse_pools(g)) < 0) goto out;
+    if ((st = fuse_scales(g)) < 0 || (st = fuse_pools(g)) < 0) goto out;
     /* sibling groups, one at a time (each rewrite renumbers the nodes) */
     for (int round = 0; st >= 0 && round < 64; round++) {
         int r = fuse_siblings(g);

@@ -21,6 +21,10 @@ ffu_status nn_fuse(nn_graph *g);
  *    the Conv with that operand as input 3 (the residual, ir.h) and the Add's
  *    activation, when the Conv output has no other reader, is not a graph output and
  *    carries no activation of its own. The fused node takes the Add's place.
+ *  - Conv without bias + Mul by one f32 value (+ Add of a per-channel constant) ->
+ *    the Conv with the value as input 4 (the scale, ir.h), the constant as its bias
+ *    and the Add's activation; each intermediate read once and not a graph output.
+ *    The fused node takes the last fused node's place.
  *  - Sibling pointwise Convs (1x1, no group/stride/pad/dilation, constant weights,
  *    the same activation) of one tensor -> one Conv with all their output channels,
  *    then (when each sibling's only reader is a depthwise Conv of the same geometry

@@ -145,6 +145,12 @@ typedef struct nn_tensor {
  *   omitted (-1) while R is present. R may share the output's buffer (the planner
  *   puts the output in place of a residual that dies there); kernels must read each
  *   residual element before writing that output element.
+ *   Conv inputs [X, W, B?, -1, S] (never with R): S (input 4, f32, one value, known
+ *   only at run time) is the other operand of a Mul that followed a Conv without
+ *   bias, and B the constant of a per-channel Add after that Mul:
+ *   Y = act((conv(X, W) * S) + B), two roundings in that order, so a convolution
+ *   whose sums are exact (`_exact`, rewrite_integer.c) gives the unfused nodes'
+ *   values bit for bit (a dynamically quantised layer's dequantisation and bias).
  *   Conv int attribute `_pool` = 2 (never with R): a MaxPool with 2x2 windows,
  *   stride 2, no padding (floor) follows the activation: Y = maxpool(act(conv(X))),
  *   so the output is half the convolution's size in H and W. */

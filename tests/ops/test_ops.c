@@ -134,6 +134,24 @@ static const tcase cases[] = {
     {NN_OP_CONV, "dw(ours) k5 +res +relu", 4, {S4(1, 24, 11, 41), S4(24, 1, 5, 5), S1(24), S4(1, 24, 11, 41)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=24;pads=2,2,2,2", .act = NN_ACT_RELU},
     {NN_OP_CONV, "dw(ours) +res s2 prelu", 4, {S4(1, 40, 13, 37), S4(40, 1, 3, 3), S1(40), S4(1, 40, 7, 19)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=40;strides=2,2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
     {NN_OP_CONV, "dw(oneDNN) +res +prelu[C]", 4, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16), S4(1, 16, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=0;group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
+    /* a fused scale (input 4, ir.h): the sums times a value known at run time, then
+     * the bias, then the activation, as oneDNN binary post-ops (PReLU a second step):
+     * a 3x3, a first layer, 1x1, depthwise, no bias, a fused pool after it */
+    {NN_OP_CONV, "k3 *s +b +relu", 5, {X4, S4(5, 3, 3, 3), S1(5), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "first 3->16 s2 *s +b (ours)", 5, {S4(1, 3, 13, 17), S4(16, 3, 3, 3), S1(16), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "strides=2,2;pads=1,1,1,1", .impl = "facefuse:cf_avx512"},
+    {NN_OP_CONV, "first 2x3->24 *s +b +prelu (ours)", 5, {S4(2, 3, 9, 21), S4(24, 3, 3, 3), S1(24), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .impl = "facefuse:cf_avx512"},
+    {NN_OP_CONV, "first 3->16 s2 *s +b (oneDNN)", 5, {S4(1, 3, 13, 17), S4(16, 3, 3, 3), S1(16), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_cf=0;strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "1x1 32->24 *s +b +prelu[C]", 5, {S4(1, 32, 13, 17), S4(24, 32, 1, 1), S1(24), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "dw(oneDNN) 24 *s +b +relu6", 5, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_dw=0;group=24;pads=1,1,1,1", .act = NN_ACT_RELU6},
+    {NN_OP_CONV, "1x1 16->16 *s no bias", 5, {S4(1, 16, 13, 17), S4(16, 16, 1, 1), S1(16), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 1, 1, 0}},
+    {NN_OP_CONV, "dw(oneDNN) *s +b +relu +pool", 5, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_dw=0;group=16;pads=1,1,1,1;_pool=2", .act = NN_ACT_RELU},
+    /* and on our depthwise kernel (rows of sums, then the scale epilogue): pixel pairs
+     * (24 channels), a masked tail, PReLU, no bias, a batch of 2 with a thread's rows
+     * across the images */
+    {NN_OP_CONV, "dw(ours) 24 *s +b +relu6", 5, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_dw=1;group=24;pads=1,1,1,1", .act = NN_ACT_RELU6},
+    {NN_OP_CONV, "dw(ours) 40 s2 *s +b +prelu[C]", 5, {S4(2, 40, 13, 37), S4(40, 1, 3, 3), S1(40), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_dw=1;group=40;strides=2,2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "dw(ours) 2x16 *s +b +relu", 5, {S4(2, 16, 7, 33), S4(16, 1, 3, 3), S1(16), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_dw=1;group=16;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "dw(ours) k5 *s no bias", 5, {S4(1, 32, 11, 41), S4(32, 1, 5, 5), S1(32), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=32;pads=2,2,2,2"},
     /* 1x1 shapes on the backend's own NHWC kernel (forced with _cpu_pw=1): one or two
      * output slices with full, half and masked tails, input channel counts with and
      * without a compiled instance, pixels left after the last block, batches, every

@@ -14,6 +14,7 @@
 
 #include "fuzz/onnx_builder.h"
 #include "nn/ir.h"
+#include "nn/nn_internal.h"
 #include "nn/onnx/onnx.h"
 #include "test.h"
 
@@ -1908,6 +1909,131 @@ static void test_internal_ops_refused(void)
         snprintf(want, sizeof want, "unsupported op '%s'", ops[i]);
         CHECK_EQ_INT(expect(b, FFU_ERR_UNSUPPORTED, want), FFU_OK);
     }
+    /* a Conv with the engine's fused inputs (a residual, a scale: ir.h) */
+    ob_model *b = ob_new(13);
+    int64_t xd[4] = {1, 1, 3, 3}, wd[4] = {1, 1, 1, 1};
+    const float one = 1;
+    ob_input(b, "x", OB_F32, xd, 4);
+    ob_initializer(b, ob_const_f32(b, "w", wd, 4, &one, 1));
+    ob_node(b, "Conv", "fused", "x,w,,x", "y");
+    ob_output(b, "y", OB_F32, NULL, -1);
+    CHECK_EQ_INT(expect(b, FFU_ERR_FORMAT, "Conv has 4 inputs (at most 3)"), FFU_OK);
+}
+
+/* The plan-time fusion of a bias-less Conv, a Mul by a value known at run time and a
+ * per-channel Add (a dynamically quantised layer after rewrite_integer.c) into one Conv
+ * with a scale input (ir.h): integer-valued operands make the convolution's sums exact,
+ * so the fused node must give the three nodes' values bit for bit, computed here as
+ * float(sum) * s + b, then ReLU. A Conv with a bias before the Mul computes (sum + b) * s
+ * and must stay two nodes. */
+static void test_conv_scale_fusion(void)
+{
+    enum { C = 16, M = 24, H = 9, W = 11 };
+    static float x[C * H * W], w[M * C * 9], bias[M], want[M * H * W], got[M * H * W];
+    const float s = 0.0123f;
+    for (int i = 0; i < C * H * W; i++)
+        x[i] = (float)((i * 37) % 511 - 255);
+    for (int i = 0; i < M * C * 9; i++)
+        w[i] = (float)((i * 53) % 511 - 255);
+    for (int m = 0; m < M; m++)
+        bias[m] = (float)(m - 11) * (m % 2 ? 0.37f : 3.0f);
+    const char *backends[] = {"ref", "cpu"};
+    for (int with_bias = 0; with_bias < 2; with_bias++) {
+        /* with_bias: integer biases in the Conv (its sums stay exact) */
+        float cb[M];
+        for (int m = 0; m < M; m++)
+            cb[m] = (float)(m * 7 - 80);
+        for (int m = 0; m < M; m++)
+            for (int oy = 0; oy < H; oy++)
+                for (int ox = 0; ox < W; ox++) {
+                    int64_t acc = with_bias ? (int64_t)cb[m] : 0;
+                    for (int c = 0; c < C; c++)
+                        for (int ky = 0; ky < 3; ky++)
+                            for (int kx = 0; kx < 3; kx++) {
+                                int iy = oy + ky - 1, ix = ox + kx - 1;
+                                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                                acc += (int64_t)x[(c * H + iy) * W + ix] *
+                                       (int64_t)w[((m * C + c) * 3 + ky) * 3 + kx];
+                            }
+                    float v = (float)acc * s;
+                    if (!with_bias) v = v + bias[m];
+                    want[(m * H + oy) * W + ox] = v > 0 ? v : 0;
+                }
+        for (int bi = 0; bi < 2; bi++) {
+            ob_model *b = ob_new(13);
+            int64_t xdim[4] = {1, C, H, W}, ydim[4] = {1, M, H, W}, wdim[4] = {M, C, 3, 3};
+            int64_t bdim[4] = {1, M, 1, 1}, one = 1, nb = M;
+            ob_input(b, "x", OB_F32, xdim, 4);
+            ob_input(b, "s", OB_F32, &one, 1);
+            ob_output(b, "y", OB_F32, ydim, 4);
+            ob_initializer(b, ob_const_f32(b, "w", wdim, 4, w, M * C * 9));
+            ob_initializer(b, ob_const_f32(b, "b", bdim, 4, bias, M));
+            ob_initializer(b, ob_const_f32(b, "cb", &nb, 1, cb, M));
+            Onnx__NodeProto *n = ob_node(b, "Conv", "conv", with_bias ? "x,w,cb" : "x,w", "acc");
+            int64_t pads[4] = {1, 1, 1, 1};
+            ob_attr_ints(b, n, "pads", pads, 4);
+            if (with_bias) {
+                ob_node(b, "Mul", "scale", "s,acc", "m");
+                ob_node(b, "Relu", "relu", "m", "y");
+            } else {
+                ob_node(b, "Mul", "scale", "acc,s", "m");
+                ob_node(b, "Add", "bias", "m,b", "a");
+                ob_node(b, "Relu", "relu", "a", "y");
+            }
+            size_t size;
+            uint8_t *data = ob_pack(b, &size);
+            ob_free(b);
+            ffu_nn_model *mdl = NULL;
+            ffu_nn_session *ses = NULL;
+            CHECK_EQ_INT(ffu_nn_model_load_memory(data, size, NULL, 0, &mdl), FFU_OK);
+            free(data);
+            ffu_nn_session_opts o;
+            ffu_nn_session_opts_default(&o);
+            o.backend = backends[bi];
+            o.threads = 1;
+            ffu_status st = ffu_nn_session_create(mdl, &o, &ses);
+            if (st == FFU_ERR_UNSUPPORTED && bi == 1) {
+                printf("conv scale fusion: cpu backend not built, skipped\n");
+                ffu_nn_model_destroy(mdl);
+                continue;
+            }
+            CHECK_EQ_INT(st, FFU_OK);
+            ffu_nn_tensor t;
+            CHECK_EQ_INT(ffu_nn_session_input(ses, 0, &t), FFU_OK);
+            memcpy(t.data, x, sizeof x);
+            CHECK_EQ_INT(ffu_nn_session_input(ses, 1, &t), FFU_OK);
+            memcpy(t.data, &s, sizeof s);
+            CHECK_EQ_INT(ffu_nn_session_run(ses), FFU_OK);
+            /* the plan exists from the first run on */
+            const nn_graph *g = nn_session_graph(ses);
+            CHECK(g != NULL);
+            int convs = 0, others = 0, scaled = 0;
+            for (int i = 0; g && i < g->nnodes; i++) {
+                const nn_node *nd = &g->nodes[i];
+                if (nd->op != NN_OP_CONV) {
+                    others++;
+                    continue;
+                }
+                convs++;
+                scaled += nd->ninputs == 5 && nd->inputs[4] >= 0;
+            }
+            CHECK_EQ_INT(convs, 1);
+            CHECK_EQ_INT(scaled, !with_bias);
+            CHECK_EQ_INT(others, 2 * with_bias); /* the Mul and the ReLU stay */
+            CHECK_EQ_INT(ffu_nn_session_output(ses, 0, &t), FFU_OK);
+            CHECK_EQ_INT((int)t.nbytes, (int)sizeof got);
+            memcpy(got, t.data, sizeof got);
+            int differ = 0;
+            for (int i = 0; i < M * H * W; i++)
+                differ += memcmp(&got[i], &want[i], sizeof(float)) != 0;
+            if (differ)
+                fprintf(stderr, "  %s, bias %d: %d values differ\n", backends[bi], with_bias,
+                        differ);
+            CHECK_EQ_INT(differ, 0);
+            ffu_nn_session_destroy(ses);
+            ffu_nn_model_destroy(mdl);
+        }
+    }
 }
 
 /* nn_graph_check_ops reports exactly the ops without a kernel. */
@@ -1933,12 +2059,11 @@ static void test_check_ops(void)
 }
 
 TEST_MAIN(test_real_models, test_real_model_upgrades, test_seed_conv, test_seed_opset9,
-          test_seed_opset7_resize10, test_seed_constants, test_seed_typed_fields,
-          test_seed_opset18, test_clip_dtype, test_legacy_broadcast, test_legacy_prelu,
-          test_legacy_math, test_legacy_shapes, test_dropout_modes, test_dead_input_shape,
-          test_conformance_suite, test_conformance_upgrades,
-          test_read_tensor, test_invalid_models, test_deep_nesting, test_truncation_and_mutation,
-          test_real_model_truncation, test_seed_quant, test_qdq_conv,
-          test_dynamic_quant_conv, test_integer_product_rewrite,
-          test_integer_conv_winograd_shape, test_seed_dynamic_quant,
-          test_internal_ops_refused, test_check_ops)
+          test_seed_opset7_resize10, test_seed_constants, test_seed_typed_fields, test_seed_opset18,
+          test_clip_dtype, test_legacy_broadcast, test_legacy_prelu, test_legacy_math,
+          test_legacy_shapes, test_dropout_modes, test_dead_input_shape, test_conformance_suite,
+          test_conformance_upgrades, test_read_tensor, test_invalid_models, test_deep_nesting,
+          test_truncation_and_mutation, test_real_model_truncation, test_seed_quant, test_qdq_conv,
+          test_dynamic_quant_conv, test_integer_product_rewrite, test_integer_conv_winograd_shape,
+          test_seed_dynamic_quant, test_internal_ops_refused, test_conv_scale_fusion,
+          test_check_ops)

@@ -217,49 +217,63 @@ static const char *pd_impl(const_dnnl_primitive_desc_t pd)
     return name ? name : "";
 }
 
+/* The primitive descriptor of desc with post-ops: the binary ones in bin, then a sum
+ * when with_sum, then the eltwise alg when not undef. NULL when oneDNN refuses it. */
+static dnnl_primitive_desc_t pd_post_ops(cpu_ctx *c, const void *desc, const cpu_binary_po *bin,
+                                         int nbin, int with_sum, dnnl_alg_kind_t alg, float alpha,
+                                         float beta)
+{
+    dnnl_primitive_attr_t attr = nn_cpu_attr(c, 0);
+    dnnl_post_ops_t po = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    int ok = attr && dnnl_post_ops_create(&po) == dnnl_success;
+    for (int i = 0; ok && i < nbin; i++)
+        ok = dnnl_post_ops_append_binary(po, bin[i].alg, &bin[i].md) == dnnl_success;
+    if (ok && with_sum) ok = dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success;
+    if (ok && alg != dnnl_alg_kind_undef)
+        ok = dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, beta) == dnnl_success;
+    if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
+    if (ok && dnnl_primitive_desc_create(&pd, desc, attr, c->cb->eng, NULL) != dnnl_success)
+        pd = NULL;
+    if (po) dnnl_post_ops_destroy(po);
+    if (attr) dnnl_primitive_attr_destroy(attr);
+    return pd;
+}
+
+static int is_ref(const_dnnl_primitive_desc_t pd) { return strncmp(pd_impl(pd), "ref", 3) == 0; }
+
 ffu_status nn_cpu_pd_with_act(cpu_ctx *c, const void *desc, int allow_bf16, int with_sum,
                               dnnl_primitive_desc_t *pd, int *split)
 {
+    return nn_cpu_pd_with_post(c, desc, NULL, 0, with_sum, pd, split);
+}
+
+ffu_status nn_cpu_pd_with_post(cpu_ctx *c, const void *desc, const cpu_binary_po *bin, int nbin,
+                               int with_sum, dnnl_primitive_desc_t *pd, int *split)
+{
     const nn_act *act = &c->n->act;
     dnnl_alg_kind_t alg = dnnl_alg_kind_undef;
-    float alpha, beta;
+    float alpha = 0, beta = 0;
     *pd = NULL;
     *split = 0;
     if (act->kind != NN_ACT_NONE && act->kind != NN_ACT_PRELU && !act_alg(act, &alg, &alpha, &beta))
         return CPU_UNSUPPORTED;
-    dnnl_primitive_desc_t fused = NULL, plain = NULL;
-    /* with the activation (and sum) as post-ops */
-    if (alg != dnnl_alg_kind_undef || with_sum) {
-        dnnl_primitive_attr_t attr = nn_cpu_attr(c, allow_bf16);
-        dnnl_post_ops_t po = NULL;
-        int ok = attr && dnnl_post_ops_create(&po) == dnnl_success;
-        if (ok && with_sum) ok = dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success;
-        if (ok && alg != dnnl_alg_kind_undef)
-            ok = dnnl_post_ops_append_eltwise(po, 1.0f, alg, alpha, beta) == dnnl_success;
-        if (ok) ok = dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success;
-        if (ok && dnnl_primitive_desc_create(&fused, desc, attr, c->cb->eng, NULL) != dnnl_success)
-            fused = NULL;
-        if (po) dnnl_post_ops_destroy(po);
-        if (attr) dnnl_primitive_attr_destroy(attr);
-        if (fused && strncmp(pd_impl(fused), "ref", 3) != 0) {
+    /* with the activation (and the binary ops and sum) as post-ops */
+    dnnl_primitive_desc_t fused = NULL;
+    if (alg != dnnl_alg_kind_undef || with_sum || nbin) {
+        fused = pd_post_ops(c, desc, bin, nbin, with_sum, alg, alpha, beta);
+        if (fused && !is_ref(fused)) {
             *pd = fused;
             *split = alg == dnnl_alg_kind_undef && act->kind != NN_ACT_NONE; /* PReLU */
             return FFU_OK;
         }
-        if (with_sum) {
-            /* the sum must be a post-op (it reads dst before the activation): try it
-             * alone with the activation as a second step, else take what there is */
-            dnnl_primitive_desc_t alone = NULL;
+        if (with_sum || nbin) {
+            /* these must be post-ops (the sum reads dst before the activation): try
+             * them alone with the activation as a second step, else take what there is */
             if (alg != dnnl_alg_kind_undef) {
-                attr = nn_cpu_attr(c, allow_bf16);
-                ok = attr && dnnl_post_ops_create(&po) == dnnl_success &&
-                     dnnl_post_ops_append_sum(po, 1.0f) == dnnl_success &&
-                     dnnl_primitive_attr_set_post_ops(attr, po) == dnnl_success &&
-                     dnnl_primitive_desc_create(&alone, desc, attr, c->cb->eng, NULL) ==
-                         dnnl_success;
-                if (po) dnnl_post_ops_destroy(po);
-                if (attr) dnnl_primitive_attr_destroy(attr);
-                if (ok && strncmp(pd_impl(alone), "ref", 3) != 0) {
+                dnnl_primitive_desc_t alone =
+                    pd_post_ops(c, desc, bin, nbin, with_sum, dnnl_alg_kind_undef, 0, 0);
+                if (alone && !is_ref(alone)) {
                     if (fused) dnnl_primitive_desc_destroy(fused);
                     *pd = alone;
                     *split = 1;
@@ -275,15 +289,8 @@ ffu_status nn_cpu_pd_with_act(cpu_ctx *c, const void *desc, int allow_bf16, int 
     }
     /* without post-ops: the activation becomes a second, in-place step. oneDNN 2.6
      * has JIT kernels for PReLU as a primitive but not as a convolution post-op. */
-    dnnl_primitive_attr_t attr = nn_cpu_attr(c, allow_bf16);
-    if (!attr) {
-        if (fused) dnnl_primitive_desc_destroy(fused);
-        return FFU_ERR_NOMEM;
-    }
-    if (dnnl_primitive_desc_create(&plain, desc, attr, c->cb->eng, NULL) != dnnl_success)
-        plain = NULL;
-    dnnl_primitive_attr_destroy(attr);
-    if (fused && (!plain || strncmp(pd_impl(plain), "ref", 3) == 0)) {
+    dnnl_primitive_desc_t plain = pd_post_ops(c, desc, NULL, 0, 0, dnnl_alg_kind_undef, 0, 0);
+    if (fused && (!plain || is_ref(plain))) {
         if (plain) dnnl_primitive_desc_destroy(plain);
         *pd = fused;
         return FFU_OK;

@@ -102,7 +102,9 @@ static int planar_head(int64_t K, int64_t OW, int64_t SW)
 static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
 {
     const nn_graph *g = c->g;
-    if (n->backend != me || n->op != NN_OP_CONV || n->ninputs < 2 || n->noutputs != 1)
+    /* a fused scale (input 4, ir.h) is oneDNN's post-op: none of our kernels */
+    if (n->backend != me || n->op != NN_OP_CONV || n->ninputs < 2 || n->ninputs > 4 ||
+        n->noutputs != 1)
         return NN_CPU_K_NONE;
     const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *y = nn_out(g, n, 0);
     const nn_tensor *b = n->ninputs > 2 ? nn_in(g, n, 2) : NULL;

@@ -32,6 +32,18 @@ static double variant_tol(const nn_node *n, const char *attr, double def)
 static void dw_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
 {
     const nn_cpu_dw *d = kd;
+    if (d->sc.on) {
+        /* four rows at a time, then their epilogue while they are in L2; the scale is
+         * the step's last argument (a scaled node has no residual and no pool) */
+        const float s = *(const float *)ptr[2];
+        int64_t rows = d->N * d->OH, r0 = rows * ithr / nthr, r1 = rows * (ithr + 1) / nthr;
+        for (int64_t r = r0; r < r1; r += 4) {
+            int64_t e = r + 4 < r1 ? r + 4 : r1;
+            nn_cpu_dw_rows_avx512(d, ptr[0], NULL, ptr[1], r, e, NULL);
+            nn_cpu_scale_avx512(&d->sc, s, (float *)ptr[1] + r * d->OW * d->C, (e - r) * d->OW);
+        }
+        return;
+    }
     int64_t rows = d->N * (d->pool ? d->OH / 2 : d->OH);
     int64_t r0 = rows * ithr / nthr, r1 = rows * (ithr + 1) / nthr;
     /* with a pool, argument 2 is the threads' row buffers (two conv rows each) */
@@ -105,9 +117,28 @@ static ffu_status nhwc_io_init(cpu_ctx *c, const nn_tensor *x, const nn_tensor *
     return FFU_OK;
 }
 
+/* Whether the Conv being built has a fused scale (input 4, ir.h). */
+static int node_scale(const cpu_ctx *c) { return nn_in(c->g, c->n, 4) != NULL; }
+
+/* Moves a kernel's bias b and activation *act (slopes ns; [Cp] each) to the scaled
+ * epilogue e (nn_cpu_scaled), its arrays at mem (2 x Cp floats, 64-byte aligned): the
+ * kernel then computes bare sums. */
+static void scaled_epilogue(nn_cpu_scaled *e, int64_t C, int64_t Cp, float *mem, nn_cpu_act *act,
+                            float *b, const float *ns)
+{
+    e->on = 1;
+    e->C = C;
+    e->act = *act;
+    e->b = mem, e->ns = mem + Cp;
+    memcpy(e->b, b, sizeof(float) * (size_t)Cp);
+    memcpy(e->ns, ns, sizeof(float) * (size_t)Cp);
+    memset(b, 0, sizeof(float) * (size_t)Cp);
+    *act = (nn_cpu_act){.lo = -INFINITY, .hi = INFINITY};
+}
+
 /* The node's steps around kernel fn with data kd: staging in, the kernel step (its
  * arguments: input, output, then the residual when res, then tmp_bytes of scratch
- * when nonzero), staging out. */
+ * when nonzero, then the fused scale when the node has one), staging out. */
 static ffu_status nhwc_kernel_steps(cpu_ctx *c, const nhwc_io *io, cpu_kernel_fn fn,
                                     const void *kd, int res, size_t tmp_bytes)
 {
@@ -139,7 +170,10 @@ static ffu_status nhwc_kernel_steps(cpu_ctx *c, const nhwc_io *io, cpu_kernel_fn
         return st;
     arg += res;
     if (tmp_bytes &&
-        (st = nn_cpu_step_arg(c, s, arg, NULL, CPU_BIND_SCRATCH, 0, tmp_off, NULL)) < 0)
+        (st = nn_cpu_step_arg(c, s, arg++, NULL, CPU_BIND_SCRATCH, 0, tmp_off, NULL)) < 0)
+        return st;
+    /* the node's fused scale (input 4, ir.h) last: read by the kernels that take one */
+    if (node_scale(c) && (st = nn_cpu_step_arg(c, s, arg, NULL, CPU_BIND_IN, 4, 0, NULL)) < 0)
         return st;
     if (!io->yl)
         return nn_cpu_stage_step(c, &io->dst_md, CPU_BIND_SCRATCH, out_off, &io->dst_t,
@@ -218,6 +252,9 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
         !(win->k[1] == 3 && win->k[2] == 3 && win->stride[2] == 1 && win->stride[1] == 1 &&
           win->out[2] >= 32))
         return CPU_UNSUPPORTED;
+    /* a fused scale: rows of sums, then nn_cpu_scale_avx512 (not with a pool) */
+    int scaled = node_scale(c);
+    if (scaled && pool) return CPU_UNSUPPORTED;
     our_conv oc;
     if (!our_conv_io(c, x, y, r, C, &oc)) return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: nothing can fail from here on but memory */
@@ -226,8 +263,8 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     /* pixel pairs (cpu_dw_avx512.c, blk_pair_k3s1) */
     int pairs = C % 16 == 8 && win->k[2] == 3 && win->stride[2] == 1;
     float *tail;
-    nn_cpu_dw *d = own_kernel_data(c, sizeof *d, (size_t)((Cp + (pairs ? 2 * C : 0)) * (K + 2)),
-                                   &tail);
+    size_t head = (size_t)((Cp + (pairs ? 2 * C : 0)) * (K + 2)); /* w, b, ns (w2, b2, ns2) */
+    nn_cpu_dw *d = own_kernel_data(c, sizeof *d, head + (scaled ? 2 * (size_t)Cp : 0), &tail);
     if (!d) return FFU_ERR_NOMEM;
     d->act = oc.av;
     d->N = x->shape.d[0], d->C = C, d->Cp = Cp;
@@ -244,6 +281,7 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     for (int64_t ch = 0; ch < C; ch++)
         for (int64_t k = 0; k < K; k++) d->w[k * Cp + ch] = wd[ch * K + k];
     conv_epilogue(c, b, oc.slopes, oc.nslopes, C, d->b, d->ns);
+    if (scaled) scaled_epilogue(&d->sc, C, Cp, tail + head, &d->act, d->b, d->ns);
     if (pairs) {
         d->w2 = d->ns + Cp;
         d->b2 = d->w2 + 2 * C * K;
@@ -343,6 +381,8 @@ static void cf_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
         const float *img = src + r / OH * d->C * d->IH * d->IW;
         if (d->pool) nn_cpu_cf_pooled_row_avx512(d, img, dst + r * OW * d->K, r % OH, tmp);
         else nn_cpu_cf_row_avx512(d, img, dst + r * OW * d->K, r % OH);
+        /* a fused scale (never with a pool): the step's last argument */
+        if (d->sc.on) nn_cpu_scale_avx512(&d->sc, *(const float *)ptr[2], dst + r * OW * d->K, OW);
     }
 }
 
@@ -384,6 +424,11 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
      * kernel is left to it. */
     int64_t force = nn_attr_int(n, "_cpu_cf", -1);
     if (force < 0 && nn_cpu_chain_member(c)) force = 1;
+    /* A fused scale (not with a pool): ours, since oneDNN's per-channel bias post-op
+     * is slow there (YuNet u8's 3 -> 16 at 640x640: 0.92 ms, 0.57 without the bias) */
+    int scaled = node_scale(c);
+    if (scaled && pool) return CPU_UNSUPPORTED;
+    if (force < 0 && scaled) force = 1;
     if (force < 0 && (nn_attr_int(n, "_cpu_pw", -1) == 1 || nn_attr_int(n, "_cpu_q8", -1) == 1))
         force = 0;
     int prelu = n->act.kind == NN_ACT_PRELU;
@@ -397,7 +442,7 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
 
     int64_t Kp = (M + 15) / 16 * 16, KH = win->k[1], KW = win->k[2], taps = KH * KW * C;
     float *tail;
-    nn_cpu_cf *d = own_kernel_data(c, sizeof *d, (size_t)(Kp * (taps + 2)), &tail);
+    nn_cpu_cf *d = own_kernel_data(c, sizeof *d, (size_t)(Kp * (taps + 2 + 2 * scaled)), &tail);
     if (!d) return FFU_ERR_NOMEM;
     d->act = oc.av;
     d->N = x->shape.d[0], d->C = C, d->K = M, d->Kp = Kp;
@@ -415,6 +460,7 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
             for (int64_t k = 0; k < KH * KW; k++)
                 d->w[(k * C + ch) * Kp + o] = wd[(o * C + ch) * KH * KW + k];
     conv_epilogue(c, b, oc.slopes, oc.nslopes, M, d->b, d->ns);
+    if (scaled) scaled_epilogue(&d->sc, M, Kp, d->ns + Kp, &d->act, d->b, d->ns);
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:cf_avx512");
     size_t tmp = d->pool ? sizeof(float) * 2 * (size_t)(d->OW * M) * (size_t)c->cb->base.threads
                          : 0;
@@ -880,8 +926,14 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     const nn_tensor *b = nn_in(g, n, 2), *y = nn_out(g, n, 0);
     /* input 3: the residual a fused Add contributes (ir.h), added before the activation */
     const nn_tensor *r = transpose ? NULL : nn_in(g, n, 3);
+    /* input 4: a fused scale that multiplies the sums before the bias is added (ir.h):
+     * oneDNN binary post-ops (mul by it, add the bias), or our first-layer and
+     * depthwise kernels with the scaled epilogue (nn_cpu_scaled) */
+    const nn_tensor *sc = transpose ? NULL : nn_in(g, n, 4);
     if (!x || !w || !nn_cpu_is_const(w) || y->dtype != FFU_DTYPE_F32 ||
-        n->ninputs > (transpose ? 3 : 4))
+        n->ninputs > (transpose ? 3 : 5))
+        return CPU_UNSUPPORTED;
+    if (sc && (r || sc->dtype != FFU_DTYPE_F32 || nn_shape_numel(&sc->shape) != 1))
         return CPU_UNSUPPORTED;
     if (r && (r->dtype != FFU_DTYPE_F32 || !nn_shape_equal(&r->shape, &y->shape) ||
               n->inputs[3] == n->inputs[0]))
@@ -930,13 +982,14 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
 
     if (!transpose) {
         /* ours for a first layer before the others: it reads the plain input as stored
-         * (before the first-layer path of oneDNN below, too) */
+         * (before the first-layer path of oneDNN below, too); of ours only the
+         * first-layer and depthwise kernels take a fused scale */
         ffu_status cst = build_cf_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_dw_custom(c, x, w, b, r, y, &win);
-        if (cst == CPU_UNSUPPORTED) cst = build_pw_custom(c, x, w, b, r, y, &win);
-        if (cst == CPU_UNSUPPORTED) cst = build_q8_custom(c, x, w, b, r, y, &win);
-        if (cst == CPU_UNSUPPORTED) cst = build_h16_custom(c, x, w, b, r, y, &win);
-        if (cst == CPU_UNSUPPORTED) cst = build_wino_custom(c, x, w, b, r, y, &win);
+        if (cst == CPU_UNSUPPORTED && !sc) cst = build_pw_custom(c, x, w, b, r, y, &win);
+        if (cst == CPU_UNSUPPORTED && !sc) cst = build_q8_custom(c, x, w, b, r, y, &win);
+        if (cst == CPU_UNSUPPORTED && !sc) cst = build_h16_custom(c, x, w, b, r, y, &win);
+        if (cst == CPU_UNSUPPORTED && !sc) cst = build_wino_custom(c, x, w, b, r, y, &win);
         if (cst != CPU_UNSUPPORTED) return cst;
     }
 
@@ -960,6 +1013,19 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
         return CPU_UNSUPPORTED;
     int64_t bd = M;
     if (b && nn_cpu_md_dims(&bias_md, 1, &bd, dnnl_f32) < 0) return CPU_UNSUPPORTED;
+    /* with a scale the bias is the second binary post-op, not the primitive's bias */
+    const nn_tensor *db = sc ? NULL : b;
+    cpu_binary_po po[2];
+    int npo = 0;
+    if (sc) {
+        int64_t ones[DNNL_MAX_NDIMS], per_ch[DNNL_MAX_NDIMS];
+        for (int i = 0; i < rank; i++)
+            ones[i] = 1, per_ch[i] = i == 1 ? M : 1;
+        po[0].alg = dnnl_binary_mul;
+        if (nn_cpu_md_dims(&po[npo++].md, rank, ones, dnnl_f32) < 0) return CPU_UNSUPPORTED;
+        po[1].alg = dnnl_binary_add;
+        if (b && nn_cpu_md_dims(&po[npo++].md, rank, per_ch, dnnl_f32) < 0) return CPU_UNSUPPORTED;
+    }
 
     /* The primitive computes channels-last (oneDNN's fast f32 kernels); where the
      * tensors are NCHW, reorder steps convert at the node's boundary. Plain compute is
@@ -984,8 +1050,8 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
             dnnl_memory_desc_init_by_tag(&dst_md, 4, dd, dnnl_f32, dnnl_nChw16c) == dnnl_success &&
             dnnl_dilated_convolution_forward_desc_init(
                 &desc, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &wei_any,
-                b ? &bias_md : NULL, &dst_md, strides, dil, pl, pr) == dnnl_success &&
-            nn_cpu_pd_with_act(c, &desc, 1, r != NULL, &pd, &split) == FFU_OK) {
+                db ? &bias_md : NULL, &dst_md, strides, dil, pl, pr) == dnnl_success &&
+            nn_cpu_pd_with_post(c, &desc, po, npo, r != NULL, &pd, &split) == FFU_OK) {
             const char *impl = NULL;
             dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
             if (impl && strncmp(impl, "ref", 3) != 0 && strncmp(impl, "x64:gemm", 8) != 0) {
@@ -1024,9 +1090,9 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
                       &wei_any, b ? &bias_md : NULL, &dst_md, strides, dil, pl, pr)
                 : dnnl_dilated_convolution_forward_desc_init(
                       &desc, dnnl_forward_inference, dnnl_convolution_direct, &src_md, &wei_any,
-                      b ? &bias_md : NULL, &dst_md, strides, dil, pl, pr);
+                      db ? &bias_md : NULL, &dst_md, strides, dil, pl, pr);
         if (ds != dnnl_success) continue;
-        if ((st = nn_cpu_pd_with_act(c, &desc, 1, r != NULL, &pd, &split)) == FFU_ERR_NOMEM)
+        if ((st = nn_cpu_pd_with_post(c, &desc, po, npo, r != NULL, &pd, &split)) == FFU_ERR_NOMEM)
             break;
         const char *impl = NULL;
         if (pd) dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
@@ -1058,7 +1124,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
      * bytes). Kept where oneDNN picks a Winograd kernel with the same post-ops and its
      * output matches the direct primitive's. */
     int blocked = 0;
-    if (c->p && c->cb->base.winograd && nn_cpu_wino_shape(g, n)) {
+    if (c->p && c->cb->base.winograd && !sc && nn_cpu_wino_shape(g, n)) {
         dnnl_dims_t sd = {x->shape.d[0], C, x->shape.d[2], x->shape.d[3]};
         dnnl_dims_t dd = {ys.d[0], M, ys.d[2], ys.d[3]};
         dnnl_memory_desc_t sw, dw;
@@ -1089,7 +1155,7 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
      * are memory-bound and would only pay for the extra conversion. */
     dnnl_memory_desc_t src_f32 = src_md;
     int bf16 = 0;
-    if (c->p && c->cb->base.bf16 && !blocked && !(G > 1 && C / G == 1)) {
+    if (c->p && c->cb->base.bf16 && !blocked && !sc && !(G > 1 && C / G == 1)) {
         dnnl_memory_desc_t sb = src_md, wb = wei_any;
         sb.data_type = dnnl_bf16, wb.data_type = dnnl_bf16;
         dnnl_convolution_desc_t desc;
@@ -1175,9 +1241,16 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
                                   stage_in ? CPU_BIND_SCRATCH : CPU_BIND_IN, 0, in_off, NULL)) < 0 ||
             (st = nn_cpu_step_arg(c, s, DNNL_ARG_WEIGHTS, &wei_md, CPU_BIND_FIXED, 0, 0, wdata)) <
                 0 ||
-            (b && (st = nn_cpu_step_arg(c, s, DNNL_ARG_BIAS, &bias_md, CPU_BIND_FIXED, 0, 0,
-                                        b->data)) < 0) ||
+            (db && (st = nn_cpu_step_arg(c, s, DNNL_ARG_BIAS, &bias_md, CPU_BIND_FIXED, 0, 0,
+                                         db->data)) < 0) ||
             (st = nn_cpu_step_arg(c, s, DNNL_ARG_DST, &dst_md, ob, 0, out_off, NULL)) < 0)
+            return st;
+        /* the scale (input 4) and the bias as the binary post-ops' second operands */
+        if (sc && ((st = nn_cpu_step_arg(c, s, DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                                         &po[0].md, CPU_BIND_IN, 4, 0, NULL)) < 0 ||
+                   (npo > 1 &&
+                    (st = nn_cpu_step_arg(c, s, DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1,
+                                          &po[1].md, CPU_BIND_FIXED, 0, 0, b->data)) < 0)))
             return st;
     } else if (st < 0) {
         return st;

@@ -144,6 +144,21 @@ typedef struct nn_cpu_act {
     float lo, hi;
 } nn_cpu_act;
 
+/* A Conv with a fused scale (input 4, src/nn/ir.h) on our depthwise and first-layer
+ * kernels: the kernel computes bare sums (its own bias zero, no activation) a few rows
+ * at a time, and nn_cpu_scale_avx512 finishes them in place while they are in cache.
+ * The scale is the kernel step's last argument. */
+typedef struct nn_cpu_scaled {
+    int on;
+    int64_t C;
+    nn_cpu_act act;
+    float *b, *ns; /* the node's bias and slopes, [C rounded up to 16], 64-byte aligned */
+} nn_cpu_scaled;
+
+/* n pixels of C sums at y (NHWC), in place: y = act(y * s + b), a product then a sum
+ * (two roundings, as the unfused Mul and Add: never one fma). */
+void nn_cpu_scale_avx512(const nn_cpu_scaled *e, float s, float *y, int64_t n);
+
 /* Depthwise 2-D convolution, NHWC f32 (cpu_dw_avx512.c). Weights are repacked as
  * [KH][KW][Cp] and bias (zeros when absent) and slopes as [Cp], Cp = C rounded up to
  * 16, zero padded, 64-byte aligned. For C = 16n + 8 with a 3-wide stride-1 kernel, also
@@ -155,6 +170,7 @@ typedef struct nn_cpu_dw {
     nn_cpu_act act;
     int res;  /* a residual is the kernel step's third argument */
     int pool; /* a fused 2x2 stride-2 max pool follows (output rows are pooled rows) */
+    nn_cpu_scaled sc; /* a fused scale: see nn_cpu_scaled */
     float *w, *b, *ns;
     float *w2, *b2, *ns2;
 } nn_cpu_dw;
@@ -226,6 +242,7 @@ typedef struct nn_cpu_cf {
     int KH, KW, SH, SW, PT, PL;
     int nhwc, pool;
     nn_cpu_act act;
+    nn_cpu_scaled sc;  /* a fused scale: see nn_cpu_scaled */
     float *w, *b, *ns; /* w [KH][KW][C][Kp], b and ns [Kp], Kp = K rounded up to 16, zero
                           padded, 64-byte aligned */
 } nn_cpu_cf;
@@ -406,6 +423,17 @@ dnnl_primitive_attr_t nn_cpu_attr(cpu_ctx *c, int allow_bf16);
  * nn_cpu_act_step after its main step. CPU_UNSUPPORTED when neither works. */
 ffu_status nn_cpu_pd_with_act(cpu_ctx *c, const void *desc, int allow_bf16, int with_sum,
                               dnnl_primitive_desc_t *pd, int *split);
+/* A binary post-op ahead of the others: alg with a second operand described by md
+ * (bound as DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1 for the i-th). */
+typedef struct cpu_binary_po {
+    dnnl_alg_kind_t alg;
+    dnnl_memory_desc_t md;
+} cpu_binary_po;
+/* nn_cpu_pd_with_act with the nbin binary post-ops of bin first (a fused scale and
+ * bias, ir.h). With them the primitive must keep its post-ops: it is returned even on
+ * oneDNN's reference kernel when nothing else takes them. */
+ffu_status nn_cpu_pd_with_post(cpu_ctx *c, const void *desc, const cpu_binary_po *bin, int nbin,
+                               int with_sum, dnnl_primitive_desc_t *pd, int *split);
 /* Adds the node's activation as an in-place step on the data bound as (bind, off):
  * output 0 or a scratch staging buffer, laid out as md. */
 ffu_status nn_cpu_act_step(cpu_ctx *c, const dnnl_memory_desc_t *md, int64_t channels,

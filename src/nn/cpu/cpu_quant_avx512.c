@@ -6,8 +6,9 @@
  * scalar: vminps (x, acc) is x < acc ? x : acc, the same comparison, so NaN never wins
  * and the minimum and maximum are exactly the reference's (no -0 can enter: the
  * accumulators start at +0 and only take values strictly beyond it). The builder and
- * the split over threads are in cpu_misc.c. Only called after a runtime AVX-512F
- * check. */
+ * the split over threads are in cpu_misc.c. Also the epilogue of a dynamically
+ * quantised layer's convolution on our kernels (nn_cpu_scale_avx512: the fused scale
+ * and bias, src/nn/ir.h). Only called after a runtime AVX-512F check. */
 #include <immintrin.h>
 #include <stdint.h>
 
@@ -17,6 +18,8 @@
 
 #include "../ops/quant_math.h"
 #include "cpu_internal.h"
+
+#include "cpu_avx512.h"
 
 void nn_cpu_qsteps_range_avx512(const float *x, int64_t n, float *mn, float *mx)
 {
@@ -48,6 +51,20 @@ void nn_cpu_qsteps_range_avx512(const float *x, int64_t n, float *mn, float *mx)
 void nn_cpu_qsteps_avx512(const float *x, int64_t n, float scale, float zp, float *y)
 {
     qm_steps(x, n, scale, zp, y);
+}
+
+void nn_cpu_scale_avx512(const nn_cpu_scaled *e, float s, float *y, int64_t n)
+{
+    const __m512 sc = _mm512_set1_ps(s);
+    for (int64_t c0 = 0; c0 < e->C; c0 += 16) {
+        __mmask16 m;
+        int mode = slice_mode(e->C, c0, &m);
+        const __m512 b = _mm512_load_ps(e->b + c0);
+        const actv av = act_init(&e->act, e->ns + c0);
+        float *p = y + c0;
+        for (int64_t i = 0; i < n; i++, p += e->C)
+            st(p, act(av, _mm512_add_ps(_mm512_mul_ps(ld(p, mode, m), sc), b)), mode, m);
+    }
 }
 
 #endif

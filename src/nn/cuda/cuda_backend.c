@@ -254,6 +254,12 @@ static int conv_shape_ok(const cu_backend *cb, const nn_graph *g, const nn_node 
     }
     if (n->ninputs > 3 && n->inputs[3] >= 0 && !f32_in(g, n, 3)) return 0;
     if (nn_attr_int(n, "_pool", 0) && n->ninputs > 3 && n->inputs[3] >= 0) return 0;
+    /* a fused scale (input 4, ir.h): one f32 value, never with a residual */
+    if (n->ninputs > 4 && n->inputs[4] >= 0) {
+        const nn_tensor *s = f32_in(g, n, 4);
+        if (!s || nn_shape_numel(&s->shape) != 1 || n->inputs[3] >= 0) return 0;
+    }
+    if (n->ninputs > 5) return 0;
     if (!act_ok(g, n)) return 0;
     for (int i = 0; i < x->shape.rank; i++)
         if (x->shape.d[i] <= 0 || x->shape.d[i] > 0x7fffffff) return 0;
@@ -371,11 +377,12 @@ static ffu_status conv_descs(cu_backend *cb, cu_node *p, cudnnDataType_t dt,
 }
 
 /* Runs the convolution of p: x (device, NCHW), weights w (f32 or fp16 per use16),
- * bias (may be NULL), residual r (may be NULL, may be y), output y; scratch is the
- * node's scratch. */
+ * scale (the fused one, ir.h: one value applied before the bias; may be NULL), bias
+ * (may be NULL), residual r (may be NULL, may be y), output y; scratch is the node's
+ * scratch. */
 static ffu_status conv_exec(cu_backend *cb, cu_node *p, const float *x, const void *w,
-                            const float *bias, const float *r, float *y, unsigned char *scratch,
-                            int use16)
+                            const float *scale, const float *bias, const float *r, float *y,
+                            unsigned char *scratch, int use16)
 {
     const nn_cuda_libs *L = cb->L;
     ffu_status st;
@@ -404,7 +411,7 @@ static ffu_status conv_exec(cu_backend *cb, cu_node *p, const float *x, const vo
             return st;
         if ((st = LAUNCH(nn_cu_f16_to_f32(cb->stream, y16, t, yn))) < 0) return st;
         /* reads t and r element by element before writing: r may be target */
-        if ((st = LAUNCH(nn_cu_channel_affine(cb->stream, t, target, NULL, bias, r, p->N, p->M,
+        if ((st = LAUNCH(nn_cu_channel_affine(cb->stream, t, target, scale, 0, bias, r, p->N, p->M,
                                               p->OH * p->OW, &p->act))) < 0)
             return st;
     } else {
@@ -433,9 +440,9 @@ static ffu_status conv_exec(cu_backend *cb, cu_node *p, const float *x, const vo
                                                          p->algo, scratch, p->ws, &beta, p->yd, target),
                           "convolution")) < 0)
             return st;
-        if ((bias || p->act.kind != NN_CU_ACT_NONE) &&
-            (st = LAUNCH(nn_cu_channel_affine(cb->stream, target, target, NULL, bias, NULL, p->N, p->M,
-                                              p->OH * p->OW, &p->act))) < 0)
+        if ((scale || bias || p->act.kind != NN_CU_ACT_NONE) &&
+            (st = LAUNCH(nn_cu_channel_affine(cb->stream, target, target, scale, 0, bias, NULL,
+                                              p->N, p->M, p->OH * p->OW, &p->act))) < 0)
             return st;
     }
 pooled:
@@ -476,8 +483,8 @@ static int conv_fp16_check(cu_backend *cb, cu_node *p, const void *w32, const vo
         ffu_gpu_alloc(cb->gpu, p->scratch ? p->scratch : 256, &scr) < 0)
         goto out;
     if (nn_cu_fill_random(cb->stream, x, xn, 0x5eedu) != 0) goto out;
-    if (conv_exec(cb, p, x, w32, bias, NULL, y32, scr, 0) < 0) goto out;
-    if (conv_exec(cb, p, x, w16, bias, NULL, y16, scr, 1) < 0) goto out;
+    if (conv_exec(cb, p, x, w32, NULL, bias, NULL, y32, scr, 0) < 0) goto out;
+    if (conv_exec(cb, p, x, w16, NULL, bias, NULL, y16, scr, 1) < 0) goto out;
     if (cudaMemcpyAsync(h32, y32, (size_t)yn * 4, cudaMemcpyDeviceToHost, cb->stream) != cudaSuccess ||
         cudaMemcpyAsync(h16, y16, (size_t)yn * 4, cudaMemcpyDeviceToHost, cb->stream) != cudaSuccess ||
         cudaStreamSynchronize(cb->stream) != cudaSuccess)
@@ -513,7 +520,7 @@ static ffu_status build_conv(cu_backend *cb, const nn_graph *g, const nn_node *n
     p->act.channels = p->M;
     p->act.inner = p->OH * p->OW;
     /* cuDNN fuses bias + ReLU (identity only with one algorithm: not worth a special case) */
-    p->fused = n->act.kind == NN_ACT_RELU && b;
+    p->fused = n->act.kind == NN_ACT_RELU && b && !(n->ninputs > 4 && n->inputs[4] >= 0);
     if (p->fused) {
         if ((st = dnn_err(cb, L->cudnnCreateTensorDescriptor(&p->bd), "bias descriptor")) < 0 ||
             (st = dnn_err(cb, L->cudnnSetTensor4dDescriptor(p->bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
@@ -557,7 +564,8 @@ static ffu_status build_conv(cu_backend *cb, const nn_graph *g, const nn_node *n
 static ffu_status conv_prepare16(cu_backend *cb, const nn_graph *g, const nn_node *n, cu_node *p)
 {
     /* xd16 alone does not say the fp16 set-up worked: conv_descs may fail after making it */
-    if (!cb->base.fp16 || !p->have16) return FFU_OK;
+    /* fp16 rounds what would be exact integer sums */
+    if (!cb->base.fp16 || !p->have16 || p->exact) return FFU_OK;
     const nn_tensor *w = nn_in(g, n, 1);
     const nn_tensor *b = n->ninputs > 2 && n->inputs[2] >= 0 ? nn_in(g, n, 2) : NULL;
     int64_t wn = nn_shape_numel(&w->shape);
@@ -1177,7 +1185,7 @@ static ffu_status fused_act_in_place(cudaStream_t s, const cu_node *p, float *y)
 {
     if (p->act.kind == NN_CU_ACT_NONE) return FFU_OK;
     int64_t per = p->act.channels * p->act.inner;
-    return LAUNCH(nn_cu_channel_affine(s, y, y, NULL, NULL, NULL, per ? p->n / per : 0,
+    return LAUNCH(nn_cu_channel_affine(s, y, y, NULL, 0, NULL, NULL, per ? p->n / per : 0,
                                        p->act.channels, p->act.inner, &p->act));
 }
 
@@ -1197,8 +1205,9 @@ static ffu_status cu_run(nn_backend *b, const nn_graph *g, const nn_node *n, voi
     case K_CONV: {
         const float *bias = n->ninputs > 2 ? in[2] : NULL;
         const float *r = n->ninputs > 3 ? in[3] : NULL;
+        const float *scale = n->ninputs > 4 ? in[4] : NULL;
         const void *w = p->use16 ? p->w16 : in[1];
-        return conv_exec(cb, p, in[0], w, bias, r, out[0], scratch, p->use16);
+        return conv_exec(cb, p, in[0], w, scale, bias, r, out[0], scratch, p->use16);
     }
     case K_GEMM: {
         float beta = 0.0f;
@@ -1214,9 +1223,9 @@ static ffu_status cu_run(nn_backend *b, const nn_graph *g, const nn_node *n, voi
     gemm_act:
         if (p->act.kind != NN_CU_ACT_NONE) {
             int64_t total = p->gM * p->gN * p->batch, per = p->act.channels * p->act.inner;
-            st = LAUNCH(nn_cu_channel_affine(s, out[0], out[0], NULL, NULL, NULL,
-                                             per ? total / per : 0, p->act.channels,
-                                             p->act.inner, &p->act));
+            st = LAUNCH(nn_cu_channel_affine(s, out[0], out[0], NULL, 0, NULL, NULL,
+                                             per ? total / per : 0, p->act.channels, p->act.inner,
+                                             &p->act));
         }
         return st;
     case K_UNARY:
@@ -1250,8 +1259,8 @@ static ffu_status cu_run(nn_backend *b, const nn_graph *g, const nn_node *n, voi
     }
     case K_AFFINE: {
         const float *ab = p->dev[0];
-        return LAUNCH(nn_cu_channel_affine(s, in[0], out[0], ab, ab + p->channels, NULL, p->outer,
-                                           p->channels, p->inner, &p->act));
+        return LAUNCH(nn_cu_channel_affine(s, in[0], out[0], ab, 1, ab + p->channels, NULL,
+                                           p->outer, p->channels, p->inner, &p->act));
     }
     case K_INORM:
         return LAUNCH(nn_cu_instance_norm(s, in[0], out[0], in[1], in[2], p->outer, p->channels, p->len, p->a));

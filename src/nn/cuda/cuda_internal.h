@@ -35,11 +35,13 @@ int nn_cu_unary(void *stream, int op, const float *x, float *y, int64_t n, float
  * broadcast); y may equal a or b when their strides are y's own. */
 int nn_cu_binary(void *stream, int op, const float *a, const float *b, float *y, int rank,
                  const int64_t *d, const int64_t *sa, const int64_t *sb, const nn_cu_act *act);
-/* y[o][c][i] = act(x[o][c][i] * scale[c] + bias[c] + res[o][c][i]) for outer x channels x
- * inner; scale, bias, res may be NULL; x, res may equal y. */
+/* y[o][c][i] = act(x[o][c][i] * scale[c * scale_step] + bias[c] + res[o][c][i]) for outer x
+ * channels x inner, rounded after each operation in that order (no fused multiply-add:
+ * a fused Conv scale, ir.h, must give the unfused nodes' values); scale_step 1 for a
+ * value per channel, 0 for one value; scale, bias, res may be NULL; x, res may equal y. */
 int nn_cu_channel_affine(void *stream, const float *x, float *y, const float *scale,
-                         const float *bias, const float *res, int64_t outer, int64_t channels,
-                         int64_t inner, const nn_cu_act *act);
+                         int64_t scale_step, const float *bias, const float *res, int64_t outer,
+                         int64_t channels, int64_t inner, const nn_cu_act *act);
 /* Max (max = 1) or average pooling of planes NCHW planes; include_pad: AveragePool's
  * count_include_pad. */
 int nn_cu_pool(void *stream, int max, int include_pad, const float *x, float *y, int64_t planes,

@@ -65,17 +65,18 @@ __global__ void k_binary(int op, const float *a, const float *b, float *y, dims_
     }
 }
 
-__global__ void k_affine(const float *x, float *y, const float *scale, const float *bias,
-                         const float *res, int64_t n, int64_t channels, int64_t inner,
-                         nn_cu_act act)
+__global__ void k_affine(const float *x, float *y, const float *scale, int64_t scale_step,
+                         const float *bias, const float *res, int64_t n, int64_t channels,
+                         int64_t inner, nn_cu_act act)
 {
     GRID_LOOP(i, n)
     {
         int64_t c = (i / inner) % channels;
         float v = x[i];
-        if (scale) v *= scale[c];
-        if (bias) v += bias[c];
-        if (res) v += res[i];
+        /* explicit roundings: nvcc would contract v * s + b into one fma */
+        if (scale) v = __fmul_rn(v, scale[c * scale_step]);
+        if (bias) v = __fadd_rn(v, bias[c]);
+        if (res) v = __fadd_rn(v, res[i]);
         y[i] = act_at(act, i, v);
     }
 }
@@ -379,13 +380,13 @@ int nn_cu_binary(void *stream, int op, const float *a, const float *b, float *y,
 }
 
 int nn_cu_channel_affine(void *stream, const float *x, float *y, const float *scale,
-                         const float *bias, const float *res, int64_t outer, int64_t channels,
-                         int64_t inner, const nn_cu_act *act)
+                         int64_t scale_step, const float *bias, const float *res, int64_t outer,
+                         int64_t channels, int64_t inner, const nn_cu_act *act)
 {
     int64_t n = outer * channels * inner;
     if (n <= 0) return 0;
     k_affine<<<blocks_for(n), kThreads, 0, (cudaStream_t)stream>>>(
-        x, y, scale, bias, res, n, channels > 0 ? channels : 1, inner > 0 ? inner : 1,
+        x, y, scale, scale_step, bias, res, n, channels > 0 ? channels : 1, inner > 0 ? inner : 1,
         act ? *act : no_act());
     return launched();
 }

@@ -984,6 +984,9 @@ static ffu_status check_node(const Onnx__NodeProto *np)
     if (np->n_input > ONNX_MAX_ITEMS || np->n_output > ONNX_MAX_ITEMS ||
         np->n_attribute > ONNX_MAX_ITEMS)
         return node_err(np, FFU_ERR_TOO_LARGE, "too many inputs, outputs or attributes");
+    /* the engine's fused Conv forms take inputs 3 and 4 (ir.h): not from a file */
+    if (file_op(np) == NN_OP_CONV && np->n_input > 3)
+        return node_err(np, FFU_ERR_FORMAT, "Conv has %zu inputs (at most 3)", np->n_input);
     return FFU_OK;
 }
 

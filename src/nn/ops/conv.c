@@ -185,8 +185,9 @@ typedef struct conv_geom {
  * geometry; M is the number of output channels. */
 static ffu_status conv_geom_init(const nn_graph *g, const nn_node *n, int transpose, conv_geom *cg)
 {
-    /* Conv's optional input 3 is the residual of a fused Add (see ir.h) */
-    ffu_status e = nn_check_inputs(g, n, 2, transpose ? 3 : 4);
+    /* Conv's optional inputs 3 and 4 are a fused Add's residual and a fused Mul's
+     * scale (see ir.h) */
+    ffu_status e = nn_check_inputs(g, n, 2, transpose ? 3 : 5);
     if (e < 0) return e;
     const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *b = nn_in(g, n, 2);
     if (x->dtype != FFU_DTYPE_F32 || w->dtype != FFU_DTYPE_F32 || (b && b->dtype != FFU_DTYPE_F32))
@@ -262,6 +263,12 @@ static const nn_tensor *conv_residual(const nn_graph *g, const nn_node *n)
     return n->ninputs > 3 ? nn_in(g, n, 3) : NULL;
 }
 
+/* The scale input (index 4) of a fused Conv + Mul, or NULL. */
+static const nn_tensor *conv_scale(const nn_graph *g, const nn_node *n)
+{
+    return n->ninputs > 4 ? nn_in(g, n, 4) : NULL;
+}
+
 static ffu_status conv_infer(nn_graph *g, nn_node *n)
 {
     conv_geom cg;
@@ -274,6 +281,11 @@ static ffu_status conv_infer(nn_graph *g, nn_node *n)
               (nn_shape_known(&r->shape) && nn_shape_known(&y->shape) &&
                !nn_shape_equal(&r->shape, &y->shape))))
         return nn_node_error(n, FFU_ERR_FORMAT, "the residual input must be f32 with the output's shape");
+    const nn_tensor *s = conv_scale(g, n);
+    if (s && r)
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "a residual and a fused scale together");
+    if (s && (s->dtype != FFU_DTYPE_F32 || (nn_shape_known(&s->shape) && nn_numel(s) != 1)))
+        return nn_node_error(n, FFU_ERR_FORMAT, "the scale input must be one f32 value");
     return FFU_OK;
 }
 
@@ -298,6 +310,8 @@ static ffu_status conv_run(const nn_graph *g, const nn_node *n, void *const *in,
     /* the residual may be the output buffer itself (the planner puts the output in
      * place): each output plane reads only its own residual plane, before writing */
     const float *R = conv_residual(g, n) ? in[3] : NULL;
+    /* a fused scale multiplies the sums before the bias is added (ir.h) */
+    const float *S = conv_scale(g, n) ? in[4] : NULL;
     float *Y = pool ? scratch : out[0];
     int64_t N = cg.N, C = cg.C, M = cg.M, cpg = C / cg.group, mpg = M / cg.group;
     int64_t ID = w->in[0], IH = w->in[1], IW = w->in[2];
@@ -310,7 +324,7 @@ static ffu_status conv_run(const nn_graph *g, const nn_node *n, void *const *in,
         for (int64_t m = 0; m < M; m++) {
             int64_t grp = m / mpg;
             float *y = Y + (b * M + m) * oplane;
-            float bias = B ? B[m] : 0.0f;
+            float bias = B && !S ? B[m] : 0.0f;
             if (R) {
                 const float *r = R + (b * M + m) * oplane;
                 for (int64_t i = 0; i < oplane; i++)
@@ -349,6 +363,14 @@ static ffu_status conv_run(const nn_graph *g, const nn_node *n, void *const *in,
                         }
                     }
                 }
+            }
+            if (S) { /* -0 stays -0 without a bias, as after a lone Mul */
+                float s = *S;
+                for (int64_t i = 0; i < oplane; i++)
+                    y[i] *= s;
+                if (B)
+                    for (int64_t i = 0; i < oplane; i++)
+                        y[i] += B[m];
             }
         }
     nn_apply_node_act(g, n, Y, N, M, oplane);
