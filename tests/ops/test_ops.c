@@ -141,9 +141,12 @@ static const tcase cases[] = {
     {NN_OP_CONV, "first 3->16 s2 *s +b (ours)", 5, {S4(1, 3, 13, 17), S4(16, 3, 3, 3), S1(16), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "strides=2,2;pads=1,1,1,1", .impl = "facefuse:cf_avx512"},
     {NN_OP_CONV, "first 2x3->24 *s +b +prelu (ours)", 5, {S4(2, 3, 9, 21), S4(24, 3, 3, 3), S1(24), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .impl = "facefuse:cf_avx512"},
     {NN_OP_CONV, "first 3->16 s2 *s +b (oneDNN)", 5, {S4(1, 3, 13, 17), S4(16, 3, 3, 3), S1(16), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_cf=0;strides=2,2;pads=1,1,1,1", .act = NN_ACT_RELU},
-    {NN_OP_CONV, "1x1 32->24 *s +b +prelu[C]", 5, {S4(1, 32, 13, 17), S4(24, 32, 1, 1), S1(24), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "1x1(oneDNN) 32->24 *s +b +prelu[C]", 5, {S4(1, 32, 13, 17), S4(24, 32, 1, 1), S1(24), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_pw=0", .act = NN_ACT_PRELU, .act_slope = 1},
     {NN_OP_CONV, "dw(oneDNN) 24 *s +b +relu6", 5, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_dw=0;group=24;pads=1,1,1,1", .act = NN_ACT_RELU6},
-    {NN_OP_CONV, "1x1 16->16 *s no bias", 5, {S4(1, 16, 13, 17), S4(16, 16, 1, 1), S1(16), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 1, 1, 0}},
+    {NN_OP_CONV, "1x1(oneDNN) 16->16 *s no bias", 5, {S4(1, 16, 13, 17), S4(16, 16, 1, 1), S1(16), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 1, 1, 0}, .attrs = "_cpu_pw=0"},
+    {NN_OP_CONV, "1x1(ours) 2x32->24 *s +b +prelu[C]", 5, {S4(2, 32, 9, 13), S4(24, 32, 1, 1), S1(24), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "1x1(ours) 48->40 *s +b +relu", 5, {S4(1, 48, 11, 13), S4(40, 48, 1, 1), S1(40), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "1x1(ours) 16->64 *s no bias", 5, {S4(1, 16, 13, 17), S4(64, 16, 1, 1), S1(64), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 1, 1, 0}, .attrs = "_cpu_pw=1"},
     {NN_OP_CONV, "dw(oneDNN) *s +b +relu +pool", 5, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16), S1(1), S1(1)}, {0, 1, 1, 0, 0}, .absent = {0, 0, 0, 1, 0}, .attrs = "_cpu_dw=0;group=16;pads=1,1,1,1;_pool=2", .act = NN_ACT_RELU},
     /* and on our depthwise kernel (rows of sums, then the scale epilogue): pixel pairs
      * (24 channels), a masked tail, PReLU, no bias, a batch of 2 with a thread's rows

@@ -711,22 +711,23 @@ static ffu_status run_ref(ob_model *b, const float *const *ins, int nin, float *
  * shape and type), output 0 must be of type yt and out_bytes long and goes to out.
  * summary (when not NULL) gets the start of the loaded model's description
  * (ffu_nn_model_describe: its ops after the load passes). */
-static ffu_status run_bytes(ob_model *b, const char *backend, const void *const *ins, int nin,
-                            ffu_dtype yt, void *out, size_t out_bytes, char *summary,
-                            size_t summary_size)
+/* Packs and frees b, loads it (*m) and opens a one-thread session on backend (*s;
+ * NULL when that fails, *m then still to be destroyed); summary (may be NULL) gets
+ * the model's description. */
+static ffu_status open_session(ob_model *b, const char *backend, ffu_nn_model **m,
+                               ffu_nn_session **s, char *summary, size_t summary_size)
 {
     size_t size;
     uint8_t *data = ob_pack(b, &size);
     ob_free(b);
-    ffu_nn_model *m = NULL;
-    ffu_nn_session *s = NULL;
-    ffu_status st = ffu_nn_model_load_memory(data, size, NULL, 0, &m);
+    *m = NULL, *s = NULL;
+    ffu_status st = ffu_nn_model_load_memory(data, size, NULL, 0, m);
     free(data);
     if (st < 0) return st;
     if (summary) {
         ffu_jw *w = NULL;
         summary[0] = 0;
-        if (ffu_jw_create(&w, 0) == FFU_OK && ffu_nn_model_describe(m, w) == FFU_OK)
+        if (ffu_jw_create(&w, 0) == FFU_OK && ffu_nn_model_describe(*m, w) == FFU_OK)
             snprintf(summary, summary_size, "%s", ffu_jw_text(w, NULL));
         ffu_jw_destroy(w);
     }
@@ -734,7 +735,17 @@ static ffu_status run_bytes(ob_model *b, const char *backend, const void *const 
     ffu_nn_session_opts_default(&o);
     o.backend = backend;
     o.threads = 1;
-    if ((st = ffu_nn_session_create(m, &o, &s)) < 0) goto out;
+    return ffu_nn_session_create(*m, &o, s);
+}
+
+static ffu_status run_bytes(ob_model *b, const char *backend, const void *const *ins, int nin,
+                            ffu_dtype yt, void *out, size_t out_bytes, char *summary,
+                            size_t summary_size)
+{
+    ffu_nn_model *m = NULL;
+    ffu_nn_session *s = NULL;
+    ffu_status st = open_session(b, backend, &m, &s, summary, summary_size);
+    if (st < 0) goto out;
     for (int i = 0; i < nin && st == FFU_OK; i++) {
         ffu_nn_tensor t;
         if ((st = ffu_nn_session_input(s, i, &t)) == FFU_OK) memcpy(t.data, ins[i], t.nbytes);
@@ -1980,18 +1991,9 @@ static void test_conv_scale_fusion(void)
                 ob_node(b, "Add", "bias", "m,b", "a");
                 ob_node(b, "Relu", "relu", "a", "y");
             }
-            size_t size;
-            uint8_t *data = ob_pack(b, &size);
-            ob_free(b);
             ffu_nn_model *mdl = NULL;
             ffu_nn_session *ses = NULL;
-            CHECK_EQ_INT(ffu_nn_model_load_memory(data, size, NULL, 0, &mdl), FFU_OK);
-            free(data);
-            ffu_nn_session_opts o;
-            ffu_nn_session_opts_default(&o);
-            o.backend = backends[bi];
-            o.threads = 1;
-            ffu_status st = ffu_nn_session_create(mdl, &o, &ses);
+            ffu_status st = open_session(b, backends[bi], &mdl, &ses, NULL, 0);
             if (st == FFU_ERR_UNSUPPORTED && bi == 1) {
                 printf("conv scale fusion: cpu backend not built, skipped\n");
                 ffu_nn_model_destroy(mdl);

@@ -307,6 +307,17 @@ static void pw_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
     int64_t blocks = (d->P + 15) / 16;
     int64_t p0 = blocks * ithr / nthr * 16, p1 = blocks * (ithr + 1) / nthr * 16;
     if (p1 > d->P) p1 = d->P;
+    if (d->sc.on) {
+        /* 64 pixels at a time, then their epilogue; the scale is the step's last
+         * argument (a scaled node has no residual) */
+        const float s = *(const float *)ptr[2];
+        for (int64_t p = p0; p < p1; p += 64) {
+            int64_t e = p + 64 < p1 ? p + 64 : p1;
+            nn_cpu_pw_pixels_avx512(d, ptr[0], NULL, ptr[1], p, e);
+            nn_cpu_scale_avx512(&d->sc, s, (float *)ptr[1] + p * d->Co, e - p);
+        }
+        return;
+    }
     if (p0 < p1) nn_cpu_pw_pixels_avx512(d, ptr[0], d->res ? ptr[2] : NULL, ptr[1], p0, p1);
 }
 
@@ -333,6 +344,7 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
      * default; a node of a band pipeline takes ours as if forced. */
     int64_t force = nn_attr_int(n, "_cpu_pw", -1);
     if (force < 0 && nn_cpu_chain_member(c)) force = 1;
+    int scaled = node_scale(c);
     int64_t P = x->shape.d[0] * x->shape.d[2] * x->shape.d[3];
     if (force == 0 || (force < 0 && (M > 32 || (M % 16 == 0 && P > 128 * 128))))
         return CPU_UNSUPPORTED;
@@ -343,7 +355,7 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     /* 24 outputs: rows stored twice over, 48 wide (cpu_pw_avx512.c, blk24) */
     int64_t Cop = M == 24 ? 48 : (M + 15) / 16 * 16;
     float *tail;
-    nn_cpu_pw *d = own_kernel_data(c, sizeof *d, (size_t)(Cop * (C + 2)), &tail);
+    nn_cpu_pw *d = own_kernel_data(c, sizeof *d, (size_t)(Cop * (C + 2 + 2 * scaled)), &tail);
     if (!d) return FFU_ERR_NOMEM;
     d->act = oc.av;
     d->P = P;
@@ -361,6 +373,7 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
         memcpy(d->b + 24, d->b, 24 * sizeof(float));
         memcpy(d->ns + 24, d->ns, 24 * sizeof(float));
     }
+    if (scaled) scaled_epilogue(&d->sc, M, Cop, d->ns + Cop, &d->act, d->b, d->ns);
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:pw_avx512");
     return our_kernel_steps(c, &oc.io, pw_kernel, NN_CPU_K_PW, d, r != NULL, 0);
 }
@@ -927,8 +940,8 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
     /* input 3: the residual a fused Add contributes (ir.h), added before the activation */
     const nn_tensor *r = transpose ? NULL : nn_in(g, n, 3);
     /* input 4: a fused scale that multiplies the sums before the bias is added (ir.h):
-     * oneDNN binary post-ops (mul by it, add the bias), or our first-layer and
-     * depthwise kernels with the scaled epilogue (nn_cpu_scaled) */
+     * oneDNN binary post-ops (mul by it, add the bias), or our first-layer, depthwise
+     * and 1x1 kernels with the scaled epilogue (nn_cpu_scaled) */
     const nn_tensor *sc = transpose ? NULL : nn_in(g, n, 4);
     if (!x || !w || !nn_cpu_is_const(w) || y->dtype != FFU_DTYPE_F32 ||
         n->ninputs > (transpose ? 3 : 5))
@@ -982,11 +995,11 @@ static ffu_status build_conv_common(cpu_ctx *c, int transpose)
 
     if (!transpose) {
         /* ours for a first layer before the others: it reads the plain input as stored
-         * (before the first-layer path of oneDNN below, too); of ours only the
-         * first-layer and depthwise kernels take a fused scale */
+         * (before the first-layer path of oneDNN below, too); of ours the first-layer,
+         * depthwise and 1x1 kernels take a fused scale */
         ffu_status cst = build_cf_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED) cst = build_dw_custom(c, x, w, b, r, y, &win);
-        if (cst == CPU_UNSUPPORTED && !sc) cst = build_pw_custom(c, x, w, b, r, y, &win);
+        if (cst == CPU_UNSUPPORTED) cst = build_pw_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED && !sc) cst = build_q8_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED && !sc) cst = build_h16_custom(c, x, w, b, r, y, &win);
         if (cst == CPU_UNSUPPORTED && !sc) cst = build_wino_custom(c, x, w, b, r, y, &win);

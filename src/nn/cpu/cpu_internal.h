@@ -144,9 +144,10 @@ typedef struct nn_cpu_act {
     float lo, hi;
 } nn_cpu_act;
 
-/* A Conv with a fused scale (input 4, src/nn/ir.h) on our depthwise and first-layer
- * kernels: the kernel computes bare sums (its own bias zero, no activation) a few rows
- * at a time, and nn_cpu_scale_avx512 finishes them in place while they are in cache.
+/* A Conv with a fused scale (input 4, src/nn/ir.h) on our depthwise, 1x1 and
+ * first-layer kernels: the kernel computes bare sums (its own bias zero, no
+ * activation) a few rows or pixels at a time, and nn_cpu_scale_avx512 finishes them in
+ * place while they are in cache.
  * The scale is the kernel step's last argument. */
 typedef struct nn_cpu_scaled {
     int on;
@@ -200,7 +201,8 @@ void nn_cpu_dw_ring_row_avx512(const nn_cpu_dw *d, const float *const *rows, flo
 typedef struct nn_cpu_pw {
     int64_t P, Ci, Co, Cop;
     nn_cpu_act act;
-    int res; /* a residual is the kernel step's third argument */
+    int res;          /* a residual is the kernel step's third argument */
+    nn_cpu_scaled sc; /* a fused scale: see nn_cpu_scaled */
     float *w, *b, *ns;
 } nn_cpu_pw;
 
