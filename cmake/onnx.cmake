@@ -54,7 +54,7 @@ if(FFU_BUILD_TESTS)
   target_compile_definitions(make_swap_models PRIVATE _GNU_SOURCE)
   target_link_libraries(make_swap_models PRIVATE PkgConfig::PROTOBUF_C)
   # Writes an ONNX model's dynamically quantised copy (ConvInteger, as ONNX Runtime's
-  # quantize_dynamic does): `quantize_onnx [--per-channel] IN OUT`.
+  # quantize_dynamic does): `quantize_onnx [--per-channel | --u8] IN OUT`.
   add_executable(quantize_onnx ${CMAKE_CURRENT_SOURCE_DIR}/tools/quantize-onnx/quantize_onnx.c
                  ${FFU_ONNX_GEN_C})
   target_include_directories(quantize_onnx PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)

@@ -19,6 +19,25 @@ typedef struct fuse_ctx {
     unsigned char *keep;   /* per node */
 } fuse_ctx;
 
+/* Per tensor of g: how many node inputs and PReLU slopes read it (nreaders, zeroed by
+ * the caller) and the last node that reads it as an input (last, -1 for none). */
+static void count_readers(const nn_graph *g, int *nreaders, int *last)
+{
+    int nt = g->ntensors;
+    for (int t = 0; t < nt; t++) last[t] = -1;
+    for (int i = 0; i < g->nnodes; i++) {
+        const nn_node *n = &g->nodes[i];
+        for (int j = 0; j < n->ninputs; j++) {
+            int t = n->inputs[j];
+            if (t < 0 || t >= nt) continue;
+            nreaders[t]++;
+            last[t] = i;
+        }
+        if (n->act.kind == NN_ACT_PRELU && n->act.slope >= 0 && n->act.slope < nt)
+            nreaders[n->act.slope]++;
+    }
+}
+
 static int is_const_f32(const nn_tensor *t)
 {
     return t && (t->flags & NN_T_CONST) && t->data && t->dtype == FFU_DTYPE_F32 &&
@@ -507,16 +526,7 @@ static ffu_status fuse_scales(nn_graph *g)
         goto out;
     }
     memset(keep, 1, (size_t)(nn ? nn : 1));
-    for (int t = 0; t < nt; t++)
-        reader[t] = -1;
-    for (int i = 0; i < nn; i++) {
-        const nn_node *n = &g->nodes[i];
-        for (int j = 0; j < n->ninputs; j++)
-            if (n->inputs[j] >= 0 && n->inputs[j] < nt)
-                nreaders[n->inputs[j]]++, reader[n->inputs[j]] = i;
-        if (n->act.kind == NN_ACT_PRELU && n->act.slope >= 0 && n->act.slope < nt)
-            nreaders[n->act.slope]++;
-    }
+    count_readers(g, nreaders, reader);
     for (int i = 0; i < nn; i++) {
         const nn_node *c = &g->nodes[i];
         if (!keep[i] || c->op != NN_OP_CONV || c->ninputs < 2 || c->ninputs > 3 ||
@@ -669,18 +679,7 @@ ffu_status nn_fuse_planned(nn_graph *g)
         goto out;
     }
     memset(keep, 1, (size_t)nn);
-    for (int t = 0; t < nt; t++) last[t] = -1;
-    for (int i = 0; i < nn; i++) {
-        const nn_node *n = &g->nodes[i];
-        for (int j = 0; j < n->ninputs; j++) {
-            int t = n->inputs[j];
-            if (t < 0 || t >= nt) continue;
-            nreaders[t]++;
-            last[t] = i;
-        }
-        if (n->act.kind == NN_ACT_PRELU && n->act.slope >= 0 && n->act.slope < nt)
-            nreaders[n->act.slope]++;
-    }
+    count_readers(g, nreaders, last);
     int removed = 0;
     for (int i = 0; i < nn; i++) {
         nn_node *add = &g->nodes[i];
@@ -761,18 +760,7 @@ ffu_status nn_fuse(nn_graph *g)
         goto out;
     }
     memset(f.keep, 1, (size_t)g->nnodes);
-    for (int t = 0; t < g->ntensors; t++) f.reader[t] = -1;
-    for (int i = 0; i < g->nnodes; i++) {
-        const nn_node *n = &g->nodes[i];
-        for (int j = 0; j < n->ninputs; j++) {
-            int t = n->inputs[j];
-            if (t < 0 || t >= g->ntensors) continue;
-            f.nreaders[t]++;
-            f.reader[t] = i;
-        }
-        if (n->act.kind == NN_ACT_PRELU && n->act.slope >= 0 && n->act.slope < g->ntensors)
-            f.nreaders[n->act.slope]++;
-    }
+    count_readers(g, f.nreaders, f.reader);
     for (int i = 0; i < g->nnodes; i++)
         if (f.keep[i]) fuse_act(&f, &g->nodes[i]);
     if (st >= 0) {

@@ -102,7 +102,8 @@ static int planar_head(int64_t K, int64_t OW, int64_t SW)
 static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
 {
     const nn_graph *g = c->g;
-    /* a fused scale (input 4, ir.h) is oneDNN's post-op: none of our kernels */
+    /* a fused scale (input 4, ir.h): its epilogue runs on finished rows (nn_cpu_scaled),
+     * not on a pipeline's ring rows */
     if (n->backend != me || n->op != NN_OP_CONV || n->ninputs < 2 || n->ninputs > 4 ||
         n->noutputs != 1)
         return NN_CPU_K_NONE;

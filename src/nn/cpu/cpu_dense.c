@@ -32,7 +32,7 @@ static double variant_tol(const nn_node *n, const char *attr, double def)
 static void dw_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
 {
     const nn_cpu_dw *d = kd;
-    if (d->sc.on) {
+    if (d->sc.b) {
         /* four rows at a time, then their epilogue while they are in L2; the scale is
          * the step's last argument (a scaled node has no residual and no pool) */
         const float s = *(const float *)ptr[2];
@@ -126,7 +126,6 @@ static int node_scale(const cpu_ctx *c) { return nn_in(c->g, c->n, 4) != NULL; }
 static void scaled_epilogue(nn_cpu_scaled *e, int64_t C, int64_t Cp, float *mem, nn_cpu_act *act,
                             float *b, const float *ns)
 {
-    e->on = 1;
     e->C = C;
     e->act = *act;
     e->b = mem, e->ns = mem + Cp;
@@ -307,7 +306,7 @@ static void pw_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
     int64_t blocks = (d->P + 15) / 16;
     int64_t p0 = blocks * ithr / nthr * 16, p1 = blocks * (ithr + 1) / nthr * 16;
     if (p1 > d->P) p1 = d->P;
-    if (d->sc.on) {
+    if (d->sc.b) {
         /* 64 pixels at a time, then their epilogue; the scale is the step's last
          * argument (a scaled node has no residual) */
         const float s = *(const float *)ptr[2];
@@ -395,7 +394,7 @@ static void cf_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
         if (d->pool) nn_cpu_cf_pooled_row_avx512(d, img, dst + r * OW * d->K, r % OH, tmp);
         else nn_cpu_cf_row_avx512(d, img, dst + r * OW * d->K, r % OH);
         /* a fused scale (never with a pool): the step's last argument */
-        if (d->sc.on) nn_cpu_scale_avx512(&d->sc, *(const float *)ptr[2], dst + r * OW * d->K, OW);
+        if (d->sc.b) nn_cpu_scale_avx512(&d->sc, *(const float *)ptr[2], dst + r * OW * d->K, OW);
     }
 }
 

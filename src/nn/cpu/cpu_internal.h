@@ -150,10 +150,10 @@ typedef struct nn_cpu_act {
  * place while they are in cache.
  * The scale is the kernel step's last argument. */
 typedef struct nn_cpu_scaled {
-    int on;
     int64_t C;
     nn_cpu_act act;
-    float *b, *ns; /* the node's bias and slopes, [C rounded up to 16], 64-byte aligned */
+    float *b, *ns; /* the node's bias and slopes, [C rounded up to 16], 64-byte aligned;
+                      b NULL: the kernel's node has no fused scale */
 } nn_cpu_scaled;
 
 /* n pixels of C sums at y (NHWC), in place: y = act(y * s + b), a product then a sum
