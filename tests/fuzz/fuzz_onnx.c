@@ -3,7 +3,8 @@
  * constants sized by their shapes, nodes in topological order -- and survive a clone,
  * and the same bytes must survive ffu_nn_model_load_memory, which runs every load-time
  * pass (shape inference, constant folding through the ops' kernels, fusions) on what
- * the loader made; anything else aborts so libFuzzer reports it. Seeds:
+ * the loader made, and a model small enough is planned and run on ref and cpu
+ * (plan_check.h); anything else aborts so libFuzzer reports it. Seeds:
  * tests/fixtures/corpus/onnx, written by make_onnx_corpus. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "nn/onnx/onnx.h"
 
 #include "graph_check.h"
+#include "plan_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -25,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         nn_graph_destroy(g);
         ffu_nn_model *m = NULL;
         if (ffu_nn_model_load_memory(data, size, NULL, 0, &m) < 0 && m) abort();
+        check_plans(m);
         ffu_nn_model_destroy(m);
     } else if (g) {
         abort(); /* out-parameters are NULL on error */

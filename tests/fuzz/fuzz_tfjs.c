@@ -5,7 +5,9 @@
  * it: after a UTF-8 BOM and white space, a JSON text starting with '[' is a face-api.js
  * manifest (nn_faceapi_load), anything else goes to nn_tfjs_load. A load must either
  * fail with *out == NULL or give a graph the rewrite passes accept or reject without
- * crashing. Seeds: tests/fixtures/corpus/tfjs/ (faceapi_tiny.bin is made by
+ * crashing; the same bytes then go through ffu_nn_model_load_memory (every load-time
+ * pass), and a model small enough is planned and run on ref and cpu (plan_check.h).
+ * Seeds: tests/fixtures/corpus/tfjs/ (faceapi_tiny.bin is made by
  * tests/unit/test_nn_faceapi.c). */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +15,8 @@
 
 #include "nn/rewrite.h"
 #include "nn/tfjs/tfjs.h"
+
+#include "plan_check.h"
 
 /* The first character of the JSON text after a BOM and white space (0 if none). */
 static int json_start(const uint8_t *p, size_t size)
@@ -40,5 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!g || g->noutputs < 1) abort();
     if (nn_rewrite_transposes(g) == FFU_OK) nn_rewrite_patterns(g);
     nn_graph_destroy(g);
+    ffu_nn_model *m = NULL;
+    if (ffu_nn_model_load_memory(data, jl, w, wl, &m) < 0 && m) abort();
+    check_plans(m);
+    ffu_nn_model_destroy(m);
     return 0;
 }

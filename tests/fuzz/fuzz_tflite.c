@@ -3,7 +3,8 @@
  * consistent (constants sized by their shapes, nodes in topological order, tensor
  * indices in range), survive a clone and the rewrite passes, and the same bytes must
  * also survive ffu_nn_model_load_memory, which runs every load-time pass (folding,
- * fusions) on what the loader made. Anything else aborts so libFuzzer reports it.
+ * fusions) on what the loader made; a model small enough is planned and run on ref and
+ * cpu (plan_check.h). Anything else aborts so libFuzzer reports it.
  * Seeds: tests/fixtures/corpus/tflite, written by make_tflite_corpus.c. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include "nn/tflite/tflite.h"
 
 #include "graph_check.h"
+#include "plan_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -32,6 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nn_graph_destroy(g);
     ffu_nn_model *m = NULL;
     if (ffu_nn_model_load_memory(data, size, NULL, 0, &m) < 0 && m) abort();
+    check_plans(m);
     ffu_nn_model_destroy(m);
     return 0;
 }

@@ -627,6 +627,38 @@ static inline ob_model *ob_seed_dynamic_quant(void)
     return b;
 }
 
+/* The shapes that the fusions at planning (fuse.c nn_fuse_planned) look for: a Conv
+ * without bias whose sums are scaled by a run-time value and given a per-channel bias
+ * and an activation, a Conv whose output is added to a graph input (a residual), and
+ * a MaxPool after it. The fuzzer plans and runs it (plan_check.h). */
+static inline ob_model *ob_seed_planned(void)
+{
+    ob_model *b = ob_new(13);
+    int64_t xd[] = {1, 4, 6, 6}, wd[] = {4, 4, 3, 3}, bd[] = {1, 4, 1, 1}, cd[] = {4}, one = 1;
+    float w[144], bias[4] = {0.5f, -0.5f, 0.25f, 0};
+    for (int i = 0; i < 144; i++) w[i] = (float)((i * 7) % 11 - 5) / 8;
+    int64_t k3[] = {3, 3}, p1[] = {1, 1, 1, 1}, k2[] = {2, 2};
+    ob_input(b, "x", OB_F32, xd, 4);
+    ob_input(b, "s", OB_F32, &one, 1);
+    ob_initializer(b, ob_const_f32(b, "w", wd, 4, w, 144));
+    ob_initializer(b, ob_const_f32(b, "b", bd, 4, bias, 4));
+    ob_initializer(b, ob_const_f32(b, "cb", cd, 1, bias, 4));
+    Onnx__NodeProto *n = ob_node(b, "Conv", "conv1", "x,w", "acc");
+    ob_attr_ints(b, n, "kernel_shape", k3, 2);
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_node(b, "Mul", "scale", "acc,s", "m");
+    ob_node(b, "Add", "bias", "m,b", "a");
+    ob_node(b, "Relu", "relu", "a", "r");
+    n = ob_node(b, "Conv", "conv2", "r,w,cb", "c2");
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_node(b, "Add", "residual", "c2,x", "sum");
+    n = ob_node(b, "MaxPool", "pool", "sum", "y");
+    ob_attr_ints(b, n, "kernel_shape", k2, 2);
+    ob_attr_ints(b, n, "strides", k2, 2);
+    ob_output(b, "y", OB_F32, (int64_t[]){1, 4, 3, 3}, 4);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -637,6 +669,7 @@ static const struct {
     {"constants.onnx", ob_seed_constants}, {"typed_fields.onnx", ob_seed_typed},
     {"opset18.onnx", ob_seed_opset18},     {"vision_ops.onnx", ob_seed_vision_ops},
     {"quant.onnx", ob_seed_quant},         {"dynamic_quant.onnx", ob_seed_dynamic_quant},
+    {"planned.onnx", ob_seed_planned},
 };
 
 #endif

@@ -55,6 +55,8 @@ typedef struct tcase {
 
 static const float clip_lo[1] = {-0.5f}, clip_hi[1] = {0.25f};
 static const float sc_up2[4] = {1, 1, 2, 2}, sc_up3[4] = {1, 1, 3, 3}, sc_one[4] = {1, 1, 1, 1};
+/* dim 0 keeps its 9 but output 8 reads input 7 (found by fuzz_onnx's ref/cpu check) */
+static const float sc_batch[4] = {1.05f, 1, 2, 2};
 static const int64_t sz_down[4] = {1, 3, 7, 9};
 static const int64_t pad_ch[8] = {0, 0, 0, 0, 0, 5, 0, 0}, pad_hw[8] = {0, 0, 1, 2, 0, 0, 3, 0};
 static const int64_t pad_ax[2] = {1, 3}, pad_ax_v[4] = {2, 0, 1, 4}, pad_neg[8] = {0, 0, -1, 0, 0, 0, 0, 0};
@@ -397,6 +399,7 @@ static const tcase cases[] = {
     {NN_OP_RESIZE, "linear x2 half_pixel", 3, {X4, S1(0), S1(4)}, {0, 1, 1}, {NULL, NULL, sc_up2}, .absent = {0, 1, 0}, .attrs = "mode=linear"},
     {NN_OP_RESIZE, "linear sizes 7x9", 4, {X4, S1(0), S1(0), S1(4)}, {0, 1, 1, 1}, {NULL, NULL, NULL, sz_down}, {0, 0, 0, FFU_DTYPE_I64}, .absent = {0, 1, 1, 0}, .attrs = "mode=linear"},
     {NN_OP_RESIZE, "linear align_corners", 3, {X4, S1(0), S1(4)}, {0, 1, 1}, {NULL, NULL, sc_up2}, .absent = {0, 1, 0}, .attrs = "mode=linear;coordinate_transformation_mode=align_corners"},
+    {NN_OP_RESIZE, "nearest x2, batch scale 1.05", 3, {S4(9, 2, 5, 7), S1(0), S1(4)}, {0, 1, 1}, {NULL, NULL, sc_batch}, .absent = {0, 1, 0}, .attrs = "mode=nearest;coordinate_transformation_mode=asymmetric;nearest_mode=floor"},
     {NN_OP_RESIZE, "nearest x1", 3, {X4, S1(0), S1(4)}, {0, 1, 1}, {NULL, NULL, sc_one}, .absent = {0, 1, 0}},
     /* ---- ops the cpu backend leaves to ref (the session runs them there): the rows
      * read "not supported", but ref must run them on odd shapes within its buffers ---- */

@@ -685,7 +685,6 @@ ffu_status nn_cpu_build_resize(cpu_ctx *c)
     if (!x || !y || y->shape.rank != x->shape.rank || n->ninputs > 4) return CPU_UNSUPPORTED;
     int r = x->shape.rank, nd = r - 2;
     if (r < 3 || r > 5) return CPU_UNSUPPORTED;
-    if (y->shape.d[0] != x->shape.d[0] || y->shape.d[1] != x->shape.d[1]) return CPU_UNSUPPORTED;
     const char *mode = nn_attr_string(n, "mode", "nearest");
     const char *ctm = nn_attr_string(n, "coordinate_transformation_mode", "half_pixel");
     const char *nm = nn_attr_string(n, "nearest_mode", "round_prefer_floor");
@@ -703,6 +702,11 @@ ffu_status nn_cpu_build_resize(cpu_ctx *c)
         return CPU_UNSUPPORTED;
     int linear = strcmp(mode, "linear") == 0, nearest = strcmp(mode, "nearest") == 0;
     if (!linear && !nearest) return CPU_UNSUPPORTED;
+    /* oneDNN keeps batch and channels: so must the node (a scale of 1.001 on a dim of
+     * 9 keeps its size but maps output 8 to input 7) */
+    for (int i = 0; i < 2; i++)
+        if (y->shape.d[i] != x->shape.d[i] || (scales && scales[i] != 1.0f))
+            return CPU_UNSUPPORTED;
     for (int i = 2; i < r; i++) {
         int64_t in = x->shape.d[i], out = y->shape.d[i];
         float s = scales ? scales[i] : (float)out / (float)in;

@@ -228,7 +228,8 @@ static size_t resize_scratch(const nn_graph *g, const nn_node *n)
 {
     const nn_tensor *y = nn_out(g, n, 0);
     size_t total = 0;
-    for (int i = 0; y && i < y->shape.rank; i++)
+    if (!y || nn_shape_numel(&y->shape) <= 0) return 0; /* nothing to compute: no taps */
+    for (int i = 0; i < y->shape.rank; i++)
         if (y->shape.d[i] > 0) total += (size_t)y->shape.d[i];
     return total * sizeof(rz_tap);
 }
