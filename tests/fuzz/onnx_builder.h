@@ -659,6 +659,68 @@ static inline ob_model *ob_seed_planned(void)
     return b;
 }
 
+/* Layers in the shapes the cpu backend gives its own kernels and oneDNN's fused forms
+ * (docs/NN_CPU.md): a 3-channel stride-2 first layer, a 16 -> 16 3x3 convolution at
+ * 16x16 (Winograd), a depthwise layer with PReLU, a 1x1 with ReLU6, max and average
+ * pools, a strided convolution, then global pooling, Gemm and Softmax. The fuzzer runs
+ * it on ref and cpu and compares them (plan_check.h). */
+static inline ob_model *ob_seed_cpu_kernels(void)
+{
+    ob_model *b = ob_new(13);
+    static float w0[16 * 3 * 9], w1[16 * 16 * 9], wd[16 * 9], wp[32 * 16], ws[16 * 32 * 9],
+        wg[16 * 8], bias[32], slope[16];
+    struct { float *w; int n; } fill[] = {{w0, 432}, {w1, 2304}, {wd, 144}, {wp, 512},
+                                          {ws, 4608}, {wg, 128}, {bias, 32}, {slope, 16}};
+    for (size_t f = 0; f < sizeof fill / sizeof fill[0]; f++)
+        for (int i = 0; i < fill[f].n; i++)
+            fill[f].w[i] = (float)((i * 7 + (int)f) % 11 - 5) / 16;
+    int64_t p1[] = {1, 1, 1, 1}, s2[] = {2, 2}, k2[] = {2, 2}, k3[] = {3, 3};
+    ob_input(b, "x", OB_F32, (int64_t[]){1, 3, 32, 32}, 4);
+    ob_initializer(b, ob_const_f32(b, "w0", (int64_t[]){16, 3, 3, 3}, 4, w0, 432));
+    ob_initializer(b, ob_const_f32(b, "w1", (int64_t[]){16, 16, 3, 3}, 4, w1, 2304));
+    ob_initializer(b, ob_const_f32(b, "wd", (int64_t[]){16, 1, 3, 3}, 4, wd, 144));
+    ob_initializer(b, ob_const_f32(b, "wp", (int64_t[]){32, 16, 1, 1}, 4, wp, 512));
+    ob_initializer(b, ob_const_f32(b, "ws", (int64_t[]){16, 32, 3, 3}, 4, ws, 4608));
+    ob_initializer(b, ob_const_f32(b, "wg", (int64_t[]){16, 8}, 2, wg, 128));
+    ob_initializer(b, ob_const_f32(b, "b16", (int64_t[]){16}, 1, bias, 16));
+    ob_initializer(b, ob_const_f32(b, "b32", (int64_t[]){32}, 1, bias, 32));
+    ob_initializer(b, ob_const_f32(b, "slope", (int64_t[]){16, 1, 1}, 3, slope, 16));
+    Onnx__NodeProto *n = ob_node(b, "Conv", "first", "x,w0,b16", "c0");
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_attr_ints(b, n, "strides", s2, 2);
+    ob_node(b, "Relu", "relu0", "c0", "r0");
+    n = ob_node(b, "Conv", "conv3x3", "r0,w1,b16", "c1");
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_node(b, "Relu", "relu1", "c1", "r1");
+    n = ob_node(b, "Conv", "dw", "r1,wd,b16", "d");
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_attr_int(b, n, "group", 16);
+    ob_node(b, "PRelu", "prelu", "d,slope", "pd");
+    ob_node(b, "Conv", "pw", "pd,wp,b32", "pw");
+    n = ob_node(b, "Clip", "relu6", "pw", "p");
+    ob_attr_float(b, n, "min", 0); /* opset 13 takes min/max as inputs: ignored here */
+    n = ob_node(b, "MaxPool", "maxpool", "p", "mp");
+    ob_attr_ints(b, n, "kernel_shape", k2, 2);
+    ob_attr_ints(b, n, "strides", s2, 2);
+    n = ob_node(b, "AveragePool", "avgpool", "p", "ap");
+    ob_attr_ints(b, n, "kernel_shape", k3, 2);
+    ob_attr_ints(b, n, "strides", s2, 2);
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_node(b, "Add", "sum", "mp,ap", "a");
+    n = ob_node(b, "Conv", "strided", "a,ws,b16", "st");
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_attr_ints(b, n, "strides", s2, 2);
+    ob_node(b, "GlobalAveragePool", "gap", "st", "g");
+    ob_node(b, "Flatten", "flat", "g", "f");
+    ob_node(b, "Gemm", "gemm", "f,wg", "l");
+    ob_node(b, "Softmax", "softmax", "l", "y");
+    n = ob_node(b, "ReduceMean", "mean", "a", "m");
+    ob_attr_ints(b, n, "axes", (int64_t[]){2, 3}, 2);
+    ob_output(b, "y", OB_F32, (int64_t[]){1, 8}, 2);
+    ob_output(b, "m", OB_F32, (int64_t[]){1, 32, 1, 1}, 4);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -669,7 +731,7 @@ static const struct {
     {"constants.onnx", ob_seed_constants}, {"typed_fields.onnx", ob_seed_typed},
     {"opset18.onnx", ob_seed_opset18},     {"vision_ops.onnx", ob_seed_vision_ops},
     {"quant.onnx", ob_seed_quant},         {"dynamic_quant.onnx", ob_seed_dynamic_quant},
-    {"planned.onnx", ob_seed_planned},
+    {"planned.onnx", ob_seed_planned},     {"cpu_kernels.onnx", ob_seed_cpu_kernels},
 };
 
 #endif
