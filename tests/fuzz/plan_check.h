@@ -10,9 +10,10 @@
  * whose shapes depend on input values is not run. Inputs get small values (0..3 as
  * integers, 0..1 as bools, -1..1 as floats) from a fixed pattern. Planning or running
  * may fail with an error. A crash, a leak, a planned graph out of order, an output
- * whose buffer disagrees with its shape, or (where the model's constants are moderate)
- * f32 outputs of ref and cpu that differ by an NMSE above 1e-6 abort, so libFuzzer
- * reports the input. */
+ * whose buffer disagrees with its shape, f32 outputs of ref and cpu that differ by an
+ * NMSE above 1e-6 (where the model's constants are moderate), or a batch of two equal
+ * items whose slices are not the batch of one (src/nn/batch.c's proof or its loop)
+ * abort, so libFuzzer reports the input. */
 #ifndef FFU_FUZZ_PLAN_CHECK_H
 #define FFU_FUZZ_PLAN_CHECK_H
 
@@ -90,61 +91,133 @@ static void fill_pattern(const ffu_nn_tensor *t)
     }
 }
 
-/* What a run gave: its f32 outputs one after another (for the comparison of the two
- * backends), or ok = 0 when planning or running failed. */
+/* What a run gave: a copy of each output, or ok = 0 when planning or running failed. */
+typedef struct plan_output {
+    ffu_dtype dtype;
+    int rank;
+    int64_t d0;
+    size_t nbytes;
+    void *data;
+} plan_output;
+
 typedef struct plan_result {
-    int ok;
-    float *f32;
-    size_t n;
+    int ok, n;
+    plan_output *out;
 } plan_result;
 
-static void keep_f32(plan_result *r, const ffu_nn_tensor *t)
+static void free_result(plan_result *r)
 {
-    size_t n = t->nbytes / sizeof(float);
-    float *p = realloc(r->f32, (r->n + n) * sizeof(float) + 1);
-    if (!p) abort();
-    memcpy(p + r->n, t->data, n * sizeof(float));
-    r->f32 = p;
-    r->n += n;
+    for (int i = 0; i < r->n; i++)
+        free(r->out[i].data);
+    free(r->out);
 }
 
+/* Batch inputs: those whose declared dim 0 is 1 or dynamic (include/facefuse/nn.h). */
+static int is_batch_input(const ffu_nn_model *m, int i)
+{
+    const nn_shape *d = &m->g->tensors[m->inputs[i]].shape;
+    return d->rank >= 1 && (d->d[0] == 1 || d->d[0] < 0);
+}
+
+/* Plans and runs m on backend for `batch` items (1 or 2) of the shapes given; with 2,
+ * both items of a batch input hold what a batch of 1 gets. */
 static void plan_and_run(const ffu_nn_model *m, const nn_shape *shapes, const char *backend,
-                         plan_result *r)
+                         int batch, plan_result *r)
 {
     ffu_nn_session_opts o;
     ffu_nn_session_opts_default(&o);
     o.backend = backend;
     o.threads = 1;
+    o.batch = batch;
     ffu_nn_session *s = NULL;
     if (ffu_nn_session_create(m, &o, &s) < 0) {
         if (s) abort();
         return;
     }
     ffu_status st = FFU_OK;
-    for (int i = 0; i < m->ninputs && st >= 0; i++)
-        st = ffu_nn_session_set_input_shape(s, i, shapes[i].rank, shapes[i].d);
+    for (int i = 0; i < m->ninputs && st >= 0; i++) {
+        nn_shape sh = shapes[i];
+        if (is_batch_input(m, i)) sh.d[0] *= batch;
+        st = ffu_nn_session_set_input_shape(s, i, sh.rank, sh.d);
+    }
     for (int i = 0; i < m->ninputs && st >= 0; i++) {
         ffu_nn_tensor t;
         if ((st = ffu_nn_session_input(s, i, &t)) >= 0) {
             if (t.nbytes && !t.data) abort();
+            int items = is_batch_input(m, i) ? batch : 1;
+            if (t.nbytes % (size_t)items) abort();
+            t.nbytes /= (size_t)items;
             fill_pattern(&t);
+            for (int b = 1; b < items; b++)
+                memcpy((char *)t.data + (size_t)b * t.nbytes, t.data, t.nbytes);
         }
     }
     if (st >= 0 && (st = ffu_nn_session_run(s)) >= 0) {
         check_graph(nn_session_graph(s));
-        for (int i = 0; i < ffu_nn_model_num_outputs(m); i++) {
+        r->n = ffu_nn_model_num_outputs(m);
+        if (!(r->out = calloc((size_t)r->n + 1, sizeof *r->out))) abort();
+        for (int i = 0; i < r->n; i++) {
             ffu_nn_tensor t;
             if (ffu_nn_session_output(s, i, &t) < 0) abort(); /* it ran: outputs exist */
             uint64_t n = 1;
             for (int k = 0; k < t.rank; k++)
                 n *= (uint64_t)t.dims[k];
             if (n * ffu_dtype_size(t.dtype) != t.nbytes || (t.nbytes && !t.data)) abort();
-            if (t.dtype == FFU_DTYPE_F32) keep_f32(r, &t);
+            plan_output *po = &r->out[i];
+            *po = (plan_output){t.dtype, t.rank, t.rank ? t.dims[0] : 0, t.nbytes,
+                                malloc(t.nbytes + 1)};
+            if (!po->data) abort();
+            memcpy(po->data, t.data, t.nbytes);
         }
         r->ok = 1;
     }
     ffu_error_clear();
     ffu_nn_session_destroy(s);
+}
+
+/* The f32 outputs of ref and cpu agree to an NMSE of 1e-6 where all are finite. */
+static void compare_backends(const plan_result *ref, const plan_result *cpu)
+{
+    double err = 0, mag = 0;
+    size_t count = 0;
+    for (int i = 0; i < ref->n; i++) {
+        const plan_output *a = &ref->out[i], *b = &cpu->out[i];
+        if (a->dtype != b->dtype || a->nbytes != b->nbytes) abort(); /* the same shapes */
+        if (a->dtype != FFU_DTYPE_F32) continue;
+        for (size_t k = 0; k < a->nbytes / sizeof(float); k++) {
+            double x = ((const float *)a->data)[k], y = ((const float *)b->data)[k];
+            if (!(isfinite(x) && isfinite(y) && fabs(x) < 1e6 && fabs(y) < 1e6)) return;
+            err += (x - y) * (x - y), mag += x * x;
+        }
+        count += a->nbytes / sizeof(float);
+    }
+    if (err > 1e-6 * (mag + 1e-6)) {
+        fprintf(stderr, "plan_check: cpu and ref differ: error %g, magnitude %g over %zu values\n",
+                err, mag, count);
+        abort();
+    }
+}
+
+/* A batch of two equal items gives, in each item's slice of an output whose dim 0
+ * doubled, what a batch of one gives (ref both times: the same kernels, so the same
+ * bits). Outputs that keep their size (batch-invariant ones, or shapes that depend on
+ * N) are not compared. */
+static void compare_batch(const plan_result *one, const plan_result *two)
+{
+    for (int i = 0; i < one->n; i++) {
+        const plan_output *a = &one->out[i], *b = &two->out[i];
+        if (a->dtype != b->dtype) abort();
+        if (a->rank < 1 || b->rank != a->rank || b->d0 != 2 * a->d0 || b->nbytes != 2 * a->nbytes)
+            continue;
+        for (int k = 0; k < 2; k++)
+            if (memcmp((const char *)b->data + (size_t)k * a->nbytes, a->data, a->nbytes) != 0) {
+                fprintf(stderr,
+                        "plan_check: output %d of item %d in a batch of 2 differs from "
+                        "a batch of 1\n",
+                        i, k);
+                abort();
+            }
+    }
 }
 
 /* 1 when every f32 constant of g is finite and at most PLAN_MAX_WEIGHT in magnitude:
@@ -165,33 +238,25 @@ static int moderate_constants(const nn_graph *g)
     return 1;
 }
 
-/* Plans and runs m on ref and cpu when it is small enough, and compares them. */
+/* Plans and runs m on ref and cpu when it is small enough, and compares them; then a
+ * batch of two on ref against the batch of one. */
 static void check_plans(const ffu_nn_model *m)
 {
     if (!m || m->ninputs > 64) return;
     nn_shape shapes[64];
     if (!plan_shapes(m, shapes) || !plan_is_small(m, shapes)) return;
-    plan_result ref = {0}, cpu = {0};
-    int moderate = moderate_constants(m->g);
-    plan_and_run(m, shapes, "ref", &ref);
-    plan_and_run(m, shapes, "cpu", &cpu);
-    if (ref.ok && cpu.ok && ref.n != cpu.n) abort(); /* one model, the same output shapes */
-    if (ref.ok && cpu.ok && moderate) {
-        double err = 0, mag = 0;
-        int finite = 1;
-        for (size_t i = 0; i < ref.n && finite; i++) {
-            double a = ref.f32[i], b = cpu.f32[i];
-            finite = isfinite(a) && isfinite(b) && fabs(a) < 1e6 && fabs(b) < 1e6;
-            err += (a - b) * (a - b), mag += a * a;
-        }
-        if (finite && err > 1e-6 * (mag + 1e-6)) {
-            fprintf(stderr,
-                    "plan_check: cpu and ref differ: error %g, magnitude %g over %zu values\n", err,
-                    mag, ref.n);
-            abort();
-        }
+    plan_result ref = {0}, cpu = {0}, two = {0};
+    plan_and_run(m, shapes, "ref", 1, &ref);
+    plan_and_run(m, shapes, "cpu", 1, &cpu);
+    if (ref.ok && cpu.ok) {
+        if (ref.n != cpu.n) abort();
+        if (moderate_constants(m->g)) compare_backends(&ref, &cpu);
     }
-    free(ref.f32), free(cpu.f32);
+    if (ref.ok) {
+        plan_and_run(m, shapes, "ref", 2, &two);
+        if (two.ok) compare_batch(&ref, &two);
+    }
+    free_result(&ref), free_result(&cpu), free_result(&two);
 }
 
 #endif
