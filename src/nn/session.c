@@ -18,6 +18,10 @@
 
 #define MAX_BACKENDS 3
 
+/* Why a planned node is not run (skip[]): a view aliases its input; an empty node
+ * writes outputs that hold no values. */
+enum { SKIP_VIEW = 1, SKIP_EMPTY = 2 };
+
 struct ffu_nn_session {
     const ffu_nn_model *m;
     char backend[16];        /* what was asked for */
@@ -55,7 +59,7 @@ struct ffu_nn_session {
     unsigned inflight;       /* backends (bit per index) with queued work not synced */
     void **io;               /* per node: input pointers, then output pointers */
     int *io_off;             /* node i's pointers start at io + io_off[i] */
-    unsigned char *skip;     /* views that alias their input: nothing to run */
+    unsigned char *skip;     /* nodes not run: SKIP_VIEW, SKIP_EMPTY */
     int64_t runs;
     /* ffu_nn_session_profile: per node, seconds summed over prof_runs runs */
     int profile;
@@ -733,6 +737,17 @@ static ffu_status plan_nodes(ffu_nn_session *s)
     return FFU_OK;
 }
 
+/* 1 when every output of n holds no values (a dim is 0): there is nothing to compute,
+ * and a kernel could still loop over the other dims (2^28 empty softmax rows). */
+static int no_values(const nn_graph *g, const nn_node *n)
+{
+    for (int j = 0; j < n->noutputs; j++) {
+        const nn_tensor *o = nn_out(g, n, j);
+        if (o && nn_shape_numel(&o->shape) != 0) return 0;
+    }
+    return n->noutputs > 0;
+}
+
 /* The pointer table: per node its input and output pointers (constants, arena slots),
  * taken again when a workspace moved the host arena. */
 static ffu_status bind_io(ffu_nn_session *s)
@@ -762,7 +777,7 @@ static ffu_status bind_io(ffu_nn_session *s)
                 s->io[at++] = p;
             }
         }
-        s->skip[i] = (unsigned char)nn_plan_node_is_view(g, n);
+        s->skip[i] = nn_plan_node_is_view(g, n) ? SKIP_VIEW : no_values(g, n) ? SKIP_EMPTY : 0;
     }
     return FFU_OK;
 }
@@ -1160,9 +1175,10 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
             ffu_jw_key(w, "name"), ffu_jw_string(w, n->name);
             ffu_jw_key(w, "op"), ffu_jw_string(w, nn_op_name(n->op));
             int copy = n->op == NN_OP_MEM_COPY;
-            ffu_jw_key(w, "backend"), ffu_jw_string(w, s->skip[i] ? "view"
-                                                       : copy    ? "copy"
-                                                                 : s->be[n->backend]->ops->name);
+            ffu_jw_key(w, "backend"), ffu_jw_string(w, s->skip[i] == SKIP_VIEW    ? "view"
+                                                       : s->skip[i] == SKIP_EMPTY ? "empty"
+                                                       : copy                     ? "copy"
+                                                              : s->be[n->backend]->ops->name);
             if (copy)
                 ffu_jw_key(w, "impl"),
                     ffu_jw_string(w, nn_in(g, n, 0)->space == NN_SPACE_HOST ? "host->device"

@@ -732,5 +732,59 @@ static void test_ultraface_folds(void)
     ffu_nn_model_destroy(m);
 }
 
-TEST_MAIN(test_chain_runs, test_profile, test_workspace, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
+/* A node whose outputs hold no values is not run (fuzz_tflite found a Softmax over
+ * 2^27 empty rows that ref looped through for seconds): the session describes it as
+ * "empty", runs the nodes beside it, and its output has no bytes. */
+static void test_empty_nodes_skipped(void)
+{
+    nn_graph *g;
+    CHECK(nn_graph_create(&g) == FFU_OK);
+    int64_t de[3] = {2, 1 << 26, 0}, dz[2] = {2, 3};
+    int x = tensor(g, "x", 3, de), z = tensor(g, "z", 2, dz);
+    nn_graph_mark_input(g, x);
+    nn_graph_mark_input(g, z);
+    int y = tensor(g, "y", 3, de), w = tensor(g, "w", 2, dz);
+    node(g, NN_OP_SOFTMAX, &x, 1, y);
+    node(g, NN_OP_RELU, &z, 1, w);
+    nn_graph_mark_output(g, y);
+    nn_graph_mark_output(g, w);
+    ffu_nn_model *m;
+    CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+    const char *backends[] = {"ref", "cpu"};
+    for (int b = 0; b < 2; b++) {
+        ffu_nn_session *s;
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = backends[b];
+        if (ffu_nn_session_create(m, &o, &s) != FFU_OK) continue; /* cpu not built */
+        ffu_nn_tensor t;
+        CHECK(ffu_nn_session_input(s, 1, &t) == FFU_OK);
+        for (int i = 0; i < 6; i++)
+            ((float *)t.data)[i] = (float)i - 2.5f;
+        CHECK(ffu_nn_session_run(s) == FFU_OK);
+        CHECK(ffu_nn_session_output(s, 0, &t) == FFU_OK);
+        CHECK_EQ_INT(t.nbytes, 0);
+        CHECK(ffu_nn_session_output(s, 1, &t) == FFU_OK);
+        CHECK(((float *)t.data)[0] == 0 && ((float *)t.data)[5] == 2.5f);
+        ffu_jw *jw;
+        ffu_json *d = NULL;
+        CHECK(ffu_jw_create(&jw, 0) == FFU_OK);
+        CHECK(ffu_nn_session_describe(s, jw) == FFU_OK);
+        CHECK(ffu_json_parse(ffu_jw_text(jw, NULL), strlen(ffu_jw_text(jw, NULL)), &d) == FFU_OK);
+        const ffu_json *nodes = ffu_json_get(d, "nodes");
+        CHECK_EQ_INT(ffu_json_len(nodes), 2);
+        for (size_t i = 0; i < ffu_json_len(nodes); i++) {
+            const ffu_json *n = ffu_json_at(nodes, i);
+            int softmax = strcmp(ffu_json_string(ffu_json_get(n, "op")), "Softmax") == 0;
+            const char *be = ffu_json_string(ffu_json_get(n, "backend"));
+            CHECK(softmax ? strcmp(be, "empty") == 0 : strcmp(be, "empty") != 0);
+        }
+        ffu_json_free(d);
+        ffu_jw_destroy(jw);
+        ffu_nn_session_destroy(s);
+    }
+    ffu_nn_model_destroy(m);
+}
+
+TEST_MAIN(test_chain_runs, test_empty_nodes_skipped, test_profile, test_workspace, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
           test_shape_chain_folds, test_value_bound_inputs, test_load_passes, test_mobilefacenet, test_ultraface_folds)
