@@ -413,8 +413,7 @@ ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ff
     for (int i = 0; i < m->ninputs; i++) {
         const nn_shape *decl = &m->g->tensors[m->inputs[i]].shape;
         item[i] = 0;
-        if (decl->rank >= 1 && (decl->d[0] == 1 || decl->d[0] < 0) && shapes[i].rank >= 1 &&
-            shapes[i].d[0] > res->n)
+        if (nn_batch_carrier(decl) && shapes[i].rank >= 1 && shapes[i].d[0] > res->n)
             res->n = (int)shapes[i].d[0];
     }
     if (res->n == 1) /* nothing carries a batch: the plain specialisation */
@@ -425,7 +424,7 @@ ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ff
     for (int i = 0; i < m->ninputs; i++) {
         const nn_tensor *t = &m->g->tensors[m->inputs[i]];
         one[i] = shapes[i];
-        if (!(t->shape.rank >= 1 && (t->shape.d[0] == 1 || t->shape.d[0] < 0))) continue;
+        if (!nn_batch_carrier(&t->shape)) continue;
         if (shapes[i].d[0] == res->n) {
             item[i] = 1;
             one[i].d[0] = 1;

@@ -97,6 +97,13 @@ typedef struct nn_batch_result {
     char why[200];      /* looped: why the graph could not be re-batched */
 } nn_batch_result;
 
+/* 1 when an input declared with this shape carries the batch: its dim 0 is 1 or
+ * dynamic (include/facefuse/nn.h, ffu_nn_session_create). */
+static inline int nn_batch_carrier(const nn_shape *declared)
+{
+    return declared->rank >= 1 && (declared->d[0] == 1 || declared->d[0] < 0);
+}
+
 /* Specialises the model for the input shapes like nn_graph_specialize, re-batching
  * graphs that bake a batch of 1 into constants (see batch.c); when that cannot be
  * proven right, res->looped is set and res->g is the batch-1 graph. item[i] (one per

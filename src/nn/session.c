@@ -378,7 +378,7 @@ static ffu_status session_create(const ffu_nn_model *m, const ffu_nn_session_opt
     for (int i = 0; i < m->ninputs; i++) {
         nn_shape sh = m->g->tensors[m->inputs[i]].shape;
         /* a declared batch of 1 is a batch too (batch.c re-batches the graph) */
-        if (sh.rank > 0 && (sh.d[0] < 0 || sh.d[0] == 1)) sh.d[0] = s->batch;
+        if (nn_batch_carrier(&sh)) sh.d[0] = s->batch;
         s->shapes[i] = sh;
     }
     if (main) {
