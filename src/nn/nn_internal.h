@@ -104,6 +104,18 @@ static inline int nn_batch_carrier(const nn_shape *declared)
     return declared->rank >= 1 && (declared->d[0] == 1 || declared->d[0] < 0);
 }
 
+/* 1 when an input of this type and shape may be bound (its value fixed at planning)
+ * in a model whose shapes depend on input values: integer tensors up to 4096 elements,
+ * and 1-D or scalar float tensors up to 16 (Resize scales). */
+static inline int nn_input_bindable(ffu_dtype dtype, const nn_shape *sh)
+{
+    int64_t n = nn_shape_numel(sh);
+    if (n < 0) return 0;
+    int is_float = dtype == FFU_DTYPE_F32 || dtype == FFU_DTYPE_F64 || dtype == FFU_DTYPE_F16 ||
+                   dtype == FFU_DTYPE_BF16;
+    return is_float ? sh->rank <= 1 && n <= 16 : n <= 4096;
+}
+
 /* Specialises the model for the input shapes like nn_graph_specialize, re-batching
  * graphs that bake a batch of 1 into constants (see batch.c); when that cannot be
  * proven right, res->looped is set and res->g is the batch-1 graph. item[i] (one per

@@ -477,22 +477,12 @@ ffu_status ffu_nn_session_set_input_shape(ffu_nn_session *s, int i, int rank,
     return FFU_OK;
 }
 
-/* Inputs whose value may decide shapes: integer tensors up to 4096 elements, and
- * 1-D or scalar float tensors up to 16 (Resize scales). */
-static int bindable(const nn_tensor *t, const nn_shape *sh)
-{
-    int64_t n = nn_shape_numel(sh);
-    if (n < 0) return 0;
-    int is_float = t->dtype == FFU_DTYPE_F32 || t->dtype == FFU_DTYPE_F64 ||
-                   t->dtype == FFU_DTYPE_F16 || t->dtype == FFU_DTYPE_BF16;
-    return is_float ? sh->rank <= 1 && n <= 16 : n <= 4096;
-}
-
 static ffu_status enter_bound_mode(ffu_nn_session *s)
 {
     const ffu_nn_model *m = s->m;
     int nb = 0;
-    for (int i = 0; i < m->ninputs; i++) nb += bindable(&m->g->tensors[m->inputs[i]], &s->shapes[i]);
+    for (int i = 0; i < m->ninputs; i++)
+        nb += nn_input_bindable(m->g->tensors[m->inputs[i]].dtype, &s->shapes[i]);
     if (!nb) return FFU_OK; /* nothing to bind: the error stands */
     s->staging = calloc((size_t)m->ninputs, sizeof(void *));
     s->bound = calloc((size_t)m->ninputs, sizeof(void *));
@@ -502,7 +492,8 @@ static ffu_status enter_bound_mode(ffu_nn_session *s)
         int64_t n = nn_shape_numel(&s->shapes[i]);
         size_t bytes = (size_t)n * ffu_dtype_size(t->dtype);
         if (!(s->staging[i] = calloc(1, bytes ? bytes : 1))) goto nomem;
-        if (bindable(t, &s->shapes[i]) && !(s->bound[i] = calloc(1, bytes ? bytes : 1)))
+        if (nn_input_bindable(t->dtype, &s->shapes[i]) &&
+            !(s->bound[i] = calloc(1, bytes ? bytes : 1)))
             goto nomem;
     }
     s->bound_mode = 1;

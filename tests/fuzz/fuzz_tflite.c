@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     nn_graph_destroy(g);
     ffu_nn_model *m = NULL;
     if (ffu_nn_model_load_memory(data, size, NULL, 0, &m) < 0 && m) abort();
-    check_plans(m);
+    check_plans(m, data, size);
     ffu_nn_model_destroy(m);
     return 0;
 }

@@ -721,17 +721,80 @@ static inline ob_model *ob_seed_cpu_kernels(void)
     return b;
 }
 
+/* Shapes computed from an input's value (the session's bound mode): k (i64 [2]; the
+ * fuzzer's pattern fills it with [0, 3]) decides a Tile's repeats, a Slice's starts and
+ * ends, an Expand's, a Reshape's and a Resize's target shapes, a ConstantOfShape and a
+ * Range. With k = [a, b]: t = Tile(x [1,2,3], [1, 1, b+1]), y = Slice(t, a..b on axis
+ * 2) + x, e = Expand(x[:, :1], [1, b+1, 3]), r = Reshape(t, [1, b+1, -1]),
+ * z = Resize(x as [1,2,3,1], sizes [1, 2, a+3, b+2]), c = ConstantOfShape([a+1, b+1]),
+ * n = Range(0, a+b, 1). */
+static inline ob_model *ob_seed_value_shapes(void)
+{
+    ob_model *b = ob_new(13);
+    int64_t zero = 0, one = 1, two = 2, three = 3, minus1 = -1, add[2] = {2, 1};
+    float half = 0.5f;
+    ob_input(b, "x", OB_F32, (int64_t[]){1, 2, 3}, 3);
+    ob_input(b, "k", OB_I64, (int64_t[]){2}, 1);
+    ob_initializer(b, ob_const_i64(b, "zero", &zero, 1));
+    ob_initializer(b, ob_const_i64(b, "one", &one, 1));
+    ob_initializer(b, ob_const_i64(b, "two", &two, 1));
+    ob_initializer(b, ob_const_i64(b, "three", &three, 1));
+    ob_initializer(b, ob_const_i64(b, "minus1", &minus1, 1));
+    ob_initializer(b, ob_const_i64(b, "add", add, 2));
+    ob_initializer(b, ob_tensor_raw(b, "s0", OB_I64, NULL, 0, &zero, 8));
+    ob_initializer(b, ob_tensor_raw(b, "s1", OB_I64, NULL, 0, &one, 8));
+    ob_node(b, "Add", "kp", "k,one", "kp");
+    Onnx__NodeProto *n = ob_node(b, "Concat", "rep", "one,one,kp1", "rep");
+    ob_attr_int(b, n, "axis", 0);
+    ob_node(b, "Slice", "k0", "k,zero,one", "k0");
+    ob_node(b, "Slice", "k1", "k,one,two", "k1");
+    ob_node(b, "Slice", "kp1", "kp,one,two", "kp1");
+    ob_node(b, "Tile", "tile", "x,rep", "t");
+    ob_node(b, "Slice", "slice", "t,k0,k1,two", "s");
+    ob_node(b, "Add", "y", "s,x", "y");
+    ob_node(b, "Slice", "x0", "x,zero,one,one", "x0");
+    n = ob_node(b, "Concat", "eshape", "one,kp1,three", "eshape");
+    ob_attr_int(b, n, "axis", 0);
+    ob_node(b, "Expand", "expand", "x0,eshape", "e");
+    n = ob_node(b, "Concat", "rshape", "one,kp1,minus1", "rshape");
+    ob_attr_int(b, n, "axis", 0);
+    ob_node(b, "Reshape", "reshape", "t,rshape", "r");
+    ob_node(b, "Unsqueeze", "x4", "x,three", "x4");
+    ob_node(b, "Add", "hw", "kp,add", "hw");
+    n = ob_node(b, "Concat", "sizes", "one,two,hw", "sizes");
+    ob_attr_int(b, n, "axis", 0);
+    n = ob_node(b, "Resize", "resize", "x4,,,sizes", "z");
+    ob_attr_string(b, n, "mode", "linear");
+    n = ob_node(b, "ConstantOfShape", "cos", "kp", "c");
+    ob_tensor_attr(b, n, "value", ob_tensor_raw(b, "", OB_F32, &one, 1, &half, 4));
+    n = ob_node(b, "ReduceSum", "sum", "k", "ks");
+    ob_attr_int(b, n, "keepdims", 0);
+    ob_node(b, "Range", "range", "s0,ks,s1", "n");
+    const char *outs[] = {"y", "e", "r", "z", "c"};
+    for (int i = 0; i < 5; i++)
+        ob_output(b, outs[i], OB_F32, NULL, -1);
+    ob_output(b, "n", OB_I64, NULL, -1);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
     ob_seed_fn fn;
 } ob_seeds[] = {
-    {"conv.onnx", ob_seed_conv},           {"opset9_upgrades.onnx", ob_seed_opset9},
-    {"opset7_upsample.onnx", ob_seed_opset7}, {"resize10.onnx", ob_seed_resize10},
-    {"constants.onnx", ob_seed_constants}, {"typed_fields.onnx", ob_seed_typed},
-    {"opset18.onnx", ob_seed_opset18},     {"vision_ops.onnx", ob_seed_vision_ops},
-    {"quant.onnx", ob_seed_quant},         {"dynamic_quant.onnx", ob_seed_dynamic_quant},
-    {"planned.onnx", ob_seed_planned},     {"cpu_kernels.onnx", ob_seed_cpu_kernels},
+    {"conv.onnx", ob_seed_conv},
+    {"opset9_upgrades.onnx", ob_seed_opset9},
+    {"opset7_upsample.onnx", ob_seed_opset7},
+    {"resize10.onnx", ob_seed_resize10},
+    {"constants.onnx", ob_seed_constants},
+    {"typed_fields.onnx", ob_seed_typed},
+    {"opset18.onnx", ob_seed_opset18},
+    {"vision_ops.onnx", ob_seed_vision_ops},
+    {"quant.onnx", ob_seed_quant},
+    {"dynamic_quant.onnx", ob_seed_dynamic_quant},
+    {"planned.onnx", ob_seed_planned},
+    {"cpu_kernels.onnx", ob_seed_cpu_kernels},
+    {"value_shapes.onnx", ob_seed_value_shapes},
 };
 
 #endif

@@ -5,15 +5,19 @@
  * hostile graphs too, not only the loaders and the load-time passes.
  *
  * Dynamic dims become 1 (dim 0, the batch) or 2. A model is run only when its plan is
- * small: the values of the specialised graph at most PLAN_MAX_BYTES and its arithmetic
- * at most PLAN_MAX_FLOPS (the fuzzer looks for crashes, not for slow models); a model
- * whose shapes depend on input values is not run. Inputs get small values (0..3 as
- * integers, 0..1 as bools, -1..1 as floats) from a fixed pattern. Planning or running
- * may fail with an error. A crash, a leak, a planned graph out of order, an output
- * whose buffer disagrees with its shape, f32 outputs of ref and cpu that differ by an
- * NMSE above 1e-6 (where the model's constants are moderate), or a batch of two equal
- * items whose slices are not the batch of one (src/nn/batch.c's proof or its loop; the
- * kernels' handling of several images) abort, so libFuzzer reports the input. */
+ * small: the values of the specialised graph at most PLAN_MAX_BYTES and its work at
+ * most PLAN_MAX_WORK (the fuzzer looks for crashes, not for slow models). Inputs
+ * get small values (0..3 as integers, 0..1 as bools, -1..1 as floats) from a fixed
+ * pattern; a model whose shapes depend on input values is sized with those values and
+ * runs in the session's bound mode. Besides ref and cpu, each input also runs one cpu
+ * variant chosen by a hash of its bytes (reproducible): two threads, bf16, or neither
+ * Winograd nor band pipelines. Planning or running may fail with an error. A crash, a
+ * leak, a planned graph out of order, an output whose buffer disagrees with its shape,
+ * f32 outputs of ref and cpu (or of cpu and a variant other than bf16) that differ by
+ * an NMSE above 1e-6 (where the model's constants are moderate), a bf16 variant whose
+ * outputs differ in type or size, or a batch of two equal items whose slices are not
+ * the batch of one (src/nn/batch.c's proof or its loop; the kernels' handling of
+ * several images) abort, so libFuzzer reports the input. */
 #ifndef FFU_FUZZ_PLAN_CHECK_H
 #define FFU_FUZZ_PLAN_CHECK_H
 
@@ -28,7 +32,11 @@
 
 #include "graph_check.h"
 
-enum { PLAN_MAX_BYTES = 8 << 20, PLAN_MAX_FLOPS = 4 << 20, PLAN_MAX_WEIGHT = 1000 };
+/* A plan runs five times under the fuzzer's instrumentation (tens of times slower than
+ * a release build: an Upsample to 1.2 M values took 10 s with 8 MiB allowed), so the
+ * limits keep a unit well under a second: values in bytes, and work as each node's
+ * arithmetic or the values it writes, whichever is more. */
+enum { PLAN_MAX_BYTES = 2 << 20, PLAN_MAX_WORK = 4 << 20, PLAN_MAX_WEIGHT = 1000 };
 
 /* The shapes a fuzzed model is planned for: declared dims, dynamic ones 1 or 2.
  * 0 when an input has no declared rank. */
@@ -41,32 +49,6 @@ static int plan_shapes(const ffu_nn_model *m, nn_shape *shapes)
             if (shapes[i].d[k] < 0) shapes[i].d[k] = k ? 2 : 1;
     }
     return 1;
-}
-
-/* 1 when the model specialised for those shapes is small enough to run. */
-static int plan_is_small(const ffu_nn_model *m, const nn_shape *shapes)
-{
-    ffu_arena *fold = NULL;
-    if (ffu_arena_create(&fold, 0) < 0) return 0;
-    nn_graph *g = NULL;
-    int nfolded = 0, dd = 0, small = 0;
-    if (nn_graph_specialize(m->g, shapes, NULL, m->ninputs, fold, &g, &nfolded, &dd) == FFU_OK) {
-        check_graph(g);
-        uint64_t bytes = 0, flops = 0;
-        for (int i = 0; i < g->ntensors; i++)
-            if (!(g->tensors[i].flags & NN_T_CONST)) bytes += nn_tensor_bytes(&g->tensors[i]);
-        for (int i = 0; i < g->nnodes; i++) {
-            int64_t f = nn_node_flops(g, &g->nodes[i]);
-            flops += f > 0 ? (uint64_t)f : 0;
-        }
-        small = bytes <= PLAN_MAX_BYTES && flops <= PLAN_MAX_FLOPS;
-        nn_graph_destroy(g);
-    } else if (g) {
-        abort(); /* out-parameters are NULL on error */
-    }
-    ffu_error_clear();
-    ffu_arena_destroy(fold);
-    return small;
 }
 
 static void fill_pattern(const ffu_nn_tensor *t)
@@ -91,6 +73,62 @@ static void fill_pattern(const ffu_nn_tensor *t)
     }
 }
 
+/* The values a session in bound mode plans with: the pattern for each input it binds
+ * (nn_input_bindable); the others stay NULL. 0 when out of memory. */
+static int pattern_values(const ffu_nn_model *m, const nn_shape *shapes, void **values)
+{
+    for (int i = 0; i < m->ninputs; i++) {
+        ffu_dtype dt = m->g->tensors[m->inputs[i]].dtype;
+        if (!nn_input_bindable(dt, &shapes[i])) continue;
+        size_t nbytes = (size_t)nn_shape_numel(&shapes[i]) * ffu_dtype_size(dt);
+        if (!(values[i] = calloc(1, nbytes + 1))) return 0;
+        fill_pattern(&(ffu_nn_tensor){.dtype = dt, .nbytes = nbytes, .data = values[i]});
+    }
+    return 1;
+}
+
+/* 1 when the model specialised for those shapes is small enough to run; a model whose
+ * shapes depend on input values is specialised with the pattern's values. */
+static int plan_is_small(const ffu_nn_model *m, const nn_shape *shapes)
+{
+    ffu_arena *fold = NULL;
+    if (ffu_arena_create(&fold, 0) < 0) return 0;
+    nn_graph *g = NULL;
+    int nfolded = 0, dd = 0, small = 0;
+    ffu_status st = nn_graph_specialize(m->g, shapes, NULL, m->ninputs, fold, &g, &nfolded, &dd);
+    if (st < 0 && dd) {
+        if (g) abort();
+        void *values[64] = {0};
+        if (pattern_values(m, shapes, values))
+            st = nn_graph_specialize(m->g, shapes, values, m->ninputs, fold, &g, &nfolded, &dd);
+        for (int i = 0; i < m->ninputs; i++)
+            free(values[i]);
+    }
+    if (st == FFU_OK) {
+        check_graph(g);
+        uint64_t bytes = 0, work = 0;
+        for (int i = 0; i < g->ntensors; i++)
+            if (!(g->tensors[i].flags & NN_T_CONST)) bytes += nn_tensor_bytes(&g->tensors[i]);
+        for (int i = 0; i < g->nnodes; i++) {
+            const nn_node *n = &g->nodes[i];
+            int64_t f = nn_node_flops(g, n), values = 0;
+            for (int k = 0; k < n->noutputs; k++) {
+                int64_t v =
+                    n->outputs[k] >= 0 ? nn_shape_numel(&g->tensors[n->outputs[k]].shape) : 0;
+                values += v > 0 ? v : 0;
+            }
+            work += (uint64_t)(f > values ? f : values);
+        }
+        small = bytes <= PLAN_MAX_BYTES && work <= PLAN_MAX_WORK;
+        nn_graph_destroy(g);
+    } else if (g) {
+        abort(); /* out-parameters are NULL on error */
+    }
+    ffu_error_clear();
+    ffu_arena_destroy(fold);
+    return small;
+}
+
 /* What a run gave: a copy of each of its n outputs; out NULL when planning or running
  * failed. */
 typedef struct plan_output {
@@ -113,16 +151,27 @@ static void free_result(plan_result *r)
     free(r->out);
 }
 
-/* Plans and runs m on backend for `batch` items (1 or 2) of the shapes given; with 2,
- * both items of a batch input hold what a batch of 1 gets. */
-static void plan_and_run(const ffu_nn_model *m, const nn_shape *shapes, const char *backend,
-                         int batch, plan_result *r)
+/* The options of a run: one thread unless the variant says otherwise. */
+enum plan_variant { PLAN_PLAIN, PLAN_THREADS, PLAN_BF16, PLAN_DIRECT, PLAN_NVARIANTS };
+
+static ffu_nn_session_opts plan_opts(const char *backend, int batch, enum plan_variant v)
 {
     ffu_nn_session_opts o;
     ffu_nn_session_opts_default(&o);
     o.backend = backend;
-    o.threads = 1;
     o.batch = batch;
+    o.threads = v == PLAN_THREADS ? 2 : 1;
+    o.bf16 = v == PLAN_BF16;
+    o.no_winograd = o.no_bands = v == PLAN_DIRECT;
+    return o;
+}
+
+/* Plans and runs m with options o for o.batch items (1 or 2) of the shapes given;
+ * with 2, both items of a batch input hold what a batch of 1 gets. */
+static void plan_and_run(const ffu_nn_model *m, const nn_shape *shapes, ffu_nn_session_opts o,
+                         plan_result *r)
+{
+    int batch = o.batch;
     ffu_nn_session *s = NULL;
     if (ffu_nn_session_create(m, &o, &s) < 0) {
         if (s) abort();
@@ -187,18 +236,23 @@ static void check_error(double err, double mag, const char *what)
     abort();
 }
 
-/* The f32 outputs of ref and cpu agree to an NMSE of 1e-6 where all are finite. */
-static void compare_backends(const plan_result *ref, const plan_result *cpu)
+/* Two runs of the same plan give outputs of the same types and sizes and, when
+ * `values`, f32 outputs that agree to an NMSE of 1e-6 where all are finite. */
+static void compare_runs(const plan_result *x, const plan_result *y, int values, const char *what)
 {
+    if (x->n != y->n) abort();
     double err = 0, mag = 0;
-    for (int i = 0; i < ref->n; i++) {
-        const plan_output *a = &ref->out[i], *b = &cpu->out[i];
-        if (a->dtype != b->dtype || a->nbytes != b->nbytes) abort(); /* the same shapes */
-        if (a->dtype == FFU_DTYPE_F32 &&
+    for (int i = 0; i < x->n; i++) {
+        const plan_output *a = &x->out[i], *b = &y->out[i];
+        if (a->dtype != b->dtype || a->nbytes != b->nbytes) {
+            fprintf(stderr, "plan_check: %s: output %d differs in type or size\n", what, i);
+            abort();
+        }
+        if (values && a->dtype == FFU_DTYPE_F32 &&
             !add_error(a->data, b->data, a->nbytes / sizeof(float), &err, &mag))
-            return;
+            values = 0;
     }
-    check_error(err, mag, "cpu and ref differ");
+    if (values) check_error(err, mag, what);
 }
 
 /* A batch of two equal items gives, in each item's slice of an output whose dim 0
@@ -249,30 +303,48 @@ static int moderate_constants(const nn_graph *g)
     return 1;
 }
 
-/* Plans and runs m on ref and cpu when it is small enough, and compares them; then a
- * batch of two on each against its batch of one. */
-static void check_plans(const ffu_nn_model *m)
+/* Which cpu variant an input runs: a hash of its bytes (FNV-1a), so that a reported
+ * input replays the same way. */
+static enum plan_variant pick_variant(const uint8_t *data, size_t size)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < size; i++)
+        h = (h ^ data[i]) * 16777619u;
+    return (enum plan_variant)(1 + h % (PLAN_NVARIANTS - 1));
+}
+
+/* Plans and runs m (loaded from data) on ref and cpu when it is small enough, and
+ * compares them; then one cpu variant against cpu, and a batch of two on ref and cpu
+ * against its batch of one. */
+static void check_plans(const ffu_nn_model *m, const uint8_t *data, size_t size)
 {
     if (!m || m->ninputs > 64) return;
     nn_shape shapes[64];
     if (!plan_shapes(m, shapes) || !plan_is_small(m, shapes)) return;
-    plan_result ref = {0}, cpu = {0}, ref2 = {0}, cpu2 = {0};
+    plan_result ref = {0}, cpu = {0}, var = {0}, ref2 = {0}, cpu2 = {0};
     int moderate = moderate_constants(m->g);
-    plan_and_run(m, shapes, "ref", 1, &ref);
-    plan_and_run(m, shapes, "cpu", 1, &cpu);
-    if (ref.out && cpu.out) {
-        if (ref.n != cpu.n) abort();
-        if (moderate) compare_backends(&ref, &cpu);
+    enum plan_variant v = pick_variant(data, size);
+    plan_and_run(m, shapes, plan_opts("ref", 1, PLAN_PLAIN), &ref);
+    plan_and_run(m, shapes, plan_opts("cpu", 1, PLAN_PLAIN), &cpu);
+    if (ref.out && cpu.out) compare_runs(&ref, &cpu, moderate, "cpu and ref differ");
+    if (cpu.out) {
+        plan_and_run(m, shapes, plan_opts("cpu", 1, v), &var);
+        if (var.out)
+            compare_runs(&cpu, &var, moderate && v != PLAN_BF16,
+                         v == PLAN_THREADS ? "cpu with 2 threads differs from 1"
+                         : v == PLAN_BF16  ? "cpu with bf16 differs"
+                                           : "cpu without Winograd and bands differs");
     }
     if (ref.out) {
-        plan_and_run(m, shapes, "ref", 2, &ref2);
+        plan_and_run(m, shapes, plan_opts("ref", 2, PLAN_PLAIN), &ref2);
         if (ref2.out) compare_batch(&ref, &ref2, 1);
     }
     if (cpu.out && moderate) {
-        plan_and_run(m, shapes, "cpu", 2, &cpu2);
+        plan_and_run(m, shapes, plan_opts("cpu", 2, PLAN_PLAIN), &cpu2);
         if (cpu2.out) compare_batch(&cpu, &cpu2, 0);
     }
-    free_result(&ref), free_result(&cpu), free_result(&ref2), free_result(&cpu2);
+    free_result(&ref), free_result(&cpu), free_result(&var), free_result(&ref2);
+    free_result(&cpu2);
 }
 
 #endif

@@ -5,7 +5,8 @@
  * ("looped"), which allocates nothing after its first run -- plus shared inputs and
  * the set_input_shape rules. With the model data present, real models run N = 3
  * distinct random inputs and every item's outputs must equal the batch-1 run of that
- * item: bit for bit on ref, within 1e-5 of the output's magnitude on cpu. */
+ * item: bit for bit on ref, within 1e-5 of the output's magnitude on cpu. A model whose
+ * shapes depend on input values is not batched: an error says so. */
 #include <dlfcn.h>
 #include <stdatomic.h>
 
@@ -460,6 +461,51 @@ static void check_model(const char *path, const char *backend, int n, const char
     ffu_nn_model_destroy(m);
 }
 
+/* A model whose shapes come from an input's value (bound mode, test_nn_session.c) is
+ * not batched: y = Reshape(x, k) runs for one item on both backends, and a batch of 2
+ * is an error that says why (docs/NN.md), not a plan whose items mix. */
+static void test_bound_input_not_batched(void)
+{
+    nn_graph *g;
+    CHECK(nn_graph_create(&g) == FFU_OK);
+    int64_t xd[3] = {1, 2, 3}, yd[2] = {-1, -1};
+    nn_shape ks = {.rank = 1, .d = {2}};
+    int x = tensor(g, "x", 3, xd), y = tensor(g, "y", 2, yd);
+    int k = nn_graph_add_tensor(g, "k", FFU_DTYPE_I64, &ks);
+    nn_graph_mark_input(g, x);
+    nn_graph_mark_input(g, k);
+    int in[2] = {x, k};
+    nn_graph_add_node(g, NN_OP_RESHAPE, "r", in, 2, &y, 1);
+    nn_graph_mark_output(g, y);
+    ffu_nn_model *m = NULL;
+    CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+    const char *backends[2] = {"ref", "cpu"};
+    for (int be = 0; be < 2; be++) {
+        ffu_nn_session *s = open_session(m, backends[be], 1);
+        CHECK(s);
+        ffu_nn_tensor tx, tk, out;
+        CHECK(ffu_nn_session_input(s, 0, &tx) == FFU_OK);
+        CHECK(ffu_nn_session_input(s, 1, &tk) == FFU_OK);
+        for (int i = 0; i < 6; i++)
+            ((float *)tx.data)[i] = (float)i;
+        ((int64_t *)tk.data)[0] = 3, ((int64_t *)tk.data)[1] = -1;
+        CHECK(ffu_nn_session_run(s) == FFU_OK);
+        CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+        CHECK_EQ_INT(out.rank, 2);
+        CHECK_EQ_INT(out.dims[0], 3);
+        CHECK_EQ_INT(out.dims[1], 2);
+        for (int i = 0; i < 6; i++)
+            CHECK_NEAR(((float *)out.data)[i], (float)i, 0);
+        ffu_nn_session_destroy(s);
+        s = open_session(m, backends[be], 2);
+        CHECK(s);
+        CHECK(ffu_nn_session_input(s, 0, &tx) < 0);
+        CHECK(strstr(ffu_error_message(), "cannot be batched") != NULL);
+        ffu_nn_session_destroy(s);
+    }
+    ffu_nn_model_destroy(m);
+}
+
 static void test_real_models(void)
 {
     char shared[1024], dir[512], p[4][1024];
@@ -490,4 +536,4 @@ static void test_real_models(void)
 
 TEST_MAIN(test_reshape_rebatches, test_flatten_loops, test_softmax_over_batch_loops,
           test_scan_over_batch, test_shared_input_and_shapes, test_dynamic_batch,
-          test_real_models)
+          test_bound_input_not_batched, test_real_models)

@@ -1906,6 +1906,72 @@ static void test_seed_dynamic_quant(void)
     CHECK(fabsf(ref[0]) + fabsf(ref[1]) > 0.1f);
 }
 
+/* The value-shapes seed (the fuzzers' bound-mode model): every shape follows k, on
+ * both backends, and a new k re-plans. With k = [a, b] and x = 1..6 as [1,2,3] (the
+ * formulas in onnx_builder.h). */
+static void test_seed_value_shapes(void)
+{
+    const char *backends[2] = {"ref", "cpu"};
+    const int64_t ks[2][2] = {{0, 3}, {0, 1}};
+    for (int be = 0; be < 2; be++) {
+        ffu_nn_model *m = NULL;
+        ffu_nn_session *s = NULL;
+        ffu_status st = open_session(ob_seed_value_shapes(), backends[be], &m, &s, NULL, 0);
+        if (st == FFU_ERR_UNSUPPORTED && be == 1) {
+            printf("value-shapes seed: cpu backend not built, skipped\n");
+            ffu_nn_model_destroy(m);
+            return;
+        }
+        CHECK_EQ_INT(st, FFU_OK);
+        for (int v = 0; v < 2; v++) {
+            int64_t a = ks[v][0], b = ks[v][1];
+            ffu_nn_tensor tx, tk, y[6];
+            CHECK(ffu_nn_session_input(s, 0, &tx) == FFU_OK);
+            CHECK(ffu_nn_session_input(s, 1, &tk) == FFU_OK);
+            float *x = tx.data;
+            for (int i = 0; i < 6; i++)
+                x[i] = (float)(i + 1);
+            memcpy(tk.data, ks[v], sizeof ks[v]);
+            st = ffu_nn_session_run(s);
+            if (st < 0)
+                fprintf(stderr, "%s, k = [%d, %d]: %s\n", backends[be], (int)a, (int)b,
+                        ffu_error_message());
+            CHECK_EQ_INT(st, FFU_OK);
+            for (int i = 0; i < 6; i++)
+                CHECK(ffu_nn_session_output(s, i, &y[i]) == FFU_OK);
+            const int64_t want[6][4] = {{1, 2, 3},      {1, b + 1, 3},
+                                        {1, b + 1, 6},  {1, 2, a + 3, b + 2},
+                                        {a + 1, b + 1}, {a + b}};
+            const int rank[6] = {3, 3, 3, 4, 2, 1};
+            for (int i = 0; i < 6; i++) {
+                CHECK_EQ_INT(y[i].rank, rank[i]);
+                for (int d = 0; d < rank[i]; d++)
+                    CHECK_EQ_INT(y[i].dims[d], want[i][d]);
+            }
+            const float *yy = y[0].data, *e = y[1].data, *r = y[2].data, *z = y[3].data;
+            for (int c = 0; c < 2; c++)
+                for (int j = 0; j < 3; j++)
+                    CHECK_NEAR(yy[c * 3 + j], x[c * 3 + (b - a == 3 ? j : (int)a)] + x[c * 3 + j],
+                               0);
+            for (int i = 0; i < (b + 1) * 3; i++)
+                CHECK_NEAR(e[i], x[i % 3], 0);
+            for (int c = 0; c < 2; c++)
+                for (int i = 0; i < (b + 1) * 3; i++)
+                    CHECK_NEAR(r[c * (b + 1) * 3 + i], x[c * 3 + i % 3], 0);
+            for (int c = 0; c < 2; c++) /* height 3 -> 3 (a = 0), width 1 -> b + 2 */
+                for (int h = 0; h < 3; h++)
+                    for (int w = 0; w < b + 2; w++)
+                        CHECK_NEAR(z[(c * 3 + h) * (b + 2) + w], x[c * 3 + h], 1e-6);
+            for (int i = 0; i < (a + 1) * (b + 1); i++)
+                CHECK_NEAR(((const float *)y[4].data)[i], 0.5f, 0);
+            for (int i = 0; i < a + b; i++)
+                CHECK_EQ_INT(((const int64_t *)y[5].data)[i], i);
+        }
+        ffu_nn_session_destroy(s);
+        ffu_nn_model_destroy(m);
+    }
+}
+
 /* The engine's own ops (ffu.*) are refused in a file, by name. */
 static void test_internal_ops_refused(void)
 {
@@ -2067,5 +2133,5 @@ TEST_MAIN(test_real_models, test_real_model_upgrades, test_seed_conv, test_seed_
           test_conformance_upgrades, test_read_tensor, test_invalid_models, test_deep_nesting,
           test_truncation_and_mutation, test_real_model_truncation, test_seed_quant, test_qdq_conv,
           test_dynamic_quant_conv, test_integer_product_rewrite, test_integer_conv_winograd_shape,
-          test_seed_dynamic_quant, test_internal_ops_refused, test_conv_scale_fusion,
-          test_check_ops)
+          test_seed_dynamic_quant, test_seed_value_shapes, test_internal_ops_refused,
+          test_conv_scale_fusion, test_check_ops)
