@@ -12,8 +12,8 @@
  * and a box per face) once per iteration; its time is per face.
  *
  * --a-opts / --b-opts LIST set session options of one side's models (LIST: no_bands,
- * no_winograd, bf16, comma-separated), so that one build against itself compares
- * options under the same conditions as two builds. */
+ * no_winograd, bf16, threads=N (default 1), comma-separated), so that one build against
+ * itself compares options under the same conditions as two builds. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -40,6 +40,7 @@ typedef ffu_status (*image_load_fn)(const char *, ffu_pixfmt, ffu_image *);
 /* Session options that --a-opts / --b-opts can set. */
 typedef struct side_opts {
     int no_bands, no_winograd, bf16;
+    int threads; /* 0: one */
 } side_opts;
 
 typedef struct build {
@@ -138,8 +139,11 @@ static int parse_opts(const char *list, side_opts *so)
         if (k == 8 && !strncmp(p, "no_bands", k)) so->no_bands = 1;
         else if (k == 11 && !strncmp(p, "no_winograd", k)) so->no_winograd = 1;
         else if (k == 4 && !strncmp(p, "bf16", k)) so->bf16 = 1;
+        else if (k > 8 && !strncmp(p, "threads=", 8) && atoi(p + 8) > 0)
+            so->threads = atoi(p + 8);
         else {
-            fprintf(stderr, "ab: unknown session option '%.*s' (no_bands, no_winograd, bf16)\n",
+            fprintf(stderr,
+                    "ab: unknown session option '%.*s' (no_bands, no_winograd, bf16, threads=N)\n",
                     (int)k, p);
             return -1;
         }
@@ -192,7 +196,7 @@ static int open_build(const char *lib, char **models, int n, build *b, const cha
         ffu_nn_model *m;
         ffu_nn_session_opts o;
         opts_default(&o);
-        o.threads = 1;
+        o.threads = b->opts.threads ? b->opts.threads : 1;
         o.no_bands |= b->opts.no_bands;
         o.no_winograd |= b->opts.no_winograd;
         o.bf16 |= b->opts.bf16;

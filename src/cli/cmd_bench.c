@@ -362,13 +362,17 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_end_object(w);
         rc = cli_print_json(w);
     } else if (!o->common.quiet) {
-        printf("%s on %s, %d thread%s, batch %d%s: median %.3f ms, min %.3f ms, mean %.3f ms "
+        int threads = o->threads ? o->threads : ffu_cpu_count();
+        int used = ffu_nn_session_threads_used(s);
+        char used_note[48] = "";
+        if (used > 0 && used < threads)
+            snprintf(used_note, sizeof used_note, " (%d used: small nodes)", used);
+        printf("%s on %s, %d thread%s%s, batch %d%s: median %.3f ms, min %.3f ms, mean %.3f ms "
                "(%d runs after %d warm-up; first run %.1f ms, load %.1f ms, plan %.1f ms)\n"
                "peak activation memory: %.2f MiB\n",
-               path, cli_backend_names[o->backend], o->threads ? o->threads : ffu_cpu_count(),
-               (o->threads ? o->threads : ffu_cpu_count()) == 1 ? "" : "s", o->batch,
-               o->cold ? ", caches evicted before each run" : "", median,
-               ms[0], sum / o->runs, o->runs, o->warmup, first_ms, load_ms, plan_ms,
+               path, cli_backend_names[o->backend], threads, threads == 1 ? "" : "s", used_note,
+               o->batch, o->cold ? ", caches evicted before each run" : "", median, ms[0],
+               sum / o->runs, o->runs, o->warmup, first_ms, load_ms, plan_ms,
                (double)peak / (1 << 20));
         host_print(&host);
         if (o->batch > 1)

@@ -1087,6 +1087,20 @@ size_t ffu_nn_session_peak_bytes(const ffu_nn_session *s)
     return s->stats.arena_bytes + s->scratch_bytes + s->loop_bytes;
 }
 
+int ffu_nn_session_threads_used(const ffu_nn_session *s)
+{
+    if (!s || s->dirty) return 0;
+    int used = 1;
+    for (int b = 0; b < s->nbe; b++) {
+        int t = s->be[b]->plan_threads > 0 ? s->be[b]->plan_threads : s->be[b]->threads;
+        int runs = 0;
+        for (int i = 0; i < s->g->nnodes && !runs; i++)
+            runs = s->g->nodes[i].backend == b && !s->skip[i];
+        if (runs && t > used) used = t;
+    }
+    return used;
+}
+
 ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
 {
     if (!s || !w) return ffu_error_set(FFU_ERR_INVALID, "session or writer is NULL");
@@ -1110,6 +1124,7 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
     ffu_jw_key(w, "io_memory"), ffu_jw_string(w, s->io_space == NN_SPACE_HOST ? "host" : "device");
     ffu_jw_key(w, "planned"), ffu_jw_bool(w, !s->dirty);
     if (!s->dirty) {
+        ffu_jw_key(w, "threads_used"), ffu_jw_int(w, ffu_nn_session_threads_used(s));
         ffu_jw_key(w, "batch"), ffu_jw_int(w, s->batch_n);
         ffu_jw_key(w, "batch_mode"), ffu_jw_string(w, s->looped ? "looped" : "batched");
         if (s->looped) ffu_jw_key(w, "batch_why"), ffu_jw_string(w, s->batch_why);

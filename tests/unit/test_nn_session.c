@@ -786,5 +786,81 @@ static void test_empty_nodes_skipped(void)
     ffu_nn_model_destroy(m);
 }
 
-TEST_MAIN(test_chain_runs, test_empty_nodes_skipped, test_profile, test_workspace, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
-          test_shape_chain_folds, test_value_bound_inputs, test_load_passes, test_mobilefacenet, test_ultraface_folds)
+/* A cpu session of two threads runs a graph of small nodes on one (cpu_backend.c
+ * graph_threads), with the one-thread session's numbers bit for bit, and a graph of a
+ * large convolution on two, within rounding of one thread's. */
+static void conv_graph(int c, int hw, ffu_nn_model **out)
+{
+    nn_graph *g;
+    *out = NULL;
+    if (nn_graph_create(&g) < 0) return;
+    int64_t xd[4] = {1, c, hw, hw};
+    int x = tensor(g, "x", 4, xd), y = tensor(g, "y", 4, xd), r = tensor(g, "r", 4, xd);
+    nn_graph_mark_input(g, x);
+    size_t nw = (size_t)c * (size_t)c * 9;
+    float *w = malloc(nw * sizeof *w);
+    for (size_t i = 0; i < nw; i++)
+        w[i] = (float)((int)(i * 37 % 17) - 8) / 64;
+    nn_shape ws = {.rank = 4, .d = {c, c, 3, 3}};
+    int wt = nn_graph_add_const(g, "w", FFU_DTYPE_F32, &ws, w, nw * sizeof *w, NN_COPY);
+    free(w);
+    int in[2] = {x, wt};
+    int k = node(g, NN_OP_CONV, in, 2, y);
+    int64_t pads[4] = {1, 1, 1, 1};
+    nn_node_set_ints(g, k, "pads", pads, 4);
+    node(g, NN_OP_RELU, &y, 1, r);
+    nn_graph_mark_output(g, r);
+    if (nn_model_from_graph(g, out) < 0) *out = NULL;
+}
+
+static void test_threads_used(void)
+{
+    const int sizes[2][2] = {{4, 8}, {64, 48}}; /* 0.02 MFLOP a node; 130 MFLOP */
+    for (int big = 0; big < 2; big++) {
+        ffu_nn_model *m;
+        conv_graph(sizes[big][0], sizes[big][1], &m);
+        CHECK(m);
+        float *outs[2] = {NULL, NULL};
+        size_t n = 0;
+        for (int t = 1; t <= 2; t++) {
+            ffu_nn_session_opts o;
+            ffu_nn_session_opts_default(&o);
+            o.backend = "cpu";
+            o.threads = t;
+            ffu_nn_session *s;
+            if (ffu_nn_session_create(m, &o, &s) != FFU_OK) { /* cpu not built */
+                ffu_nn_model_destroy(m);
+                TEST_SKIP("no cpu backend");
+            }
+            CHECK_EQ_INT(ffu_nn_session_threads_used(s), 0); /* not planned yet */
+            ffu_nn_tensor ti, to;
+            CHECK(ffu_nn_session_input(s, 0, &ti) == FFU_OK);
+            n = ti.nbytes / sizeof(float);
+            for (size_t i = 0; i < n; i++)
+                ((float *)ti.data)[i] = (float)((int)(i * 13 % 29) - 14) / 8;
+            CHECK(ffu_nn_session_run(s) == FFU_OK);
+            CHECK_EQ_INT(ffu_nn_session_threads_used(s), t == 1 || !big ? 1 : 2);
+            CHECK(ffu_nn_session_output(s, 0, &to) == FFU_OK);
+            outs[t - 1] = malloc(to.nbytes);
+            memcpy(outs[t - 1], to.data, to.nbytes);
+            ffu_nn_session_destroy(s);
+        }
+        if (!big) {
+            CHECK(memcmp(outs[0], outs[1], n * sizeof(float)) == 0);
+        } else {
+            double err = 0, mag = 0;
+            for (size_t i = 0; i < n; i++) {
+                err = fmax(err, fabs((double)outs[0][i] - outs[1][i]));
+                mag = fmax(mag, fabs((double)outs[0][i]));
+            }
+            CHECK(mag > 1 && err <= 1e-5 * mag);
+        }
+        free(outs[0]), free(outs[1]);
+        ffu_nn_model_destroy(m);
+    }
+}
+
+TEST_MAIN(test_chain_runs, test_empty_nodes_skipped, test_profile, test_workspace,
+          test_no_allocation_after_first_run, test_dynamic_dims_need_shapes, test_shape_chain_folds,
+          test_value_bound_inputs, test_load_passes, test_mobilefacenet, test_ultraface_folds,
+          test_threads_used)

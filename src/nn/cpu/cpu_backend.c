@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../backend.h"
+#include "../nn_internal.h"
 
 #if FFU_HAVE_DNNL
 
@@ -39,16 +40,41 @@ void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigne
 
 /* ---- threads -------------------------------------------------------------------------- */
 
-static int threads_enter(const cpu_backend *cb)
+static int threads_enter(int threads)
 {
     int old = omp_get_max_threads();
-    if (old != cb->base.threads) omp_set_num_threads(cb->base.threads);
+    if (old != threads) omp_set_num_threads(threads);
     return old;
 }
 
-static void threads_leave(const cpu_backend *cb, int old)
+static void threads_leave(int threads, int old)
 {
-    if (old != cb->base.threads) omp_set_num_threads(old);
+    if (old != threads) omp_set_num_threads(old);
+}
+
+/* The threads a graph's nodes run on: the backend's, or one when its nodes are small.
+ * Each node split over threads pays a fork and a join (a few microseconds on the 2-vCPU
+ * VM: a tiny node takes 4-5 us more on two threads than on one), so two threads win
+ * only where the nodes are large enough on average. Measured on 13 models, each alone,
+ * one thread against two in one process (docs/NN_CPU.md "Threads"): every model at
+ * 1.1-1.8 MFLOP per node ran 3-56% slower on two threads (MediaPipe's short-range
+ * detector, FaceMesh and its iris model, the landmarks detector, both MiniFASNets,
+ * Peppa), every one at 2.5 and above 8-39% faster (two UltraFaces, two YuNets, PFLD,
+ * MobileFaceNet). Deciding node by node was slower still on FaceMesh: a worker idle
+ * through a run of one-thread nodes has to be woken for the next split one. */
+enum { SERIAL_FLOPS_PER_NODE = 2000000 };
+
+static int graph_threads(const cpu_backend *cb, const nn_graph *g, int me)
+{
+    if (cb->base.threads <= 1) return 1;
+    int64_t flops = 0, nodes = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        if (g->nodes[i].backend != me) continue;
+        int64_t f = nn_node_flops(g, &g->nodes[i]);
+        flops += f > 0 ? f : 0;
+        nodes++;
+    }
+    return flops < nodes * (int64_t)SERIAL_FLOPS_PER_NODE ? 1 : cb->base.threads;
 }
 
 /* ---- descriptors ------------------------------------------------------------------------ */
@@ -886,6 +912,7 @@ static ffu_status layout_plan(cpu_backend *cb, const nn_graph *g, int me)
     cb->lay = lay;
     cb->lay_g = g;
     cb->lay_nt = nt;
+    cb->base.plan_threads = graph_threads(cb, g, me);
     for (int round = 0; round <= nn; round++) {
         memset(bad, 0, (size_t)(nt ? nt : 1));
         for (int i = 0; i < nn; i++)
@@ -994,9 +1021,10 @@ static ffu_status cpu_prepare(nn_backend *b, nn_graph *g, nn_node *n)
     cpu_node *p = calloc(1, sizeof *p);
     if (!p) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     cpu_ctx c = {.cb = cb, .g = g, .n = n, .p = p};
-    int old = threads_enter(cb); /* kernels pick their blocking for this thread count */
+    p->threads = cb->base.plan_threads > 0 ? cb->base.plan_threads : cb->base.threads;
+    int old = threads_enter(p->threads); /* kernels pick their blocking for this count */
     ffu_status st = fn(&c);
-    threads_leave(cb, old);
+    threads_leave(p->threads, old);
     if (st == FFU_OK && p->nsteps == 0)
         st = nn_node_error(n, FFU_ERR_INTERNAL, "the cpu backend built no primitive");
     if (st < 0) {
@@ -1040,15 +1068,15 @@ static void kern_thread(void *arg)
     j->s->kern(j->s->kdata, j->ptr, omp_get_thread_num(), omp_get_num_threads());
 }
 
-/* Runs a kernel step on the backend's threads (the calling thread is one of them). */
-static void run_kernel(const cpu_backend *cb, const cpu_step *s, void *const *ptr)
+/* Runs a kernel step on the node's threads (the calling thread is one of them). */
+static void run_kernel(const cpu_node *p, const cpu_step *s, void *const *ptr)
 {
-    if (cb->base.threads <= 1) {
+    if (p->threads <= 1) {
         s->kern(s->kdata, ptr, 0, 1);
         return;
     }
     kern_job j = {s, ptr};
-    GOMP_parallel(kern_thread, &j, (unsigned)cb->base.threads, 0);
+    GOMP_parallel(kern_thread, &j, (unsigned)p->threads, 0);
 }
 
 static ffu_status run_steps(cpu_backend *cb, const nn_node *n, cpu_node *p, void *const *in,
@@ -1074,7 +1102,7 @@ static ffu_status run_steps(cpu_backend *cb, const nn_node *n, cpu_node *p, void
             /* oneDNN's queue must be drained before our kernel reads its results */
             if (i > 0 && p->steps[i - 1].prim && dnnl_stream_wait(cb->stream) != dnnl_success)
                 st = nn_node_error(n, FFU_ERR_INTERNAL, "oneDNN stream failed");
-            run_kernel(cb, s, ptr);
+            run_kernel(p, s, ptr);
             continue;
         }
         if (dnnl_primitive_execute(s->prim, cb->stream, s->nargs, s->ex) != dnnl_success)
@@ -1094,10 +1122,10 @@ static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, vo
     if (!p) return nn_node_error(n, FFU_ERR_INVALID, "run before prepare on the cpu backend");
     if (p->scratch_bytes && !scratch)
         return nn_node_error(n, FFU_ERR_INVALID, "the cpu backend needs scratch memory");
-    int old = threads_enter(cb);
+    int old = threads_enter(p->threads);
     ffu_status st = p->chain ? nn_cpu_chain_run(p, in, out, scratch)
                              : run_steps(cb, n, p, in, out, scratch);
-    threads_leave(cb, old);
+    threads_leave(p->threads, old);
     return st;
 }
 

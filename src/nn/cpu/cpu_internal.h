@@ -74,6 +74,7 @@ typedef struct cpu_node {
     struct nn_cpu_chain *chain; /* the band pipeline the node is member chain_pos of */
     int chain_pos;
     int view; /* a copy of input 0's bytes: the plan may make the output a view (nn_node) */
+    int threads; /* threads the node's steps run on (base.plan_threads when planned) */
 } cpu_node;
 
 /* Our kernels a band pipeline can run (cpu_chain.c). */
