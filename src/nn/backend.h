@@ -104,8 +104,10 @@ struct nn_backend {
 ffu_status nn_backend_ref_create(nn_backend **out);
 /* flags: NN_CPU_BF16 (bf16 compute where the CPU has it and each node's check passes),
  * NN_CPU_WINOGRAD (Winograd 3x3 convolutions where each node's check passes),
- * NN_CPU_BANDS (band pipelines: runs of convolutions computed band by band) */
-enum { NN_CPU_BF16 = 1u, NN_CPU_WINOGRAD = 2u, NN_CPU_BANDS = 4u };
+ * NN_CPU_BANDS (band pipelines: runs of convolutions computed band by band),
+ * NN_CPU_SPLIT_SMALL (every plan on all threads, however small its nodes: tests and
+ * fuzzers, so that the split kernels run on small graphs) */
+enum { NN_CPU_BF16 = 1u, NN_CPU_WINOGRAD = 2u, NN_CPU_BANDS = 4u, NN_CPU_SPLIT_SMALL = 8u };
 ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags);
 
 /* The CUDA backend (src/nn/cuda/) on device `device`: FFU_ERR_DEVICE ("no CUDA device")

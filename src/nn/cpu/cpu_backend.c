@@ -66,7 +66,8 @@ enum { SERIAL_FLOPS_PER_NODE = 2000000 };
 
 static int graph_threads(const cpu_backend *cb, const nn_graph *g, int me)
 {
-    if (cb->base.threads <= 1) return 1;
+    if (cb->base.threads <= 1 || cb->split_small)
+        return cb->base.threads > 1 ? cb->base.threads : 1;
     int64_t flops = 0, nodes = 0;
     for (int i = 0; i < g->nnodes; i++) {
         if (g->nodes[i].backend != me) continue;
@@ -1171,6 +1172,7 @@ ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags)
     cb->base.bf16 = (flags & NN_CPU_BF16) && (ffu_cpu_features() & FFU_CPU_AVX512BF16) ? 1 : 0;
     cb->base.winograd = (flags & NN_CPU_WINOGRAD) != 0;
     cb->bands = (flags & NN_CPU_BANDS) != 0;
+    cb->split_small = (flags & NN_CPU_SPLIT_SMALL) != 0;
     if (dnnl_engine_create(&cb->eng, dnnl_cpu, 0) != dnnl_success ||
         dnnl_stream_create(&cb->stream, cb->eng, dnnl_stream_default_flags) != dnnl_success) {
         cpu_destroy(&cb->base);

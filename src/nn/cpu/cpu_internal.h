@@ -99,6 +99,7 @@ typedef struct cpu_backend {
      * (-1: none; chain_last owns the one allocation of all three). */
     int *chain_last, *chain_first, *chain_next;
     int bands; /* band pipelines allowed (NN_CPU_BANDS) */
+    int split_small; /* small plans on all threads too (NN_CPU_SPLIT_SMALL) */
 } cpu_backend;
 
 /* The context of one build: dry (p == NULL) checks only. */
