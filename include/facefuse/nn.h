@@ -176,8 +176,9 @@ FFU_API ffu_status ffu_nn_session_output(const ffu_nn_session *s, int i, ffu_nn_
 /* Bytes of activation memory planned for one run (inputs and outputs included). */
 FFU_API size_t ffu_nn_session_peak_bytes(const ffu_nn_session *s);
 /* Threads the planned session's nodes run on: opts.threads, or fewer where the plan's
- * nodes are too small to be worth splitting (the cpu backend runs a plan averaging
- * under 2 MFLOP a node on one thread: docs/NN_CPU.md "Threads"). 0 before planning. */
+ * nodes are too small to be worth splitting (the cpu backend gives each thread at
+ * least 1 MFLOP of the average node, so a plan averaging under 2 MFLOP a node runs on
+ * one: docs/NN_CPU.md "Threads"). 0 before planning. */
 FFU_API int ffu_nn_session_threads_used(const ffu_nn_session *s);
 /* Which backend ran each node of the plan, as JSON (for `facefuse nn info`; "view"
  * and "empty" for nodes not run: aliases of their input, outputs with no values). After

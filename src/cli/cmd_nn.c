@@ -285,8 +285,8 @@ static int cmd_info(const cli_command *cmd, nn_opts *o, const char *path)
         long long threads = (long long)ffu_json_int(ffu_json_get(pd, "threads"), 1),
                   used = (long long)ffu_json_int(ffu_json_get(pd, "threads_used"), threads);
         if (used < threads)
-            printf("threads: %lld of %lld used (the nodes are too small to be worth splitting)\n",
-                   used, threads);
+            printf("threads: %lld of %lld used (the nodes are too small to split further)\n", used,
+                   threads);
         long long nband = (long long)ffu_json_int(ffu_json_get(pd, "band_nodes"), 0);
         if (nband > 0)
             printf("bands: %lld convolutions run in band pipelines (--no-bands: one by one)\n",

@@ -790,8 +790,8 @@ static void test_empty_nodes_skipped(void)
 /* A cpu session of two threads runs a graph of small nodes on one (cpu_backend.c
  * graph_threads), with the one-thread session's numbers bit for bit, unless its backend
  * is told to split small plans too (NN_CPU_SPLIT_SMALL, as the fuzzers do); a graph of
- * a large convolution runs on two. Split plans agree with one thread's within
- * rounding. */
+ * a large convolution runs on two, and given 1000 threads on one per MFLOP of its
+ * average node. Split plans agree with one thread's within rounding. */
 static void conv_graph(int c, int hw, ffu_nn_model **out)
 {
     nn_graph *g;
@@ -853,6 +853,20 @@ static void test_threads_used(void)
             ffu_nn_session_destroy(s);
         }
         if (!big) CHECK(memcmp(outs[0], outs[1], n * sizeof(float)) == 0);
+        if (big) { /* many threads: each gets at least 1 MFLOP of the average node */
+            ffu_nn_session_opts o;
+            ffu_nn_session_opts_default(&o);
+            o.backend = "cpu";
+            o.threads = 1000;
+            ffu_nn_session *s;
+            ffu_nn_tensor ti;
+            CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+            CHECK(ffu_nn_session_input(s, 0, &ti) == FFU_OK); /* plans */
+            /* 170 MFLOP in one node (the Relu fuses into the Conv): 170 threads */
+            int used = ffu_nn_session_threads_used(s);
+            CHECK(used > 100 && used < 1000);
+            ffu_nn_session_destroy(s);
+        }
         for (int k = 1; k < 3; k++) {
             double err = 0, mag = 0;
             for (size_t i = 0; i < n; i++) {

@@ -52,22 +52,25 @@ static void threads_leave(int threads, int old)
     if (old != threads) omp_set_num_threads(old);
 }
 
-/* The threads a graph's nodes run on: the backend's, or one when its nodes are small.
+/* The threads a graph's nodes run on: the backend's, or fewer when its nodes are small.
  * Each node split over threads pays a fork and a join (a few microseconds on the 2-vCPU
- * VM: a tiny node takes 4-5 us more on two threads than on one), so two threads win
+ * VM: a tiny node takes 4-5 us more on two threads than on one), so splitting wins
  * only where the nodes are large enough on average. Measured on 13 models, each alone,
  * one thread against two in one process (docs/NN_CPU.md "Threads"): every model at
  * 1.1-1.8 MFLOP per node ran 3-56% slower on two threads (MediaPipe's short-range
  * detector, FaceMesh and its iris model, the landmarks detector, both MiniFASNets,
  * Peppa), every one at 2.5 and above 8-39% faster (two UltraFaces, two YuNets, PFLD,
- * MobileFaceNet). Deciding node by node was slower still on FaceMesh: a worker idle
- * through a run of one-thread nodes has to be woken for the next split one. */
-enum { SERIAL_FLOPS_PER_NODE = 2000000 };
+ * MobileFaceNet). So each thread is given at least FLOPS_PER_THREAD of the average
+ * node: one thread under 2 MFLOP a node, two from there. More threads than two follow
+ * the same share without having been measured (this VM has two). Deciding node by node
+ * was slower still on FaceMesh: a worker idle through a run of one-thread nodes has to
+ * be woken for the next split one. */
+enum { FLOPS_PER_THREAD = 1000000 };
 
 static int graph_threads(const cpu_backend *cb, const nn_graph *g, int me)
 {
-    if (cb->base.threads <= 1 || cb->split_small)
-        return cb->base.threads > 1 ? cb->base.threads : 1;
+    int all = cb->base.threads > 1 ? cb->base.threads : 1;
+    if (all == 1 || cb->split_small) return all;
     int64_t flops = 0, nodes = 0;
     for (int i = 0; i < g->nnodes; i++) {
         if (g->nodes[i].backend != me) continue;
@@ -75,7 +78,8 @@ static int graph_threads(const cpu_backend *cb, const nn_graph *g, int me)
         flops += f > 0 ? f : 0;
         nodes++;
     }
-    return flops < nodes * (int64_t)SERIAL_FLOPS_PER_NODE ? 1 : cb->base.threads;
+    int64_t t = nodes ? flops / nodes / FLOPS_PER_THREAD : 0;
+    return t < 1 ? 1 : t < all ? (int)t : all;
 }
 
 /* ---- descriptors ------------------------------------------------------------------------ */
