@@ -95,9 +95,9 @@ struct nn_backend {
     int winograd; /* cpu: Winograd convolution allowed where the accuracy check passed */
     int fp16;    /* fp16 (fp32 accumulation) allowed where the accuracy check passed */
     int space;   /* NN_SPACE_HOST, or the device space its run() works in */
-    int plan_threads; /* threads the current plan's nodes run on, when fewer than threads
-                         (the cpu backend runs a plan of small nodes on one: cpu_backend.c
-                         graph_threads); 0 = threads */
+    int plan_threads; /* threads the current plan's nodes run on: at most threads, fewer
+                         for a plan of small nodes (cpu: cpu_backend.c graph_threads);
+                         0 = threads (backends that do not decide, or before a plan) */
 };
 
 /* Constructors; each returns FFU_ERR_UNSUPPORTED when the backend is not built in. */
