@@ -6,18 +6,19 @@
  *
  * Dynamic dims become 1 (dim 0, the batch) or 2. A model is run only when its plan is
  * small: the values of the specialised graph at most PLAN_MAX_BYTES and its work at
- * most PLAN_MAX_WORK (the fuzzer looks for crashes, not for slow models). Inputs
- * get small values (0..3 as integers, 0..1 as bools, -1..1 as floats) from a fixed
- * pattern; a model whose shapes depend on input values is sized with those values and
- * runs in the session's bound mode. Besides ref and cpu, each input also runs one cpu
- * variant chosen by a hash of its bytes (reproducible): two threads (every node split,
- * as a large model's would be), bf16, or neither Winograd nor band pipelines. Planning or running
- * may fail with an error. A crash, a leak, a planned graph out of order, an output whose buffer
- * disagrees with its shape, f32 outputs of ref and cpu (or of cpu and a variant other than bf16)
- * that differ by an NMSE above 1e-6 (where the model's constants are moderate), a bf16 variant
- * whose outputs differ in type or size, or a batch of two equal items whose slices are not the
- * batch of one (src/nn/batch.c's proof or its loop; the kernels' handling of several images) abort,
- * so libFuzzer reports the input. */
+ * most PLAN_MAX_WORK (the fuzzer looks for crashes, not for slow models). Inputs get
+ * small values (0..3 as integers, 0..1 as bools, -1..1 as floats) from a fixed pattern;
+ * a model whose shapes depend on input values is sized with those values and runs in
+ * the session's bound mode. Besides ref and cpu, each input also runs one cpu variant
+ * chosen by a hash of its bytes (reproducible): two threads (every node split, as a
+ * large model's would be), bf16, or neither Winograd nor band pipelines. Planning or
+ * running may fail with an error. A crash, a leak, a planned graph out of order, an
+ * output whose buffer disagrees with its shape, f32 outputs of ref and cpu (or of cpu
+ * and a variant other than bf16) that differ by an NMSE above 1e-6 (where the model's
+ * constants are moderate), a bf16 variant whose outputs differ in type or size, or a
+ * batch of two equal items whose slices are not the batch of one (src/nn/batch.c's
+ * proof or its loop; the kernels' handling of several images) abort, so libFuzzer
+ * reports the input. */
 #ifndef FFU_FUZZ_PLAN_CHECK_H
 #define FFU_FUZZ_PLAN_CHECK_H
 
@@ -167,16 +168,17 @@ static ffu_nn_session_opts plan_opts(const char *backend, int batch, enum plan_v
     return o;
 }
 
-/* A session with options o; with two threads, on a cpu backend that splits every node
- * however small (NN_CPU_SPLIT_SMALL), which the fuzzers' small graphs would otherwise
- * run on one thread. NULL when it cannot be made. */
+/* A session with options o; a cpu one with several threads on a backend that splits
+ * every node however small (NN_CPU_SPLIT_SMALL), which the fuzzers' small graphs would
+ * otherwise run on one thread. NULL when it cannot be made. */
 static ffu_nn_session *open_session(const ffu_nn_model *m, const ffu_nn_session_opts *o)
 {
     ffu_nn_session *s = NULL;
     nn_backend *cpu = NULL;
-    if (o->threads > 1 &&
-        nn_backend_cpu_create(&cpu, o->threads,
-                              NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL) == FFU_OK) {
+    unsigned flags = NN_CPU_SPLIT_SMALL | (o->bf16 ? NN_CPU_BF16 : 0) |
+                     (o->no_winograd ? 0 : NN_CPU_WINOGRAD) | (o->no_bands ? 0 : NN_CPU_BANDS);
+    if (o->threads > 1 && strcmp(o->backend, "cpu") == 0 &&
+        nn_backend_cpu_create(&cpu, o->threads, flags) == FFU_OK) {
         if (nn_session_create_with(m, o, cpu, &s) < 0 && s) abort();
     } else if (ffu_nn_session_create(m, o, &s) < 0 && s) {
         abort();

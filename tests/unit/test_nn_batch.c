@@ -110,6 +110,19 @@ static void fill_item(float *p, size_t n, uint64_t seed)
 
 /* ---- hand-built graphs -------------------------------------------------------------------- */
 
+/* A model of one node `op` reading graph inputs a and b and writing the output y. */
+static ffu_nn_model *one_node_model(nn_graph *g, nn_op op, int a, int b, int y)
+{
+    nn_graph_mark_input(g, a);
+    nn_graph_mark_input(g, b);
+    int in[2] = {a, b};
+    nn_graph_add_node(g, op, "", in, 2, &y, 1);
+    nn_graph_mark_output(g, y);
+    ffu_nn_model *m = NULL;
+    if (nn_model_from_graph(g, &m) < 0) fprintf(stderr, "%s\n", ffu_error_message());
+    return m;
+}
+
 /* y = Reshape(Concat(x, zeros [1,2,3], axis 1), [1,-1]) + bias: the shape constant and
  * the zero block both encode the batch of 1 */
 static ffu_nn_model *reshape_model(void)
@@ -317,13 +330,8 @@ static void test_shared_input_and_shapes(void)
     CHECK(nn_graph_create(&g) == FFU_OK);
     int64_t d[2] = {1, 3};
     int x = tensor(g, "x", 2, d), w = tensor(g, "w", 2, d), y = tensor(g, "y", 2, d);
-    nn_graph_mark_input(g, x);
-    nn_graph_mark_input(g, w);
-    int in2[2] = {x, w};
-    nn_graph_add_node(g, NN_OP_MUL, "mul", in2, 2, &y, 1);
-    nn_graph_mark_output(g, y);
-    ffu_nn_model *m = NULL;
-    CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+    ffu_nn_model *m = one_node_model(g, NN_OP_MUL, x, w, y);
+    CHECK(m);
     ffu_nn_session *s = open_session(m, "ref", 1);
     int64_t x4[2] = {4, 3}, bad[2] = {1, 5}, w2[2] = {2, 3};
     CHECK(ffu_nn_session_set_input_shape(s, 0, 2, x4) == FFU_OK);
@@ -472,13 +480,8 @@ static void test_bound_input_not_batched(void)
     nn_shape ks = {.rank = 1, .d = {2}};
     int x = tensor(g, "x", 3, xd), y = tensor(g, "y", 2, yd);
     int k = nn_graph_add_tensor(g, "k", FFU_DTYPE_I64, &ks);
-    nn_graph_mark_input(g, x);
-    nn_graph_mark_input(g, k);
-    int in[2] = {x, k};
-    nn_graph_add_node(g, NN_OP_RESHAPE, "r", in, 2, &y, 1);
-    nn_graph_mark_output(g, y);
-    ffu_nn_model *m = NULL;
-    CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+    ffu_nn_model *m = one_node_model(g, NN_OP_RESHAPE, x, k, y);
+    CHECK(m);
     const char *backends[2] = {"ref", "cpu"};
     for (int be = 0; be < 2; be++) {
         ffu_nn_session *s = open_session(m, backends[be], 1);

@@ -1026,10 +1026,10 @@ static ffu_status cpu_prepare(nn_backend *b, nn_graph *g, nn_node *n)
     cpu_node *p = calloc(1, sizeof *p);
     if (!p) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     cpu_ctx c = {.cb = cb, .g = g, .n = n, .p = p};
-    p->threads = cb->base.plan_threads > 0 ? cb->base.plan_threads : cb->base.threads;
-    int old = threads_enter(p->threads); /* kernels pick their blocking for this count */
+    int threads = nn_cpu_run_threads(cb);
+    int old = threads_enter(threads); /* kernels pick their blocking for this count */
     ffu_status st = fn(&c);
-    threads_leave(p->threads, old);
+    threads_leave(threads, old);
     if (st == FFU_OK && p->nsteps == 0)
         st = nn_node_error(n, FFU_ERR_INTERNAL, "the cpu backend built no primitive");
     if (st < 0) {
@@ -1073,15 +1073,15 @@ static void kern_thread(void *arg)
     j->s->kern(j->s->kdata, j->ptr, omp_get_thread_num(), omp_get_num_threads());
 }
 
-/* Runs a kernel step on the node's threads (the calling thread is one of them). */
-static void run_kernel(const cpu_node *p, const cpu_step *s, void *const *ptr)
+/* Runs a kernel step on the plan's threads (the calling thread is one of them). */
+static void run_kernel(int threads, const cpu_step *s, void *const *ptr)
 {
-    if (p->threads <= 1) {
+    if (threads <= 1) {
         s->kern(s->kdata, ptr, 0, 1);
         return;
     }
     kern_job j = {s, ptr};
-    GOMP_parallel(kern_thread, &j, (unsigned)p->threads, 0);
+    GOMP_parallel(kern_thread, &j, (unsigned)threads, 0);
 }
 
 static ffu_status run_steps(cpu_backend *cb, const nn_node *n, cpu_node *p, void *const *in,
@@ -1107,7 +1107,7 @@ static ffu_status run_steps(cpu_backend *cb, const nn_node *n, cpu_node *p, void
             /* oneDNN's queue must be drained before our kernel reads its results */
             if (i > 0 && p->steps[i - 1].prim && dnnl_stream_wait(cb->stream) != dnnl_success)
                 st = nn_node_error(n, FFU_ERR_INTERNAL, "oneDNN stream failed");
-            run_kernel(p, s, ptr);
+            run_kernel(nn_cpu_run_threads(cb), s, ptr);
             continue;
         }
         if (dnnl_primitive_execute(s->prim, cb->stream, s->nargs, s->ex) != dnnl_success)
@@ -1127,10 +1127,11 @@ static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, vo
     if (!p) return nn_node_error(n, FFU_ERR_INVALID, "run before prepare on the cpu backend");
     if (p->scratch_bytes && !scratch)
         return nn_node_error(n, FFU_ERR_INVALID, "the cpu backend needs scratch memory");
-    int old = threads_enter(p->threads);
+    int threads = nn_cpu_run_threads(cb);
+    int old = threads_enter(threads);
     ffu_status st = p->chain ? nn_cpu_chain_run(p, in, out, scratch)
                              : run_steps(cb, n, p, in, out, scratch);
-    threads_leave(p->threads, old);
+    threads_leave(threads, old);
     return st;
 }
 

@@ -378,8 +378,7 @@ ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
     struct nn_cpu_chain *ch = calloc(1, sizeof *ch + sizeof(chain_stage) * (size_t)n);
     if (!ch) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     ch->n = n;
-    ch->nthr = cb->base.plan_threads > 0 ? cb->base.plan_threads : cb->base.threads;
-    if (ch->nthr < 1) ch->nthr = 1;
+    ch->nthr = nn_cpu_run_threads(cb);
     for (int k = 0, i = first; k < n; k++, i = cb->chain_next[i]) {
         const nn_node *m = &g->nodes[i];
         cpu_node *p = m->priv;

@@ -74,7 +74,6 @@ typedef struct cpu_node {
     struct nn_cpu_chain *chain; /* the band pipeline the node is member chain_pos of */
     int chain_pos;
     int view; /* a copy of input 0's bytes: the plan may make the output a view (nn_node) */
-    int threads; /* threads the node's steps run on (base.plan_threads when planned) */
 } cpu_node;
 
 /* Our kernels a band pipeline can run (cpu_chain.c). */
@@ -101,6 +100,13 @@ typedef struct cpu_backend {
     int bands; /* band pipelines allowed (NN_CPU_BANDS) */
     int split_small; /* small plans on all threads too (NN_CPU_SPLIT_SMALL) */
 } cpu_backend;
+
+/* The threads the planned graph's nodes run on (graph_threads in cpu_backend.c). */
+static inline int nn_cpu_run_threads(const cpu_backend *cb)
+{
+    int t = cb->base.plan_threads > 0 ? cb->base.plan_threads : cb->base.threads;
+    return t > 1 ? t : 1;
+}
 
 /* The context of one build: dry (p == NULL) checks only. */
 typedef struct cpu_ctx {
