@@ -880,7 +880,182 @@ static void test_threads_used(void)
     }
 }
 
+/* A Conv of `in` (ci channels) into a new tensor of shape od: a k x k window, pads
+ * k / 2, weights and bias from *seed; then, when res >= 0, an Add of res, and unless
+ * linear a Relu (all fused into the Conv by the plan). Returns the last tensor. */
+static int strip_conv(nn_graph *g, uint64_t *seed, const char *name, int in, int64_t ci,
+                      const int64_t *od, int64_t k, int64_t stride, int64_t group, int res,
+                      int linear)
+{
+    int64_t co = od[1], cig = ci / group;
+    size_t nw = (size_t)(co * cig * k * k);
+    float *w = malloc(nw * sizeof *w), b[64];
+    for (size_t i = 0; i < nw; i++)
+        w[i] = (test_rand_f(seed) * 2 - 1) / (float)(cig * k);
+    for (int i = 0; i < co; i++)
+        b[i] = test_rand_f(seed) * 0.2f - 0.1f;
+    nn_shape ws = {.rank = 4, .d = {co, cig, k, k}}, bs = {.rank = 1, .d = {co}};
+    char wn[32], bn[32], yn[32], an[32];
+    snprintf(wn, sizeof wn, "%s_w", name), snprintf(bn, sizeof bn, "%s_b", name);
+    snprintf(yn, sizeof yn, "%s_conv", name), snprintf(an, sizeof an, "%s_add", name);
+    int in3[3] = {
+        in, nn_graph_add_const(g, wn, FFU_DTYPE_F32, &ws, w, nw * sizeof *w, NN_COPY),
+        nn_graph_add_const(g, bn, FFU_DTYPE_F32, &bs, b, (size_t)co * sizeof *b, NN_COPY)};
+    free(w);
+    int y = tensor(g, yn, 4, od);
+    int kn = node(g, NN_OP_CONV, in3, 3, y);
+    int64_t pads[4] = {k / 2, k / 2, k / 2, k / 2}, st[2] = {stride, stride};
+    nn_node_set_ints(g, kn, "pads", pads, 4);
+    nn_node_set_ints(g, kn, "strides", st, 2);
+    nn_node_set_int(g, kn, "group", group);
+    if (res >= 0) {
+        int z = tensor(g, an, 4, od), ab[2] = {y, res};
+        node(g, NN_OP_ADD, ab, 2, z);
+        y = z;
+    }
+    if (!linear) {
+        int z = tensor(g, name, 4, od);
+        node(g, NN_OP_RELU, &y, 1, z);
+        y = z;
+    }
+    return y;
+}
+
+/* Thread strips (src/nn/cpu/cpu_strips.c): a MobileFaceNet-like run of convolutions
+ * after a first layer: 1x1 expansions, 3x3 depthwise layers (one at stride 2), 1x1
+ * projections (one adding the block's input), a dense 3x3 layer; 13 rows then 7, so two
+ * and three threads get uneven strips; 40 columns, so our depthwise kernel takes the
+ * stride-1 one. y [1, 16, 7, 20]. */
+static ffu_nn_model *strips_model(void)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    int64_t xd[4] = {1, 3, 13, 40}, ad[4] = {1, 32, 13, 40}, ed[4] = {1, 64, 13, 40};
+    int64_t e2d[4] = {1, 64, 7, 20}, pd[4] = {1, 48, 7, 20}, yd[4] = {1, 16, 7, 20};
+    int x = tensor(g, "x", 4, xd);
+    nn_graph_mark_input(g, x);
+    uint64_t seed = 11;
+    int a = strip_conv(g, &seed, "first", x, 3, ad, 3, 1, 1, -1, 0);
+    int e = strip_conv(g, &seed, "expand1", a, 32, ed, 1, 1, 1, -1, 0);
+    int d = strip_conv(g, &seed, "dw1", e, 64, ed, 3, 1, 64, -1, 0);
+    int p = strip_conv(g, &seed, "project1", d, 64, ad, 1, 1, 1, a, 1);
+    e = strip_conv(g, &seed, "expand2", p, 32, ed, 1, 1, 1, -1, 0);
+    d = strip_conv(g, &seed, "dw2", e, 64, e2d, 3, 2, 64, -1, 0);
+    p = strip_conv(g, &seed, "project2", d, 64, pd, 1, 1, 1, -1, 1);
+    int q = strip_conv(g, &seed, "dense", p, 48, pd, 3, 1, 1, -1, 0);
+    int y = strip_conv(g, &seed, "y", q, 48, yd, 1, 1, 1, -1, 1);
+    nn_graph_mark_output(g, y);
+    ffu_nn_model *m = NULL;
+    if (nn_model_from_graph(g, &m) < 0) return NULL;
+    return m;
+}
+
+/* A session of m on a cpu backend of `threads` with `flags`; its input filled from a
+ * fixed seed, run; returns the output (malloc'ed, *n values) and, in *strips, how
+ * many of its nodes ran in thread strips (describe's "strip k/n" implementations). */
+static float *strips_run(const ffu_nn_model *m, int threads, unsigned flags, size_t *n, int *strips)
+{
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "cpu";
+    o.threads = threads;
+    nn_backend *cpu = NULL;
+    ffu_nn_session *s = NULL;
+    if (nn_backend_cpu_create(&cpu, threads, flags) != FFU_OK) return NULL;
+    if (nn_session_create_with(m, &o, cpu, &s) != FFU_OK) return NULL;
+    ffu_nn_tensor ti, to;
+    float *out = NULL;
+    if (ffu_nn_session_input(s, 0, &ti) == FFU_OK) {
+        uint64_t seed = 5;
+        for (size_t i = 0; i < ti.nbytes / 4; i++)
+            ((float *)ti.data)[i] = test_rand_f(&seed) * 2 - 1;
+        /* twice: the second run reuses the barriers worked out in the first */
+        if (ffu_nn_session_run(s) == FFU_OK && ffu_nn_session_run(s) == FFU_OK &&
+            ffu_nn_session_output(s, 0, &to) == FFU_OK && (out = malloc(to.nbytes))) {
+            memcpy(out, to.data, to.nbytes);
+            *n = to.nbytes / sizeof(float);
+        }
+    }
+    ffu_jw *w;
+    *strips = 0;
+    if (ffu_jw_create(&w, 0) == FFU_OK) {
+        if (ffu_nn_session_describe(s, w) == FFU_OK)
+            for (const char *t = ffu_jw_text(w, NULL); (t = strstr(t, "\"strip ")); t++)
+                (*strips)++;
+        ffu_jw_destroy(w);
+    }
+    ffu_nn_session_destroy(s);
+    return out;
+}
+
+/* The largest difference from ref relative to ref's largest value (-1: sizes differ). */
+static double rel_diff(const float *ref, const float *got, size_t n)
+{
+    double err = 0, mag = 0;
+    for (size_t i = 0; i < n; i++) {
+        err = fmax(err, fabs((double)ref[i] - got[i]));
+        mag = fmax(mag, fabs((double)ref[i]));
+    }
+    return mag > 0 ? err / mag : -1;
+}
+
+static void test_thread_strips(void)
+{
+    nn_backend *probe = NULL;
+    if (nn_backend_cpu_create(&probe, 1, 0) != FFU_OK) TEST_SKIP("no cpu backend");
+    probe->ops->destroy(probe);
+    ffu_nn_model *m = strips_model();
+    CHECK(m);
+    size_t n0 = 0, n = 0;
+    int strips = -1;
+    /* one thread, every node on its own: the reference */
+    float *ref = strips_run(m, 1, NN_CPU_WINOGRAD, &n0, &strips);
+    CHECK(ref && n0 == 16 * 7 * 20);
+    CHECK_EQ_INT(strips, 0);
+    double mag = 0;
+    for (size_t i = 0; i < n0; i++)
+        mag = fmax(mag, fabs((double)ref[i]));
+    CHECK(mag > 0.01);
+    for (int t = 2; t <= 3; t++) {
+        /* all seven convolutions after the first layer, on uneven strips */
+        float *got =
+            strips_run(m, t, NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL, &n, &strips);
+        CHECK(got && n == n0);
+        CHECK_EQ_INT(strips, 7);
+        double e = rel_diff(ref, got, n);
+        CHECK(e >= 0 && e <= 1e-5);
+        free(got);
+        /* without bands (the session's no_bands) every node runs on its own */
+        got = strips_run(m, t, NN_CPU_WINOGRAD | NN_CPU_SPLIT_SMALL, &n, &strips);
+        CHECK(got && n == n0);
+        CHECK_EQ_INT(strips, 0);
+        CHECK(rel_diff(ref, got, n) <= 1e-5);
+        free(got);
+    }
+    /* one thread: nothing to cut */
+    float *got = strips_run(m, 1, NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL, &n, &strips);
+    CHECK(got && strips == 0);
+    free(got);
+    free(ref);
+    ffu_nn_model_destroy(m);
+
+    /* MobileFaceNet on two threads: strips give node-by-node's embedding */
+    char path[1024];
+    if (!test_shared_path("models/mobilefacenet_insightface_pytorch.onnx", path, sizeof path))
+        TEST_SKIP("shared models absent");
+    CHECK(ffu_nn_model_load(path, &m) == FFU_OK);
+    ref = strips_run(m, 2, NN_CPU_WINOGRAD, &n0, &strips);
+    CHECK(ref && n0 == 128 && strips == 0);
+    got = strips_run(m, 2, NN_CPU_WINOGRAD | NN_CPU_BANDS, &n, &strips);
+    CHECK(got && n == n0);
+    CHECK(strips >= 40); /* of its 51 convolutions */
+    CHECK(rel_diff(ref, got, n) <= 1e-5);
+    free(got);
+    free(ref);
+    ffu_nn_model_destroy(m);
+}
+
 TEST_MAIN(test_chain_runs, test_empty_nodes_skipped, test_profile, test_workspace,
           test_no_allocation_after_first_run, test_dynamic_dims_need_shapes, test_shape_chain_folds,
           test_value_bound_inputs, test_load_passes, test_mobilefacenet, test_ultraface_folds,
-          test_threads_used)
+          test_threads_used, test_thread_strips)

@@ -690,6 +690,7 @@ static void node_free(cpu_node *p)
 {
     if (!p) return;
     nn_cpu_chain_release(p);
+    nn_cpu_strips_release(p);
     for (int i = 0; i < p->nsteps; i++) {
         cpu_step *s = &p->steps[i];
         for (int j = 0; j < s->nargs; j++)
@@ -981,7 +982,8 @@ static ffu_status layout_plan(cpu_backend *cb, const nn_graph *g, int me)
     if (cb->base.winograd && !(ffu_cpu_features() & FFU_CPU_AVX512F)) blocked_plan(cb, g, cap);
     free(bad);
     free(cap);
-    return nn_cpu_chain_plan(cb, g, me);
+    ffu_status st = nn_cpu_chain_plan(cb, g, me);
+    return st < 0 ? st : nn_cpu_strips_plan(cb, g, me);
 }
 
 /* Every output must be shaped and non-empty (oneDNN has no use for empty tensors). */
@@ -1041,7 +1043,9 @@ static ffu_status cpu_prepare(nn_backend *b, nn_graph *g, nn_node *n)
     finish_node(&c);
     n->priv = p;
     n->view = p->view;
-    return nn_cpu_chain_member(&c) ? nn_cpu_chain_finish(&c, g) : FFU_OK;
+    st = nn_cpu_chain_member(&c) ? nn_cpu_chain_finish(&c, g) : FFU_OK;
+    if (st == FFU_OK && nn_cpu_strips_last(&c)) st = nn_cpu_strips_finish(&c, g);
+    return st;
 }
 
 static size_t cpu_scratch_bytes(nn_backend *b, const nn_graph *g, const nn_node *n)
@@ -1129,8 +1133,9 @@ static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, vo
         return nn_node_error(n, FFU_ERR_INVALID, "the cpu backend needs scratch memory");
     int threads = nn_cpu_run_threads(cb);
     int old = threads_enter(threads);
-    ffu_status st = p->chain ? nn_cpu_chain_run(p, in, out, scratch)
-                             : run_steps(cb, n, p, in, out, scratch);
+    ffu_status st = p->chain    ? nn_cpu_chain_run(p, in, out, scratch)
+                    : p->strips ? nn_cpu_strips_run(p, in, out, scratch)
+                                : run_steps(cb, n, p, in, out, scratch);
     threads_leave(threads, old);
     return st;
 }
@@ -1149,6 +1154,7 @@ static void cpu_destroy(nn_backend *b)
     if (!cb) return;
     free(cb->lay);
     free(cb->chain_last);
+    free(cb->strip_last);
     if (cb->stream) dnnl_stream_destroy(cb->stream);
     if (cb->eng) dnnl_engine_destroy(cb->eng);
     free(cb);

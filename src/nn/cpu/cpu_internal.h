@@ -73,6 +73,8 @@ typedef struct cpu_node {
     const void *kdata;
     struct nn_cpu_chain *chain; /* the band pipeline the node is member chain_pos of */
     int chain_pos;
+    struct nn_cpu_strips *strips; /* the thread strips the node is member strips_pos of */
+    int strips_pos;
     int view; /* a copy of input 0's bytes: the plan may make the output a view (nn_node) */
 } cpu_node;
 
@@ -97,7 +99,10 @@ typedef struct cpu_backend {
      * node i, the first and the last member of its pipeline and the member after it
      * (-1: none; chain_last owns the one allocation of all three). */
     int *chain_last, *chain_first, *chain_next;
-    int bands; /* band pipelines allowed (NN_CPU_BANDS) */
+    /* Thread strips of that graph (nn_cpu_strips_plan), NULL when there are none: for
+     * node i, the last node of its run of candidates (-1: none). */
+    int *strip_last;
+    int bands;       /* band pipelines and thread strips allowed (NN_CPU_BANDS) */
     int split_small; /* small plans on all threads too (NN_CPU_SPLIT_SMALL) */
 } cpu_backend;
 
@@ -385,6 +390,21 @@ ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g);
 void nn_cpu_chain_release(cpu_node *p);
 /* A member's run: records its buffers; the last member runs the pipeline. */
 ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void *scratch);
+
+/* ---- thread strips (cpu_strips.c, docs/NN_CPU.md "Thread strips") ---------------------- */
+
+/* Finds the runs of convolutions that may run as thread strips (after the layouts and
+ * the band pipelines are planned; none on one thread). */
+ffu_status nn_cpu_strips_plan(cpu_backend *cb, const nn_graph *g, int me);
+/* 1 when the prepared node c->n ends a run of candidates. */
+int nn_cpu_strips_last(const cpu_ctx *c);
+/* After the last candidate of a run is prepared: makes its members' strips (or leaves
+ * them to run one by one where they cannot be cut). */
+ffu_status nn_cpu_strips_finish(cpu_ctx *c, nn_graph *g);
+/* Frees the strips with their last member. */
+void nn_cpu_strips_release(cpu_node *p);
+/* A member's run: records its buffers; the last member runs every member. */
+ffu_status nn_cpu_strips_run(cpu_node *p, void *const *in, void *const *out, void *scratch);
 
 /* ---- helpers (cpu_backend.c) ---------------------------------------------------------- */
 
