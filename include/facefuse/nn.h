@@ -124,7 +124,9 @@ typedef struct ffu_nn_session_opts {
     int no_bands;        /* cpu: 1 = every node on its own. By default a run of 1x1 and
                             depthwise convolutions whose tensors outgrow the L2 cache is
                             computed band by band, the values between them held in a few
-                            rows (YuNet's stem; docs/NN_CPU.md "Band pipelines") */
+                            rows (YuNet's stem; docs/NN_CPU.md "Band pipelines"), and on
+                            several threads a run of convolutions in thread strips, each
+                            thread the same rows of every layer ("Thread strips") */
     int free_dims;       /* 1: ffu_nn_session_set_input_shape may change any declared input
                             dim, for models exported at one size that compute their shapes
                             at run time (OpenCV's YuNet 2022mar); a graph that really needs

@@ -55,7 +55,8 @@ static const ffu_option bench_options[] = {
      NULL, 0, 0, NULL, NULL},
     {"no-bands", 0, FFU_OPT_BOOL, offsetof(bench_opts, no_bands),
      "cpu: every node on its own (by default runs of 1x1 and depthwise convolutions on large "
-     "tensors are computed band by band)",
+     "tensors are computed band by band, and on several threads runs of convolutions in "
+     "thread strips)",
      NULL, 0, 0, NULL, NULL},
     {"profile", 0, FFU_OPT_BOOL, offsetof(bench_opts, profile),
      "nn: after the timed runs, as many again timing each node: where the time goes "

@@ -64,7 +64,8 @@ static const ffu_option nn_options[] = {
      NULL, 0, 0, NULL, NULL},
     {"no-bands", 0, FFU_OPT_BOOL, offsetof(nn_opts, no_bands),
      "cpu: every node on its own (by default runs of 1x1 and depthwise convolutions on large "
-     "tensors are computed band by band)",
+     "tensors are computed band by band, and on several threads runs of convolutions in "
+     "thread strips)",
      NULL, 0, 0, NULL, NULL},
     {"input", 'i', FFU_OPT_STRING_LIST, offsetof(nn_opts, inputs),
      "run: an image (.jpg/.png), a TensorProto (.pb) or raw little-endian f32 (.f32) per "
@@ -291,6 +292,11 @@ static int cmd_info(const cli_command *cmd, nn_opts *o, const char *path)
         if (nband > 0)
             printf("bands: %lld convolutions run in band pipelines (--no-bands: one by one)\n",
                    nband);
+        long long nstrip = (long long)ffu_json_int(ffu_json_get(pd, "strip_nodes"), 0);
+        if (nstrip > 0)
+            printf("strips: %lld convolutions run in thread strips, each thread the same rows "
+                   "of every layer (--no-bands: one by one)\n",
+                   nstrip);
         if (ffu_json_bool(ffu_json_get(pd, "bf16"), 0))
             printf("bf16: %s, %lld nodes run bf16 (the rest failed the accuracy check or have "
                    "no bf16 kernel)\n",

@@ -60,7 +60,8 @@ typedef struct nn_backend_ops {
      * conversions (reorders between NCHW and the backend's layout) each run makes.
      * A node that computes in bf16 (the session's bf16 option) has an impl starting
      * with "bf16 " (describe counts those), in fp16 with "fp16 "; one that runs in a
-     * cpu band pipeline with "band " (docs/NN_CPU.md "Band pipelines"). */
+     * cpu band pipeline with "band " (docs/NN_CPU.md "Band pipelines"), in cpu thread
+     * strips with "strip " ("Thread strips"). */
     void (*node_info)(nn_backend *b, const nn_node *n, const char **impl, int *reorders);
 
     /* ---- memory of a device space (required when b->space != NN_SPACE_HOST) ---- */
@@ -104,7 +105,8 @@ struct nn_backend {
 ffu_status nn_backend_ref_create(nn_backend **out);
 /* flags: NN_CPU_BF16 (bf16 compute where the CPU has it and each node's check passes),
  * NN_CPU_WINOGRAD (Winograd 3x3 convolutions where each node's check passes),
- * NN_CPU_BANDS (band pipelines: runs of convolutions computed band by band),
+ * NN_CPU_BANDS (band pipelines: runs of convolutions computed band by band; thread
+ * strips: runs of convolutions on several threads, each the same rows of every layer),
  * NN_CPU_SPLIT_SMALL (every plan on all threads, however small its nodes: tests and
  * fuzzers, so that the split kernels run on small graphs) */
 enum { NN_CPU_BF16 = 1u, NN_CPU_WINOGRAD = 2u, NN_CPU_BANDS = 4u, NN_CPU_SPLIT_SMALL = 8u };

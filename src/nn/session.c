@@ -1144,7 +1144,7 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
         ffu_jw_key(w, "device_weight_bytes"), ffu_jw_int(w, (int64_t)s->cbytes);
         ffu_jw_key(w, "copy_nodes"), ffu_jw_int(w, s->ncopies);
         ffu_jw_key(w, "single_backend_plan"), ffu_jw_bool(w, s->exec_be != NULL);
-        int reorders = 0, nbf16 = 0, nfp16 = 0, nwino = 0, nband = 0;
+        int reorders = 0, nbf16 = 0, nfp16 = 0, nwino = 0, nband = 0, nstrip = 0;
         for (int i = 0; i < g->nnodes; i++) {
             nn_backend *b = s->be[g->nodes[i].backend];
             const char *impl = NULL;
@@ -1157,12 +1157,14 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
             nfp16 += impl && strncmp(impl, "fp16 ", 5) == 0;
             nwino += impl && strstr(impl, "wino") != NULL; /* oneDNN's Winograd kernels */
             nband += impl && strncmp(impl, "band ", 5) == 0; /* cpu: band pipelines */
+            nstrip += impl && strncmp(impl, "strip ", 6) == 0; /* cpu: thread strips */
         }
         ffu_jw_key(w, "reorders"), ffu_jw_int(w, reorders);
         ffu_jw_key(w, "bf16_nodes"), ffu_jw_int(w, nbf16);
         ffu_jw_key(w, "fp16_nodes"), ffu_jw_int(w, nfp16);
         ffu_jw_key(w, "winograd_nodes"), ffu_jw_int(w, nwino);
         ffu_jw_key(w, "band_nodes"), ffu_jw_int(w, nband);
+        ffu_jw_key(w, "strip_nodes"), ffu_jw_int(w, nstrip);
         ffu_jw_key(w, "nodes_per_backend"), ffu_jw_begin_object(w);
         for (int b = 0; b < s->nbe; b++) {
             int cnt = 0;

@@ -952,7 +952,7 @@ static ffu_nn_model *strips_model(void)
 
 /* A session of m on a cpu backend of `threads` with `flags`; its input filled from a
  * fixed seed, run; returns the output (malloc'ed, *n values) and, in *strips, how
- * many of its nodes ran in thread strips (describe's "strip k/n" implementations). */
+ * many of its nodes ran in thread strips (describe's strip_nodes). */
 static float *strips_run(const ffu_nn_model *m, int threads, unsigned flags, size_t *n, int *strips)
 {
     ffu_nn_session_opts o;
@@ -977,11 +977,13 @@ static float *strips_run(const ffu_nn_model *m, int threads, unsigned flags, siz
         }
     }
     ffu_jw *w;
-    *strips = 0;
+    ffu_json *d = NULL;
+    *strips = -1;
     if (ffu_jw_create(&w, 0) == FFU_OK) {
-        if (ffu_nn_session_describe(s, w) == FFU_OK)
-            for (const char *t = ffu_jw_text(w, NULL); (t = strstr(t, "\"strip ")); t++)
-                (*strips)++;
+        const char *t = ffu_nn_session_describe(s, w) == FFU_OK ? ffu_jw_text(w, NULL) : NULL;
+        if (t && ffu_json_parse(t, strlen(t), &d) == FFU_OK)
+            *strips = (int)ffu_json_int(ffu_json_get(d, "strip_nodes"), -1);
+        ffu_json_free(d);
         ffu_jw_destroy(w);
     }
     ffu_nn_session_destroy(s);

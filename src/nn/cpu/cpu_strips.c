@@ -50,6 +50,8 @@ void GOMP_barrier(void);
 
 enum { STRIP_DNNL = 1, STRIP_DW, STRIP_PW };
 
+#define STRIP_KEEP_BYTES (512u << 10)
+
 /* A member's rows on one thread, and (oneDNN) its primitive for them. */
 typedef struct strip_rows {
     int64_t o0, o1;     /* output rows */
@@ -455,7 +457,7 @@ static ffu_status strips_make(const cpu_backend *cb, nn_graph *g, strip_member *
             j++;
         int to = (int)(sg->m[j < n ? j : n - 1].n - g->nodes);
         nn_tensor *x = &g->tensors[sg->m[k].n->inputs[0]];
-        if (x->keep_to < to) x->keep_to = to;
+        if (nn_tensor_bytes(x) <= STRIP_KEEP_BYTES && x->keep_to < to) x->keep_to = to;
     }
     cpu_node *lp = sg->m[n - 1].p;
     size_t need = sg->area * (size_t)T + 64;
