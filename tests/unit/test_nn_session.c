@@ -880,12 +880,15 @@ static void test_threads_used(void)
     }
 }
 
+enum { STRIP_RELU, STRIP_LINEAR, STRIP_PRELU };
+
 /* A Conv of `in` (ci channels) into a new tensor of shape od: a k x k window, pads
- * k / 2, weights and bias from *seed; then, when res >= 0, an Add of res, and unless
- * linear a Relu (all fused into the Conv by the plan). Returns the last tensor. */
+ * k / 2, weights and bias from *seed; then, when res >= 0, an Add of res, and the
+ * activation act: a Relu, none, or a PRelu with a slope per channel (fused into the
+ * Conv by the plan; oneDNN runs PReLU as a step of its own after it). Returns the last
+ * tensor. */
 static int strip_conv(nn_graph *g, uint64_t *seed, const char *name, int in, int64_t ci,
-                      const int64_t *od, int64_t k, int64_t stride, int64_t group, int res,
-                      int linear)
+                      const int64_t *od, int64_t k, int64_t stride, int64_t group, int res, int act)
 {
     int64_t co = od[1], cig = ci / group;
     size_t nw = (size_t)(co * cig * k * k);
@@ -913,19 +916,31 @@ static int strip_conv(nn_graph *g, uint64_t *seed, const char *name, int in, int
         node(g, NN_OP_ADD, ab, 2, z);
         y = z;
     }
-    if (!linear) {
+    if (act == STRIP_RELU) {
         int z = tensor(g, name, 4, od);
         node(g, NN_OP_RELU, &y, 1, z);
+        y = z;
+    } else if (act == STRIP_PRELU) {
+        float sl[64];
+        for (int i = 0; i < co; i++)
+            sl[i] = test_rand_f(seed) * 0.5f;
+        nn_shape ss = {.rank = 3, .d = {co, 1, 1}};
+        char sn[32];
+        snprintf(sn, sizeof sn, "%s_slope", name);
+        int z = tensor(g, name, 4, od);
+        int pin[2] = {
+            y, nn_graph_add_const(g, sn, FFU_DTYPE_F32, &ss, sl, (size_t)co * sizeof *sl, NN_COPY)};
+        node(g, NN_OP_PRELU, pin, 2, z);
         y = z;
     }
     return y;
 }
 
 /* Thread strips (src/nn/cpu/cpu_strips.c): a MobileFaceNet-like run of convolutions
- * after a first layer: 1x1 expansions, 3x3 depthwise layers (one at stride 2), 1x1
- * projections (one adding the block's input), a dense 3x3 layer; 13 rows then 7, so two
- * and three threads get uneven strips; 40 columns, so our depthwise kernel takes the
- * stride-1 one. y [1, 16, 7, 20]. */
+ * after a first layer: 1x1 expansions (one with a PRelu), 3x3 depthwise layers (one at
+ * stride 2), 1x1 projections (one adding the block's input), a dense 3x3 layer; 13 rows
+ * then 7, so two and three threads get uneven strips; 40 columns, so our depthwise
+ * kernel takes the stride-1 one. y [1, 16, 7, 20]. */
 static ffu_nn_model *strips_model(void)
 {
     nn_graph *g;
@@ -935,15 +950,15 @@ static ffu_nn_model *strips_model(void)
     int x = tensor(g, "x", 4, xd);
     nn_graph_mark_input(g, x);
     uint64_t seed = 11;
-    int a = strip_conv(g, &seed, "first", x, 3, ad, 3, 1, 1, -1, 0);
-    int e = strip_conv(g, &seed, "expand1", a, 32, ed, 1, 1, 1, -1, 0);
-    int d = strip_conv(g, &seed, "dw1", e, 64, ed, 3, 1, 64, -1, 0);
-    int p = strip_conv(g, &seed, "project1", d, 64, ad, 1, 1, 1, a, 1);
-    e = strip_conv(g, &seed, "expand2", p, 32, ed, 1, 1, 1, -1, 0);
-    d = strip_conv(g, &seed, "dw2", e, 64, e2d, 3, 2, 64, -1, 0);
-    p = strip_conv(g, &seed, "project2", d, 64, pd, 1, 1, 1, -1, 1);
-    int q = strip_conv(g, &seed, "dense", p, 48, pd, 3, 1, 1, -1, 0);
-    int y = strip_conv(g, &seed, "y", q, 48, yd, 1, 1, 1, -1, 1);
+    int a = strip_conv(g, &seed, "first", x, 3, ad, 3, 1, 1, -1, STRIP_RELU);
+    int e = strip_conv(g, &seed, "expand1", a, 32, ed, 1, 1, 1, -1, STRIP_RELU);
+    int d = strip_conv(g, &seed, "dw1", e, 64, ed, 3, 1, 64, -1, STRIP_RELU);
+    int p = strip_conv(g, &seed, "project1", d, 64, ad, 1, 1, 1, a, STRIP_LINEAR);
+    e = strip_conv(g, &seed, "expand2", p, 32, ed, 1, 1, 1, -1, STRIP_PRELU);
+    d = strip_conv(g, &seed, "dw2", e, 64, e2d, 3, 2, 64, -1, STRIP_RELU);
+    p = strip_conv(g, &seed, "project2", d, 64, pd, 1, 1, 1, -1, STRIP_LINEAR);
+    int q = strip_conv(g, &seed, "dense", p, 48, pd, 3, 1, 1, -1, STRIP_RELU);
+    int y = strip_conv(g, &seed, "y", q, 48, yd, 1, 1, 1, -1, STRIP_LINEAR);
     nn_graph_mark_output(g, y);
     ffu_nn_model *m = NULL;
     if (nn_model_from_graph(g, &m) < 0) return NULL;

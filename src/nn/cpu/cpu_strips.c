@@ -66,6 +66,12 @@ typedef struct strip_rows {
     dnnl_memory_desc_t wmd;
     void *wdata;
     int owns_w; /* wdata is this thread's to free */
+    /* the activation step after the convolution (PReLU, or what oneDNN would not fuse),
+     * in place on the thread's output rows */
+    dnnl_primitive_t act;
+    int act_shared;
+    dnnl_memory_t act_data, act_pad;
+    dnnl_exec_arg_t act_ex[CPU_MAX_ARGS];
 } strip_rows;
 
 typedef struct strip_member {
@@ -76,6 +82,7 @@ typedef struct strip_member {
     int res;              /* a residual is added (input 3) */
     int copy_res;         /* oneDNN: step 0 copies the residual into the output */
     const cpu_step *conv; /* oneDNN: the convolution step */
+    const cpu_step *act;  /* oneDNN: the activation step after it, or NULL */
     int64_t IH, OH, OW;
     size_t in_row, out_row, in_bytes, out_bytes, res_bytes; /* bytes */
     void *const *in, *const *out;                           /* recorded at run time */
@@ -323,6 +330,91 @@ static int dnnl_rows(const cpu_backend *cb, strip_member *m, strip_rows *r)
     return (int)((pad + 63) / 64);
 }
 
+static dnnl_primitive_kind_t prim_kind(const cpu_step *s)
+{
+    const_dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_kind_t k = dnnl_undefined_primitive;
+    if (s->prim && dnnl_primitive_get_primitive_desc(s->prim, &pd) == dnnl_success)
+        dnnl_primitive_desc_query(pd, dnnl_query_primitive_kind, 0, &k);
+    return k;
+}
+
+/* The one-thread primitive descriptor of the member's activation step on rows r (o0,
+ * o1 set), on a JIT kernel; NULL when there is none. */
+static dnnl_primitive_desc_t act_pd(const cpu_backend *cb, const strip_member *m,
+                                    const strip_rows *r)
+{
+    const_dnnl_primitive_desc_t pd = NULL;
+    const_dnnl_primitive_attr_t attr = NULL;
+    const void *od = NULL;
+    dnnl_prelu_desc_t pr;
+    dnnl_eltwise_desc_t el;
+    dnnl_memory_desc_t *data;
+    if (dnnl_primitive_get_primitive_desc(m->act->prim, &pd) != dnnl_success ||
+        dnnl_primitive_desc_get_attr(pd, &attr) != dnnl_success)
+        return NULL;
+    int prelu = prim_kind(m->act) == dnnl_prelu;
+    if (dnnl_primitive_desc_query(pd, prelu ? dnnl_query_prelu_d : dnnl_query_eltwise_d, 0, &od) !=
+            dnnl_success ||
+        !od)
+        return NULL;
+    if (prelu)
+        pr = *(const dnnl_prelu_desc_t *)od, data = &pr.data_desc, od = &pr;
+    else
+        el = *(const dnnl_eltwise_desc_t *)od, data = &el.data_desc, od = &el;
+    dnnl_memory_desc_t whole = *data;
+    if (rows_md(&whole, r->o1 - r->o0, data) < 0) return NULL;
+    dnnl_primitive_desc_t rpd = NULL;
+    int old = omp_get_max_threads();
+    omp_set_num_threads(1);
+    if (dnnl_primitive_desc_create(&rpd, od, attr, cb->eng, NULL) != dnnl_success) rpd = NULL;
+    omp_set_num_threads(old);
+    if (rpd && strncmp(impl_of(rpd), "ref", 3) == 0) {
+        dnnl_primitive_desc_destroy(rpd);
+        rpd = NULL;
+    }
+    return rpd;
+}
+
+/* The member's activation step for rows r: its scratchpad's 64-byte lines, or -1 when
+ * oneDNN will not run it on them with a JIT kernel. Threads with as many rows share a
+ * primitive. */
+static int act_rows(const cpu_backend *cb, strip_member *m, strip_rows *r)
+{
+    const strip_rows *same = NULL;
+    for (const strip_rows *e = m->th; e < r && !same; e++)
+        if (e->act && e->o1 - e->o0 == r->o1 - r->o0) same = e;
+    const dnnl_memory_desc_t *pmd = NULL, *dmd = NULL;
+    size_t pad = 0;
+    dnnl_primitive_desc_t rpd = NULL;
+    if (same) {
+        r->act = same->act, r->act_shared = 1;
+        if (dnnl_memory_get_memory_desc(same->act_pad, &pmd) != dnnl_success ||
+            dnnl_memory_get_memory_desc(same->act_data, &dmd) != dnnl_success)
+            return -1;
+    } else {
+        if (!(rpd = act_pd(cb, m, r))) return -1;
+        pmd = dnnl_primitive_desc_query_md(rpd, dnnl_query_scratchpad_md, 0);
+        dmd = dnnl_primitive_desc_query_md(rpd, dnnl_query_src_md, 0);
+        pad = pmd ? dnnl_memory_desc_get_size(pmd) : 0;
+        if (!pmd || !dmd || dnnl_primitive_create(&r->act, rpd) != dnnl_success) {
+            dnnl_primitive_desc_destroy(rpd);
+            return -1;
+        }
+    }
+    int ok = dnnl_memory_create(&r->act_pad, pmd, cb->eng, DNNL_MEMORY_NONE) == dnnl_success &&
+             dnnl_memory_create(&r->act_data, dmd, cb->eng, DNNL_MEMORY_NONE) == dnnl_success;
+    if (rpd) dnnl_primitive_desc_destroy(rpd);
+    if (!ok) return -1;
+    for (int j = 0; j < m->act->nargs; j++) {
+        r->act_ex[j] = m->act->ex[j];
+        int arg = r->act_ex[j].arg;
+        if (arg == DNNL_ARG_SRC || arg == DNNL_ARG_DST) r->act_ex[j].memory = r->act_data;
+        if (arg == DNNL_ARG_SCRATCHPAD) r->act_ex[j].memory = r->act_pad;
+    }
+    return (int)((pad + 63) / 64);
+}
+
 /* How member k was prepared: its kind, or 0 when it cannot be a member after all. */
 static int member_kind(strip_member *m)
 {
@@ -336,20 +428,22 @@ static int member_kind(strip_member *m)
         const nn_cpu_pw *d = p->kdata;
         return !d->sc.b ? STRIP_PW : 0;
     }
-    if (p->kkind != NN_CPU_K_NONE || p->nsteps < 1 || p->nsteps > 2) return 0;
-    /* [copy of the residual into the output,] the convolution */
-    if (p->nsteps == 2) {
-        const cpu_step *s = &p->steps[0];
-        if (!s->prim || !s->skip_same || s->nargs != 2) return 0;
+    if (p->kkind != NN_CPU_K_NONE) return 0;
+    /* [the copy of the residual into the output,] the convolution[, its activation] */
+    int i = 0;
+    const cpu_step *s = &p->steps[0];
+    if (p->nsteps > 1 && s->prim && s->skip_same && s->nargs == 2) {
         for (int j = 0; j < 2; j++)
             if (!(s->a[j].arg == DNNL_ARG_FROM && s->a[j].bind == CPU_BIND_IN &&
                   s->a[j].index == 3) &&
                 !(s->a[j].arg == DNNL_ARG_TO && s->a[j].bind == CPU_BIND_OUT && s->a[j].index == 0))
                 return 0;
         m->copy_res = 1;
+        i = 1;
     }
-    const cpu_step *s = &p->steps[p->nsteps - 1];
-    if (!s->prim) return 0;
+    if (i >= p->nsteps || p->nsteps > i + 2 || prim_kind(&p->steps[i]) != dnnl_convolution)
+        return 0;
+    s = &p->steps[i];
     for (int j = 0; j < s->nargs; j++) {
         const cpu_arg *a = &s->a[j];
         int ok = a->bind == CPU_BIND_FIXED ||
@@ -360,6 +454,19 @@ static int member_kind(strip_member *m)
         if (!ok) return 0;
     }
     m->conv = s;
+    if (i + 1 == p->nsteps) return STRIP_DNNL;
+    s = &p->steps[i + 1];
+    dnnl_primitive_kind_t k = prim_kind(s);
+    if (k != dnnl_prelu && k != dnnl_eltwise) return 0;
+    for (int j = 0; j < s->nargs; j++) {
+        const cpu_arg *a = &s->a[j];
+        int ok = a->bind == CPU_BIND_FIXED ||
+                 ((a->arg == DNNL_ARG_SRC || a->arg == DNNL_ARG_DST) && a->bind == CPU_BIND_OUT &&
+                  a->index == 0) ||
+                 (a->arg == DNNL_ARG_SCRATCHPAD && a->bind == CPU_BIND_SCRATCH);
+        if (!ok) return 0;
+    }
+    m->act = s;
     return STRIP_DNNL;
 }
 
@@ -372,6 +479,9 @@ static void rows_free(strip_rows *th, int T)
         if (th[t].pad) dnnl_memory_destroy(th[t].pad);
         if (th[t].wei) dnnl_memory_destroy(th[t].wei);
         if (th[t].owns_w) free(th[t].wdata);
+        if (th[t].act && !th[t].act_shared) dnnl_primitive_destroy(th[t].act);
+        if (th[t].act_data) dnnl_memory_destroy(th[t].act_data);
+        if (th[t].act_pad) dnnl_memory_destroy(th[t].act_pad);
     }
     free(th);
 }
@@ -399,8 +509,9 @@ static ffu_status member_rows(const cpu_backend *cb, strip_member *m, int T)
         strip_rows *r = &m->th[t];
         part(m->OH, t, T, &r->o0, &r->o1);
         if (m->kind != STRIP_DNNL || r->o0 == r->o1) continue;
-        int l = dnnl_rows(cb, m, r);
-        if (l < 0) {
+        int l = dnnl_rows(cb, m, r), la = m->act && l >= 0 ? act_rows(cb, m, r) : 0;
+        if (la > l) l = la;
+        if (l < 0 || la < 0) {
             rows_free(m->th, T);
             m->th = NULL;
             return FFU_ERR_UNSUPPORTED;
@@ -577,6 +688,11 @@ static void run_member(struct nn_cpu_strips *sg, strip_member *m, int s, int t, 
         dnnl_memory_set_data_handle(r->dst, y + (size_t)r->o0 * m->out_row) != dnnl_success ||
         dnnl_memory_set_data_handle(r->pad, pad) != dnnl_success ||
         dnnl_primitive_execute(r->prim, sg->stream[t], m->conv->nargs, r->ex) != dnnl_success ||
+        (m->act && (dnnl_memory_set_data_handle(r->act_data, y + (size_t)r->o0 * m->out_row) !=
+                        dnnl_success ||
+                    dnnl_memory_set_data_handle(r->act_pad, pad) != dnnl_success ||
+                    dnnl_primitive_execute(r->act, sg->stream[t], m->act->nargs, r->act_ex) !=
+                        dnnl_success)) ||
         dnnl_stream_wait(sg->stream[t]) != dnnl_success)
         sg->failed = 1;
 }
