@@ -51,6 +51,7 @@ void GOMP_barrier(void);
 enum { STRIP_DNNL = 1, STRIP_DW, STRIP_PW };
 
 #define STRIP_KEEP_BYTES (512u << 10)
+#define STRIP_WEIGHT_BYTES (512u << 10)
 
 /* A member's rows on one thread, and (oneDNN) its primitive for them. */
 typedef struct strip_rows {
@@ -129,6 +130,8 @@ static int strip_candidate(const cpu_backend *cb, const nn_graph *g, int i, int 
         !nn_cpu_layout(&c, n->outputs[0]) || nn_cpu_blocked(&c, n->outputs[0]) ||
         nn_attr_int(n, "_pool", 0))
         return 0;
+    const nn_tensor *w = nn_in(g, n, 1);
+    if (!w || nn_tensor_bytes(w) > STRIP_WEIGHT_BYTES) return 0;
     if (n->ninputs > 3 && n->inputs[3] >= 0 &&
         (!nn_cpu_layout(&c, n->inputs[3]) || nn_cpu_blocked(&c, n->inputs[3])))
         return 0;
