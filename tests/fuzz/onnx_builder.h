@@ -777,6 +777,56 @@ static inline ob_model *ob_seed_value_shapes(void)
     return b;
 }
 
+/* A run of convolutions the cpu backend runs in thread strips on two threads
+ * (src/nn/cpu/cpu_strips.c): after a first layer, a 1x1 expansion with a PRelu (a step
+ * of its own in oneDNN), a 3x3 depthwise layer, a 1x1 projection adding the block's
+ * input, a stride-2 depthwise layer (four members), then a 1x1 layer into the graph
+ * output; 13 rows, so strips are uneven, and rows read around a thread's own at both
+ * depthwise layers. */
+static inline ob_model *ob_seed_strips(void)
+{
+    ob_model *b = ob_new(13);
+    static float w0[16 * 3 * 9], we[32 * 16], wd[32 * 9], wp[16 * 32], wd2[16 * 9], wo[8 * 16],
+        bias[32], slope[32];
+    struct {
+        float *w;
+        int n;
+    } fill[] = {{w0, 432},  {we, 512}, {wd, 288},  {wp, 512},
+                {wd2, 144}, {wo, 128}, {bias, 32}, {slope, 32}};
+    for (size_t f = 0; f < sizeof fill / sizeof fill[0]; f++)
+        for (int i = 0; i < fill[f].n; i++)
+            fill[f].w[i] = (float)((i * 5 + (int)f) % 13 - 6) / 16;
+    int64_t p1[] = {1, 1, 1, 1}, s2[] = {2, 2};
+    ob_input(b, "x", OB_F32, (int64_t[]){1, 3, 13, 10}, 4);
+    ob_initializer(b, ob_const_f32(b, "w0", (int64_t[]){16, 3, 3, 3}, 4, w0, 432));
+    ob_initializer(b, ob_const_f32(b, "we", (int64_t[]){32, 16, 1, 1}, 4, we, 512));
+    ob_initializer(b, ob_const_f32(b, "wd", (int64_t[]){32, 1, 3, 3}, 4, wd, 288));
+    ob_initializer(b, ob_const_f32(b, "wp", (int64_t[]){16, 32, 1, 1}, 4, wp, 512));
+    ob_initializer(b, ob_const_f32(b, "wd2", (int64_t[]){16, 1, 3, 3}, 4, wd2, 144));
+    ob_initializer(b, ob_const_f32(b, "wo", (int64_t[]){8, 16, 1, 1}, 4, wo, 128));
+    ob_initializer(b, ob_const_f32(b, "b16", (int64_t[]){16}, 1, bias, 16));
+    ob_initializer(b, ob_const_f32(b, "b32", (int64_t[]){32}, 1, bias, 32));
+    ob_initializer(b, ob_const_f32(b, "slope", (int64_t[]){32, 1, 1}, 3, slope, 32));
+    Onnx__NodeProto *n = ob_node(b, "Conv", "first", "x,w0,b16", "c0");
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_node(b, "Relu", "relu0", "c0", "a");
+    ob_node(b, "Conv", "expand", "a,we,b32", "e0");
+    ob_node(b, "PRelu", "prelu", "e0,slope", "e");
+    n = ob_node(b, "Conv", "dw", "e,wd,b32", "d0");
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_attr_int(b, n, "group", 32);
+    ob_node(b, "Relu", "relu1", "d0", "d");
+    ob_node(b, "Conv", "project", "d,wp,b16", "p");
+    ob_node(b, "Add", "residual", "p,a", "r");
+    n = ob_node(b, "Conv", "dw2", "r,wd2,b16", "d2");
+    ob_attr_ints(b, n, "pads", p1, 4);
+    ob_attr_ints(b, n, "strides", s2, 2);
+    ob_attr_int(b, n, "group", 16);
+    ob_node(b, "Conv", "out", "d2,wo", "y");
+    ob_output(b, "y", OB_F32, (int64_t[]){1, 8, 7, 5}, 4);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -795,6 +845,7 @@ static const struct {
     {"planned.onnx", ob_seed_planned},
     {"cpu_kernels.onnx", ob_seed_cpu_kernels},
     {"value_shapes.onnx", ob_seed_value_shapes},
+    {"strips.onnx", ob_seed_strips},
 };
 
 #endif

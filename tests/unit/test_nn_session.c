@@ -1056,6 +1056,21 @@ static void test_thread_strips(void)
     free(ref);
     ffu_nn_model_destroy(m);
 
+    /* the ONNX fuzzer's seed for strips (tests/fuzz/onnx_builder.h ob_seed_strips):
+     * the four convolutions between the first layer and the last (which writes the
+     * graph output, NCHW) run in strips on a split backend */
+    CHECK(ffu_nn_model_load(FFU_TEST_SOURCE_DIR "/tests/fixtures/corpus/onnx/strips.onnx", &m) ==
+          FFU_OK);
+    ref = strips_run(m, 1, NN_CPU_WINOGRAD, &n0, &strips);
+    CHECK(ref && n0 == 8 * 7 * 5 && strips == 0);
+    got = strips_run(m, 2, NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL, &n, &strips);
+    CHECK(got && n == n0);
+    CHECK_EQ_INT(strips, 4);
+    CHECK(rel_diff(ref, got, n) <= 1e-5);
+    free(got);
+    free(ref);
+    ffu_nn_model_destroy(m);
+
     /* MobileFaceNet on two threads: strips give node-by-node's embedding */
     char path[1024];
     if (!test_shared_path("models/mobilefacenet_insightface_pytorch.onnx", path, sizeof path))

@@ -19,11 +19,13 @@
  * the first run and again whenever the buffers change.
  *
  * Members are convolutions whose input, output and residual are stored channels-last
- * with one image, prepared either as one of our 1x1 or depthwise kernels (called with
- * the thread's rows) or as one oneDNN convolution primitive, maybe after the copy of the
- * residual into the output. For the latter each thread gets a one-thread primitive of
- * the same convolution cut to its rows: the same weights, post-ops and kernel, with
- * the pads of a strip (padding only where the strip meets the image's edge).
+ * with one image and whose weights are small enough for every thread to read them all,
+ * prepared either as one of our 1x1 or depthwise kernels (called with the thread's
+ * rows) or as one oneDNN convolution primitive, maybe after the copy of the residual
+ * into the output and before an activation step on the output (PReLU). For the latter
+ * each thread gets one-thread primitives of the same steps cut to its rows: the same
+ * weights, post-ops and kernel, with the pads of a strip (padding only where the strip
+ * meets the image's edge).
  *
  * As with the band pipelines, the session runs the members in order: every member but
  * the last only records its buffers, the last runs them all. */
@@ -50,6 +52,9 @@ void GOMP_barrier(void);
 
 enum { STRIP_DNNL = 1, STRIP_DW, STRIP_PW };
 
+/* Inputs read around the threads' rows kept for the next such reader up to this size
+ * (strips_make), and the most weights a member may have: every thread reads them all,
+ * where oneDNN alone would split a layer by output channels (docs/NN_CPU.md). */
 #define STRIP_KEEP_BYTES (512u << 10)
 #define STRIP_WEIGHT_BYTES (512u << 10)
 
