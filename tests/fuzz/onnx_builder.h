@@ -659,6 +659,20 @@ static inline ob_model *ob_seed_planned(void)
     return b;
 }
 
+/* Weights and biases of the seeds below: value i of array f is
+ * ((i * mul + f) % mod - mod / 2) / 16, a few sixteenths either side of zero. */
+typedef struct {
+    float *w;
+    int n;
+} ob_fill;
+
+static inline void ob_fill_pattern(const ob_fill *fill, size_t nf, int mul, int mod)
+{
+    for (size_t f = 0; f < nf; f++)
+        for (int i = 0; i < fill[f].n; i++)
+            fill[f].w[i] = (float)((i * mul + (int)f) % mod - mod / 2) / 16;
+}
+
 /* Layers in the shapes the cpu backend gives its own kernels and oneDNN's fused forms
  * (docs/NN_CPU.md): a 3-channel stride-2 first layer, a 16 -> 16 3x3 convolution at
  * 16x16 (Winograd), a depthwise layer with PReLU, a 1x1 with ReLU6, max and average
@@ -669,11 +683,9 @@ static inline ob_model *ob_seed_cpu_kernels(void)
     ob_model *b = ob_new(13);
     static float w0[16 * 3 * 9], w1[16 * 16 * 9], wd[16 * 9], wp[32 * 16], ws[16 * 32 * 9],
         wg[16 * 8], bias[32], slope[16];
-    struct { float *w; int n; } fill[] = {{w0, 432}, {w1, 2304}, {wd, 144}, {wp, 512},
-                                          {ws, 4608}, {wg, 128}, {bias, 32}, {slope, 16}};
-    for (size_t f = 0; f < sizeof fill / sizeof fill[0]; f++)
-        for (int i = 0; i < fill[f].n; i++)
-            fill[f].w[i] = (float)((i * 7 + (int)f) % 11 - 5) / 16;
+    const ob_fill fill[] = {{w0, 432},  {w1, 2304}, {wd, 144},  {wp, 512},
+                            {ws, 4608}, {wg, 128},  {bias, 32}, {slope, 16}};
+    ob_fill_pattern(fill, sizeof fill / sizeof fill[0], 7, 11);
     int64_t p1[] = {1, 1, 1, 1}, s2[] = {2, 2}, k2[] = {2, 2}, k3[] = {3, 3};
     ob_input(b, "x", OB_F32, (int64_t[]){1, 3, 32, 32}, 4);
     ob_initializer(b, ob_const_f32(b, "w0", (int64_t[]){16, 3, 3, 3}, 4, w0, 432));
@@ -788,14 +800,9 @@ static inline ob_model *ob_seed_strips(void)
     ob_model *b = ob_new(13);
     static float w0[16 * 3 * 9], we[32 * 16], wd[32 * 9], wp[16 * 32], wd2[16 * 9], wo[8 * 16],
         bias[32], slope[32];
-    struct {
-        float *w;
-        int n;
-    } fill[] = {{w0, 432},  {we, 512}, {wd, 288},  {wp, 512},
-                {wd2, 144}, {wo, 128}, {bias, 32}, {slope, 32}};
-    for (size_t f = 0; f < sizeof fill / sizeof fill[0]; f++)
-        for (int i = 0; i < fill[f].n; i++)
-            fill[f].w[i] = (float)((i * 5 + (int)f) % 13 - 6) / 16;
+    const ob_fill fill[] = {{w0, 432},  {we, 512}, {wd, 288},  {wp, 512},
+                            {wd2, 144}, {wo, 128}, {bias, 32}, {slope, 32}};
+    ob_fill_pattern(fill, sizeof fill / sizeof fill[0], 5, 13);
     int64_t p1[] = {1, 1, 1, 1}, s2[] = {2, 2};
     ob_input(b, "x", OB_F32, (int64_t[]){1, 3, 13, 10}, 4);
     ob_initializer(b, ob_const_f32(b, "w0", (int64_t[]){16, 3, 3, 3}, 4, w0, 432));
