@@ -965,10 +965,38 @@ static ffu_nn_model *strips_model(void)
     return m;
 }
 
+/* libgomp's entry points, as the cpu backend calls them */
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned num_threads, unsigned flags);
+int omp_get_thread_num(void);
+
+typedef struct {
+    ffu_nn_session *s;
+    ffu_status st;
+} outer_run;
+
+static void run_on_thread0(void *arg)
+{
+    outer_run *r = arg;
+    if (omp_get_thread_num() == 0) r->st = ffu_nn_session_run(r->s);
+}
+
+/* Runs s: from the calling thread, or (inside) from the first thread of a two-thread
+ * OpenMP parallel region, as a host running its own OpenMP code would (the backend's
+ * regions inside get one thread each: nesting is off). */
+static ffu_status strips_session_run(ffu_nn_session *s, int inside)
+{
+    if (!inside) return ffu_nn_session_run(s);
+    outer_run r = {s, FFU_ERR_INTERNAL};
+    GOMP_parallel(run_on_thread0, &r, 2, 0);
+    return r.st;
+}
+
 /* A session of m on a cpu backend of `threads` with `flags`; its input filled from a
- * fixed seed, run; returns the output (malloc'ed, *n values) and, in *strips, how
- * many of its nodes ran in thread strips (describe's strip_nodes). */
-static float *strips_run(const ffu_nn_model *m, int threads, unsigned flags, size_t *n, int *strips)
+ * fixed seed, run twice (inside a parallel region when inside); returns the output
+ * (malloc'ed, *n values) and, in *strips, how many of its nodes ran in thread strips
+ * (describe's strip_nodes). */
+static float *strips_run(const ffu_nn_model *m, int threads, unsigned flags, int inside, size_t *n,
+                         int *strips)
 {
     ffu_nn_session_opts o;
     ffu_nn_session_opts_default(&o);
@@ -985,7 +1013,7 @@ static float *strips_run(const ffu_nn_model *m, int threads, unsigned flags, siz
         for (size_t i = 0; i < ti.nbytes / 4; i++)
             ((float *)ti.data)[i] = test_rand_f(&seed) * 2 - 1;
         /* twice: the second run reuses the barriers worked out in the first */
-        if (ffu_nn_session_run(s) == FFU_OK && ffu_nn_session_run(s) == FFU_OK &&
+        if (strips_session_run(s, inside) == FFU_OK && strips_session_run(s, inside) == FFU_OK &&
             ffu_nn_session_output(s, 0, &to) == FFU_OK && (out = malloc(to.nbytes))) {
             memcpy(out, to.data, to.nbytes);
             *n = to.nbytes / sizeof(float);
@@ -1026,7 +1054,7 @@ static void test_thread_strips(void)
     size_t n0 = 0, n = 0;
     int strips = -1;
     /* one thread, every node on its own: the reference */
-    float *ref = strips_run(m, 1, NN_CPU_WINOGRAD, &n0, &strips);
+    float *ref = strips_run(m, 1, NN_CPU_WINOGRAD, 0, &n0, &strips);
     CHECK(ref && n0 == 16 * 7 * 20);
     CHECK_EQ_INT(strips, 0);
     double mag = 0;
@@ -1036,21 +1064,29 @@ static void test_thread_strips(void)
     for (int t = 2; t <= 3; t++) {
         /* all seven convolutions after the first layer, on uneven strips */
         float *got =
-            strips_run(m, t, NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL, &n, &strips);
+            strips_run(m, t, NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL, 0, &n, &strips);
         CHECK(got && n == n0);
         CHECK_EQ_INT(strips, 7);
         double e = rel_diff(ref, got, n);
         CHECK(e >= 0 && e <= 1e-5);
         free(got);
         /* without bands (the session's no_bands) every node runs on its own */
-        got = strips_run(m, t, NN_CPU_WINOGRAD | NN_CPU_SPLIT_SMALL, &n, &strips);
+        got = strips_run(m, t, NN_CPU_WINOGRAD | NN_CPU_SPLIT_SMALL, 0, &n, &strips);
         CHECK(got && n == n0);
         CHECK_EQ_INT(strips, 0);
         CHECK(rel_diff(ref, got, n) <= 1e-5);
         free(got);
     }
+    /* from inside a host's parallel region each thread of the backend's regions is
+     * alone: one runs every strip in turn */
+    float *got =
+        strips_run(m, 3, NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL, 1, &n, &strips);
+    CHECK(got && n == n0);
+    CHECK_EQ_INT(strips, 7);
+    CHECK(rel_diff(ref, got, n) <= 1e-5);
+    free(got);
     /* one thread: nothing to cut */
-    float *got = strips_run(m, 1, NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL, &n, &strips);
+    got = strips_run(m, 1, NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL, 0, &n, &strips);
     CHECK(got && strips == 0);
     free(got);
     free(ref);
@@ -1061,9 +1097,9 @@ static void test_thread_strips(void)
      * graph output, NCHW) run in strips on a split backend */
     CHECK(ffu_nn_model_load(FFU_TEST_SOURCE_DIR "/tests/fixtures/corpus/onnx/strips.onnx", &m) ==
           FFU_OK);
-    ref = strips_run(m, 1, NN_CPU_WINOGRAD, &n0, &strips);
+    ref = strips_run(m, 1, NN_CPU_WINOGRAD, 0, &n0, &strips);
     CHECK(ref && n0 == 8 * 7 * 5 && strips == 0);
-    got = strips_run(m, 2, NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL, &n, &strips);
+    got = strips_run(m, 2, NN_CPU_WINOGRAD | NN_CPU_BANDS | NN_CPU_SPLIT_SMALL, 0, &n, &strips);
     CHECK(got && n == n0);
     CHECK_EQ_INT(strips, 4);
     CHECK(rel_diff(ref, got, n) <= 1e-5);
@@ -1076,9 +1112,9 @@ static void test_thread_strips(void)
     if (!test_shared_path("models/mobilefacenet_insightface_pytorch.onnx", path, sizeof path))
         TEST_SKIP("shared models absent");
     CHECK(ffu_nn_model_load(path, &m) == FFU_OK);
-    ref = strips_run(m, 2, NN_CPU_WINOGRAD, &n0, &strips);
+    ref = strips_run(m, 2, NN_CPU_WINOGRAD, 0, &n0, &strips);
     CHECK(ref && n0 == 128 && strips == 0);
-    got = strips_run(m, 2, NN_CPU_WINOGRAD | NN_CPU_BANDS, &n, &strips);
+    got = strips_run(m, 2, NN_CPU_WINOGRAD | NN_CPU_BANDS, 0, &n, &strips);
     CHECK(got && n == n0);
     CHECK(strips >= 40); /* of its 51 convolutions */
     CHECK(rel_diff(ref, got, n) <= 1e-5);
