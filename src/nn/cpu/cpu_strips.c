@@ -52,10 +52,8 @@ void GOMP_barrier(void);
 
 enum { STRIP_DNNL = 1, STRIP_DW, STRIP_PW };
 
-/* Inputs read around the threads' rows kept for the next such reader up to this size
- * (strips_make), and the most weights a member may have: every thread reads them all,
- * where oneDNN alone would split a layer by output channels (docs/NN_CPU.md). */
-#define STRIP_KEEP_BYTES (512u << 10)
+/* The most weights a member may have: every thread reads them all, where oneDNN alone
+ * would split a layer by output channels (docs/NN_CPU.md "Thread strips"). */
 #define STRIP_WEIGHT_BYTES (512u << 10)
 
 /* A member's rows on one thread, and (oneDNN) its primitive for them. */
@@ -531,7 +529,7 @@ static ffu_status member_rows(const cpu_backend *cb, strip_member *m, int T)
 
 /* Makes candidates [a, b) a run, if at least two (their rows pass to it); the last
  * member runs it. */
-static ffu_status strips_make(const cpu_backend *cb, nn_graph *g, strip_member *cand, int a, int b)
+static ffu_status strips_make(const cpu_backend *cb, strip_member *cand, int a, int b)
 {
     int n = b - a, T = nn_cpu_run_threads(cb);
     if (n < 2) {
@@ -565,18 +563,6 @@ static ffu_status strips_make(const cpu_backend *cb, nn_graph *g, strip_member *
         p->impl[sizeof p->impl - 1] = 0;
         p->strips = sg;
         p->strips_pos = k;
-    }
-    /* An input read around the threads' own rows stays in its buffer up to the next
-     * such reader, before which the threads meet anyway: a layer writing into that
-     * buffer earlier would make them meet before it too (plan_barriers). */
-    for (int k = 0; k < n; k++) {
-        if (sg->m[k].own_in) continue;
-        int j = k + 1;
-        while (j < n - 1 && sg->m[j].own_in)
-            j++;
-        int to = (int)(sg->m[j < n ? j : n - 1].n - g->nodes);
-        nn_tensor *x = &g->tensors[sg->m[k].n->inputs[0]];
-        if (nn_tensor_bytes(x) <= STRIP_KEEP_BYTES && x->keep_to < to) x->keep_to = to;
     }
     cpu_node *lp = sg->m[n - 1].p;
     size_t need = sg->area * (size_t)T + 64;
@@ -616,11 +602,11 @@ ffu_status nn_cpu_strips_finish(cpu_ctx *c, nn_graph *g)
         if (m->kind && (st = member_rows(cb, m, T)) == FFU_ERR_UNSUPPORTED)
             m->kind = 0, st = FFU_OK;
         if (!m->kind && st == FFU_OK) { /* a run ends before it */
-            st = strips_make(cb, g, cand, a, k);
+            st = strips_make(cb, cand, a, k);
             a = k + 1;
         }
     }
-    if (st == FFU_OK) st = strips_make(cb, g, cand, a, nc);
+    if (st == FFU_OK) st = strips_make(cb, cand, a, nc);
     for (int k = 0; k < nc; k++)
         rows_free(cand[k].th, T); /* after an error */
     free(cand);
