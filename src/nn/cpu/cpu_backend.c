@@ -271,7 +271,7 @@ static dnnl_primitive_desc_t pd_post_ops(cpu_ctx *c, const void *desc, const cpu
     return pd;
 }
 
-static int is_ref(const_dnnl_primitive_desc_t pd) { return strncmp(pd_impl(pd), "ref", 3) == 0; }
+int nn_cpu_pd_is_ref(const_dnnl_primitive_desc_t pd) { return strncmp(pd_impl(pd), "ref", 3) == 0; }
 
 ffu_status nn_cpu_pd_with_act(cpu_ctx *c, const void *desc, int allow_bf16, int with_sum,
                               dnnl_primitive_desc_t *pd, int *split)
@@ -293,7 +293,7 @@ ffu_status nn_cpu_pd_with_post(cpu_ctx *c, const void *desc, const cpu_binary_po
     dnnl_primitive_desc_t fused = NULL;
     if (alg != dnnl_alg_kind_undef || with_sum || nbin) {
         fused = pd_post_ops(c, desc, bin, nbin, with_sum, alg, alpha, beta);
-        if (fused && !is_ref(fused)) {
+        if (fused && !nn_cpu_pd_is_ref(fused)) {
             *pd = fused;
             *split = alg == dnnl_alg_kind_undef && act->kind != NN_ACT_NONE; /* PReLU */
             return FFU_OK;
@@ -304,7 +304,7 @@ ffu_status nn_cpu_pd_with_post(cpu_ctx *c, const void *desc, const cpu_binary_po
             if (alg != dnnl_alg_kind_undef) {
                 dnnl_primitive_desc_t alone =
                     pd_post_ops(c, desc, bin, nbin, with_sum, dnnl_alg_kind_undef, 0, 0);
-                if (alone && !is_ref(alone)) {
+                if (alone && !nn_cpu_pd_is_ref(alone)) {
                     if (fused) dnnl_primitive_desc_destroy(fused);
                     *pd = alone;
                     *split = 1;
@@ -321,7 +321,7 @@ ffu_status nn_cpu_pd_with_post(cpu_ctx *c, const void *desc, const cpu_binary_po
     /* without post-ops: the activation becomes a second, in-place step. oneDNN 2.6
      * has JIT kernels for PReLU as a primitive but not as a convolution post-op. */
     dnnl_primitive_desc_t plain = pd_post_ops(c, desc, NULL, 0, 0, dnnl_alg_kind_undef, 0, 0);
-    if (fused && (!plain || is_ref(plain))) {
+    if (fused && (!plain || nn_cpu_pd_is_ref(plain))) {
         if (plain) dnnl_primitive_desc_destroy(plain);
         *pd = fused;
         return FFU_OK;

@@ -495,6 +495,8 @@ void nn_cpu_note_impl(cpu_ctx *c, const_dnnl_primitive_desc_t pd);
  * 1e-10 rejects a transform that amplifies rounding while staying 5 orders of
  * magnitude below bf16's bound. */
 #define NN_CPU_WINO_NMSE 1e-10
+/* 1 when pd's kernel is oneDNN's reference loop (its implementation name says so). */
+int nn_cpu_pd_is_ref(const_dnnl_primitive_desc_t pd);
 /* 1 when pd's kernel is a Winograd one (its implementation name says so). */
 int nn_cpu_pd_is_winograd(const_dnnl_primitive_desc_t pd);
 /* Marks the node's impl name "bf16 ..." (describe counts those, backend.h). */

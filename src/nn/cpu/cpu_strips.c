@@ -191,11 +191,22 @@ static int rows_md(const dnnl_memory_desc_t *md, int64_t h, dnnl_memory_desc_t *
     return 0;
 }
 
-static const char *impl_of(const_dnnl_primitive_desc_t pd)
+/* The primitive descriptor of op descriptor od with attr, its kernel's blocking chosen
+ * for one thread (the strip's thread runs it alone); NULL when oneDNN has only its
+ * reference kernel for it. */
+static dnnl_primitive_desc_t one_thread_pd(const cpu_backend *cb, const void *od,
+                                           const_dnnl_primitive_attr_t attr)
 {
-    const char *name = NULL;
-    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name);
-    return name ? name : "";
+    dnnl_primitive_desc_t pd = NULL;
+    int old = omp_get_max_threads();
+    omp_set_num_threads(1);
+    if (dnnl_primitive_desc_create(&pd, od, attr, cb->eng, NULL) != dnnl_success) pd = NULL;
+    omp_set_num_threads(old);
+    if (pd && nn_cpu_pd_is_ref(pd)) {
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
+    return pd;
 }
 
 /* The primitive descriptor of d on one thread, on one of oneDNN's JIT kernels: with the
@@ -208,17 +219,11 @@ static dnnl_primitive_desc_t rows_pd(const cpu_backend *cb, dnnl_convolution_des
     if (dnnl_primitive_desc_get_attr(orig, &attr) != dnnl_success) return NULL;
     dnnl_memory_desc_t any = d->weights_desc;
     d->weights_desc = *dnnl_primitive_desc_query_md(orig, dnnl_query_weights_md, 0);
-    dnnl_primitive_desc_t pd = NULL;
-    int old = omp_get_max_threads();
-    omp_set_num_threads(1); /* the kernel's blocking for one thread */
-    for (int i = 0; i < 2; i++) {
-        if (i == 1) d->weights_desc = any;
-        if (dnnl_primitive_desc_create(&pd, d, attr, cb->eng, NULL) != dnnl_success) pd = NULL;
-        if (pd && strncmp(impl_of(pd), "ref", 3) != 0) break;
-        if (pd) dnnl_primitive_desc_destroy(pd);
-        pd = NULL;
+    dnnl_primitive_desc_t pd = one_thread_pd(cb, d, attr);
+    if (!pd) {
+        d->weights_desc = any;
+        pd = one_thread_pd(cb, d, attr);
     }
-    omp_set_num_threads(old);
     return pd;
 }
 
@@ -247,20 +252,17 @@ static int rows_weights(const cpu_backend *cb, strip_member *m, const dnnl_memor
     dnnl_primitive_desc_t pd = NULL;
     dnnl_primitive_t prim = NULL;
     dnnl_memory_t from = NULL;
-    dnnl_stream_t st = NULL;
     int ok = r->wdata &&
              dnnl_reorder_primitive_desc_create(&pd, have, cb->eng, want, cb->eng, NULL) ==
                  dnnl_success &&
              dnnl_primitive_create(&prim, pd) == dnnl_success &&
              dnnl_memory_create(&from, have, cb->eng, data) == dnnl_success &&
-             dnnl_memory_create(&r->wei, want, cb->eng, r->wdata) == dnnl_success &&
-             dnnl_stream_create(&st, cb->eng, dnnl_stream_default_flags) == dnnl_success;
+             dnnl_memory_create(&r->wei, want, cb->eng, r->wdata) == dnnl_success;
     if (ok) {
         dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, r->wei}};
-        ok = dnnl_primitive_execute(prim, st, 2, args) == dnnl_success &&
-             dnnl_stream_wait(st) == dnnl_success;
+        ok = dnnl_primitive_execute(prim, cb->stream, 2, args) == dnnl_success &&
+             dnnl_stream_wait(cb->stream) == dnnl_success;
     }
-    if (st) dnnl_stream_destroy(st);
     if (from) dnnl_memory_destroy(from);
     if (prim) dnnl_primitive_destroy(prim);
     if (pd) dnnl_primitive_desc_destroy(pd);
@@ -370,16 +372,7 @@ static dnnl_primitive_desc_t act_pd(const cpu_backend *cb, const strip_member *m
         el = *(const dnnl_eltwise_desc_t *)od, data = &el.data_desc, od = &el;
     dnnl_memory_desc_t whole = *data;
     if (rows_md(&whole, r->o1 - r->o0, data) < 0) return NULL;
-    dnnl_primitive_desc_t rpd = NULL;
-    int old = omp_get_max_threads();
-    omp_set_num_threads(1);
-    if (dnnl_primitive_desc_create(&rpd, od, attr, cb->eng, NULL) != dnnl_success) rpd = NULL;
-    omp_set_num_threads(old);
-    if (rpd && strncmp(impl_of(rpd), "ref", 3) == 0) {
-        dnnl_primitive_desc_destroy(rpd);
-        rpd = NULL;
-    }
-    return rpd;
+    return one_thread_pd(cb, od, attr);
 }
 
 /* The member's activation step for rows r: its scratchpad's 64-byte lines, or -1 when
