@@ -193,6 +193,19 @@ FFU_API ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w);
  * re-plan (new shapes) clears the times. */
 FFU_API ffu_status ffu_nn_session_profile(ffu_nn_session *s, int on);
 
+/* Calls fn(arg, k) for every k in [0, n) side by side, each call on a thread of the
+ * calling thread's team of CPU engine threads (the OpenMP team the cpu backend's
+ * sessions run on), and returns when all have returned. For independent models too
+ * small to scale over threads, such as an ensemble's members: give each a cpu session
+ * of one thread and its own activation memory (sessions that run at once must not
+ * share a workspace). Where the runtime gives fewer threads than n (a call from inside
+ * a host's parallel region), each thread takes several k in turn; built without
+ * oneDNN, the caller makes every call. A team's idle threads spin for a while after
+ * each job, so threads of the caller's own (a thread pool) would compete with them
+ * for the cores: this uses the team instead. */
+typedef void (*ffu_nn_job_fn)(void *arg, int k);
+FFU_API void ffu_nn_run_side_by_side(int n, ffu_nn_job_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

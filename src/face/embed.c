@@ -4,7 +4,13 @@
  * says template, input size and normalisation; this file only knows which output is the
  * descriptor (multi-output models such as faceres also predict age and gender) and how
  * loose a family's crop is. With backend cuda the faces may also come from frames in
- * device memory (ffu_embedder_run_gpu): the crops are then cut on the GPU. */
+ * device memory (ffu_embedder_run_gpu): the crops are then cut on the GPU.
+ *
+ * An ensemble's members are independent models. On the cpu backend with at least one
+ * thread per member but not two, they run side by side, one thread each
+ * (ffu_nn_run_side_by_side): these small models scale poorly over threads (dlib-resnet
+ * ran 1.17x faster on two than on one), two of them at once nearly twice
+ * (docs/BENCHMARKS.md "Ensemble members side by side"). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +34,8 @@ struct ffu_embedder {
     ffu_embedder *members[EMBED_MAX_MEMBERS];
     int nmembers;
     float factor[EMBED_MAX_MEMBERS];
-    float *scratch; /* EMBED_MAX_BATCH descriptors of the member being combined */
+    float *scratch; /* EMBED_MAX_BATCH slots of FFU_FACE_MAX_EMBED: the members' parts */
+    int side;       /* 1: the members run side by side, 0: in turn */
 };
 
 /* How much of the crop the template spans for a family. ArcFace-style models were
@@ -86,11 +93,21 @@ static ffu_status pick_output(ffu_embedder *e)
     return FFU_OK;
 }
 
-/* Opens the members of ensemble row z ("A+B" in its file) with the caller's options. */
+/* Opens the members of ensemble row z ("A+B" in its file) with the caller's options.
+ * Side by side (cpu backend, M members on M to 2M - 1 threads), each member gets one
+ * thread, and every member but the first its own activation memory: the members run
+ * at the same time, and a workspace's sessions must not. With more threads each member
+ * has two or more to itself in turn. */
 static ffu_status open_ensemble(ffu_embedder *e, const ffu_zoo_entry *z,
                                 const ffu_face_model_opts *o)
 {
     e->net.entry = *z;
+    int count = 0;
+    while (ffu_zoo_member(z, count))
+        count++;
+    int threads = o && o->threads > 0 ? o->threads : ffu_cpu_count();
+    e->side = count >= 2 && threads >= count && threads < 2 * count &&
+              (!o || !o->backend || !strcmp(o->backend, "cpu"));
     for (const ffu_zoo_entry *row; (row = ffu_zoo_member(z, e->nmembers));) {
         const char *name = row->name;
         if (e->nmembers == EMBED_MAX_MEMBERS)
@@ -98,6 +115,10 @@ static ffu_status open_ensemble(ffu_embedder *e, const ffu_zoo_entry *z,
                                  EMBED_MAX_MEMBERS);
         ffu_face_model_opts mo = o ? *o : (ffu_face_model_opts){0};
         mo.model = name;
+        if (e->side) {
+            mo.threads = 1;
+            if (e->nmembers > 0) mo.workspace = NULL;
+        }
         ffu_embedder *m = NULL;
         ffu_status st = ffu_embedder_create(&mo, &m);
         if (st)
@@ -207,53 +228,18 @@ static ffu_status crop_map(const ffu_embedder *e, const ffu_face *f, double m[6]
     return ffu_affine_invert(fwd, m);
 }
 
-/* Embeds n faces (n <= EMBED_MAX_BATCH), each from its own image, in one run: the
- * video pipeline batches the faces of several streams' frames this way. Face b comes
- * from imgs[b], or with gimgs (cuda) from the device frame gimgs[b]. Models whose zoo
- * row says `flip` also see each crop mirrored (slots 2b, 2b + 1 of a batch of 2n),
- * and the face gets the normalised sum of the two descriptors: on LFW that is worth
- * 0.3-0.8 points for every embedder we measured (docs/EVAL.md), at twice the cost. */
-static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *imgs,
-                                    const ffu_gpu_image *const *gimgs, ffu_face *const *faces,
-                                    int n);
-
-/* An ensemble's chunk: each member embeds the faces in turn; the face gets the members'
- * unit descriptors, each times its factor, one after the other, normalised. */
-static ffu_status embed_chunk_ensemble(ffu_embedder *e, const ffu_image *const *imgs,
-                                       const ffu_gpu_image *const *gimgs,
-                                       ffu_face *const *faces, int n)
+/* Embeds n faces (n <= EMBED_MAX_BATCH) with a single model (not an ensemble), each
+ * face from its own image, in one run, and writes face b's unit descriptor (e->dim
+ * values) to out[b]: the video pipeline batches the faces of several streams' frames
+ * this way. Face b comes from imgs[b], or with gimgs (cuda) from the device frame
+ * gimgs[b]. Models whose zoo row says `flip` also see each crop mirrored (slots 2b,
+ * 2b + 1 of a batch of 2n), and the face gets the normalised sum of the two
+ * descriptors: on LFW that is worth 0.3-0.8 points for every embedder we measured
+ * (docs/EVAL.md), at twice the cost. */
+static ffu_status embed_views(ffu_embedder *e, const ffu_image *const *imgs,
+                              const ffu_gpu_image *const *gimgs, ffu_face *const *faces, int n,
+                              float *const *out)
 {
-    int at = 0;
-    for (int k = 0; k < e->nmembers; k++) {
-        ffu_embedder *m = e->members[k];
-        ffu_status st = embed_chunk_multi(m, imgs, gimgs, faces, n);
-        if (st)
-            return st;
-        for (int b = 0; b < n; b++)
-            for (int i = 0; i < m->dim; i++)
-                e->scratch[(size_t)b * FFU_FACE_MAX_EMBED + at + i] =
-                    faces[b]->embedding[i] * e->factor[k];
-        at += m->dim;
-    }
-    for (int b = 0; b < n; b++) {
-        const float *x = e->scratch + (size_t)b * FFU_FACE_MAX_EMBED;
-        double ss = 0;
-        for (int i = 0; i < e->dim; i++)
-            ss += (double)x[i] * x[i];
-        float inv = (float)(1.0 / sqrt(ss)); /* members' vectors are unit: ss > 0 */
-        for (int i = 0; i < e->dim; i++)
-            faces[b]->embedding[i] = x[i] * inv;
-        faces[b]->embedding_dim = e->dim;
-    }
-    return FFU_OK;
-}
-
-static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *imgs,
-                                    const ffu_gpu_image *const *gimgs, ffu_face *const *faces,
-                                    int n)
-{
-    if (e->nmembers)
-        return embed_chunk_ensemble(e, imgs, gimgs, faces, n);
     int views = e->net.entry.flip ? 2 : 1; /* the crop, and its mirror image */
     ffu_status st = face_net_reshape(&e->net, n * views, e->net.in_w, e->net.in_h);
     if (st)
@@ -285,25 +271,98 @@ static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *img
         return ffu_error_set(FFU_ERR_INTERNAL, "%s: embedding output has %lld values per face, "
                              "expected %d", e->net.path, (long long)per_item(&t, n * views), e->dim);
     for (int b = 0; b < n; b++) {
-        float *out = faces[b]->embedding;
+        float *o = out[b];
         for (int i = 0; i < e->dim; i++)
-            out[i] = 0;
+            o[i] = 0;
         for (int v = 0; v < views; v++) {
             const float *x = y + (size_t)(b * views + v) * e->dim;
             for (int i = 0; i < e->dim; i++)
-                out[i] += x[i];
+                o[i] += x[i];
         }
         double ss = 0;
         for (int i = 0; i < e->dim; i++)
-            ss += (double)out[i] * out[i];
+            ss += (double)o[i] * o[i];
         if (!(ss > 0) || !isfinite(ss))
             return ffu_error_set(FFU_ERR_INTERNAL, "%s: embedding of face %d is %s", e->net.path,
                                  b, ss > 0 ? "not finite" : "zero");
         float inv = (float)(1.0 / sqrt(ss));
         for (int i = 0; i < e->dim; i++)
-            out[i] *= inv;
+            o[i] *= inv;
+    }
+    return FFU_OK;
+}
+
+/* One chunk of an ensemble: what each member is given and what it reports. A member
+ * run on a worker thread leaves its error detail there, so the detail is copied here
+ * and set again on the calling thread. */
+typedef struct ensemble_chunk {
+    ffu_embedder *e;
+    const ffu_image *const *imgs;
+    const ffu_gpu_image *const *gimgs;
+    ffu_face *const *faces;
+    int n;
+    int at[EMBED_MAX_MEMBERS]; /* where member k's part starts in a face's slot */
+    ffu_status st[EMBED_MAX_MEMBERS];
+    char why[EMBED_MAX_MEMBERS][256];
+} ensemble_chunk;
+
+static void ensemble_member(void *arg, int k)
+{
+    ensemble_chunk *c = arg;
+    float *out[EMBED_MAX_BATCH];
+    for (int b = 0; b < c->n; b++)
+        out[b] = c->e->scratch + (size_t)b * FFU_FACE_MAX_EMBED + c->at[k];
+    c->st[k] = embed_views(c->e->members[k], c->imgs, c->gimgs, c->faces, c->n, out);
+    if (c->st[k]) snprintf(c->why[k], sizeof c->why[k], "%s", ffu_error_message());
+}
+
+/* An ensemble's chunk: the members embed the faces (side by side or in turn, e->side);
+ * the face gets the members' unit descriptors, each times its factor, one after the
+ * other, normalised. */
+static ffu_status embed_chunk_ensemble(ffu_embedder *e, const ffu_image *const *imgs,
+                                       const ffu_gpu_image *const *gimgs, ffu_face *const *faces,
+                                       int n)
+{
+    ensemble_chunk c = {.e = e, .imgs = imgs, .gimgs = gimgs, .faces = faces, .n = n};
+    for (int k = 1; k < e->nmembers; k++)
+        c.at[k] = c.at[k - 1] + e->members[k - 1]->dim;
+    if (e->side)
+        ffu_nn_run_side_by_side(e->nmembers, ensemble_member, &c);
+    else
+        for (int k = 0; k < e->nmembers; k++)
+            ensemble_member(&c, k);
+    for (int k = 0; k < e->nmembers; k++)
+        if (c.st[k]) return ffu_error_set(c.st[k], "%s", c.why[k]);
+    for (int b = 0; b < n; b++) {
+        float *x = e->scratch + (size_t)b * FFU_FACE_MAX_EMBED;
+        for (int k = 0; k < e->nmembers; k++)
+            for (int i = 0; i < e->members[k]->dim; i++)
+                x[c.at[k] + i] *= e->factor[k];
+        double ss = 0;
+        for (int i = 0; i < e->dim; i++)
+            ss += (double)x[i] * x[i];
+        float inv = (float)(1.0 / sqrt(ss)); /* members' vectors are unit: ss > 0 */
+        for (int i = 0; i < e->dim; i++)
+            faces[b]->embedding[i] = x[i] * inv;
         faces[b]->embedding_dim = e->dim;
     }
+    return FFU_OK;
+}
+
+/* Embeds n faces (n <= EMBED_MAX_BATCH), each from its own image (or device frame),
+ * into faces[b]->embedding. */
+static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *imgs,
+                                    const ffu_gpu_image *const *gimgs, ffu_face *const *faces,
+                                    int n)
+{
+    if (e->nmembers) return embed_chunk_ensemble(e, imgs, gimgs, faces, n);
+    float *out[EMBED_MAX_BATCH];
+    for (int b = 0; b < n; b++)
+        out[b] = faces[b]->embedding;
+    ffu_status st = embed_views(e, imgs, gimgs, faces, n, out);
+    if (st) return st;
+    for (int b = 0; b < n; b++)
+        faces[b]->embedding_dim = e->dim;
     return FFU_OK;
 }
 

@@ -2,8 +2,10 @@
  * models share one workspace inside the analyzer (nn.h), and the faces it gives must
  * be exactly those of separate handles that each hold their own memory, over photos of
  * three sizes in turn (each re-plans the detector, and the workspace grows when a
- * stage needs more than it holds). Also with a workspace the caller owns. Needs the
- * default models and ../shared photos; skips without them. */
+ * stage needs more than it holds). Also with a workspace the caller owns, and with the
+ * default embedder's two members side by side (embed threads 2: each member one thread,
+ * the second on its own memory while the first uses the workspace). Needs the default
+ * models and ../shared photos; skips without them. */
 #include <string.h>
 
 #include "facefuse/face.h"
@@ -109,13 +111,14 @@ static void test_analyzer_equals_stages(void)
         TEST_SKIP("default models not installed");
     ffu_nn_workspace *own = NULL;
     CHECK(ffu_nn_workspace_create(&own) == FFU_OK);
-    ffu_analyzer *an[2] = {NULL, NULL};
-    for (int k = 0; k < 2; k++) { /* its own workspace, then the caller's */
+    ffu_analyzer *an[4] = {NULL};
+    for (int k = 0; k < 4; k++) { /* its own workspace, the caller's; members side by side */
         ffu_analyzer_opts o;
         ffu_analyzer_opts_default(&o);
         o.stages = ALL_STAGES;
         o.detect.m.threads = 1;
-        o.detect.m.workspace = k ? own : NULL;
+        o.detect.m.workspace = k & 1 ? own : NULL;
+        o.embed.threads = k >= 2 ? 2 : 0;
         CHECK(ffu_analyzer_create(&o, &an[k]) == FFU_OK);
     }
     ffu_face_list want = {0}, got = {0};
@@ -124,7 +127,7 @@ static void test_analyzer_equals_stages(void)
         for (int i = 0; i < NUM_PHOTOS; i++) {
             CHECK(stages_run(&s, &img[i], &want) == FFU_OK);
             faces += want.count;
-            for (int k = 0; k < 2; k++) {
+            for (int k = 0; k < 4; k++) {
                 CHECK(ffu_analyzer_run(an[k], &img[i], &got) == FFU_OK);
                 check_same_faces(&want, &got);
             }
@@ -134,7 +137,8 @@ static void test_analyzer_equals_stages(void)
     CHECK(ffu_nn_workspace_bytes(own) > ((size_t)1 << 20));
     ffu_face_list_free(&want);
     ffu_face_list_free(&got);
-    for (int k = 0; k < 2; k++) ffu_analyzer_destroy(an[k]);
+    for (int k = 0; k < 4; k++)
+        ffu_analyzer_destroy(an[k]);
     ffu_nn_workspace_destroy(own);
     stages_close(&s);
     for (int i = 0; i < NUM_PHOTOS; i++) ffu_image_release(&img[i]);

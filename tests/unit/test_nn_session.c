@@ -6,7 +6,9 @@
  * not move). With ../shared/models present, real models run: MobileFaceNet gives a
  * finite 128-d embedding and UltraFace's Shape -> Gather chains fold away. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "test.h"
 
@@ -1123,7 +1125,83 @@ static void test_thread_strips(void)
     ffu_nn_model_destroy(m);
 }
 
+/* ---- ffu_nn_run_side_by_side ---------------------------------------------------------- */
+
+/* Jobs that each wait (up to 10 s) for every other job to have started, so they can
+ * only all meet when they run at the same time; each also counts its calls. */
+typedef struct side_meet {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    int n, started, met;
+    int calls[8];
+} side_meet;
+
+static void side_meet_job(void *arg, int k)
+{
+    side_meet *m = arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&m->lock);
+    if (k >= 0 && k < 8) m->calls[k]++;
+    m->started++;
+    pthread_cond_broadcast(&m->cv);
+    int rc = 0;
+    while (m->started < m->n && rc == 0)
+        rc = pthread_cond_timedwait(&m->cv, &m->lock, &until);
+    if (m->started >= m->n) m->met++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void side_count_job(void *arg, int k)
+{
+    side_meet *m = arg;
+    pthread_mutex_lock(&m->lock);
+    if (k >= 0 && k < 8) m->calls[k]++;
+    m->started++;
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void side_from_thread0(void *arg)
+{
+    side_meet *m = arg;
+    if (omp_get_thread_num() == 0) ffu_nn_run_side_by_side(m->n, side_count_job, m);
+}
+
+static int side_calls_once(const side_meet *m)
+{
+    int ok = m->started == m->n;
+    for (int k = 0; k < 8; k++)
+        ok &= m->calls[k] == (k < m->n);
+    return ok;
+}
+
+/* Jobs run at the same time, on the team's threads (three jobs: three threads, on any
+ * number of CPUs); each k exactly once; none for n = 0; from inside a host's parallel
+ * region (where the runtime gives one thread) every k still runs, in turn. */
+static void test_side_by_side(void)
+{
+#if !FFU_HAVE_DNNL
+    TEST_SKIP("built without oneDNN: side-by-side jobs run in the caller");
+#else
+    for (int n = 0; n <= 3; n++) {
+        side_meet m = {.n = n};
+        pthread_mutex_init(&m.lock, NULL);
+        pthread_cond_init(&m.cv, NULL);
+        ffu_nn_run_side_by_side(n, side_meet_job, &m);
+        CHECK_EQ_INT(m.met, n);
+        CHECK(side_calls_once(&m));
+        memset(m.calls, 0, sizeof m.calls);
+        m.started = 0;
+        GOMP_parallel(side_from_thread0, &m, 2, 0);
+        CHECK(side_calls_once(&m));
+        pthread_mutex_destroy(&m.lock);
+        pthread_cond_destroy(&m.cv);
+    }
+#endif
+}
+
 TEST_MAIN(test_chain_runs, test_empty_nodes_skipped, test_profile, test_workspace,
           test_no_allocation_after_first_run, test_dynamic_dims_need_shapes, test_shape_chain_folds,
           test_value_bound_inputs, test_load_passes, test_mobilefacenet, test_ultraface_folds,
-          test_threads_used, test_thread_strips)
+          test_threads_used, test_thread_strips, test_side_by_side)

@@ -52,6 +52,27 @@ static void threads_leave(int threads, int old)
     if (old != threads) omp_set_num_threads(old);
 }
 
+typedef struct side_job {
+    ffu_nn_job_fn fn;
+    void *arg;
+    int n;
+} side_job;
+
+static void side_thread(void *p)
+{
+    const side_job *j = p;
+    for (int k = omp_get_thread_num(), nt = omp_get_num_threads(); k < j->n; k += nt)
+        j->fn(j->arg, k);
+}
+
+void ffu_nn_run_side_by_side(int n, ffu_nn_job_fn fn, void *arg)
+{
+    if (n == 1) fn(arg, 0);
+    if (n <= 1) return;
+    side_job j = {fn, arg, n};
+    GOMP_parallel(side_thread, &j, (unsigned)n, 0);
+}
+
 /* The threads a graph's nodes run on: the backend's, or fewer when its nodes are small.
  * Each node split over threads pays a fork and a join (a few microseconds on the 2-vCPU
  * VM: a tiny node takes 4-5 us more on two threads than on one), so splitting wins
@@ -1194,6 +1215,12 @@ ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags)
 }
 
 #else /* !FFU_HAVE_DNNL */
+
+void ffu_nn_run_side_by_side(int n, ffu_nn_job_fn fn, void *arg)
+{
+    for (int k = 0; k < n; k++)
+        fn(arg, k);
+}
 
 ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags)
 {
