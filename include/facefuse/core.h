@@ -167,6 +167,9 @@ FFU_API char *ffu_arena_strndup(ffu_arena *a, const char *s, size_t n);
 FFU_API void ffu_arena_reset(ffu_arena *a);
 FFU_API size_t ffu_arena_used(const ffu_arena *a);     /* bytes handed out since reset */
 FFU_API size_t ffu_arena_reserved(const ffu_arena *a); /* bytes held from the system */
+/* 1 when [p, p + size) lies inside memory this arena has handed out since its last
+ * reset (so its owner may write it), else 0. Walks the arena's blocks. */
+FFU_API int ffu_arena_owns(const ffu_arena *a, const void *p, size_t size);
 
 /* A pool of fixed-size objects with a free list: get/put are O(1) and allocate only
  * when the pool grows by a block. Thread-safe (a mutex guards the free list).

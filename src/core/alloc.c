@@ -3,6 +3,7 @@
  * documents, per-request scratch); a pool recycles fixed-size objects through a free
  * list (queue nodes, per-track state). */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,6 +130,24 @@ void *ffu_arena_alloc_aligned(ffu_arena *a, size_t size, size_t align)
 nomem:
     ffu_error_set(FFU_ERR_NOMEM, "arena: cannot allocate %zu bytes", size);
     return NULL;
+}
+
+/* Blocks from b on, up to and including `last` (NULL: to the end): blocks after the
+ * current one keep the fill of before a reset, and hold nothing handed out since. */
+static int block_holds(const arena_block *b, const arena_block *last, uintptr_t p, size_t size)
+{
+    for (; b; b = b == last ? NULL : b->next) {
+        uintptr_t lo = (uintptr_t)b->data;
+        if (p >= lo && p - lo <= b->used && size <= b->used - (p - lo)) return 1;
+    }
+    return 0;
+}
+
+int ffu_arena_owns(const ffu_arena *a, const void *p, size_t size)
+{
+    if (!a || !p) return 0;
+    return (a->cur && block_holds(a->head, a->cur, (uintptr_t)p, size)) ||
+           block_holds(a->big, NULL, (uintptr_t)p, size);
 }
 
 void *ffu_arena_alloc(ffu_arena *a, size_t size)

@@ -74,6 +74,51 @@ static void test_arena_reset_reuses(void)
     ffu_arena_destroy(a);
 }
 
+/* ffu_arena_owns: every allocation, whole and its last byte, in small and dedicated
+ * blocks; not one byte past an allocation's block fill, not memory of another arena or
+ * the stack; after a reset, nothing from before it (stale block fills included) until
+ * the memory is handed out again. */
+static void test_arena_owns(void)
+{
+    ffu_arena *a = NULL, *b = NULL;
+    CHECK_EQ_INT(ffu_arena_create(&a, 1024), FFU_OK);
+    CHECK_EQ_INT(ffu_arena_create(&b, 1024), FFU_OK);
+    enum { N = 60 };
+    unsigned char *p[N];
+    size_t sz[N];
+    for (int i = 0; i < N; i++) {
+        sz[i] = i % 7 == 0 ? 3000 + (size_t)i : 8 + (size_t)i * 3; /* some dedicated */
+        CHECK((p[i] = ffu_arena_alloc(a, sz[i])) != NULL);
+    }
+    unsigned char *other = ffu_arena_alloc(b, 64), *big = ffu_arena_alloc(b, 5000);
+    int local = 0;
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ_INT(ffu_arena_owns(a, p[i], sz[i]), 1);
+        CHECK_EQ_INT(ffu_arena_owns(a, p[i] + sz[i] - 1, 1), 1);
+        CHECK_EQ_INT(ffu_arena_owns(b, p[i], 1), 0);
+    }
+    /* a dedicated block ends with its allocation (and the alignment slack before it) */
+    CHECK_EQ_INT(ffu_arena_owns(a, p[0], sz[0] + 64), 0);
+    CHECK_EQ_INT(ffu_arena_owns(a, other, 1), 0);
+    CHECK_EQ_INT(ffu_arena_owns(a, big, 5000), 0);
+    CHECK_EQ_INT(ffu_arena_owns(b, big, 5000), 1);
+    CHECK_EQ_INT(ffu_arena_owns(a, &local, sizeof local), 0);
+    CHECK_EQ_INT(ffu_arena_owns(a, NULL, 1), 0);
+    CHECK_EQ_INT(ffu_arena_owns(NULL, p[1], 1), 0);
+    /* the last small allocation's block ends where it was filled */
+    unsigned char *last = ffu_arena_alloc(a, 16);
+    CHECK_EQ_INT(ffu_arena_owns(a, last, 16), 1);
+    CHECK_EQ_INT(ffu_arena_owns(a, last, 17), 0);
+    ffu_arena_reset(a);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ_INT(ffu_arena_owns(a, p[i], 1), 0);
+    unsigned char *q = ffu_arena_alloc(a, 40);
+    CHECK_EQ_INT(ffu_arena_owns(a, q, 40), 1);
+    CHECK_EQ_INT(ffu_arena_owns(a, q + 40, 1), 0);
+    ffu_arena_destroy(a);
+    ffu_arena_destroy(b);
+}
+
 static void test_pool_basic(void)
 {
     ffu_pool *p = NULL;
@@ -141,4 +186,4 @@ static void test_pool_threads(void)
 }
 
 TEST_MAIN(test_arena_basic, test_arena_aligned_and_strings, test_arena_reset_reuses,
-          test_pool_basic, test_pool_threads)
+          test_arena_owns, test_pool_basic, test_pool_threads)

@@ -7,6 +7,7 @@
  * that must NOT fire. Every rewritten graph is run with the reference kernels against
  * the original on random data. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -396,6 +397,105 @@ static void test_fold_affine(void)
     }
 }
 
+/* A copy of g whose constants are its own (a clone, then detached from g): the numeric
+ * reference for rewrites that may change g's constants where they lie. */
+static nn_graph *detached_copy(nn_graph *g)
+{
+    nn_graph *c = NULL;
+    if (nn_graph_clone(g, &c) < 0) return NULL;
+    for (int t = 0; t < c->ntensors; t++) {
+        nn_tensor *k = &c->tensors[t];
+        if (!(k->flags & NN_T_CONST) || !k->nbytes) continue;
+        void *own = ffu_arena_alloc_aligned(c->arena, k->nbytes, 64);
+        if (!own) {
+            nn_graph_destroy(c);
+            return NULL;
+        }
+        memcpy(own, k->data, k->nbytes);
+        k->data = own;
+    }
+    atomic_fetch_sub(&g->borrowers, 1);
+    c->lender = NULL;
+    return c;
+}
+
+/* Conv -> Mul(per channel) -> Add, the Conv's weights in five situations. Where the
+ * graph's arena holds them, only this Conv reads them and no clone borrows them, the
+ * scale is applied where they lie: the same tensor and bytes, each value weight * scale
+ * exactly, and the arena does not grow by a copy (v 0; v 4: a clone that borrowed them
+ * is gone). Otherwise they are copied and the original bytes stay as they were: weights
+ * in the caller's memory (v 1, NN_BORROW), weights a second Conv also reads (v 2),
+ * weights a live clone borrows (v 3). Each case computes what the graph did before. */
+static void test_fold_in_place(void)
+{
+    enum { CO = 4, PER = 3 * 3 * 3 };
+    static float caller[CO * PER];
+    for (int v = 0; v < 5; v++) {
+        nn_graph *g = NULL, *borrower = NULL;
+        CHECK(nn_graph_create(&g) == FFU_OK);
+        int x = input(g, "x", IN4);
+        int y = conv(g, "y", x, 3, CO, 3), conv_node = g->nnodes - 1;
+        int wt = g->nodes[conv_node].inputs[1];
+        if (v == 1) { /* the same values, in the caller's memory */
+            memcpy(caller, g->tensors[wt].data, sizeof caller);
+            nn_shape ws = g->tensors[wt].shape;
+            wt = nn_graph_add_const(g, "caller.w", FFU_DTYPE_F32, &ws, caller, sizeof caller,
+                                    NN_BORROW);
+            g->nodes[conv_node].inputs[1] = wt;
+        }
+        if (v == 2) { /* a second Conv reads the same weights: a second output */
+            int in[2] = {x, wt};
+            int y2 = node(g, NN_OP_CONV, "y2", in, 2);
+            int64_t pads[4] = {1, 1, 1, 1}, ks[2] = {3, 3};
+            nn_node_set_ints(g, g->nnodes - 1, "pads", pads, 4);
+            nn_node_set_ints(g, g->nnodes - 1, "kernel_shape", ks, 2);
+            nn_graph_mark_output(g, y2);
+        }
+        int sc = rconst(g, "scale", (nn_shape){.rank = 3, .d = {CO, 1, 1}}, 0.5f, 2);
+        int out = node2(g, NN_OP_ADD, "out", node2(g, NN_OP_MUL, "m", y, sc),
+                        rconst(g, "shift", (nn_shape){.rank = 3, .d = {CO, 1, 1}}, -1, 1));
+        nn_graph_mark_output(g, out);
+        float before[CO * PER], scale[CO];
+        memcpy(before, g->tensors[wt].data, sizeof before);
+        memcpy(scale, g->tensors[sc].data, sizeof scale);
+        const void *where = g->tensors[wt].data;
+        nn_graph *ref = detached_copy(g);
+        CHECK(ref != NULL);
+        if (v >= 3) CHECK(nn_graph_clone(g, &borrower) == FFU_OK);
+        if (v == 4) nn_graph_destroy(borrower), borrower = NULL;
+        CHECK_EQ_INT(atomic_load(&g->borrowers), v == 3);
+        const int in_place = v == 0 || v == 4;
+        size_t used = ffu_arena_used(g->arena);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        CHECK_EQ_INT(count(g, NN_OP_MUL) + count(g, NN_OP_ADD), 0);
+        int cv = -1;
+        for (int i = 0; i < g->nnodes; i++)
+            if (g->nodes[i].op == NN_OP_CONV &&
+                !strcmp(g->tensors[g->nodes[i].outputs[0]].name, "out"))
+                cv = i;
+        CHECK(cv >= 0);
+        int nw = g->nodes[cv].inputs[1];
+        const float *got = g->tensors[nw].data;
+        int exact = 1;
+        for (int o = 0; o < CO; o++)
+            for (int k = 0; k < PER; k++)
+                exact &= got[o * PER + k] == before[o * PER + k] * scale[o];
+        CHECK(exact);
+        CHECK_EQ_INT(nw == wt, in_place);
+        CHECK_EQ_INT((const void *)got == where, in_place);
+        if (in_place) /* the new bias, not a copy of the weights */
+            CHECK(ffu_arena_used(g->arena) - used < sizeof before);
+        else /* the weights as they were, where they were */
+            CHECK(!memcmp(where, before, sizeof before));
+        double d = compare(ref, g, IN4);
+        printf("  fold case %d: %s, max diff %.2e\n", v, in_place ? "in place" : "copied", d);
+        CHECK(d >= 0 && d < 1e-5);
+        nn_graph_destroy(ref);
+        nn_graph_destroy(borrower);
+        nn_graph_destroy(g);
+    }
+}
+
 /* Things that must stay: a constant over W (not per channel), an intermediate that is
  * also a graph output, a constant on the wrong side of Sub, a PReLU on a value that
  * has other readers. */
@@ -450,9 +550,11 @@ static void test_fold_input_affine(void)
         nn_graph *g = conv_graph(&y), *orig;
         CHECK(g != NULL);
         int r = node1(g, NN_OP_RELU, "relu", y);
-        float lo = v == 2 ? -1.0f : 0.5f;
+        /* v 2: negative scales, which a max pool does not commute with (every one
+         * negative, so that no draw of the random values can make the fold legal) */
+        float lo = v == 2 ? -1.0f : 0.5f, hi = v == 2 ? -0.5f : 2.0f;
         int m = node2(g, NN_OP_MUL, "m", r,
-                      rconst(g, "scale", (nn_shape){.rank = 3, .d = {4, 1, 1}}, lo, 2));
+                      rconst(g, "scale", (nn_shape){.rank = 3, .d = {4, 1, 1}}, lo, hi));
         int a = node2(g, NN_OP_ADD, "a",
                       rconst(g, "shift", (nn_shape){.rank = 4, .d = {1, 4, 1, 1}}, -1, 1), m);
         int p = a;
@@ -576,5 +678,5 @@ static void test_merge_1x1(void)
 
 TEST_MAIN(test_transposes_chain, test_transposes_axes, test_transposes_blocked,
           test_prelu_mobilefacenet, test_prelu_variants, test_relu6, test_fold_affine,
-          test_no_fold, test_fold_input_affine, test_fold_input_normalisation,
+          test_fold_in_place, test_no_fold, test_fold_input_affine, test_fold_input_normalisation,
           test_fold_pad_and_slope, test_merge_1x1)
