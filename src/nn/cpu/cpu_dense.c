@@ -657,8 +657,12 @@ static int q8_factor_fits(const float *v, int64_t n, const float *u, float scale
                           float a, uint8_t *q)
 {
     if (!isfinite(a) || a == 0) return 0;
+    /* the estimate only has to land within a code of the answer, which the test below
+     * finds bit for bit: reciprocals instead of two divisions per weight (dlib-resnet's
+     * 5.6 M weights) */
+    const double ia = 1.0 / a, is = 1.0 / scale;
     for (int64_t i = 0; i < n; i++) {
-        const int c = (int)floor(((double)v[i] / a - min) / scale + 0.5);
+        const int c = (int)floor(((double)v[i] * ia - min) * is + 0.5);
         const int near[3] = {c, c - 1, c + 1};
         int hit = -1;
         for (int k = 0; k < 3 && hit < 0; k++)

@@ -565,7 +565,8 @@ int tf_weight_tensor(tf_ctx *c, const tf_weight *wc, int role)
         /* OIHW: dst[o][i][h][w] = src[h][w][i][o]; depthwise: out channel c*M+m, in 1.
          * Sixteen output channels at a time: each read is one line of src and the
          * sixteen rows of dst are written in order (one channel at a time wrote every
-         * value to another line, a tenth of dlib-resnet's load). */
+         * value to another line: a tenth of the time `bench nn` took to load and plan
+         * dlib-resnet). */
         for (int64_t o0 = 0; o0 < co; o0 += 16) {
             int64_t o1 = co - o0 < 16 ? co : o0 + 16;
             for (int64_t i = 0; i < ci; i++)
