@@ -51,7 +51,6 @@ ffu_status nn_graph_create(nn_graph **out)
     *out = NULL;
     nn_graph *g = calloc(1, sizeof *g);
     if (!g) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    atomic_init(&g->borrowers, 0);
     ffu_status st = ffu_arena_create(&g->arena, 0);
     if (st < 0) {
         free(g);
@@ -66,8 +65,6 @@ ffu_status nn_graph_create(nn_graph **out)
 void nn_graph_destroy(nn_graph *g)
 {
     if (!g) return;
-    /* the source outlives its clones (ir.h); the count is the one mutable part of it */
-    if (g->lender) atomic_fetch_sub(&((nn_graph *)g->lender)->borrowers, 1);
     free(g->tensors);
     free(g->nodes);
     free(g->inputs);
@@ -429,8 +426,6 @@ ffu_status nn_graph_clone(const nn_graph *src, nn_graph **out)
     g->format = src->format;
     g->producer = src->producer;
     g->opset = src->opset;
-    g->lender = src;
-    atomic_fetch_add(&((nn_graph *)src)->borrowers, 1);
     *out = g;
     return FFU_OK;
 nomem:

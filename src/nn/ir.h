@@ -15,8 +15,6 @@
 #ifndef FFU_NN_IR_H
 #define FFU_NN_IR_H
 
-#include <stdatomic.h>
-
 #include "facefuse/nn.h"
 
 /* ---- ops ------------------------------------------------------------------------------ */
@@ -185,11 +183,11 @@ typedef struct nn_graph {
     /* name -> tensor index hash table (open addressing), maintained by add_tensor */
     int *name_slots;
     int cap_slots;
-    /* Clones alive that borrow this graph's constants (nn_graph_clone), and a clone's
-     * source: while a graph lends its constants, rewrites copy a constant they change
-     * instead of changing it where it lies (rewrite.c). */
-    atomic_int borrowers;
-    const struct nn_graph *lender;
+    /* 1 while no other graph borrows this one's constants and nothing else holds
+     * pointers to them, so rewrites may change a constant where it lies (rewrite.c);
+     * set by whoever knows it, around the load passes (model.c). 0 otherwise: a clone
+     * shares its source's constants by pointer. */
+    int exclusive;
 } nn_graph;
 
 ffu_status nn_graph_create(nn_graph **out);
@@ -241,9 +239,8 @@ nn_tensor *nn_out(const nn_graph *g, const nn_node *n, int i);
 ffu_status nn_node_error(const nn_node *n, ffu_status s, const char *fmt, ...) FFU_PRINTF(3, 4);
 
 /* A deep copy of the structure sharing constant data by pointer (NN_BORROW): the
- * source must outlive the copy. Planning state is reset. While the copy lives the
- * source counts it (borrowers), and rewrites of the source leave its constants as they
- * are. */
+ * source must outlive the copy, and must not be `exclusive` while it lives. Planning
+ * state is reset. */
 ffu_status nn_graph_clone(const nn_graph *src, nn_graph **out);
 
 /* Node indices in an order where every node comes after the producers of its inputs;

@@ -218,7 +218,12 @@ done:
 static ffu_status finish(ffu_nn_model *m)
 {
     ffu_status st;
-    if ((st = nn_passes_run(m->g)) < 0) return st;
+    /* the loaders' own clones are gone and sessions come later: the passes may change
+     * constants where they lie */
+    m->g->exclusive = 1;
+    st = nn_passes_run(m->g);
+    m->g->exclusive = 0;
+    if (st < 0) return st;
     m->inputs = malloc(sizeof(int) * (size_t)(m->g->ninputs ? m->g->ninputs : 1));
     if (!m->inputs) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     for (int i = 0; i < m->g->ninputs; i++)

@@ -948,17 +948,17 @@ static int rw_fold_affine(pat *s, int i)
     int st = 0;
     if (ok) {
         /* The weights change only under a scale (an Add or Sub moves the bias alone),
-         * and are scaled where they lie when this graph's arena holds them and this Conv
-         * is their one reader, and no clone borrows them: copying them at every fold took
-         * 44.6 MB and a fifth of dlib-resnet's load (two folds on each of 29
-         * convolutions). Otherwise, a copy. */
+         * and are scaled where they lie when this graph's arena holds them, this Conv is
+         * their one reader and no other graph borrows them (g->exclusive): copying them
+         * at every fold took 44.6 MB and a fifth of dlib-resnet's load (two folds on
+         * each of 29 convolutions). Otherwise, a copy. */
         const int wt = cv->inputs[1];
         int scale = 0;
         for (int64_t o = 0; o < C; o++)
             scale |= a[o] != 1;
         const int in_place =
-            !scale || (s->uses[wt] == 1 && !(w->flags & NN_T_OUTPUT) &&
-                       !atomic_load(&g->borrowers) && ffu_arena_owns(g->arena, w->data, w->nbytes));
+            !scale || (s->uses[wt] == 1 && !(w->flags & NN_T_OUTPUT) && g->exclusive &&
+                       ffu_arena_owns(g->arena, w->data, w->nbytes));
         float *nw = in_place ? NULL : malloc((size_t)(C * per) * 4 + 4);
         float *nb = malloc((size_t)C * 4);
         if ((!in_place && !nw) || !nb) {
