@@ -6,8 +6,8 @@
  * loose a family's crop is. With backend cuda the faces may also come from frames in
  * device memory (ffu_embedder_run_gpu): the crops are then cut on the GPU.
  *
- * An ensemble's members are independent models. On the cpu backend with at least one
- * thread per member but not two, they run side by side, one thread each
+ * An ensemble's members are independent models. On the cpu backend with M to 2M - 1
+ * threads for M members, they run side by side, one thread each
  * (ffu_nn_run_side_by_side): these small models scale poorly over threads (dlib-resnet
  * ran 1.17x faster on two than on one), two of them at once nearly twice
  * (docs/BENCHMARKS.md "Ensemble members side by side"). */
