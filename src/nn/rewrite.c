@@ -972,15 +972,19 @@ static int rw_fold_affine(pat *s, int i)
                         ow[o * per + k] = wv[o * per + k] * a[o];
                 nb[o] = (bv ? bv[o] : 0) * a[o] + d[o];
             }
-            nn_shape ws = w->shape, bs = {.rank = 1, .d = {C}};
-            const char *wname = w->name;
-            /* 8-bit codes stay codes under a per-output-channel scale (ir.h, NN_T_Q8) */
-            const int q8 = w->flags & NN_T_Q8;
-            const float q8s = w->q8_scale, q8m = w->q8_min;
-            int tw = in_place ? wt : new_const(g, wname, "fold", FFU_DTYPE_F32, &ws, nw);
-            if (tw >= 0 && q8 && !in_place) {
-                g->tensors[tw].flags |= NN_T_Q8;
-                g->tensors[tw].q8_scale = q8s, g->tensors[tw].q8_min = q8m;
+            nn_shape bs = {.rank = 1, .d = {C}};
+            int tw = wt;
+            if (!in_place) { /* w's fields first: adding a tensor may move the table */
+                nn_shape ws = w->shape;
+                const char *wname = w->name;
+                /* 8-bit codes stay codes under a per-output-channel scale (ir.h, NN_T_Q8) */
+                const int q8 = w->flags & NN_T_Q8;
+                const float q8s = w->q8_scale, q8m = w->q8_min;
+                tw = new_const(g, wname, "fold", FFU_DTYPE_F32, &ws, nw);
+                if (tw >= 0 && q8) {
+                    g->tensors[tw].flags |= NN_T_Q8;
+                    g->tensors[tw].q8_scale = q8s, g->tensors[tw].q8_min = q8m;
+                }
             }
             int tb = tw >= 0 ? new_const(g, g->tensors[tw].name, "bias", FFU_DTYPE_F32, &bs, nb)
                              : tw;

@@ -67,8 +67,10 @@ static void side_thread(void *p)
 
 void ffu_nn_run_side_by_side(int n, ffu_nn_job_fn fn, void *arg)
 {
-    if (n == 1) fn(arg, 0);
-    if (n <= 1) return;
+    if (n <= 1) { /* no team for one job */
+        if (n == 1) fn(arg, 0);
+        return;
+    }
     side_job j = {fn, arg, n};
     GOMP_parallel(side_thread, &j, (unsigned)n, 0);
 }
