@@ -144,11 +144,18 @@ FFU_API ffu_status ffu_file_create_temp(const char *path, char **tmp, int *fd);
  * afterwards path holds either its old content or all of data. */
 FFU_API ffu_status ffu_file_write_atomic(const char *path, const void *data, size_t size);
 
+/* Memory for one large buffer (weights, activations, images, file contents), released
+ * with free(); 64-byte aligned. From 2 MiB up it is 2 MiB-aligned and the kernel is
+ * asked to back it with huge pages (MADV_HUGEPAGE), so that filling it takes a page
+ * fault per 2 MiB rather than per 4 KiB. NULL when out of memory. */
+FFU_API void *ffu_alloc_large(size_t size);
+
 /* ---- arena and object pool ------------------------------------------------------- */
 
 /* A bump allocator: many small allocations, freed all at once by reset or destroy.
  * Not thread-safe (one owner at a time). Memory comes in blocks of `block_size`
- * bytes; an allocation larger than a quarter block gets a block of its own, which
+ * bytes; allocations larger than a quarter block come from slabs that double with what
+ * the arena holds (up to 64 MiB; ffu_alloc_large, so big ones are on huge pages), which
  * reset returns to the system while ordinary blocks are kept for reuse. */
 typedef struct ffu_arena ffu_arena;
 

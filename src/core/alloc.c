@@ -6,14 +6,31 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "facefuse/core.h"
+
+/* ---- large buffers ---------------------------------------------------------------- */
+
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void *ffu_alloc_large(size_t size)
+{
+    void *p = NULL;
+    size_t align = size < HUGE_PAGE ? 64 : HUGE_PAGE;
+    if (size > SIZE_MAX - HUGE_PAGE || posix_memalign(&p, align, size ? size : 1) != 0) return NULL;
+    /* only whole huge pages: a partly used one would hold memory nobody asked for;
+     * advice only, so a refusal costs nothing */
+    if (size >= HUGE_PAGE) (void)madvise(p, size & ~(HUGE_PAGE - 1), MADV_HUGEPAGE);
+    return p;
+}
 
 /* ---- arena ---------------------------------------------------------------------- */
 
 #define ARENA_DEFAULT_BLOCK ((size_t)64 << 10)
 #define ARENA_ALIGN 16
 #define ARENA_MAX_ALIGN 4096
+#define ARENA_SLAB_MAX ((size_t)64 << 20)
 
 typedef struct arena_block {
     struct arena_block *next;
@@ -42,7 +59,7 @@ static void free_blocks(arena_block *b)
 static arena_block *new_block(ffu_arena *a, size_t size)
 {
     if (size > SIZE_MAX - sizeof(arena_block)) return NULL;
-    arena_block *b = malloc(sizeof(arena_block) + size);
+    arena_block *b = ffu_alloc_large(sizeof(arena_block) + size);
     if (!b) return NULL;
     b->next = NULL;
     b->size = size;
@@ -95,13 +112,21 @@ void *ffu_arena_alloc_aligned(ffu_arena *a, size_t size, size_t align)
         return NULL;
     }
 
-    if (size > a->block_size / 4) { /* large: its own block, off the reuse chain */
-        arena_block *b = new_block(a, size + align);
-        if (!b) goto nomem;
-        size_t off = fit(b, size, align);
+    if (size > a->block_size / 4) { /* large: from a slab, off the reuse chain */
+        arena_block *b = a->big;
+        size_t off = b ? fit(b, size, align) : SIZE_MAX;
+        if (off == SIZE_MAX) {
+            /* slabs double with what the arena holds (to a cap), so that a graph's
+             * weights lie in a few huge-page-backed runs and a small arena stays small */
+            size_t want = size + align,
+                   grow = a->reserved < ARENA_SLAB_MAX ? a->reserved : ARENA_SLAB_MAX;
+            if (grow > sizeof(arena_block)) grow -= sizeof(arena_block); /* whole pages */
+            if (!(b = new_block(a, want > grow ? want : grow))) goto nomem;
+            b->next = a->big;
+            a->big = b;
+            off = fit(b, size, align);
+        }
         b->used = off + size;
-        b->next = a->big;
-        a->big = b;
         a->used += size;
         return b->data + off;
     }

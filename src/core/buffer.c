@@ -22,7 +22,7 @@ ffu_status ffu_buffer_create(ffu_buffer **out, size_t size, int zero)
     if (size > SIZE_MAX - head - BUFFER_ALIGN)
         return ffu_error_set(FFU_ERR_TOO_LARGE, "buffer of %zu bytes is too large", size);
     size_t total = head + ((size + BUFFER_ALIGN - 1) & ~(size_t)(BUFFER_ALIGN - 1));
-    ffu_buffer *b = aligned_alloc(BUFFER_ALIGN, total ? total : BUFFER_ALIGN);
+    ffu_buffer *b = ffu_alloc_large(total);
     if (!b) return ffu_error_set(FFU_ERR_NOMEM, "cannot allocate %zu bytes", size);
     atomic_init(&b->refs, 1);
     b->size = size;

@@ -48,7 +48,7 @@ ffu_status ffu_file_read(const char *path, size_t cap, uint8_t **out, size_t *si
      * grown for pipes and files that change. */
     size_t alloc = S_ISREG(st.st_mode) ? (size_t)st.st_size + 2 : 65536, len = 0;
     if (alloc > cap + 2) alloc = cap + 2;
-    uint8_t *buf = malloc(alloc);
+    uint8_t *buf = ffu_alloc_large(alloc);
     if (!buf) {
         close(fd);
         return ffu_error_set(FFU_ERR_NOMEM, "%s: cannot allocate %zu bytes", path, alloc);

@@ -69,7 +69,7 @@ typedef struct nn_backend_ops {
     ffu_status (*mem_alloc)(nn_backend *b, size_t bytes, void **p);
     void (*mem_free)(nn_backend *b, void *p); /* NULL is a no-op */
     /* Optional: host memory the backend copies from and to fastest (pinned), for the
-     * session's host arena; NULL: the session uses aligned_alloc. */
+     * session's host arena; NULL: the session uses ffu_alloc_large. */
     ffu_status (*host_alloc)(nn_backend *b, size_t bytes, void **p);
     void (*host_free)(nn_backend *b, void *p);
     /* Copies bytes between the host and the backend's space (or within it), queued in

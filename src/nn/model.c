@@ -124,6 +124,10 @@ static ffu_status read_tfjs_weights(const char *json_path, const void *json, siz
                                        NN_MAX_WEIGHTS_BYTES);
                 goto out;
             }
+            if (!buf) { /* the first file is the buffer: most models have one */
+                buf = part, used = psize;
+                continue;
+            }
             unsigned char *nb = realloc(buf, used + psize + 1);
             if (!nb) {
                 free(part);

@@ -178,14 +178,14 @@ static void reset_bound(ffu_nn_session *s)
 /* ---- memory of each space ------------------------------------------------------------- */
 
 /* bytes of space sp: device memory from the space's backend; host memory pinned by the
- * main backend when it offers that (fast, asynchronous copies), else aligned_alloc. */
+ * main backend when it offers that (fast, asynchronous copies), else ffu_alloc_large. */
 static void *space_alloc(ffu_nn_session *s, int sp, size_t bytes)
 {
     void *p = NULL;
     bytes = bytes ? (bytes + 255) & ~(size_t)255 : 256;
     if (sp == NN_SPACE_HOST) {
         if (s->host_be) return s->host_be->ops->host_alloc(s->host_be, bytes, &p) < 0 ? NULL : p;
-        return aligned_alloc(64, bytes);
+        return ffu_alloc_large(bytes);
     }
     nn_backend *b = s->space_be[sp];
     if (!b || b->ops->mem_alloc(b, bytes, &p) < 0) return NULL;

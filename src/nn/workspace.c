@@ -30,7 +30,7 @@ ffu_status nn_workspace_reserve(ffu_nn_workspace *w, size_t bytes)
 {
     if (bytes <= w->bytes && w->buf) return FFU_OK;
     bytes = bytes ? (bytes + 4095) & ~(size_t)4095 : 4096;
-    unsigned char *p = aligned_alloc(4096, bytes);
+    unsigned char *p = ffu_alloc_large(bytes);
     if (!p)
         return ffu_error_set(FFU_ERR_NOMEM, "out of memory for a %zu-byte workspace", bytes);
     /* zeroed, as a session's own arena is: a run over unfilled inputs is deterministic

@@ -1,5 +1,6 @@
-/* Arena and pool: alignment, no overlap between allocations, reuse after reset,
- * limits, and the pool under concurrent get/put. */
+/* Arena, pool and large buffers: alignment, no overlap between allocations, reuse after
+ * reset, limits, large allocations sharing slabs, huge-page advice, and the pool under
+ * concurrent get/put. */
 #include <pthread.h>
 #include <stdint.h>
 
@@ -87,7 +88,7 @@ static void test_arena_owns(void)
     unsigned char *p[N];
     size_t sz[N];
     for (int i = 0; i < N; i++) {
-        sz[i] = i % 7 == 0 ? 3000 + (size_t)i : 8 + (size_t)i * 3; /* some dedicated */
+        sz[i] = i % 7 == 0 ? 3000 + (size_t)i : 8 + (size_t)i * 3; /* some in slabs */
         CHECK((p[i] = ffu_arena_alloc(a, sz[i])) != NULL);
     }
     unsigned char *other = ffu_arena_alloc(b, 64), *big = ffu_arena_alloc(b, 5000);
@@ -97,7 +98,8 @@ static void test_arena_owns(void)
         CHECK_EQ_INT(ffu_arena_owns(a, p[i] + sz[i] - 1, 1), 1);
         CHECK_EQ_INT(ffu_arena_owns(b, p[i], 1), 0);
     }
-    /* a dedicated block ends with its allocation (and the alignment slack before it) */
+    /* the first slab ends with the first large allocation (and the alignment slack
+     * before it): a slab is at least as large as what the arena held */
     CHECK_EQ_INT(ffu_arena_owns(a, p[0], sz[0] + 64), 0);
     CHECK_EQ_INT(ffu_arena_owns(a, other, 1), 0);
     CHECK_EQ_INT(ffu_arena_owns(a, big, 5000), 0);
@@ -117,6 +119,101 @@ static void test_arena_owns(void)
     CHECK_EQ_INT(ffu_arena_owns(a, q + 40, 1), 0);
     ffu_arena_destroy(a);
     ffu_arena_destroy(b);
+}
+
+/* Large allocations (over a quarter block) share slabs that double with the arena, so a
+ * graph's hundreds of weight tensors take a few system allocations: what the arena holds
+ * stays within a small factor of what it handed out, nothing overlaps, and reset gives
+ * the slabs back. */
+static void test_arena_slabs(void)
+{
+    ffu_arena *a = NULL;
+    CHECK_EQ_INT(ffu_arena_create(&a, 4096), FFU_OK);
+    enum { N = 300 };
+    unsigned char *p[N];
+    size_t sz[N], used = 0;
+    uint64_t seed = 11;
+    for (int i = 0; i < N; i++) {
+        sz[i] = 1025 + test_rand_u64(&seed) % 60000;
+        CHECK((p[i] = ffu_arena_alloc_aligned(a, sz[i], 64)) != NULL);
+        CHECK_EQ_INT((uintptr_t)p[i] % 64, 0);
+        memset(p[i], i & 0xff, sz[i]);
+        used += sz[i];
+    }
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ_INT(p[i][0], i & 0xff);
+        CHECK_EQ_INT(p[i][sz[i] - 1], i & 0xff);
+        CHECK_EQ_INT(ffu_arena_owns(a, p[i], sz[i]), 1);
+    }
+    int adjacent = 0; /* allocations that start where the one before ended */
+    for (int i = 1; i < N; i++)
+        adjacent += p[i] == p[i - 1] + ((sz[i - 1] + 63) & ~(size_t)63);
+    CHECK(adjacent > N * 3 / 4);
+    CHECK_EQ_INT(ffu_arena_used(a), used);
+    CHECK(ffu_arena_reserved(a) >= used);
+    CHECK(ffu_arena_reserved(a) < 3 * used); /* doubling: at most about twice */
+    ffu_arena_reset(a);
+    CHECK_EQ_INT(ffu_arena_reserved(a), 0); /* only slabs were held: all went back */
+    CHECK((p[0] = ffu_arena_alloc(a, 5000)) != NULL);
+    CHECK_EQ_INT(ffu_arena_owns(a, p[0], 5000), 1);
+    ffu_arena_destroy(a);
+}
+
+/* The kernel's flags of the mapping that holds p (/proc/self/smaps "VmFlags"), or ""
+ * when it cannot be found. */
+static void vm_flags_of(const void *p, char *out, size_t cap)
+{
+    out[0] = 0;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return;
+    char line[512];
+    int inside = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+            inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+        } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
+            size_t n = strnlen(line + 8, cap - 1);
+            memcpy(out, line + 8, n);
+            out[n] = 0;
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* ffu_alloc_large: 64-byte aligned below 2 MiB; from 2 MiB up aligned to 2 MiB with
+ * its whole huge pages advised (VmFlags "hg") where the kernel has transparent huge
+ * pages; writable to the last byte either way. */
+static void test_alloc_large(void)
+{
+    size_t sizes[] = {0, 1, 100, 4096 + 3, ((size_t)2 << 20) - 1};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        unsigned char *q = ffu_alloc_large(sizes[i]);
+        CHECK(q);
+        CHECK_EQ_INT((uintptr_t)q % 64, 0);
+        memset(q, 0x5a, sizes[i]);
+        free(q);
+    }
+    size_t big = ((size_t)5 << 20) + 12345;
+    unsigned char *q = ffu_alloc_large(big);
+    CHECK(q);
+    CHECK_EQ_INT((uintptr_t)q % ((size_t)2 << 20), 0);
+    memset(q, 0xa5, big);
+    CHECK_EQ_INT(q[big - 1], 0xa5);
+    char flags[256];
+    vm_flags_of(q, flags, sizeof flags);
+    free(q);
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char mode[128] = "";
+    if (thp) {
+        if (!fgets(mode, sizeof mode, thp)) mode[0] = 0;
+        fclose(thp);
+    }
+    if (!mode[0] || strstr(mode, "[never]"))
+        TEST_SKIP("the kernel has no transparent huge pages: the advice is not visible");
+    CHECK(flags[0]);
+    CHECK(strstr(flags, " hg") != NULL);
 }
 
 static void test_pool_basic(void)
@@ -186,4 +283,4 @@ static void test_pool_threads(void)
 }
 
 TEST_MAIN(test_arena_basic, test_arena_aligned_and_strings, test_arena_reset_reuses,
-          test_arena_owns, test_pool_basic, test_pool_threads)
+          test_arena_owns, test_arena_slabs, test_alloc_large, test_pool_basic, test_pool_threads)

@@ -510,11 +510,10 @@ ffu_status nn_cpu_step_arg(cpu_ctx *c, cpu_step *s, int arg, const dnnl_memory_d
 
 void *nn_cpu_own(cpu_ctx *c, size_t bytes)
 {
-    if (!c->p || c->p->nowned >= CPU_MAX_OWNED) return NULL;
-    void *q = NULL;
-    if (posix_memalign(&q, 64, bytes ? align_up(bytes, 64) : 64) != 0) return NULL;
-    c->p->owned[c->p->nowned++] = q;
-    return q;
+    /* the plan's graph is destroyed after its nodes are released (session.c
+     * release_plan), and its arena puts large weights on huge pages */
+    if (!c->p) return NULL;
+    return ffu_arena_alloc_aligned(c->g->arena, bytes ? align_up(bytes, 64) : 64, 64);
 }
 
 /* One-off reorder at prepare into a caller buffer; 0 on success. */
@@ -720,7 +719,6 @@ static void node_free(cpu_node *p)
             if (s->a[j].mem) dnnl_memory_destroy(s->a[j].mem);
         if (s->prim) dnnl_primitive_destroy(s->prim);
     }
-    for (int i = 0; i < p->nowned; i++) free(p->owned[i]);
     free(p);
 }
 

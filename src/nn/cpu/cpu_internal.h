@@ -22,7 +22,6 @@
 
 #define CPU_MAX_ARGS 16
 #define CPU_MAX_STEPS 6
-#define CPU_MAX_OWNED 4
 
 /* Where a primitive argument's data lives at run time. */
 typedef enum cpu_bind {
@@ -62,8 +61,6 @@ typedef struct cpu_node {
     int nsteps;
     cpu_step steps[CPU_MAX_STEPS];
     size_t scratch_bytes; /* what the steps' scratchpads and staging buffers need */
-    void *owned[CPU_MAX_OWNED];
-    int nowned;
     char impl[48]; /* implementation name of the main primitive (for describe/debug) */
     int nreorders; /* steps that convert between NCHW and channels-last (for describe) */
     /* our kernel (NN_CPU_K_*) and its data, when the node is that one kernel step reading
@@ -481,7 +478,8 @@ size_t nn_cpu_scratch(cpu_ctx *c, size_t bytes);
  * (a one-off reorder at prepare). Returns the buffer or NULL. */
 void *nn_cpu_reorder_owned(cpu_ctx *c, const dnnl_memory_desc_t *from, const void *src,
                            const dnnl_memory_desc_t *to, ffu_status *st);
-/* An owned aligned copy of bytes (NULL on failure). */
+/* 64-byte aligned memory that lives as long as the plan (the plan graph's arena);
+ * NULL on failure and in a dry check (c->p NULL). */
 void *nn_cpu_own(cpu_ctx *c, size_t bytes);
 /* Records the implementation name of pd in the node (for describe). */
 void nn_cpu_note_impl(cpu_ctx *c, const_dnnl_primitive_desc_t pd);

@@ -278,6 +278,7 @@ done:
     nn_graph_destroy(c.g);
     free(c.weights);
     free(c.nbuf);
+    free(c.wbuf);
     ffu_json_free(root);
     return st;
 }

@@ -55,6 +55,8 @@ typedef struct tf_ctx {
     size_t decoded; /* constant bytes built so far (capped by NN_TFJS_MAX_DECODED) */
     char *nbuf;     /* name scratch */
     size_t ncap;
+    void *wbuf; /* a weight decoded before it is rearranged (tf_weight_tensor) */
+    size_t wcap;
 } tf_ctx;
 
 /* Translates TF node ni into IR nodes whose final tensors are named like the TF

@@ -468,16 +468,22 @@ ffu_status tf_parse_manifest(tf_ctx *c, const ffu_json *man, const uint8_t *weig
 }
 
 /* Decodes a weight's stored bytes into a malloc'd array of its value type. */
-static ffu_status decode_weight(tf_ctx *c, const tf_weight *w, void **out, size_t *bytes)
+/* Bytes weight w decodes to, or an error when the model's decoded total would pass
+ * NN_TFJS_MAX_DECODED. */
+static ffu_status decoded_bytes(const tf_ctx *c, const tf_weight *w, size_t *bytes)
 {
-    int64_t numel = nn_shape_numel(&w->shape);
-    size_t n = (size_t)numel, nb = n * ffu_dtype_size(w->dtype);
-    *out = NULL;
+    size_t nb = (size_t)nn_shape_numel(&w->shape) * ffu_dtype_size(w->dtype);
+    *bytes = nb;
     if (nb > NN_TFJS_MAX_DECODED || c->decoded > NN_TFJS_MAX_DECODED - nb)
         return ffu_error_set(FFU_ERR_TOO_LARGE, "weight '%.200s': decoded weights exceed %zu bytes",
                              w->name, NN_TFJS_MAX_DECODED);
-    uint8_t *p = malloc(nb ? nb : 1);
-    if (!p) return ffu_error_set(FFU_ERR_NOMEM, "out of memory decoding weight '%.200s'", w->name);
+    return FFU_OK;
+}
+
+/* Decodes w's values into p (decoded_bytes of room). */
+static void decode_into(const tf_weight *w, uint8_t *p)
+{
+    size_t n = (size_t)nn_shape_numel(&w->shape), nb = n * ffu_dtype_size(w->dtype);
     const uint8_t *s = w->src;
     switch (w->store) {
     case TF_STORE_F32:
@@ -506,12 +512,22 @@ static ffu_status decode_weight(tf_ctx *c, const tf_weight *w, void **out, size_
         }
         break;
     }
+}
+
+/* w's values in a new malloc'd buffer (free it). */
+static ffu_status decode_weight(tf_ctx *c, const tf_weight *w, void **out, size_t *bytes)
+{
+    *out = NULL;
+    ffu_status st = decoded_bytes(c, w, bytes);
+    if (st < 0) return st;
+    uint8_t *p = malloc(*bytes ? *bytes : 1);
+    if (!p) return ffu_error_set(FFU_ERR_NOMEM, "out of memory decoding weight '%.200s'", w->name);
+    decode_into(w, p);
     *out = p;
-    *bytes = nb;
     return FFU_OK;
 }
 
-/* mode NN_BORROW: data already lies in the graph's arena (a filter rearranged there) */
+/* mode NN_BORROW: data already lies in the graph's arena (a weight decoded there) */
 static int add_const_mode(tf_ctx *c, const char *name, ffu_dtype dt, const nn_shape *shape,
                           const void *data, int mode)
 {
@@ -534,34 +550,39 @@ int tf_weight_tensor(tf_ctx *c, const tf_weight *wc, int role)
 {
     tf_weight *w = (tf_weight *)wc;
     if (w->tensor[role] >= 0) return w->tensor[role];
-    void *raw;
     size_t nb;
-    ffu_status st = decode_weight(c, w, &raw, &nb);
+    ffu_status st = decoded_bytes(c, w, &nb);
     if (st < 0) return st;
     const nn_shape *s = &w->shape;
+    if (role != TF_ROLE_RAW && w->dtype != FFU_DTYPE_F32)
+        return ffu_error_set(FFU_ERR_FORMAT, "weight '%.200s' is %s where floats are needed",
+                             w->name, ffu_dtype_name(w->dtype));
+    if ((role == TF_ROLE_OIHW || role == TF_ROLE_DW) && s->rank != 4)
+        return ffu_error_set(FFU_ERR_FORMAT, "filter '%.200s' has rank %d, expected 4", w->name,
+                             s->rank);
+    if (role == TF_ROLE_NCHW && s->rank > 4)
+        return ffu_error_set(FFU_ERR_FORMAT, "per-channel constant '%.200s' has rank %d", w->name,
+                             s->rank);
+    /* The constant's data goes straight into the graph's arena: decoded there when it
+     * is kept as stored, else decoded into the context's scratch and rearranged there
+     * (no fresh memory per weight) */
+    void *data = ffu_arena_alloc_aligned(c->g->arena, nb ? nb : 1, 64), *raw = data;
+    if (data && role != TF_ROLE_RAW && nb > c->wcap) {
+        free(c->wbuf);
+        c->wcap = 0;
+        if ((c->wbuf = malloc(nb))) c->wcap = nb;
+    }
+    if (!data || (role != TF_ROLE_RAW && !c->wbuf))
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory decoding weight '%.200s'", w->name);
+    if (role != TF_ROLE_RAW) raw = c->wbuf;
+    decode_into(w, raw);
     nn_shape ns = *s;
-    void *data = raw, *conv = NULL;
     const char *suffix = NULL;
     int t;
-    if (role != TF_ROLE_RAW && w->dtype != FFU_DTYPE_F32) {
-        t = ffu_error_set(FFU_ERR_FORMAT, "weight '%.200s' is %s where floats are needed", w->name,
-                          ffu_dtype_name(w->dtype));
-        goto done;
-    }
     if (role == TF_ROLE_OIHW || role == TF_ROLE_DW) {
-        if (s->rank != 4) {
-            t = ffu_error_set(FFU_ERR_FORMAT, "filter '%.200s' has rank %d, expected 4", w->name,
-                              s->rank);
-            goto done;
-        }
         int64_t kh = s->d[0], kw = s->d[1], ci = s->d[2], co = s->d[3];
-        conv = ffu_arena_alloc_aligned(c->g->arena, nb ? nb : 1, 64);
-        if (!conv) {
-            t = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-            goto done;
-        }
         const float *src = raw;
-        float *dst = conv;
+        float *dst = data;
         /* OIHW: dst[o][i][h][w] = src[h][w][i][o]; depthwise: out channel c*M+m, in 1.
          * Sixteen output channels at a time: each read is one line of src and the
          * sixteen rows of dst are written in order (one channel at a time wrote every
@@ -590,22 +611,12 @@ int tf_weight_tensor(tf_ctx *c, const tf_weight *wc, int role)
             suffix = "dw";
         }
         ns.d[2] = kh, ns.d[3] = kw;
-        data = conv;
     } else if (role == TF_ROLE_NCHW) {
-        if (s->rank > 4) {
-            t = ffu_error_set(FFU_ERR_FORMAT, "per-channel constant '%.200s' has rank %d", w->name,
-                              s->rank);
-            goto done;
-        }
         int64_t d[4] = {1, 1, 1, 1};
-        for (int i = 0; i < s->rank; i++) d[4 - s->rank + i] = s->d[i];
-        conv = ffu_arena_alloc_aligned(c->g->arena, nb ? nb : 1, 64);
-        if (!conv) {
-            t = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-            goto done;
-        }
+        for (int i = 0; i < s->rank; i++)
+            d[4 - s->rank + i] = s->d[i];
         const float *src = raw;
-        float *dst = conv;
+        float *dst = data;
         for (int64_t n = 0; n < d[0]; n++)
             for (int64_t h = 0; h < d[1]; h++)
                 for (int64_t x = 0; x < d[2]; x++)
@@ -614,12 +625,11 @@ int tf_weight_tensor(tf_ctx *c, const tf_weight *wc, int role)
                             src[((n * d[1] + h) * d[2] + x) * d[3] + ch];
         ns.rank = 4;
         ns.d[0] = d[0], ns.d[1] = d[3], ns.d[2] = d[1], ns.d[3] = d[2];
-        data = conv;
         suffix = "nchw";
     }
     {
         const char *name = name_join(c, w->name, "#", suffix);
-        t = name ? add_const_mode(c, name, w->dtype, &ns, data, conv ? NN_BORROW : NN_COPY)
+        t = name ? add_const_mode(c, name, w->dtype, &ns, data, NN_BORROW)
                  : ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     }
     if (t >= 0) w->tensor[role] = t;
@@ -629,8 +639,6 @@ int tf_weight_tensor(tf_ctx *c, const tf_weight *wc, int role)
         tt->flags |= NN_T_Q8;
         tt->q8_scale = w->scale, tt->q8_min = w->min;
     }
-done:
-    free(raw); /* conv, when used, lives in the graph's arena */
     return t;
 }
 
@@ -1122,6 +1130,7 @@ fail:
     free(c.nodes);
     free(c.weights);
     free(c.nbuf);
+    free(c.wbuf);
     free(ix);
     free(order);
     free(outs);
