@@ -1,19 +1,20 @@
 # FFmpeg's libraries (Debian: libavformat-dev libavcodec-dev libavutil-dev libswscale-dev
 # libswresample-dev; FFmpeg 5.1 in Debian 12) for the video module in src/video.
-# Required: the library's video reader and writer are built on them. libavdevice-dev
-# is optional: with it, V4L2 cameras ("/dev/video0") can be opened (loaded at run time).
-# Included by the top CMakeLists.txt before the library targets exist, so it only
-# extends the FFU_* lists. Defines FFU_HAVE_AVDEVICE=0/1 for C code.
+# Required at build time: the video reader and writer are built on their headers. Not
+# linked: src/video/av_libs.c loads them (dlopen, by the sonames of these headers) when
+# a process first opens a video. Linked, they brought some 125 shared libraries into
+# every process, 60-100 ms before main for image commands too (docs/VIDEO.md "Loading
+# FFmpeg"). Included by the top CMakeLists.txt before the library targets exist, so it
+# only extends the FFU_* lists. Defines FFU_HAVE_AVDEVICE=0/1 for C code; FFMPEG is the
+# imported target for programs that call FFmpeg themselves (tests, benchmarks).
 pkg_check_modules(FFMPEG IMPORTED_TARGET libavformat libavcodec libavutil libswscale)
 if(NOT FFMPEG_FOUND)
   message(FATAL_ERROR "The video module needs FFmpeg's libraries (Debian: apt-get install "
                       "libavformat-dev libavcodec-dev libavutil-dev libswscale-dev)")
 endif()
-list(APPEND FFU_LINK_LIBS PkgConfig::FFMPEG)
-# Libs.private, not Requires.private: `pkg-config --static` would otherwise pull in the
-# private dependencies of Debian's FFmpeg (libgme, libbluray, libzmq, ...), whose -dev
-# packages nobody has; a static libfacefuse links FFmpeg's shared libraries.
-string(APPEND FFU_PC_LIBS_PRIVATE " -lavformat -lavcodec -lswscale -lavutil")
+include_directories(SYSTEM ${FFMPEG_INCLUDE_DIRS})
+list(APPEND FFU_LINK_LIBS ${CMAKE_DL_LIBS})
+string(APPEND FFU_PC_LIBS_PRIVATE " -ldl")
 
 # libavdevice is not linked: src/video/common.c loads it (dlopen) when a camera is
 # first opened. Linked, it brought ~80 more shared libraries (SDL, PulseAudio, flite
@@ -26,8 +27,6 @@ if(FFU_AVDEVICE)
   if(AVDEVICE_FOUND)
     set(FFU_HAVE_AVDEVICE 1)
     include_directories(SYSTEM ${AVDEVICE_INCLUDE_DIRS})
-    list(APPEND FFU_LINK_LIBS ${CMAKE_DL_LIBS})
-    string(APPEND FFU_PC_LIBS_PRIVATE " -ldl")
   endif()
 endif()
 add_compile_definitions(FFU_HAVE_AVDEVICE=${FFU_HAVE_AVDEVICE})

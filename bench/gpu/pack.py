@@ -7,7 +7,8 @@ shared libraries (~170 MB, ~48 MB as xz) because libavcodec/libavformat link eve
 and protocol library Debian enables, while a GPU check decodes H.264/HEVC and encodes its
 own test clips with libx264 and nothing else. So:
 
-  libs   the shared-library closure of the given binaries, split three ways:
+  libs   the shared-library closure of the given binaries (and of the libraries they
+         dlopen, --dlopen: FFmpeg's), split three ways:
          - system: glibc's own libraries (the device has a newer glibc) and the CUDA
            driver/toolkit libraries (libcuda, libnvcuvid, cuBLAS, cuDNN: the device's own
            copies are used, found at run time by scripts/gpu-check);
@@ -160,6 +161,13 @@ def cmd_libs(a):
         where.update(resolve(b))
     real, stubs = {}, {}  # soname -> path;  soname -> set of user paths
     queue = [(b, True) for b in a.binaries]  # (path, direct: a carried binary)
+    for path in a.dlopen:  # loaded at run time: carried, its needs followed as kept ones'
+        so = re.search(r"\(SONAME\)\s+Library soname: \[([^\]]+)\]", readelf("-d", path))
+        if not so:
+            sys.exit("pack.py: %s has no soname" % path)
+        real[so.group(1)] = path
+        where[so.group(1)] = path
+        queue.append((os.path.realpath(path), False))
     seen = set()
     while queue:
         path, direct = queue.pop()
@@ -258,6 +266,8 @@ def main():
     l = sub.add_parser("libs")
     l.add_argument("--out", required=True)
     l.add_argument("--keep", action="append", default=[])
+    l.add_argument("--dlopen", action="append", default=[],
+                   help="a library the binaries load at run time (path)")
     l.add_argument("binaries", nargs="+")
     f = sub.add_parser("files")
     f.add_argument("--out", required=True)

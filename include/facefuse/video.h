@@ -353,7 +353,8 @@ FFU_API void ffu_stream_info(ffu_stream *s, ffu_video_info *info);
 /* FFmpeg prints its own warnings to stderr by default. This routes them (process-wide,
  * FFmpeg's setting is global) into ffu_log: FFmpeg errors and warnings as
  * FFU_LOG_DEBUG, since every failure that matters also comes back as a status with a
- * detail; enable = 0 restores FFmpeg's default printer. */
+ * detail; enable = 0 restores FFmpeg's default printer. FFmpeg is loaded when the
+ * process first opens a video; asked before that, the routing applies from then on. */
 FFU_API void ffu_video_route_ffmpeg_log(int enable);
 
 #ifdef __cplusplus

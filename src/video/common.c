@@ -1,14 +1,13 @@
 /* What the reader and writer share: FFmpeg error codes mapped onto ffu_status,
- * ffu_pixfmt <-> AVPixelFormat, the one-time network set-up, loading libavdevice when a
- * camera is opened, and the optional bridge from FFmpeg's log into ffu_log. */
+ * ffu_pixfmt <-> AVPixelFormat, the one-time set-up (loading FFmpeg, the network),
+ * loading libavdevice when a camera is opened, and the optional bridge from FFmpeg's
+ * log into ffu_log. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <libavformat/avformat.h>
-#include <libavutil/avutil.h>
-#include <libavutil/log.h>
 #if FFU_HAVE_AVDEVICE
 #include <dlfcn.h>
 #include <libavdevice/version.h>
@@ -81,14 +80,25 @@ enum AVPixelFormat video_avfmt_of(ffu_pixfmt fmt)
 }
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static atomic_int ffmpeg_ready;  /* FFmpeg loaded and set up */
+static atomic_int log_route = 0; /* ffu_video_route_ffmpeg_log's wish: 0 none, 1 off, 2 on */
+static void apply_log_route(void);
 
 static void global_init_once(void)
 {
     /* Initialises TLS for https/rtsps; harmless when the build has no TLS. */
     avformat_network_init();
+    atomic_store(&ffmpeg_ready, 1);
+    apply_log_route();
 }
 
-void video_global_init(void) { pthread_once(&global_once, global_init_once); }
+ffu_status video_global_init(void)
+{
+    ffu_status st = video_av_load();
+    if (st < 0) return st;
+    pthread_once(&global_once, global_init_once);
+    return FFU_OK;
+}
 
 #if FFU_HAVE_AVDEVICE
 #define SONAME_(major) "libavdevice.so." #major
@@ -151,7 +161,16 @@ static void ffmpeg_log_cb(void *avcl, int level, const char *fmt, va_list ap)
     if (len) ffu_log(&ffmpeg_obj, lv, "%s", line);
 }
 
+static void apply_log_route(void)
+{
+    int route = atomic_load(&log_route);
+    if (route) av_log_set_callback(route == 2 ? ffmpeg_log_cb : av_log_default_callback);
+}
+
+/* Recorded, and applied now only if FFmpeg is loaded already: a process that never
+ * opens a video never loads it. */
 void ffu_video_route_ffmpeg_log(int enable)
 {
-    av_log_set_callback(enable ? ffmpeg_log_cb : av_log_default_callback);
+    atomic_store(&log_route, enable ? 2 : 1);
+    if (atomic_load(&ffmpeg_ready)) apply_log_route();
 }

@@ -267,7 +267,6 @@ static ffu_status open_common(ffu_video_reader *r, const char *url, const ffu_vi
     r->user = o->interrupt_user;
     r->vstream = -1;
     int64_t max_pixels = o->max_pixels ? o->max_pixels : (int64_t)FFU_IMAGE_MAX_PIXELS;
-    video_global_init();
 
     r->fmt = avformat_alloc_context();
     r->pkt = av_packet_alloc();
@@ -410,13 +409,15 @@ ffu_status ffu_video_reader_open(ffu_video_reader **out, const char *url,
     if (!out) return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_open: out is NULL");
     *out = NULL;
     if (!url || !*url) return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_open: no url");
+    ffu_status st = video_global_init();
+    if (st < 0) return st;
     ffu_video_reader *r = calloc(1, sizeof *r);
     if (!r || !(r->name = strdup(url))) {
         free(r);
         return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", url);
     }
     r->cls = &reader_class;
-    ffu_status st = open_common(r, url, opts);
+    st = open_common(r, url, opts);
     if (st < 0) {
         ffu_video_reader_close(r);
         return st;
@@ -432,6 +433,8 @@ ffu_status ffu_video_reader_open_memory(ffu_video_reader **out, const void *data
     *out = NULL;
     if (!data && size)
         return ffu_error_set(FFU_ERR_INVALID, "ffu_video_reader_open_memory: data is NULL");
+    ffu_status gst = video_global_init();
+    if (gst < 0) return gst;
     ffu_video_reader *r = calloc(1, sizeof *r);
     if (!r || !(r->name = strdup("memory"))) {
         free(r);

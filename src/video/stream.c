@@ -822,6 +822,8 @@ ffu_status ffu_stream_open(ffu_stream **out, const char *url, const ffu_stream_o
         ffu_stream_opts_default(&o);
     ffu_status st = check_opts(&o);
     if (st < 0) return st;
+    /* once, here, rather than racing from several stream threads */
+    if ((st = video_global_init()) < 0) return st;
     if (o.sample_fps == 0) o.sample_fps = DEFAULT_SAMPLE_FPS;
     if (!o.ring_capacity) o.ring_capacity = DEFAULT_RING;
     if (!o.max_held) o.max_held = DEFAULT_MAX_HELD;
@@ -870,7 +872,6 @@ ffu_status ffu_stream_open(ffu_stream **out, const char *url, const ffu_stream_o
         stream_free(s);
         return ffu_error_set(FFU_ERR_NOMEM, "%s: cannot create the stream's locks", url);
     }
-    video_global_init(); /* once, here, rather than racing from several stream threads */
     if (pthread_create(&s->thread, NULL, stream_main, s) != 0) {
         pthread_cond_destroy(&s->cv_push);
         pthread_cond_destroy(&s->cv_pop);

@@ -4,9 +4,8 @@
 #ifndef FFU_VIDEO_INTERNAL_H
 #define FFU_VIDEO_INTERNAL_H
 
-#include <libavutil/pixfmt.h>
-
 #include "facefuse/video.h"
+#include "video/av_libs.h"
 
 /* The ffu_status for an FFmpeg error code (AVERROR_*). */
 ffu_status video_status_of(int averr);
@@ -24,8 +23,10 @@ ffu_status video_reader_convert(ffu_video_reader *r, ffu_image *img);
  * descendants) instead of decoding them: a sampler that keeps 1 frame in N saves their
  * decoding, and the next kept frame comes at most a frame or two later. */
 void video_reader_skip_nonref(ffu_video_reader *r, int skip);
-/* avformat_network_init, once per process. */
-void video_global_init(void);
+/* Loads FFmpeg (video_av_load), then avformat_network_init and the log routing asked
+ * for, once per process. Every public entry that reaches FFmpeg before an object of
+ * ours exists calls it first: FFU_OK, or the loader's FFU_ERR_UNSUPPORTED. */
+ffu_status video_global_init(void);
 /* Registers libavdevice's input formats (v4l2, ...) with libavformat, loading the
  * library on first use rather than linking it: it drags some 80 more shared libraries
  * (SDL, PulseAudio, flite voices, ...) and 18 MiB of resident memory into every

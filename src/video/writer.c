@@ -258,7 +258,8 @@ ffu_status ffu_video_writer_open(ffu_video_writer **out, const char *path,
                              "%s: crf must be 1..51 (0 = default), bitrate "
                              "and gop not negative",
                              path);
-    video_global_init();
+    ffu_status gst = video_global_init();
+    if (gst < 0) return gst;
     const AVOutputFormat *ofmt = av_guess_format(o->format, o->format ? NULL : path, NULL);
     if (!ofmt || ofmt->video_codec == AV_CODEC_ID_NONE || (ofmt->flags & AVFMT_NOFILE))
         return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: no video container for %s%s", path,

@@ -1,9 +1,13 @@
 /* `facefuse video info|convert|from-images` run as a user would: a clip made from
  * photos has the frame count, size and rate asked for and its tag; convert changes
  * size and frame rate by time (frames repeated or dropped) and keeps the audio; info
- * reports both in JSON; bad arguments and missing files give one-line errors. */
+ * reports both in JSON; bad arguments and missing files give one-line errors; without
+ * FFmpeg's libraries video commands say so and image commands work. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include <libavformat/version.h>
 
 #include "facefuse/core.h"
 #include "facefuse/image.h"
@@ -132,6 +136,48 @@ static void test_errors(void)
     CHECK(access(out, F_OK) != 0);
 }
 
+/* Where FFmpeg cannot be loaded (an empty file is found first for libavformat's soname:
+ * LD_LIBRARY_PATH), video commands fail with one line naming the missing library and the
+ * package, and the image commands and --version still work: the library is loaded when
+ * a video is opened, not linked. */
+static void test_without_ffmpeg(void)
+{
+    char noav[512], lib[600], a[512], clip[512], out[512];
+    snprintf(noav, sizeof noav, "%s/noav", dir);
+    snprintf(lib, sizeof lib, "%s/libavformat.so.%d", noav, LIBAVFORMAT_VERSION_MAJOR);
+    snprintf(a, sizeof a, "%s/a.png", dir);
+    snprintf(clip, sizeof clip, "%s/clip.mp4", dir);
+    snprintf(out, sizeof out, "%s/noav.mp4", dir);
+    CHECK_EQ_INT(mkdir(noav, 0755), 0);
+    FILE *f = fopen(lib, "w");
+    CHECK(f != NULL);
+    fclose(f);
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("LD_LIBRARY_PATH", noav, 1);
+    run_result info, conv, ver, det;
+    run(&info, (const char *const[]){"video", "info", clip, NULL});
+    run(&conv, (const char *const[]){"video", "from-images", a, "-o", out, "-q", NULL});
+    run(&ver, (const char *const[]){"--version", NULL});
+    run(&det, (const char *const[]){"detect", a, "--json", NULL});
+    if (saved)
+        setenv("LD_LIBRARY_PATH", saved, 1);
+    else
+        unsetenv("LD_LIBRARY_PATH");
+    free(saved);
+    CHECK(info.code != 0);
+    CHECK_EQ_INT(count_lines(info.err), 1);
+    CHECK(strstr(info.err, "needs FFmpeg's libraries") != NULL);
+    CHECK(strstr(info.err, lib) != NULL);
+    CHECK(conv.code != 0);
+    CHECK(strstr(conv.err, "needs FFmpeg's libraries") != NULL);
+    CHECK(access(out, F_OK) != 0);
+    CHECK_EQ_INT(ver.code, 0);
+    CHECK(strstr(ver.out, "facefuse") != NULL);
+    CHECK_EQ_INT(det.code, 0);
+    CHECK(strstr(det.out, "\"images\"") != NULL);
+}
+
 static void setup(void)
 {
     if (!mkdtemp(dir))
@@ -151,6 +197,7 @@ static void test_all(void)
     setup();
     test_from_images_and_info();
     test_errors();
+    test_without_ffmpeg();
     test_convert(); /* last: it may skip */
     cleanup();
 }
