@@ -467,7 +467,6 @@ ffu_status tf_parse_manifest(tf_ctx *c, const ffu_json *man, const uint8_t *weig
     return FFU_OK;
 }
 
-/* Decodes a weight's stored bytes into a malloc'd array of its value type. */
 /* Bytes weight w decodes to, or an error when the model's decoded total would pass
  * NN_TFJS_MAX_DECODED. */
 static ffu_status decoded_bytes(const tf_ctx *c, const tf_weight *w, size_t *bytes)
@@ -480,7 +479,7 @@ static ffu_status decoded_bytes(const tf_ctx *c, const tf_weight *w, size_t *byt
     return FFU_OK;
 }
 
-/* Decodes w's values into p (decoded_bytes of room). */
+/* Decodes w's stored bytes into p as values of its type (decoded_bytes of room). */
 static void decode_into(const tf_weight *w, uint8_t *p)
 {
     size_t n = (size_t)nn_shape_numel(&w->shape), nb = n * ffu_dtype_size(w->dtype);
