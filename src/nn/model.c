@@ -237,7 +237,9 @@ static ffu_status finish(ffu_nn_model *m)
     return compute_stats(m);
 }
 
-/* Takes ownership of data and weights (malloc'd). */
+/* Takes ownership of data and weights (malloc'd) and frees them: every loader copies
+ * what it keeps into the graph's arena (the TF.js ones decode each weight there), so a
+ * file's bytes (6.4 MB of dlib-resnet's weights) do not live as long as the model. */
 static ffu_status load_owned(void *data, size_t size, void *weights, size_t weights_size,
                              ffu_nn_model **out)
 {
@@ -247,30 +249,21 @@ static ffu_status load_owned(void *data, size_t size, void *weights, size_t weig
         free(data), free(weights);
         return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     }
-    m->blob = data;
-    m->wblob = weights;
-    if (nn_tflite_is(data, size)) {
+    if (nn_tflite_is(data, size))
         st = nn_tflite_load(data, size, &m->g);
-        /* the TFLite loader copies what it keeps */
-        free(m->blob);
-        m->blob = NULL;
-    } else if (json_start(data, size) == '[') {
+    else if (json_start(data, size) == '[')
         st = nn_faceapi_load(data, size, weights, weights_size, &m->g);
-    } else if (json_start(data, size) == '{') {
+    else if (json_start(data, size) == '{')
         st = nn_tfjs_load(data, size, weights, weights_size, &m->g);
-    } else {
+    else
         st = nn_onnx_load(data, size, &m->g);
-        /* the ONNX loader copies what it keeps */
-        free(m->blob);
-        m->blob = NULL;
+    free(data), free(weights);
+    if (st < 0 || (st = finish(m)) < 0) {
+        ffu_nn_model_destroy(m);
+        return st;
     }
-    if (st < 0) goto fail;
-    if ((st = finish(m)) < 0) goto fail;
     *out = m;
     return FFU_OK;
-fail:
-    ffu_nn_model_destroy(m);
-    return st;
 }
 
 ffu_status nn_model_from_graph(nn_graph *g, ffu_nn_model **out)
@@ -342,8 +335,6 @@ void ffu_nn_model_destroy(ffu_nn_model *m)
     if (!m) return;
     nn_graph_destroy(m->g);
     free(m->inputs);
-    free(m->blob);
-    free(m->wblob);
     free(m);
 }
 

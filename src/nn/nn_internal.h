@@ -16,8 +16,6 @@
 struct ffu_nn_model {
     nn_graph *g;          /* optimised, topologically sorted; immutable after load */
     int *inputs, ninputs; /* tensor indices of the non-constant graph inputs */
-    void *blob;           /* the file bytes (constants may borrow from them) */
-    void *wblob;          /* TF.js weights */
     int64_t flops;        /* at declared shapes (dynamic dims = 1); -1 if unknown */
     size_t param_bytes;   /* constant data the nodes read */
     int64_t params;       /* elements of float constants */
