@@ -170,7 +170,7 @@ static void vm_flags_of(const void *p, char *out, size_t cap)
     int inside = 0;
     while (fgets(line, sizeof line, f)) {
         unsigned long lo, hi;
-        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { /* a mapping's first line */
             inside = (uintptr_t)p >= lo && (uintptr_t)p < hi;
         } else if (inside && strncmp(line, "VmFlags:", 8) == 0) {
             size_t n = strnlen(line + 8, cap - 1);
