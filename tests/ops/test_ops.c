@@ -42,9 +42,11 @@ typedef struct tcase {
     int inplace;              /* k > 0: input k is the output buffer itself (both
                                  backends), as the planner does for a Conv residual */
     const char *impl;         /* the cpu implementation the case must get (AVX-512 hosts;
-                                 by default our kernel when an attribute forces it) */
+                                 by default our kernel when an attribute forces it), or
+                                 with a leading '!' the one it must not */
     int grid;                 /* 1: the weights (input 1) made from 8-bit codes and a
-                                 per-channel factor, marked NN_T_Q8 (grid_weights) */
+                                 per-channel factor, marked NN_T_Q8 (grid_weights); 2:
+                                 then one weight moved by one ulp (no codes rebuild it) */
     int nout;                 /* outputs of the node (0 = 1), each compared */
 } tcase;
 
@@ -220,6 +222,7 @@ static const tcase cases[] = {
     {NN_OP_CONV, "q8(ours) 64->64 1x1 +res in place +relu6", 4, {S4(1, 64, 3, 5), S4(64, 64, 1, 1), S1(64), S4(1, 64, 3, 5)}, {0, 1, 1, 0}, .attrs = "_cpu_q8=1", .act = NN_ACT_RELU6, .inplace = 3, .grid = 1},
     {NN_OP_CONV, "q8(ours) 16->16 k5 p2011 no bias +leaky", 2, {S4(1, 16, 6, 4), S4(16, 16, 5, 5)}, {0, 1}, .attrs = "_cpu_q8=1;pads=2,0,1,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f, .grid = 1},
     {NN_OP_CONV, "q8(ours) 2x64->32 k3 p1 on 1x1 (pads skipped)", 3, {S4(2, 64, 1, 1), S4(32, 64, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "_cpu_q8=1;pads=1,1,1,1", .grid = 1},
+    {NN_OP_CONV, "q8(ours) declined: one weight off its code by an ulp", 3, {S4(1, 32, 3, 3), S4(32, 32, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "_cpu_q8=1;pads=1,1,1,1", .grid = 2, .impl = "!facefuse:q8_avx512"},
     {NN_OP_CONV, "q8 2x128->256 4x4 p1 +relu", 3, {S4(2, 128, 4, 4), S4(256, 128, 3, 3), S1(256)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_RELU, .grid = 1, .impl = "facefuse:q8_avx512"},
     /* U (2.1 MB) outgrows L2 and the 25 tiles go in one block of 36 (24 at 2 threads):
      * the rows past the last tile in a block */
@@ -561,7 +564,13 @@ static int build_case(const tcase *tc, uint64_t *seed, built *b)
         if (tc->data[i]) memcpy(data, tc->data[i], bytes);
         else if (dt == F32)
             for (int64_t k = 0; k < numel; k++) ((float *)data)[k] = rnd(seed, tc->dist);
-        if (tc->grid && i == 1) grid_weights(data, &tc->in[1], seed);
+        if (tc->grid && i == 1) {
+            grid_weights(data, &tc->in[1], seed);
+            if (tc->grid == 2) {
+                float *last = (float *)data + numel - 1;
+                *last = nextafterf(*last, INFINITY);
+            }
+        }
         /* batch-norm variance must be positive */
         if (tc->op == NN_OP_BATCH_NORM && i == 4)
             for (int64_t k = 0; k < numel; k++) ((float *)data)[k] = fabsf(((float *)data)[k]) + 0.1f;
@@ -777,9 +786,12 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
                            : strstr(tc->attrs, "_cpu_wino=1") ? "facefuse:wino"
                            : strstr(tc->attrs, "_cpu_q8=1")   ? "facefuse:q8_avx512"
                                                               : NULL;
+        const int shun = want && want[0] == '!';
+        if (shun) want++;
         if (want && be->space == NN_SPACE_HOST && (ffu_cpu_features() & FFU_CPU_AVX512F) &&
-            (!impl || strncmp(impl, want, strlen(want)) != 0)) {
-            snprintf(why, whylen, "ran %s, not %s", impl ? impl : "?", want);
+            (impl && strncmp(impl, want, strlen(want)) == 0) == shun) {
+            snprintf(why, whylen, "ran %s, %s %s", impl ? impl : "?", shun ? "which is" : "not",
+                     want);
             goto release;
         }
     }

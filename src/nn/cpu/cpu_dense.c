@@ -669,67 +669,6 @@ static void q8_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
     if (p0 < p1) nn_cpu_q8_pixels_avx512(d, ptr[0], d->res ? ptr[2] : NULL, ptr[1], p0, p1, scratch);
 }
 
-/* 1 when factor a rebuilds each of the n weights v from a code (into q): v[i] ==
- * u[q[i]] * a bit for bit. A wrong factor fails within a weight or two. */
-static int q8_factor_fits(const float *v, int64_t n, const float *u, float scale, float min,
-                          float a, uint8_t *q)
-{
-    if (!isfinite(a) || a == 0) return 0;
-    /* the estimate only has to land within a code of the answer, which the test below
-     * finds bit for bit: reciprocals instead of two divisions per weight (dlib-resnet's
-     * 5.6 M weights) */
-    const double ia = 1.0 / a, is = 1.0 / scale;
-    for (int64_t i = 0; i < n; i++) {
-        const int c = (int)floor(((double)v[i] * ia - min) * is + 0.5);
-        const int near[3] = {c, c - 1, c + 1};
-        int hit = -1;
-        for (int k = 0; k < 3 && hit < 0; k++)
-            if (near[k] >= 0 && near[k] < 256 && u[near[k]] * a == v[i]) hit = near[k];
-        if (hit < 0) return 0;
-        q[i] = (uint8_t)hit;
-    }
-    return 1;
-}
-
-/* The codes of one output channel's n weights v (ONNX order) and its factor: each
- * v[i] == ((float)q[i] * scale + min) * mul, bit for bit, the loader's and the fold's
- * own roundings (u[q] holds the first two). The factor is one the largest weight
- * implies with some code (v / u[c], and its two f32 neighbours each side). The code
- * tried first is the one a step estimate gives (the smallest gap between v[0] and
- * another weight, usually one code: weights near a typical one are dense), then all
- * codes. 0 when no factor rebuilds every weight (another kind of fold, or no codes). */
-static int q8_channel(const float *v, int64_t n, const float *u, float scale, float min,
-                      float *mul, uint8_t *q)
-{
-    int64_t top = 0;
-    double gap = 0;
-    for (int64_t i = 1; i < n; i++) {
-        double g = fabs((double)v[i] - v[0]);
-        if (g > 0 && (gap == 0 || g < gap)) gap = g;
-        if (fabsf(v[i]) > fabsf(v[top])) top = i;
-    }
-    if (v[top] == 0 || !isfinite(v[top]) || scale == 0) return 0;
-    int guess[2] = {-1, -1};
-    for (int s = 0; s < 2 && gap > 0; s++) {
-        double c = floor(((double)v[top] / ((s ? -gap : gap) / scale) - min) / scale + 0.5);
-        guess[s] = c >= 0 && c <= 255 ? (int)c : -1;
-    }
-    for (int j = -2; j < 256; j++) {
-        const int ct = j < 0 ? guess[j + 2] : j;
-        if (ct < 0 || u[ct] == 0) continue;
-        for (int step = -2; step <= 2; step++) {
-            float a = v[top] / u[ct];
-            for (int k = 0; k < (step < 0 ? -step : step); k++)
-                a = nextafterf(a, step < 0 ? -INFINITY : INFINITY);
-            if (q8_factor_fits(v, n, u, scale, min, a, q)) {
-                *mul = a;
-                return 1;
-            }
-        }
-    }
-    return 0;
-}
-
 /* A Conv (one group, undilated, output channels a multiple of 16) whose weights were
  * made from 8-bit codes (NN_T_Q8), on our kernel that rebuilds them from the codes,
  * where its weights outweigh its activations and the rebuild is bit for bit; tensors
@@ -764,11 +703,8 @@ static ffu_status build_q8_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     if (!d) return FFU_ERR_NOMEM;
     d->mul = tail, d->b = d->mul + Kp, d->ns = d->b + Kp;
     uint8_t *q = (uint8_t *)(d->ns + Kp), *qk = malloc((size_t)KK);
-    float u[256], *chk = malloc(sizeof(float) * (size_t)KK * 32);
-    if (!qk || !chk) {
-        free(qk), free(chk);
-        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    }
+    if (!qk) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    float u[256];
     d->scale = w->q8_scale, d->min = w->q8_min;
     for (int c8 = 0; c8 < 256; c8++) u[c8] = (float)c8 * d->scale + d->min; /* tfjs_load.c */
     const float *wd = w->data; /* [M][C][KH][KW] */
@@ -776,24 +712,13 @@ static ffu_status build_q8_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     d->KH = KH, d->KW = KW, d->C = C, d->q = q;
     int ok = 1;
     for (int64_t k = 0; ok && k < M; k++) {
-        ok = q8_channel(wd + k * KK, KK, u, d->scale, d->min, &d->mul[k], qk);
+        ok = nn_cpu_q8_channel_avx512(wd + k * KK, KK, u, d->scale, d->min, &d->mul[k], qk);
+        uint8_t *qo = q + k / 32 * 32 * KK + k % 32;
         for (int64_t ch = 0; ok && ch < C; ch++)
-            for (int ky = 0; ky < KH; ky++)
-                for (int kx = 0; kx < KW; kx++)
-                    q[k / 32 * 32 * KK + ((ky * KW + kx) * C + ch) * 32 + k % 32] =
-                        qk[(ch * KH + ky) * KW + kx];
+            for (int tap = 0; tap < KH * KW; tap++)
+                qo[(tap * C + ch) * 32] = qk[ch * KH * KW + tap];
     }
-    /* the kernel's own rebuild, bit for bit against the weights */
-    for (int64_t k0 = 0; ok && k0 < M; k0 += 32) {
-        nn_cpu_q8_expand_avx512(d, k0, 0, KK, chk);
-        for (int64_t k = k0; ok && k < k0 + 32 && k < M; k++)
-            for (int64_t ch = 0; ok && ch < C; ch++)
-                for (int ky = 0; ok && ky < KH; ky++)
-                    for (int kx = 0; ok && kx < KW; kx++)
-                        ok = memcmp(&chk[((ky * KW + kx) * C + ch) * 32 + k - k0],
-                                    &wd[((k * C + ch) * KH + ky) * KW + kx], 4) == 0;
-    }
-    free(qk), free(chk);
+    free(qk);
     if (!ok) return CPU_UNSUPPORTED;
     d->act = oc.av;
     d->N = x->shape.d[0], d->K = M, d->Kp = Kp;

@@ -306,9 +306,16 @@ typedef struct nn_cpu_q8 {
 /* Output pixels [p0, p1); res (may be NULL) has dst's shape and may be dst itself. */
 void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1, float *scratch);
-/* The weights of outputs [k0, k0 + 32) as the kernel rebuilds them, rows [ka, kb) of
- * [KH][KW][C][32] into w[kb - ka][32]; the builder's bit-for-bit check takes all rows. */
-void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, int64_t ka, int64_t kb, float *w);
+/* The codes q[n] of one output channel's n weights v (ONNX order) and its factor: each
+ * v[i] is ((float)q[i] * scale + min) * mul bit for bit as the kernel rebuilds it, the
+ * loader's and the fold's own roundings (u[256] holds the first two, as the loader
+ * rounded them). The factor is one the largest weight implies
+ * with some code (v / u[c], and its two f32 neighbours each side). The code tried first
+ * is the one a step estimate gives (the smallest gap between v[0] and another weight,
+ * usually one code: weights near a typical one are dense), then all codes. 0 when no
+ * factor rebuilds every weight (another kind of fold, or no codes). */
+int nn_cpu_q8_channel_avx512(const float *v, int64_t n, const float *u, float scale, float min,
+                             float *mul, uint8_t *q);
 
 /* A convolution whose window is its whole input (one output pixel per image: a model's
  * head on its last feature map), or a Gemm (each row an image), with weights that f16

@@ -18,6 +18,7 @@
  * may be the output itself) and the activation come before one store per pixel and
  * slice. Only called after a runtime AVX-512F check. */
 #include <immintrin.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -57,11 +58,11 @@ static uint64_t pack(const nn_cpu_q8 *d, const float *x, int64_t p, int np, floa
     return taps;
 }
 
-/* Sixteen weights of codes q: (q * scale + min) * mul, three roundings as the loader's
- * and the fold's (PIN keeps GCC from fusing the first two into an FMA). */
-INLINE __m512 weights16(const uint8_t *q, __m512 scale, __m512 min, __m512 mul)
+/* The weights of sixteen codes c: (c * scale + min) * mul, three roundings as the
+ * loader's and the fold's (PIN keeps GCC from fusing the first two into an FMA). The
+ * builder's check and the kernel both rebuild through this. */
+INLINE __m512 rebuild16(__m512i c, __m512 scale, __m512 min, __m512 mul)
 {
-    const __m512i c = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)q));
     __m512 u = _mm512_mul_ps(_mm512_cvtepi32_ps(c), scale);
     PIN(u);
     u = _mm512_add_ps(u, min);
@@ -69,7 +70,14 @@ INLINE __m512 weights16(const uint8_t *q, __m512 scale, __m512 min, __m512 mul)
     return _mm512_mul_ps(u, mul);
 }
 
-void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, int64_t ka, int64_t kb, float *w)
+INLINE __m512 weights16(const uint8_t *q, __m512 scale, __m512 min, __m512 mul)
+{
+    return rebuild16(_mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)q)), scale, min, mul);
+}
+
+/* The weights of outputs [k0, k0 + 32) as the kernel rebuilds them, rows [ka, kb) of
+ * [KH][KW][C][32] into w[kb - ka][32]. */
+static void expand(const nn_cpu_q8 *d, int64_t k0, int64_t ka, int64_t kb, float *w)
 {
     const int64_t KK = (int64_t)d->KH * d->KW * d->C;
     const uint8_t *q = d->q + k0 * KK;
@@ -79,6 +87,100 @@ void nn_cpu_q8_expand_avx512(const nn_cpu_q8 *d, int64_t k0, int64_t ka, int64_t
         _mm512_storeu_ps(w + (k - ka) * 32, weights16(q + k * 32, scale, min, m0));
         _mm512_storeu_ps(w + (k - ka) * 32 + 16, weights16(q + k * 32 + 16, scale, min, m1));
     }
+}
+
+/* 1 when factor a rebuilds each of the n weights v from a code (into q): v[i] is the
+ * kernel's rebuild of q[i] with a, bit for bit. The code tried first is the one an
+ * estimate in f32 gives, then its two neighbours; a wrong factor fails within a vector
+ * or two. */
+static int codes_fit(const float *v, int64_t n, float scale, float min, float a, uint8_t *q)
+{
+    if (!isfinite(a) || a == 0) return 0;
+    const __m512 ia = _mm512_set1_ps(1 / a), is = _mm512_set1_ps(1 / scale);
+    const __m512 vscale = _mm512_set1_ps(scale), vmin = _mm512_set1_ps(min), va = _mm512_set1_ps(a);
+    const __m512i zero = _mm512_setzero_si512(), top = _mm512_set1_epi32(255),
+                  one = _mm512_set1_epi32(1);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 live = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512 w = _mm512_maskz_loadu_ps(live, v + i);
+        const __m512i wb = _mm512_castps_si512(w);
+        __m512i c =
+            _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_sub_ps(_mm512_mul_ps(w, ia), vmin), is));
+        c = _mm512_min_epi32(_mm512_max_epi32(c, zero), top);
+        const __m512i lo = _mm512_max_epi32(_mm512_sub_epi32(c, one), zero),
+                      hi = _mm512_min_epi32(_mm512_add_epi32(c, one), top);
+#define FITS(idx) _mm512_cmpeq_epi32_mask(_mm512_castps_si512(rebuild16(idx, vscale, vmin, va)), wb)
+        const __mmask16 m0 = FITS(c), m1 = (__mmask16)(FITS(lo) & ~m0),
+                        m2 = (__mmask16)(FITS(hi) & ~(m0 | m1));
+#undef FITS
+        if ((__mmask16)((m0 | m1 | m2) & live) != live) return 0;
+        c = _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(c, m1, lo), m2, hi);
+        uint8_t codes[16];
+        _mm_storeu_si128((__m128i *)codes, _mm512_cvtepi32_epi8(c));
+        memcpy(q + i, codes, (size_t)(n - i >= 16 ? 16 : n - i));
+    }
+    return 1;
+}
+
+/* The largest |v[i]| (its first index) and the smallest nonzero |v[i] - v[0]| (0 when
+ * all are equal), the latter in double; 0 when some v[i] is not finite. */
+static int spread(const float *v, int64_t n, int64_t *top, double *gap)
+{
+    __mmask16 bad = 0;
+    __m512 vmax = _mm512_setzero_ps();
+    __m512d g = _mm512_set1_pd(INFINITY);
+    const __m512d v0 = _mm512_set1_pd(v[0]);
+    for (int64_t i = 0; i < n; i += 16) {
+        const __mmask16 live = n - i >= 16 ? 0xffff : (__mmask16)((1u << (n - i)) - 1);
+        const __m512 w = _mm512_maskz_loadu_ps(live, v + i);
+        vmax = _mm512_max_ps(vmax, _mm512_abs_ps(w));
+        bad |= _mm512_cmp_ps_mask(_mm512_abs_ps(w), _mm512_set1_ps(INFINITY), _CMP_NLT_UQ);
+        for (int h = 0; h < 2; h++) {
+            const __m256 part = h ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(w), 1))
+                                  : _mm512_castps512_ps256(w);
+            const __m512d d = _mm512_abs_pd(_mm512_sub_pd(_mm512_cvtps_pd(part), v0));
+            const __mmask8 use = (__mmask8)(live >> (8 * h)) &
+                                 _mm512_cmp_pd_mask(d, _mm512_setzero_pd(), _CMP_GT_OQ);
+            g = _mm512_mask_min_pd(g, use, d, g);
+        }
+    }
+    const float m = _mm512_reduce_max_ps(vmax);
+    const double gm = _mm512_reduce_min_pd(g);
+    *gap = gm == INFINITY ? 0 : gm;
+    *top = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (fabsf(v[i]) == m) {
+            *top = i;
+            break;
+        }
+    return !bad;
+}
+
+int nn_cpu_q8_channel_avx512(const float *v, int64_t n, const float *u, float scale, float min,
+                             float *mul, uint8_t *q)
+{
+    int64_t top;
+    double gap;
+    if (!spread(v, n, &top, &gap) || v[top] == 0 || scale == 0) return 0;
+    int guess[2] = {-1, -1};
+    for (int s = 0; s < 2 && gap > 0; s++) {
+        double c = floor(((double)v[top] / ((s ? -gap : gap) / scale) - min) / scale + 0.5);
+        guess[s] = c >= 0 && c <= 255 ? (int)c : -1;
+    }
+    for (int j = -2; j < 256; j++) {
+        const int ct = j < 0 ? guess[j + 2] : j;
+        if (ct < 0 || u[ct] == 0) continue;
+        for (int step = -2; step <= 2; step++) {
+            float a = v[top] / u[ct];
+            for (int k = 0; k < (step < 0 ? -step : step); k++)
+                a = nextafterf(a, step < 0 ? -INFINITY : INFINITY);
+            if (codes_fit(v, n, scale, min, a, q)) {
+                *mul = a;
+                return 1;
+            }
+        }
+    }
+    return 0;
 }
 
 /* Adds to the partial sums part[np][32] of one pixel block the products of rows [0, nk)
@@ -185,7 +287,7 @@ void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *
                 const int64_t t = ka / C; /* the tap; chunks end at its last row */
                 kb = ka + NN_CPU_Q8_CHUNK < (t + 1) * C ? ka + NN_CPU_Q8_CHUNK : (t + 1) * C;
                 if (!(any >> t & 1)) continue; /* it reads only pads for every pixel */
-                nn_cpu_q8_expand_avx512(d, k0, ka, kb, W);
+                expand(d, k0, ka, kb, W);
                 /* the first block that runs asks for the codes after these (the next
                  * chunk, or the next panel's first) into L2, one row's 32 bytes per row
                  * it computes: a chunk is one 4 KB page, where the hardware prefetcher

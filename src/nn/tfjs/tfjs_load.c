@@ -497,10 +497,21 @@ static void decode_into(const tf_weight *w, uint8_t *p)
         }
         break;
     case TF_STORE_U8Q:
-    case TF_STORE_U16Q:
+    case TF_STORE_U16Q: {
+        /* in locals, and the common case (8-bit codes to f32) in a loop of its own that the
+         * compiler vectorises: stores through p may alias w */
+        const float scale = w->scale, min = w->min;
+        const int wide = w->store == TF_STORE_U16Q;
+        if (!wide && w->dtype != FFU_DTYPE_I32) {
+            for (size_t i = 0; i < n; i++) {
+                float f = (float)s[i] * scale + min;
+                memcpy(p + 4 * i, &f, 4);
+            }
+            break;
+        }
         for (size_t i = 0; i < n; i++) {
-            unsigned q = w->store == TF_STORE_U8Q ? s[i] : (unsigned)(s[2 * i] | s[2 * i + 1] << 8);
-            float f = (float)q * w->scale + w->min;
+            unsigned q = wide ? (unsigned)(s[2 * i] | s[2 * i + 1] << 8) : s[i];
+            float f = (float)q * scale + min;
             if (w->dtype == FFU_DTYPE_I32) {
                 double r = __builtin_round((double)f);
                 int32_t v = r > 2147483647.0 ? INT32_MAX : r < -2147483648.0 ? INT32_MIN : (int32_t)r;
@@ -510,6 +521,7 @@ static void decode_into(const tf_weight *w, uint8_t *p)
             }
         }
         break;
+    }
     }
 }
 
