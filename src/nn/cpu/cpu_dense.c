@@ -193,9 +193,10 @@ static ffu_status our_kernel_steps(cpu_ctx *c, const nhwc_io *io, cpu_kernel_fn 
     return st;
 }
 
-/* Zeroed memory the node owns for one of our kernels: a header of head bytes, then n
- * floats at *tail, 64-byte aligned. NULL when out of memory (the error is set). */
-static void *own_kernel_data(cpu_ctx *c, size_t head, size_t n, float **tail)
+/* Memory the node owns for one of our kernels: a header of head bytes, then n floats
+ * at *tail, 64-byte aligned; the header and the tail's first zeroed floats are zeros,
+ * the rest is the caller's to write. NULL when out of memory (the error is set). */
+static void *own_kernel_data(cpu_ctx *c, size_t head, size_t n, size_t zeroed, float **tail)
 {
     head = (head + 63) / 64 * 64;
     size_t bytes = head + sizeof(float) * n;
@@ -204,7 +205,7 @@ static void *own_kernel_data(cpu_ctx *c, size_t head, size_t n, float **tail)
         ffu_error_set(FFU_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    memset(p, 0, bytes);
+    memset(p, 0, head + sizeof(float) * (zeroed < n ? zeroed : n));
     *tail = (float *)(p + head);
     return p;
 }
@@ -263,7 +264,8 @@ static ffu_status build_dw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     int pairs = C % 16 == 8 && win->k[2] == 3 && win->stride[2] == 1;
     float *tail;
     size_t head = (size_t)((Cp + (pairs ? 2 * C : 0)) * (K + 2)); /* w, b, ns (w2, b2, ns2) */
-    nn_cpu_dw *d = own_kernel_data(c, sizeof *d, head + (scaled ? 2 * (size_t)Cp : 0), &tail);
+    nn_cpu_dw *d =
+        own_kernel_data(c, sizeof *d, head + (scaled ? 2 * (size_t)Cp : 0), SIZE_MAX, &tail);
     if (!d) return FFU_ERR_NOMEM;
     d->act = oc.av;
     d->N = x->shape.d[0], d->C = C, d->Cp = Cp;
@@ -354,7 +356,8 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     /* 24 outputs: rows stored twice over, 48 wide (cpu_pw_avx512.c, blk24) */
     int64_t Cop = M == 24 ? 48 : (M + 15) / 16 * 16;
     float *tail;
-    nn_cpu_pw *d = own_kernel_data(c, sizeof *d, (size_t)(Cop * (C + 2 + 2 * scaled)), &tail);
+    nn_cpu_pw *d =
+        own_kernel_data(c, sizeof *d, (size_t)(Cop * (C + 2 + 2 * scaled)), SIZE_MAX, &tail);
     if (!d) return FFU_ERR_NOMEM;
     d->act = oc.av;
     d->P = P;
@@ -454,7 +457,8 @@ static ffu_status build_cf_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
 
     int64_t Kp = (M + 15) / 16 * 16, KH = win->k[1], KW = win->k[2], taps = KH * KW * C;
     float *tail;
-    nn_cpu_cf *d = own_kernel_data(c, sizeof *d, (size_t)(Kp * (taps + 2 + 2 * scaled)), &tail);
+    nn_cpu_cf *d =
+        own_kernel_data(c, sizeof *d, (size_t)(Kp * (taps + 2 + 2 * scaled)), SIZE_MAX, &tail);
     if (!d) return FFU_ERR_NOMEM;
     d->act = oc.av;
     d->N = x->shape.d[0], d->C = C, d->K = M, d->Kp = Kp;
@@ -624,7 +628,9 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
     if (force < 0 && (m + 2) * (m + 2) * wbytes > cap) return CPU_UNSUPPORTED;
     int64_t P = (m + 2) * (m + 2);
     float *tail;
-    nn_cpu_wino *d = own_kernel_data(c, sizeof *d, (size_t)(2 * M + P * C * M), &tail);
+    /* U is all written by nn_cpu_wino_weights: only the bias and slopes start as zeros */
+    nn_cpu_wino *d =
+        own_kernel_data(c, sizeof *d, (size_t)(2 * M + P * C * M), 2 * (size_t)M, &tail);
     if (!d) return FFU_ERR_NOMEM;
     d->act = oc.av;
     d->N = x->shape.d[0], d->C = C, d->K = M;
@@ -699,7 +705,7 @@ static ffu_status build_q8_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
 
     int64_t Kp = (M + 31) / 32 * 32;
     float *tail;
-    nn_cpu_q8 *d = own_kernel_data(c, sizeof *d, (size_t)(3 * Kp + Kp * KK / 4), &tail);
+    nn_cpu_q8 *d = own_kernel_data(c, sizeof *d, (size_t)(3 * Kp + Kp * KK / 4), SIZE_MAX, &tail);
     if (!d) return FFU_ERR_NOMEM;
     d->mul = tail, d->b = d->mul + Kp, d->ns = d->b + Kp;
     uint8_t *q = (uint8_t *)(d->ns + Kp), *qk = malloc((size_t)KK);
@@ -788,7 +794,7 @@ static nn_cpu_h16 *h16_layer(cpu_ctx *c, const float *wf, int64_t ostride, const
     int64_t Mp = (M + 15) / 16 * 16;
     float *tail;
     /* b and ns [Mp], then the halves (KK * Mp, 2 per float) in blocks of 64 outputs */
-    nn_cpu_h16 *d = own_kernel_data(c, sizeof *d, (size_t)(2 * Mp + KK * Mp / 2), &tail);
+    nn_cpu_h16 *d = own_kernel_data(c, sizeof *d, (size_t)(2 * Mp + KK * Mp / 2), SIZE_MAX, &tail);
     float row[64];
     uint16_t h[64];
     if (!d) return NULL;
