@@ -143,6 +143,14 @@ FFU_API ffu_status ffu_file_create_temp(const char *path, char **tmp, int *fd);
 /* Writes data to a temporary file beside path, fsyncs it and renames it over path:
  * afterwards path holds either its old content or all of data. */
 FFU_API ffu_status ffu_file_write_atomic(const char *path, const void *data, size_t size);
+/* The names of dir's entries, hidden ones (a leading '.') left out, sorted by strcmp,
+ * as a malloc'd array of malloc'd strings (ffu_dir_list_free); keep, when not NULL,
+ * chooses them (nonzero keeps; it gets dir, the name and ctx). FFU_ERR_NOT_FOUND or
+ * FFU_ERR_IO with the path and reason. */
+FFU_API ffu_status ffu_dir_list(const char *dir,
+                                int (*keep)(const char *dir, const char *name, void *ctx),
+                                void *ctx, char ***names, int *count);
+FFU_API void ffu_dir_list_free(char **names, int count);
 
 /* Memory for one large buffer (weights, activations, images, file contents), released
  * with free(); 64-byte aligned. From 2 MiB up it is 2 MiB-aligned and the kernel is

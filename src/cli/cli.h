@@ -133,6 +133,16 @@ int cli_parse_stages(const char *s, unsigned *out);
  * folder" (--draw, --gallery, swap targets) decide with it. */
 int cli_is_dir(const char *path);
 
+/* 1 when a file name ends in .jpg, .jpeg or .png (any case): the images a folder
+ * given as input contributes. */
+int cli_is_image_name(const char *name);
+
+/* The images of a command's inputs: each argument as given, a folder replaced by its
+ * images (cli_is_image_name, regular files, not hidden, not in sub-folders) in sorted
+ * order, as a malloc'd array of malloc'd paths (ffu_dir_list_free). A folder without
+ * images, or one that cannot be read, is an error that names it. */
+ffu_status cli_expand_images(int argc, char **argv, char ***paths, int *count);
+
 extern const cli_command cli_cmd_version, cli_cmd_info, cli_cmd_image;
 extern const cli_command cli_cmd_nn, cli_cmd_bench, cli_cmd_models, cli_cmd_eval;
 extern const cli_command cli_cmd_detect, cli_cmd_embed, cli_cmd_compare;

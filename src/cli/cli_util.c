@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,6 +141,77 @@ int cli_is_dir(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cli_is_image_name(const char *name)
+{
+    const char *slash = strrchr(name, '/'), *dot = strrchr(name, '.');
+    if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : name)) return 0;
+    return !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png");
+}
+
+/* dir/name in a malloc'd string (one slash between them). */
+static char *join_dir(const char *dir, const char *name)
+{
+    size_t n = strlen(dir);
+    int slash = n > 0 && dir[n - 1] == '/';
+    size_t len = n + !slash + strlen(name) + 1;
+    char *p = malloc(len);
+    if (p) snprintf(p, len, "%s%s%s", dir, slash ? "" : "/", name);
+    return p;
+}
+
+static int image_file(const char *dir, const char *name, void *ctx)
+{
+    (void)ctx;
+    if (!cli_is_image_name(name)) return 0;
+    char *p = join_dir(dir, name);
+    struct stat st;
+    int ok = p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
+    free(p);
+    return ok;
+}
+
+ffu_status cli_expand_images(int argc, char **argv, char ***paths, int *count)
+{
+    *paths = NULL;
+    *count = 0;
+    char **v = NULL;
+    int n = 0, cap = 0;
+    ffu_status st = FFU_OK;
+    for (int i = 0; !st && i < argc; i++) {
+        char **names = NULL;
+        int nn = 0;
+        const int dir = cli_is_dir(argv[i]);
+        if (dir) {
+            st = ffu_dir_list(argv[i], image_file, NULL, &names, &nn);
+            if (!st && nn == 0)
+                st = ffu_error_set(FFU_ERR_NOT_FOUND,
+                                   "%s: no .jpg, .jpeg or .png image in the folder", argv[i]);
+        }
+        for (int k = 0; !st && k < (dir ? nn : 1); k++) {
+            if (n == cap) {
+                char **nv = realloc(v, sizeof *v * (size_t)(cap ? 2 * cap : 16));
+                if (!nv) {
+                    st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+                    break;
+                }
+                v = nv, cap = cap ? 2 * cap : 16;
+            }
+            if (!(v[n] = dir ? join_dir(argv[i], names[k]) : strdup(argv[i])))
+                st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+            else
+                n++;
+        }
+        ffu_dir_list_free(names, nn);
+    }
+    if (st) {
+        ffu_dir_list_free(v, n);
+        return st;
+    }
+    *paths = v;
+    *count = n;
+    return FFU_OK;
 }
 
 /* --config must be applied before the command line so that the command line wins. */

@@ -1,4 +1,5 @@
-/* `facefuse eval lfw|wider|landmarks|liveness|swap` (swap: cmd_eval_swap.c): accuracy on the real evaluation data in
+/* `facefuse eval lfw|wider|landmarks|liveness|swap` (swap: cmd_eval_swap.c): accuracy on the real
+ * evaluation data in
  * ../shared/data, with the protocols the papers (or our tests) use, so that a number in
  * docs/EVAL.md can be rerun with one command.
  *   eval wider      WIDER FACE val subset: AP easy/medium/hard (official protocol,
@@ -11,7 +12,6 @@
  *                   at the ACER-minimising one, as tests/unit/test_face_liveness_attr.c
  * The WIDER/LFW metric code is src/face/eval_*.c; the landmark and liveness metrics are
  * a few lines each and live here. */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -399,9 +399,12 @@ static int l68_load_pts(const char *path, float *p)
     return n == 68 ? 0 : -1;
 }
 
-static int cmp_face_path(const void *a, const void *b)
+static int l68_image(const char *dir, const char *name, void *ctx)
 {
-    return strcmp(((const l68_face *)a)->path, ((const l68_face *)b)->path);
+    (void)dir, (void)ctx;
+    size_t len = strlen(name);
+    return len >= 5 && len <= 400 &&
+           (!strcmp(name + len - 4, ".jpg") || !strcmp(name + len - 4, ".png"));
 }
 
 /* The annotated faces of dir, sorted by file name (the tests' order). */
@@ -409,35 +412,30 @@ static ffu_status l68_load(const char *dir, l68_face **out, int *count)
 {
     *out = NULL;
     *count = 0;
-    DIR *d = opendir(dir);
-    if (!d)
+    char **names;
+    int nn;
+    if (ffu_dir_list(dir, l68_image, NULL, &names, &nn))
         return ffu_error_set(FFU_ERR_NOT_FOUND, "landmarks: cannot open %s", dir);
     l68_face *faces = calloc(L68_MAX, sizeof *faces);
     if (!faces) {
-        closedir(d);
+        ffu_dir_list_free(names, nn);
         return ffu_error_set(FFU_ERR_NOMEM, "landmark faces");
     }
     int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < L68_MAX) {
-        size_t len = strlen(e->d_name);
-        if (len < 5 || len > 400 ||
-            (strcmp(e->d_name + len - 4, ".jpg") && strcmp(e->d_name + len - 4, ".png")))
-            continue;
+    for (int i = 0; i < nn && n < L68_MAX; i++) {
         char pts[1024];
-        snprintf(pts, sizeof pts, "%.600s/%.*s.pts", dir, (int)(len - 4), e->d_name);
+        snprintf(pts, sizeof pts, "%.600s/%.*s.pts", dir, (int)(strlen(names[i]) - 4), names[i]);
         if (l68_load_pts(pts, faces[n].gt))
             continue; /* an image without its annotation is not part of the set */
-        snprintf(faces[n].path, sizeof faces[n].path, "%.600s/%s", dir, e->d_name);
+        snprintf(faces[n].path, sizeof faces[n].path, "%.600s/%s", dir, names[i]);
         n++;
     }
-    closedir(d);
+    ffu_dir_list_free(names, nn);
     if (!n) {
         free(faces);
         return ffu_error_set(FFU_ERR_NOT_FOUND, "landmarks: no NAME.jpg + NAME.pts pairs in %s",
                              dir);
     }
-    qsort(faces, (size_t)n, sizeof *faces, cmp_face_path);
     *out = faces;
     *count = n;
     return FFU_OK;

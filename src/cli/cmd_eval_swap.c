@@ -16,7 +16,6 @@
  *     removed) of the output against the input, with smoothing on and off, and the
  *     output's motion that the input's does not explain.
  * The metrics are src/face/eval_swap.c; this file runs the models and prints tables. */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,21 +451,28 @@ static int cmp_video(const void *a, const void *b)
     return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
+static int wanted_entry(const char *dir, const char *name, void *o)
+{
+    (void)dir;
+    return video_wanted(o, name);
+}
+
+/* The wanted videos of ROOT/videos in natural order (d3 before d10), at most cap. */
 static int list_videos(es_ctx *c, char **names, int cap)
 {
-    char dir[4096];
+    char dir[4096], **all;
+    int n;
     snprintf(dir, sizeof dir, "%s/videos", c->root);
-    DIR *d = opendir(dir);
-    int n = 0;
-    if (!d)
-        return 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < cap)
-        if (video_wanted(c->o, e->d_name) && (names[n] = strdup(e->d_name)))
-            n++;
-    closedir(d);
-    qsort(names, (size_t)n, sizeof *names, cmp_video);
-    return n;
+    if (ffu_dir_list(dir, wanted_entry, (void *)c->o, &all, &n)) return 0;
+    qsort(all, (size_t)n, sizeof *all, cmp_video);
+    int kept = n < cap ? n : cap;
+    for (int i = 0; i < n; i++)
+        if (i < kept)
+            names[i] = all[i];
+        else
+            free(all[i]);
+    free(all);
+    return kept;
 }
 
 static int video_sources(const es_ctx *c)

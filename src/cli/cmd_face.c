@@ -133,6 +133,8 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
     ffu_jw *w = NULL;
     ffu_analyzer *an = NULL;
     ffu_face_list faces = {0};
+    char **paths = NULL;
+    int npaths = 0;
     int rc = cli_parse(cmd, detect_options, &o, argc, argv, &npos, &done);
     if (rc || done)
         goto out;
@@ -145,14 +147,20 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "unknown stage in --with '%s'", o.with);
         goto out;
     }
-    if (o.draw && npos > 1 && !cli_is_dir(o.draw)) {
+    ffu_status st = cli_expand_images(npos, argv, &paths, &npaths);
+    if (st) {
+        rc = cli_fail(cmd, &o.common, st);
+        goto out;
+    }
+    const int draw_dir = o.draw && (npaths > 1 || cli_is_dir(o.draw));
+    if (draw_dir && !cli_is_dir(o.draw)) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
                           "--draw with several images needs an existing directory");
         goto out;
     }
     ffu_analyzer_opts ao;
     analyzer_opts_from(&o, stages, &ao);
-    ffu_status st = ffu_analyzer_create(&ao, &an);
+    st = ffu_analyzer_create(&ao, &an);
     if (st) {
         rc = cli_fail(cmd, &o.common, st);
         goto out;
@@ -168,11 +176,10 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
     }
     int failed = 0, worst = CLI_EXIT_OK;
     cli_progress_bar bar;
-    cli_progress_start(&bar, "detect", (size_t)npos, npos > 1 ? &o.common : NULL);
-    if (npos == 1)
-        bar.enabled = 0;
-    for (int i = 0; i < npos; i++) {
-        const char *path = argv[i];
+    cli_progress_start(&bar, "detect", (size_t)npaths, npaths > 1 ? &o.common : NULL);
+    if (npaths == 1) bar.enabled = 0;
+    for (int i = 0; i < npaths; i++) {
+        const char *path = paths[i];
         ffu_image img = {0};
         st = ffu_image_load(path, FFU_PIX_RGB24, &img);
         if (!st)
@@ -224,7 +231,7 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
         }
         if (o.draw) {
             char out_path[4096];
-            if (npos > 1) {
+            if (draw_dir) {
                 const char *base = strrchr(path, '/');
                 base = base ? base + 1 : path;
                 snprintf(out_path, sizeof out_path, "%s/%s", o.draw, base);
@@ -251,6 +258,7 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
     if (rc == CLI_EXIT_OK && failed)
         rc = worst;
 out:
+    ffu_dir_list_free(paths, npaths);
     ffu_face_list_free(&faces);
     ffu_analyzer_destroy(an);
     ffu_jw_destroy(w);
@@ -424,11 +432,13 @@ static int run_compare(const cli_command *cmd, int argc, char **argv)
 const cli_command cli_cmd_detect = {
     "detect",
     "find faces in images (box, score, keypoints; landmarks and more with --with)",
-    "facefuse detect IMG... [--detector NAME[:PATH]] [--min-score S] [--nms IOU] "
+    "facefuse detect IMG|DIR... [--detector NAME[:PATH]] [--min-score S] [--nms IOU] "
     "[--min-face PX] [--rotations] [--with STAGES] [--draw OUT] [--json]",
     "Boxes are [x, y, w, h] in pixels of the image as stored (EXIF orientation applied);\n"
-    "keypoints are the eyes, nose tip and mouth corners, image-left first. An image that\n"
-    "cannot be read is reported and the others still run (exit 3 or 4 at the end).",
+    "keypoints are the eyes, nose tip and mouth corners, image-left first. A folder\n"
+    "stands for its .jpg/.jpeg/.png files in name order (not sub-folders, not hidden\n"
+    "files). An image that cannot be read is reported and the others still run (exit 3\n"
+    "or 4 at the end).",
     run_detect,
 };
 

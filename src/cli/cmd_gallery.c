@@ -1,7 +1,7 @@
 /* `facefuse enroll | identify`: watchlist galleries from the command line.
  *   enroll DIR -o G.ffgl   one identity per sub-folder of DIR (or Name.jpg / Name_2.jpg
  *                          files), the largest face of each photo, saved as a gallery file
- *   identify IMG... -g G   every face of each image against a gallery file or a folder
+ *   identify IMG|DIR... -g G   every face of each image against a gallery file or a folder
  *                          enrolled on the fly: the best identities and whether the best
  *                          reaches the embedder's threshold (or --threshold)
  * Both run the analyzer with landmarks + embedding, so enrolment and identification see
@@ -235,6 +235,8 @@ static int run_identify(const cli_command *cmd, int argc, char **argv)
     ffu_gallery *g = NULL;
     ffu_gallery_match *top = NULL;
     ffu_jw *w = NULL;
+    char **paths = NULL;
+    int npaths = 0;
     int rc = cli_parse(cmd, identify_options, &o, argc, argv, &npos, &done);
     if (rc || done)
         goto out;
@@ -246,7 +248,8 @@ static int run_identify(const cli_command *cmd, int argc, char **argv)
     const char *model = NULL;
     int dim = 0;
     float thr = 0;
-    ffu_status st = open_models(&o, &an, &model, &dim, &thr);
+    ffu_status st = cli_expand_images(npos, argv, &paths, &npaths);
+    if (!st) st = open_models(&o, &an, &model, &dim, &thr);
     if (!st && cli_is_dir(o.gallery)) {
         st = ffu_gallery_create(dim, model, &g);
         if (!st)
@@ -286,8 +289,8 @@ static int run_identify(const cli_command *cmd, int argc, char **argv)
         ffu_jw_key(w, "images");
         ffu_jw_begin_array(w);
     }
-    for (int i = 0; i < npos; i++) {
-        int code = identify_image(cmd, &o, an, g, thr, argv[i], top, w);
+    for (int i = 0; i < npaths; i++) {
+        int code = identify_image(cmd, &o, an, g, thr, paths[i], top, w);
         if (code && !rc) rc = code; /* the first failure's exit code, at the end */
     }
     if (w) {
@@ -297,6 +300,7 @@ static int run_identify(const cli_command *cmd, int argc, char **argv)
         if (!rc) rc = jrc;
     }
 out:
+    ffu_dir_list_free(paths, npaths);
     ffu_jw_destroy(w);
     free(top);
     ffu_gallery_destroy(g);
@@ -319,11 +323,12 @@ const cli_command cli_cmd_enroll = {
 const cli_command cli_cmd_identify = {
     "identify",
     "name the faces in images from a watchlist gallery",
-    "facefuse identify IMG... -g G.ffgl|DIR [options]",
+    "facefuse identify IMG|DIR... -g G.ffgl|DIR [options]",
     "Every face of every image is compared with the gallery (a file from `facefuse "
     "enroll`, or a folder enrolled on the spot): the K most similar identities (max "
     "cosine over each identity's photos), and the best one's name when its similarity "
-    "reaches the embedder's calibrated threshold (or --threshold). An image that cannot "
-    "be read is reported and the others still run (exit 3 or 4 at the end).",
+    "reaches the embedder's calibrated threshold (or --threshold). A folder of images "
+    "stands for its .jpg/.jpeg/.png files in name order. An image that cannot be read is "
+    "reported and the others still run (exit 3 or 4 at the end).",
     run_identify,
 };

@@ -6,7 +6,6 @@
  *                        test_data_set_*), pass / fail / unsupported per folder
  * The conformance runner forks one child per folder so that a crashing kernel is a
  * failed test rather than a dead run. */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -641,46 +640,29 @@ out:
 enum { RES_PASS, RES_FAIL, RES_UNSUPPORTED };
 static const char *const res_names[] = {"pass", "fail", "unsupported"};
 
-static int cmp_str(const void *a, const void *b)
+typedef struct entry_filter {
+    const char *prefix; /* NULL: any name */
+    int want_dirs;      /* folders, else regular files */
+} entry_filter;
+
+static int entry_wanted(const char *dir, const char *name, void *ctx)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    const entry_filter *f = ctx;
+    char p[4096];
+    struct stat st;
+    return (!f->prefix || strncmp(name, f->prefix, strlen(f->prefix)) == 0) &&
+           path_join(p, sizeof p, dir, name) && stat(p, &st) == 0 &&
+           (f->want_dirs ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
 }
 
-/* Sorted names of the entries of dir that start with prefix (NULL: every folder). */
+/* Sorted names of the entries of dir that start with prefix (NULL: any) and are folders
+ * (want_dirs) or files; 0 entries when dir cannot be read. */
 static int list_dir(const char *dir, const char *prefix, int want_dirs, char ***out)
 {
-    *out = NULL;
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0, cap = 0;
-    char **names = NULL;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        if (prefix && strncmp(e->d_name, prefix, strlen(prefix)) != 0) continue;
-        char p[4096];
-        struct stat st;
-        if (!path_join(p, sizeof p, dir, e->d_name)) continue;
-        if (stat(p, &st) != 0 || (want_dirs ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **nn = realloc(names, sizeof(char *) * (size_t)cap);
-            if (!nn) break;
-            names = nn;
-        }
-        names[n++] = strdup(e->d_name);
-    }
-    closedir(d);
-    if (n) qsort(names, (size_t)n, sizeof(char *), cmp_str);
-    *out = names;
+    entry_filter f = {prefix, want_dirs};
+    int n;
+    if (ffu_dir_list(dir, entry_wanted, &f, out, &n)) return 0;
     return n;
-}
-
-static void free_list(char **l, int n)
-{
-    for (int i = 0; i < n; i++) free(l[i]);
-    free(l);
 }
 
 /* Compares one output with the expected tensor; writes the worst element to why. */
@@ -816,7 +798,7 @@ static int run_case(const char *dir, const char *backend, const nn_opts *o, char
         res = st == FFU_ERR_UNSUPPORTED ? RES_UNSUPPORTED : RES_FAIL;
     }
     ffu_nn_session_destroy(s);
-    free_list(sets, nsets);
+    ffu_dir_list_free(sets, nsets);
     ffu_nn_model_destroy(m);
     return res;
 }
@@ -935,7 +917,7 @@ static int cmd_test(const cli_command *cmd, nn_opts *o, int npos, char **pos)
                 }
             }
         }
-        free_list(subs, nsub);
+        ffu_dir_list_free(subs, nsub);
     }
     int failed = 0;
     if (w) {

@@ -284,48 +284,29 @@ static int push_target(target_list *l, const char *path)
     return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* Images and videos by their extension (ffu_dir_list's filter). */
+static int media_name(const char *dir, const char *name, void *ctx)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    (void)dir, (void)ctx;
+    const char *x = ext_of(name);
+    return is_image_ext(x) || is_video_ext(x);
 }
 
 /* A directory's images and videos (not hidden ones, not subdirectories), sorted. */
-static int add_dir(target_list *l, const char *dir)
+static ffu_status add_dir(target_list *l, const char *dir)
 {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    char **names = NULL;
-    int n = 0, cap = 0, rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        const char *x = ext_of(e->d_name);
-        if (e->d_name[0] == '.' || !(is_image_ext(x) || is_video_ext(x))) continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 32;
-            char **nn = realloc(names, (size_t)cap * sizeof *nn);
-            if (!nn) {
-                rc = -1;
-                break;
-            }
-            names = nn;
-        }
-        if (!(names[n] = join_path(dir, e->d_name))) {
-            rc = -1;
-            break;
-        }
-        n++;
+    char **names;
+    int n;
+    ffu_status st = ffu_dir_list(dir, media_name, NULL, &names, &n);
+    for (int i = 0; !st && i < n; i++) {
+        char *path = join_path(dir, names[i]);
+        struct stat sb;
+        if (!path || (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && push_target(l, path) < 0))
+            st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        free(path);
     }
-    closedir(d);
-    if (n) qsort(names, (size_t)n, sizeof *names, cmp_str);
-    for (int i = 0; i < n; i++) {
-        struct stat st;
-        if (rc == 0 && stat(names[i], &st) == 0 && S_ISREG(st.st_mode) &&
-            push_target(l, names[i]) < 0)
-            rc = -1;
-        free(names[i]);
-    }
-    free(names);
-    return rc;
+    ffu_dir_list_free(names, n);
+    return st;
 }
 
 static void free_targets(target_list *l)
@@ -976,16 +957,16 @@ static int run_swap(const cli_command *cmd, int argc, char **argv)
     int any_dir = 0;
     for (int i = 0; i < o.target.count; i++) {
         const char *p = o.target.items[i];
-        int r;
+        ffu_status r = FFU_OK;
         if (cli_is_dir(p)) {
             any_dir = 1;
             r = add_dir(&tl, p);
-        } else {
-            r = push_target(&tl, p);
+        } else if (push_target(&tl, p) < 0) {
+            r = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
         }
-        if (r < 0) {
-            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "--target %s: %s", p,
-                              strerror(errno));
+        if (r) {
+            rc = cli_fail_msg(cmd, &o.common, cli_exit_code(r), "--target %s: %s", p,
+                              ffu_error_message());
             goto out;
         }
     }

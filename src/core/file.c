@@ -1,6 +1,8 @@
-/* Whole-file reads with a size cap and all-or-nothing writes (temporary file beside
- * the target, fsync, rename): the two file patterns every module needs -- image and
- * gallery files, JSON configs, video outputs -- written once here. */
+/* Whole-file reads with a size cap, all-or-nothing writes (temporary file beside the
+ * target, fsync, rename) and sorted directory listings: the file patterns every module
+ * needs -- image and gallery files, JSON configs, video outputs, folders of photos --
+ * written once here. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -163,4 +165,60 @@ ffu_status ffu_file_write_atomic(const char *path, const void *data, size_t size
     }
     free(tmp);
     return FFU_OK;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+ffu_status ffu_dir_list(const char *dir, int (*keep)(const char *dir, const char *name, void *ctx),
+                        void *ctx, char ***names, int *count)
+{
+    if (!names || !count) return ffu_error_set(FFU_ERR_INVALID, "ffu_dir_list: NULL output");
+    *names = NULL;
+    *count = 0;
+    if (!dir) return ffu_error_set(FFU_ERR_INVALID, "ffu_dir_list: NULL directory");
+    DIR *d = opendir(dir);
+    if (!d) return errno_status(errno, dir, "cannot open the directory");
+    char **v = NULL;
+    int n = 0, cap = 0;
+    ffu_status st = FFU_OK;
+    struct dirent *e;
+    errno = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || (keep && !keep(dir, e->d_name, ctx))) continue;
+        if (n == cap) {
+            char **nv =
+                n < INT32_MAX / 2 ? realloc(v, sizeof *v * (size_t)(cap ? 2 * cap : 32)) : NULL;
+            if (!nv) {
+                st = ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory listing it", dir);
+                break;
+            }
+            v = nv, cap = cap ? 2 * cap : 32;
+        }
+        if (!(v[n] = strdup(e->d_name))) {
+            st = ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory listing it", dir);
+            break;
+        }
+        n++;
+        errno = 0;
+    }
+    if (!st && errno) st = errno_status(errno, dir, "cannot read the directory");
+    closedir(d);
+    if (st) {
+        ffu_dir_list_free(v, n);
+        return st;
+    }
+    if (n) qsort(v, (size_t)n, sizeof *v, cmp_name);
+    *names = v;
+    *count = n;
+    return FFU_OK;
+}
+
+void ffu_dir_list_free(char **names, int count)
+{
+    for (int i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
 }

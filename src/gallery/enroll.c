@@ -3,8 +3,6 @@
  * visited in sorted order so the same folder always gives the same gallery. Every
  * template is computed first and only then added, with room reserved beforehand, so a
  * failure part-way (out of memory, a broken analyzer) leaves the gallery as it was. */
-#include <dirent.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -63,66 +61,6 @@ static char *loose_name(const char *file)
     return strndup(file, n);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The entries of dir except hidden ones, sorted. */
-static ffu_status list_dir(const char *dir, char ***out, int *count)
-{
-    *out = NULL;
-    *count = 0;
-    DIR *d = opendir(dir);
-    if (!d) {
-        char eb[128];
-        int err = errno;
-        return ffu_error_set(err == ENOENT || err == ENOTDIR ? FFU_ERR_NOT_FOUND : FFU_ERR_IO,
-                             "%s: %s", dir, strerror_r(err, eb, sizeof eb));
-    }
-    char **v = NULL;
-    int n = 0, cap = 0;
-    ffu_status st = FFU_OK;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            char **nv = realloc(v, sizeof *v * (size_t)cap);
-            if (!nv) {
-                st = ffu_error_set(FFU_ERR_NOMEM, "%s: listing", dir);
-                break;
-            }
-            v = nv;
-        }
-        if (!(v[n] = strdup(e->d_name))) {
-            st = ffu_error_set(FFU_ERR_NOMEM, "%s: listing", dir);
-            break;
-        }
-        n++;
-    }
-    closedir(d);
-    if (st) {
-        for (int i = 0; i < n; i++)
-            free(v[i]);
-        free(v);
-        return st;
-    }
-    if (n)
-        qsort(v, (size_t)n, sizeof *v, cmp_str);
-    *out = v;
-    *count = n;
-    return FFU_OK;
-}
-
-static void names_free(char **v, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
 /* Takes ownership of path and name (both freed on failure). */
 static ffu_status jobs_push(job_list *l, char *path, char *name)
 {
@@ -149,7 +87,7 @@ static ffu_status collect(const ffu_gallery *g, const char *dir, job_list *jobs)
 {
     char **top;
     int ntop;
-    ffu_status st = list_dir(dir, &top, &ntop);
+    ffu_status st = ffu_dir_list(dir, NULL, NULL, &top, &ntop);
     for (int i = 0; !st && i < ntop; i++) {
         char *path = join(dir, top[i]);
         struct stat sb;
@@ -160,7 +98,7 @@ static ffu_status collect(const ffu_gallery *g, const char *dir, job_list *jobs)
         } else if (S_ISDIR(sb.st_mode)) {
             char **sub;
             int nsub;
-            st = list_dir(path, &sub, &nsub);
+            st = ffu_dir_list(path, NULL, NULL, &sub, &nsub);
             if (st && st != FFU_ERR_NOMEM) {
                 FFU_LOG(g, FFU_LOG_WARN, "skipped: %s", ffu_error_message());
                 st = FFU_OK; /* one unreadable folder does not spoil the rest */
@@ -176,7 +114,7 @@ static ffu_status collect(const ffu_gallery *g, const char *dir, job_list *jobs)
                 }
                 st = jobs_push(jobs, p, strdup(top[i]));
             }
-            names_free(sub, nsub);
+            ffu_dir_list_free(sub, nsub);
             free(path);
         } else if (S_ISREG(sb.st_mode) && is_photo(top[i])) {
             st = jobs_push(jobs, path, loose_name(top[i]));
@@ -184,7 +122,7 @@ static ffu_status collect(const ffu_gallery *g, const char *dir, job_list *jobs)
             free(path);
         }
     }
-    names_free(top, ntop);
+    ffu_dir_list_free(top, ntop);
     return st;
 }
 

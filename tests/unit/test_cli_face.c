@@ -6,8 +6,10 @@
  * gallery enrolled from the kNN training folders naming the people of other photos, and
  * the errors: several faces (which one is used), no face, a file that is not an image,
  * a missing file, each naming the file once with the documented exit code, the batch
- * commands going on past a bad file. Skipped without the shared data or the default
+ * commands going on past a bad file; a folder as input. Skipped without the shared data or the default
  * models. */
+#include <sys/stat.h>
+
 #include "facefuse/core.h"
 #include "facefuse/image.h"
 #include "test.h"
@@ -147,6 +149,75 @@ static void test_detect_draw(void)
     remove(out);
     CHECK(ok);
     CHECK(differ > 10); /* a box's rows changed, not the whole photo re-encoded only */
+}
+
+/* A folder given as input stands for its images in name order (hidden files, other
+ * files and sub-folders left out); --draw then writes into a folder even for one
+ * image; a folder without images is an error naming it, exit 4. */
+static void test_detect_folder(void)
+{
+    if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
+    char dir[] = "/tmp/ffu_clidir_XXXXXX", drawn[] = "/tmp/ffu_clidraw_XXXXXX", p[4200];
+    CHECK(mkdtemp(dir) && mkdtemp(drawn));
+    const char *links[][2] = {
+        {people, "a.JPG"}, {obama, "b.jpg"}, {biden, ".c.jpg"}, {obama2, "sub/d.jpg"}};
+    snprintf(p, sizeof p, "%s/sub", dir);
+    CHECK_EQ_INT(mkdir(p, 0700), 0);
+    int ok = 1;
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, links[i][1]);
+        ok &= symlink(links[i][0], p) == 0;
+    }
+    snprintf(p, sizeof p, "%s/notes.txt", dir);
+    FILE *f = fopen(p, "w");
+    ok &= f && fputs("not an image\n", f) >= 0;
+    if (f) fclose(f);
+    CHECK(ok);
+
+    run(&r, (const char *[]){"detect", dir, obama2, "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = parse_out();
+    CHECK(j);
+    const ffu_json *imgs = ffu_json_get(j, "images");
+    char want[3][4200];
+    snprintf(want[0], sizeof want[0], "%s/a.JPG", dir);
+    snprintf(want[1], sizeof want[1], "%s/b.jpg", dir);
+    snprintf(want[2], sizeof want[2], "%s", obama2);
+    const int faces[3] = {2, 1, 1};
+    ok = ffu_json_len(imgs) == 3;
+    for (size_t i = 0; ok && i < 3; i++) {
+        const char *path = ffu_json_string(ffu_json_get(ffu_json_at(imgs, i), "path"));
+        ok = path && !strcmp(path, want[i]) &&
+             (int)ffu_json_len(ffu_json_get(ffu_json_at(imgs, i), "faces")) == faces[i];
+    }
+    if (!ok) fprintf(stderr, "detect DIR: %.800s\n", r.out);
+    ffu_json_free(j);
+    CHECK(ok);
+
+    snprintf(p, sizeof p, "%s/sub", dir);
+    run(&r, (const char *[]){"detect", p, "--draw", drawn, "-q", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    snprintf(p, sizeof p, "%s/d.jpg", drawn);
+    ffu_image img = {0};
+    CHECK_EQ_INT(ffu_image_load(p, FFU_PIX_RGB24, &img), FFU_OK);
+    ffu_image_release(&img);
+    remove(p);
+
+    run(&r, (const char *[]){"detect", drawn, NULL}); /* empty now */
+    CHECK_EQ_INT(r.code, 4);
+    CHECK_EQ_INT(count_of(r.err, drawn), 1);
+    CHECK(strstr(r.err, "no .jpg"));
+
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, links[i][1]);
+        remove(p);
+    }
+    snprintf(p, sizeof p, "%s/notes.txt", dir);
+    remove(p);
+    snprintf(p, sizeof p, "%s/sub", dir);
+    rmdir(p);
+    rmdir(dir);
+    rmdir(drawn);
 }
 
 /* compare's decision follows identity, and equals the cosine of embed's vectors. */
@@ -328,5 +399,5 @@ static void test_bench_face_stages(void)
     CHECK(strstr(r.err, "ears"));
 }
 
-TEST_MAIN(test_detect_json, test_detect_draw, test_compare_and_embed, test_errors,
-          test_enroll_identify, test_bench_face_stages)
+TEST_MAIN(test_detect_json, test_detect_draw, test_detect_folder, test_compare_and_embed,
+          test_errors, test_enroll_identify, test_bench_face_stages)
