@@ -48,6 +48,8 @@ char *nn_shape_str(const nn_shape *s, char *buf, size_t len);
 /* ---- element types ---------------------------------------------------------------------- */
 
 float nn_f16_to_f32(uint16_t h);
+/* n halves stored little-endian at src to floats, as nn_f16_to_f32 gives them. */
+void nn_f16_to_f32_n(const uint8_t *src, float *dst, size_t n);
 uint16_t nn_f32_to_f16(float f);   /* round to nearest even */
 float nn_bf16_to_f32(uint16_t h);
 uint16_t nn_f32_to_bf16(float f);  /* round to nearest even */

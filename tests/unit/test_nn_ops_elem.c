@@ -293,6 +293,40 @@ static void test_f16_add(void)
     tfree(&t);
 }
 
+/* Every half widened (nn_f16_to_f32_n, and nn_convert's path through it) against the
+ * value its fields give, computed here with ldexp: signed zeros, subnormals, infinities,
+ * and NaNs keeping their sign and payload. */
+static void test_f16_widen_all(void)
+{
+    static uint8_t src[2 * 65536];
+    static uint16_t halves[65536];
+    static float got[65536], conv[65536];
+    for (int h = 0; h < 65536; h++) {
+        src[2 * h] = (uint8_t)(h & 255), src[2 * h + 1] = (uint8_t)(h >> 8);
+        halves[h] = (uint16_t)h;
+    }
+    nn_f16_to_f32_n(src, got, 65536);
+    CHECK(nn_convert(halves, FFU_DTYPE_F16, conv, FFU_DTYPE_F32, 65536) == FFU_OK);
+    int bad = 0;
+    for (int h = 0; h < 65536; h++) {
+        const int sign = h >> 15, e = (h >> 10) & 31, m = h & 1023;
+        uint32_t gb, cb;
+        memcpy(&gb, &got[h], 4);
+        memcpy(&cb, &conv[h], 4);
+        int ok;
+        if (e == 31 && m) {
+            ok = isnan(got[h]) && (gb >> 31) == (uint32_t)sign &&
+                 (gb & 0x7fffff) == (uint32_t)m << 13;
+        } else {
+            double v = e == 0 ? ldexp(m, -24) : e == 31 ? INFINITY : ldexp(1024 + m, e - 25);
+            ok = got[h] == (float)(sign ? -v : v) && !signbit(got[h]) == !sign;
+        }
+        ok = ok && gb == cb;
+        if (!ok && bad++ < 5) fprintf(stderr, "half %04x -> %08x (convert %08x)\n", h, gb, cb);
+    }
+    CHECK_EQ_INT(bad, 0);
+}
+
 static void test_compare_logic_where(void)
 {
     tg t = {0};
@@ -957,8 +991,8 @@ static void test_cast_like(void)
 }
 
 TEST_MAIN(test_broadcast_f32, test_int_div_mod, test_int64_arith, test_pow_types,
-          test_all_int_dtypes, test_f16_add, test_compare_logic_where, test_variadic,
-          test_prelu_and_fused_act, test_binary_errors, test_unary_float,
+          test_all_int_dtypes, test_f16_add, test_f16_widen_all, test_compare_logic_where,
+          test_variadic, test_prelu_and_fused_act, test_binary_errors, test_unary_float,
           test_unary_attrs_and_round, test_unary_int, test_clip, test_empty_unary, test_cast,
           test_shape_size, test_constant_of_shape_range, test_unary_more, test_shrink,
           test_isinf_isnan, test_cast_like)

@@ -491,10 +491,7 @@ static void decode_into(const tf_weight *w, uint8_t *p)
         for (size_t i = 0; i < n; i++) p[i] = s[i] != 0;
         break;
     case TF_STORE_F16:
-        for (size_t i = 0; i < n; i++) {
-            float f = nn_f16_to_f32((uint16_t)(s[2 * i] | s[2 * i + 1] << 8));
-            memcpy(p + 4 * i, &f, 4);
-        }
+        nn_f16_to_f32_n(s, (float *)(void *)p, n);
         break;
     case TF_STORE_U8Q:
     case TF_STORE_U16Q: {
