@@ -184,9 +184,10 @@ ffu_status ffu_dir_list(const char *dir, int (*keep)(const char *dir, const char
     char **v = NULL;
     int n = 0, cap = 0;
     ffu_status st = FFU_OK;
-    struct dirent *e;
-    errno = 0;
-    while ((e = readdir(d))) {
+    for (;;) {
+        errno = 0; /* readdir's end and its errors differ only in errno; keep may set it */
+        const struct dirent *e = readdir(d);
+        if (!e) break;
         if (e->d_name[0] == '.' || (keep && !keep(dir, e->d_name, ctx))) continue;
         if (n == cap) {
             char **nv =
@@ -202,7 +203,6 @@ ffu_status ffu_dir_list(const char *dir, int (*keep)(const char *dir, const char
             break;
         }
         n++;
-        errno = 0;
     }
     if (!st && errno) st = errno_status(errno, dir, "cannot read the directory");
     closedir(d);

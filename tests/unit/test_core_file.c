@@ -2,6 +2,7 @@
  * all-or-nothing write, and directory listings (sorted, hidden entries left out, the
  * caller's filter, errors that name the path). Everything happens in a fresh folder
  * under /tmp. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,12 +71,15 @@ static void test_read_and_write(void)
     rmdir(root);
 }
 
-/* Keeps names that end in ".jpg"; counts its calls in *ctx. */
+/* Keeps names that end in ".jpg"; counts its calls in *ctx. It leaves errno set for
+ * the others, as a filter's failed stat would: not the listing's error. */
 static int jpg_only(const char *dir, const char *name, void *ctx)
 {
     *(int *)ctx += strcmp(dir, root) ? 1000 : 1; /* counts calls; the folder is root */
     size_t len = strlen(name);
-    return len > 4 && !strcmp(name + len - 4, ".jpg");
+    int keep = len > 4 && !strcmp(name + len - 4, ".jpg");
+    if (!keep) errno = ENOENT;
+    return keep;
 }
 
 static void test_dir_list(void)
