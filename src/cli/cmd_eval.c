@@ -1,7 +1,6 @@
-/* `facefuse eval lfw|wider|landmarks|liveness|swap` (swap: cmd_eval_swap.c): accuracy on the real
- * evaluation data in
- * ../shared/data, with the protocols the papers (or our tests) use, so that a number in
- * docs/EVAL.md can be rerun with one command.
+/* `facefuse eval lfw|wider|landmarks|liveness|swap` (swap: cmd_eval_swap.c): accuracy on
+ * the real evaluation data in ../shared/data, with the protocols the papers (or our
+ * tests) use, so that a number in docs/EVAL.md can be rerun with one command.
  *   eval wider      WIDER FACE val subset: AP easy/medium/hard (official protocol,
  *                   IoU 0.5) per detector, plus the best-F1 operating point
  *   eval lfw        LFW View-2 folds: k-fold accuracy, best threshold, TAR at FAR 1e-3
