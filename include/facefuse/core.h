@@ -283,7 +283,8 @@ enum {
     FFU_CPU_AMX_TILE = 1u << 7,
     FFU_CPU_AMX_BF16 = 1u << 8,
     FFU_CPU_AMX_INT8 = 1u << 9,
-    FFU_CPU_FEATURE_COUNT = 10,
+    FFU_CPU_SHA = 1u << 10, /* SHA-256 instructions (SHA-NI) */
+    FFU_CPU_FEATURE_COUNT = 11,
 };
 FFU_API unsigned ffu_cpu_features(void);
 /* What the hardware and OS offer, ignoring FFU_CPU_MASK. */

@@ -17,8 +17,8 @@
 #endif
 
 static const char *const feature_names[FFU_CPU_FEATURE_COUNT] = {
-    "sse42",    "avx2",       "fma",        "avx512f",  "avx512bw",
-    "avx512vnni", "avx512bf16", "amx_tile", "amx_bf16", "amx_int8",
+    "sse42",      "avx2",     "fma",      "avx512f",  "avx512bw", "avx512vnni",
+    "avx512bf16", "amx_tile", "amx_bf16", "amx_int8", "sha",
 };
 
 #define AVX512_ALL (FFU_CPU_AVX512F | FFU_CPU_AVX512BW | FFU_CPU_AVX512VNNI | FFU_CPU_AVX512BF16)
@@ -54,6 +54,7 @@ static unsigned detect(void)
     unsigned max_sub7 = a;
     if (max_sub7 >= 1) __cpuid_count(7, 1, a71, b, c, d);
     if (b7 & (1u << 5)) f |= FFU_CPU_AVX2;
+    if (b7 & (1u << 29)) f |= FFU_CPU_SHA; /* on SSE registers: needs only SSE4.x */
     if (os_avx512 && (b7 & (1u << 16))) {
         f |= FFU_CPU_AVX512F;
         if (b7 & (1u << 30)) f |= FFU_CPU_AVX512BW;

@@ -1,10 +1,19 @@
 /* SHA-256 (FIPS 180-4), used to verify model files against the pinned manifest and,
- * later, to hash template references. Written from the standard's description. */
+ * later, to hash template references. Written from the standard's description; on
+ * CPUs with the SHA extensions the blocks go through their instructions (`facefuse
+ * info` checks ~200 MB of models, 0.6 s in the portable code). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "facefuse/core.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define SHA_X86 1
+#else
+#define SHA_X86 0
+#endif
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
@@ -40,6 +49,57 @@ static void compress(uint32_t h[8], const uint8_t *p)
     h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
 }
 
+#if SHA_X86
+/* n blocks with the SHA extensions. The state is held as the instructions want it:
+ * (A, B, E, F) and (C, D, G, H), highest word first. sha256rnds2 does two rounds from
+ * the low two words of a message-plus-constant vector; sha256msg1/msg2 with one
+ * alignr compute the next four schedule words from the previous sixteen. */
+__attribute__((target("sha,sse4.1,ssse3"))) static void compress_ni(uint32_t h[8], const uint8_t *p,
+                                                                    size_t n)
+{
+    const __m128i bswap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i dcba = _mm_loadu_si128((const __m128i *)h),
+            hgfe = _mm_loadu_si128((const __m128i *)(h + 4));
+    __m128i cdab = _mm_shuffle_epi32(dcba, 0xb1), efgh = _mm_shuffle_epi32(hgfe, 0x1b);
+    __m128i abef = _mm_alignr_epi8(cdab, efgh, 8), cdgh = _mm_blend_epi16(efgh, cdab, 0xf0);
+    for (; n; n--, p += 64) {
+        const __m128i abef0 = abef, cdgh0 = cdgh;
+        __m128i m[4];
+        for (int g = 0; g < 16; g++) {
+            __m128i w;
+            if (g < 4) {
+                w = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), bswap);
+            } else { /* words 4g..4g+3 from the groups g-4..g-1, kept in m[g % 4] */
+                __m128i t = _mm_sha256msg1_epu32(m[g % 4], m[(g + 1) % 4]);
+                t = _mm_add_epi32(t, _mm_alignr_epi8(m[(g + 3) % 4], m[(g + 2) % 4], 4));
+                w = _mm_sha256msg2_epu32(t, m[(g + 3) % 4]);
+            }
+            m[g % 4] = w;
+            __m128i wk = _mm_add_epi32(w, _mm_loadu_si128((const __m128i *)(K + 4 * g)));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0e));
+        }
+        abef = _mm_add_epi32(abef, abef0), cdgh = _mm_add_epi32(cdgh, cdgh0);
+    }
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1b), dchg = _mm_shuffle_epi32(cdgh, 0xb1);
+    _mm_storeu_si128((__m128i *)h, _mm_blend_epi16(feba, dchg, 0xf0));
+    _mm_storeu_si128((__m128i *)(h + 4), _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+/* n whole blocks at p. */
+static void compress_blocks(uint32_t h[8], const uint8_t *p, size_t n)
+{
+#if SHA_X86
+    if (ffu_cpu_features() & FFU_CPU_SHA) {
+        compress_ni(h, p, n);
+        return;
+    }
+#endif
+    for (; n; n--, p += 64)
+        compress(h, p);
+}
+
 void ffu_sha256_init(ffu_sha256 *s)
 {
     static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -58,10 +118,11 @@ void ffu_sha256_update(ffu_sha256 *s, const void *data, size_t len)
         memcpy(s->block + s->fill, p, take);
         s->fill += take, p += take, len -= take;
         if (s->fill < 64) return;
-        compress(s->h, s->block);
+        compress_blocks(s->h, s->block, 1);
         s->fill = 0;
     }
-    for (; len >= 64; p += 64, len -= 64) compress(s->h, p);
+    compress_blocks(s->h, p, len / 64);
+    p += len / 64 * 64, len %= 64;
     memcpy(s->block, p, len);
     s->fill = len;
 }

@@ -61,10 +61,13 @@ static void test_mask(void)
     CHECK_EQ_INT(ffu_cpu_features_mask(all, NULL), all);
     CHECK_EQ_INT(ffu_cpu_features_mask(all, ""), all);
     CHECK_EQ_INT(ffu_cpu_features_mask(all, "bogus"), all);
-    CHECK_EQ_INT(ffu_cpu_features_mask(all, "avx512,amx"), FFU_CPU_SSE42 | FFU_CPU_AVX2 | FFU_CPU_FMA);
+    CHECK_EQ_INT(ffu_cpu_features_mask(all, "avx512,amx"),
+                 FFU_CPU_SSE42 | FFU_CPU_AVX2 | FFU_CPU_FMA | FFU_CPU_SHA);
     CHECK_EQ_INT(ffu_cpu_features_mask(all, "amx_bf16"), all & ~(unsigned)FFU_CPU_AMX_BF16);
     CHECK_EQ_INT(ffu_cpu_features_mask(all, "avx512f"), all & ~(unsigned)AVX512_ALL);
-    CHECK_EQ_INT(ffu_cpu_features_mask(all, "avx2"), FFU_CPU_SSE42 | FFU_CPU_FMA);
+    CHECK_EQ_INT(ffu_cpu_features_mask(all, "avx2"), FFU_CPU_SSE42 | FFU_CPU_FMA | FFU_CPU_SHA);
+    CHECK_EQ_INT(ffu_cpu_features_mask(all, "sha"), all & ~(unsigned)FFU_CPU_SHA);
+    CHECK_EQ_INT(ffu_cpu_features_mask(all, "sse42"), 0);
     CHECK_EQ_INT(ffu_cpu_features_mask(all, " fma , amx_tile"), all & ~(unsigned)(FFU_CPU_FMA | AMX_ALL));
     CHECK_EQ_INT(ffu_cpu_features_mask(all, "all"), 0);
 }

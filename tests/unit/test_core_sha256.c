@@ -1,7 +1,66 @@
 /* SHA-256 against the FIPS 180-4 / NIST example vectors, with every split of the
- * input across update calls, and the file helper against the in-memory digest. */
+ * input across update calls, and the file helper against the in-memory digest; the
+ * SHA-extension blocks against the portable ones on the same inputs. */
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "facefuse/core.h"
 #include "test.h"
+
+static const size_t lengths[] = {0,   1,   55,  56,  63,   64,   65,    119,
+                                 120, 127, 128, 129, 1000, 4113, 100003};
+#define NLEN (sizeof lengths / sizeof *lengths)
+
+/* The digests of seeded bytes of each length in lengths. */
+static void digests(uint8_t out[NLEN][32])
+{
+    static uint8_t data[100003];
+    uint64_t seed = 11;
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)test_rand_u64(&seed);
+    for (size_t k = 0; k < NLEN; k++) {
+        ffu_sha256 s;
+        ffu_sha256_init(&s);
+        ffu_sha256_update(&s, data, lengths[k]);
+        ffu_sha256_final(&s, out[k]);
+    }
+}
+
+/* A child with FFU_CPU_MASK=sha (read once per process, so this test runs first,
+ * before this process asks for the features) hashes with the portable code; this
+ * process with the SHA extensions where the CPU has them. */
+static void test_extensions_match_portable(void)
+{
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        setenv("FFU_CPU_MASK", "sha", 1);
+        static uint8_t d[NLEN][32];
+        digests(d);
+        int ok =
+            !(ffu_cpu_features() & FFU_CPU_SHA) && write(fds[1], d, sizeof d) == (ssize_t)sizeof d;
+        _exit(ok ? 0 : 1);
+    }
+    close(fds[1]);
+    static uint8_t want[NLEN][32], got[NLEN][32];
+    size_t have = 0;
+    ssize_t r;
+    while (have < sizeof want && (r = read(fds[0], (uint8_t *)want + have, sizeof want - have)) > 0)
+        have += (size_t)r;
+    close(fds[0]);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0 && have == sizeof want);
+    digests(got);
+    if (!(ffu_cpu_features() & FFU_CPU_SHA))
+        fprintf(stderr, "note: no SHA extensions here, both sides ran the portable code\n");
+    for (size_t k = 0; k < NLEN; k++)
+        CHECK(memcmp(got[k], want[k], 32) == 0);
+}
 
 static void hex_of(const void *data, size_t len, char hex[65])
 {
@@ -69,4 +128,4 @@ static void test_file(void)
     CHECK(strstr(ffu_error_message(), path) != NULL);
 }
 
-TEST_MAIN(test_nist_vectors, test_split_updates, test_file)
+TEST_MAIN(test_extensions_match_portable, test_nist_vectors, test_split_updates, test_file)
