@@ -127,8 +127,14 @@ static int rd_raw(rd *r, uint64_t *mag, int *neg, unsigned maxbytes)
     unsigned c = r->p[0], n = c & 0x0f;
     if ((c & 0x70) || n > maxbytes || left(r) < 1 + (size_t)n) return -1;
     uint64_t v = 0;
-    for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)r->p[1 + i] << (8 * i);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (left(r) >= 9) { /* one load, the bytes past n masked off (16 million numbers) */
+        memcpy(&v, r->p + 1, 8);
+        v = n ? v & (~(uint64_t)0 >> (64 - 8 * n)) : 0;
+    } else
+#endif
+        for (unsigned i = 0; i < n; i++)
+            v |= (uint64_t)r->p[1 + i] << (8 * i);
     r->p += 1 + n;
     *mag = v;
     *neg = (c & 0x80) != 0;
@@ -151,6 +157,7 @@ static ffu_status rd_i64(rd *r, int64_t *v, unsigned maxbytes, const char *what)
     uint64_t mag;
     int neg;
     const uint8_t *at = r->p;
+    *v = 0; /* on errors too */
     if (rd_raw(r, &mag, &neg, maxbytes) < 0 || mag > (uint64_t)INT64_MAX) {
         r->p = at;
         return bad(r, what);
