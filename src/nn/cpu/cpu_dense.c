@@ -515,6 +515,21 @@ int nn_cpu_wino_block(const nn_cpu_wino *d, int threads)
     return (int)tb;
 }
 
+/* The sum of x[i] * w[i] in double, in eight partial sums (each product exact), in the
+ * widest vectors the CPU has (GCC's target_clones): the Winograd check's reference. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static double
+dot_f64(const float *x, const float *w, int64_t n)
+{
+    double s[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++)
+            s[j] += (double)x[i + j] * w[i + j];
+    for (; i < n; i++)
+        s[0] += (double)x[i] * w[i];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
 /* NMSE of our Winograd convolution (plus bias) against a direct one in double, on
  * 64 output pixels (the borders among them) of one image with a fixed-seed input in
  * [0, 1): the accuracy check that keeps a node on it. The image is cut to at most
@@ -540,7 +555,7 @@ static double wino_check(const nn_cpu_wino *d, const float *w, const float *bias
     nn_cpu_check_input(x, nx, 0, 1);
     nn_cpu_wino_tiles_avx512(&t, x, NULL, y, 0, t.TY * t.TX, scratch);
     /* the weights as [K][3][3][C], so that a tap's sum over channels reads both operands
-     * in order, in four partial sums (one chain of adds at stride 9 was a tenth of
+     * in order, in partial sums (one chain of adds at stride 9 was a tenth of
      * dlib-resnet's plan) */
     for (int64_t k = 0; k < K; k++)
         for (int64_t c = 0; c < C; c++)
@@ -558,18 +573,7 @@ static double wino_check(const nn_cpu_wino *d, const float *w, const float *bias
                         int64_t ix = ox - t.PL + kx;
                         if (ix < 0 || ix >= t.IW) continue;
                         const float *xp = x + (iy * t.IW + ix) * C;
-                        const float *wp = wt + (k * 9 + ky * 3 + kx) * C;
-                        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-                        int64_t c = 0;
-                        for (; c + 4 <= C; c += 4) {
-                            s0 += (double)xp[c] * wp[c];
-                            s1 += (double)xp[c + 1] * wp[c + 1];
-                            s2 += (double)xp[c + 2] * wp[c + 2];
-                            s3 += (double)xp[c + 3] * wp[c + 3];
-                        }
-                        for (; c < C; c++)
-                            s0 += (double)xp[c] * wp[c];
-                        r += (s0 + s1) + (s2 + s3);
+                        r += dot_f64(xp, wt + (k * 9 + ky * 3 + kx) * C, C);
                     }
                 }
                 double e = y[(oy * t.OW + ox) * K + k] - r;
