@@ -133,6 +133,9 @@ int cli_parse_stages(const char *s, unsigned *out);
  * folder" (--draw, --gallery, swap targets) decide with it. */
 int cli_is_dir(const char *path);
 
+/* dir/name in a malloc'd string, one slash between them (NULL when out of memory). */
+char *cli_join_path(const char *dir, const char *name);
+
 /* 1 when a file name ends in .jpg, .jpeg or .png (any case): the images a folder
  * given as input contributes. */
 int cli_is_image_name(const char *name);

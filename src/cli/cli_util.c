@@ -150,8 +150,7 @@ int cli_is_image_name(const char *name)
     return !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png");
 }
 
-/* dir/name in a malloc'd string (one slash between them). */
-static char *join_dir(const char *dir, const char *name)
+char *cli_join_path(const char *dir, const char *name)
 {
     size_t n = strlen(dir);
     int slash = n > 0 && dir[n - 1] == '/';
@@ -165,7 +164,7 @@ static int image_file(const char *dir, const char *name, void *ctx)
 {
     (void)ctx;
     if (!cli_is_image_name(name)) return 0;
-    char *p = join_dir(dir, name);
+    char *p = cli_join_path(dir, name);
     struct stat st;
     int ok = p && stat(p, &st) == 0 && S_ISREG(st.st_mode);
     free(p);
@@ -198,7 +197,7 @@ ffu_status cli_expand_images(int argc, char **argv, char ***paths, int *count)
                 }
                 v = nv, cap = cap ? 2 * cap : 16;
             }
-            if (!(v[n] = dir ? join_dir(argv[i], names[k]) : strdup(argv[i])))
+            if (!(v[n] = dir ? cli_join_path(argv[i], names[k]) : strdup(argv[i])))
                 st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
             else
                 n++;

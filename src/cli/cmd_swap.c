@@ -254,14 +254,6 @@ static int is_writable_video_ext(const char *e)
            !strcasecmp(e, "mkv");
 }
 
-static char *join_path(const char *dir, const char *name)
-{
-    size_t n = strlen(dir) + strlen(name) + 2;
-    char *p = malloc(n);
-    if (p) snprintf(p, n, "%s%s%s", dir, *dir && dir[strlen(dir) - 1] == '/' ? "" : "/", name);
-    return p;
-}
-
 typedef struct {
     target *v;
     int count, cap;
@@ -299,7 +291,7 @@ static ffu_status add_dir(target_list *l, const char *dir)
     int n;
     ffu_status st = ffu_dir_list(dir, media_name, NULL, &names, &n);
     for (int i = 0; !st && i < n; i++) {
-        char *path = join_path(dir, names[i]);
+        char *path = cli_join_path(dir, names[i]);
         struct stat sb;
         if (!path || (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && push_target(l, path) < 0))
             st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
@@ -409,7 +401,7 @@ static void remove_stale_parts(const char *dir, const target_list *l)
         size_t nlen = (size_t)(part - e->d_name - 1);
         for (int i = 0; i < l->count; i++)
             if (strlen(l->v[i].name) == nlen && !strncmp(l->v[i].name, e->d_name + 1, nlen)) {
-                char *p = join_path(dir, e->d_name);
+                char *p = cli_join_path(dir, e->d_name);
                 if (p) unlink(p);
                 free(p);
                 break;
@@ -838,7 +830,7 @@ static int plan_outputs(const cli_command *cmd, swap_opts *o, target_list *tl)
                 strcpy(dot && dot != name ? dot : name + len, ".mp4");
             }
             t->name = name;
-            t->out = join_path(o->output_dir, name);
+            t->out = cli_join_path(o->output_dir, name);
             for (int k = 0; k < i; k++)
                 if (!strcmp(tl->v[k].name, name))
                     return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE,
@@ -1013,7 +1005,7 @@ static int run_swap(const cli_command *cmd, int argc, char **argv)
             rc = cli_fail(cmd, &o.common, st);
             goto out;
         }
-        char *jpath = join_path(o.output_dir, JOURNAL_NAME);
+        char *jpath = cli_join_path(o.output_dir, JOURNAL_NAME);
         if (!jpath) {
             rc = cli_fail(cmd, &o.common, FFU_ERR_NOMEM);
             goto out;

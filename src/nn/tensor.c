@@ -29,47 +29,28 @@ size_t ffu_dtype_size(ffu_dtype t) { return (unsigned)t < FFU_DTYPE_COUNT ? dtyp
 
 /* ---- half and bfloat16 ------------------------------------------------------------------ */
 
-float nn_f16_to_f32(uint16_t h)
+/* A half's float without branches, so that loops over it vectorise: a normal or
+ * infinite/NaN half moves its bits and rebiases the exponent (by 112, or to 255 for
+ * exponent 31); a subnormal is its mantissa times 2^-24, both exact in f32. */
+static inline float widen_half(uint32_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
-    if (exp == 0) {
-        if (man == 0) {
-            bits = sign;
-        } else { /* subnormal: normalise */
-            int e = -1;
-            do {
-                e++;
-                man <<= 1;
-            } while (!(man & 0x400));
-            bits = sign | (uint32_t)(112 - e) << 23 | (man & 0x3ff) << 13;
-        }
-    } else if (exp == 31) {
-        bits = sign | 0x7f800000u | man << 13;
-    } else {
-        bits = sign | (exp + 112) << 23 | man << 13;
-    }
-    float f;
-    memcpy(&f, &bits, 4);
-    return f;
+    const uint32_t em = h & 0x7fff, sign = (h & 0x8000) << 16;
+    const uint32_t special = 0u - (em >= 0x7c00), sub = 0u - (em < 0x400); /* masks */
+    const uint32_t moved = (em << 13) + (112u << 23) + (special & 112u << 23);
+    union {
+        float f;
+        uint32_t u;
+    } small = {(float)(int32_t)em * 0x1p-24f}, out;
+    out.u = sign | (sub & small.u) | (~sub & moved);
+    return out.f;
 }
+
+float nn_f16_to_f32(uint16_t h) { return widen_half(h); }
 
 void nn_f16_to_f32_n(const uint8_t *src, float *dst, size_t n)
 {
-    /* nn_f16_to_f32 without branches, so that the compiler vectorises it: a normal or
-     * infinite/NaN half moves its bits and rebiases the exponent (by 112, or to 255 for
-     * exponent 31); a subnormal is its mantissa times 2^-24, both exact in f32 */
-    for (size_t i = 0; i < n; i++) {
-        const uint32_t h = (uint32_t)src[2 * i] | (uint32_t)src[2 * i + 1] << 8;
-        const uint32_t em = h & 0x7fff, sign = (h & 0x8000) << 16;
-        const uint32_t special = 0u - (em >= 0x7c00), sub = 0u - (em < 0x400); /* masks */
-        const uint32_t moved = (em << 13) + (112u << 23) + (special & 112u << 23);
-        union {
-            float f;
-            uint32_t u;
-        } small = {(float)(int32_t)em * 0x1p-24f}, out;
-        out.u = sign | (sub & small.u) | (~sub & moved);
-        dst[i] = out.f;
-    }
+    for (size_t i = 0; i < n; i++)
+        dst[i] = widen_half((uint32_t)src[2 * i] | (uint32_t)src[2 * i + 1] << 8);
 }
 
 uint16_t nn_f32_to_f16(float f)
