@@ -280,6 +280,17 @@ static double node_flops(const nn_graph *g, const nn_node *n)
     case NN_OP_MATMUL: case NN_OP_MATMUL_INTEGER: case NN_OP_QLINEAR_MATMUL:
         if (on < 0 || !a || a->shape.rank < 1) return -1;
         return 2.0 * (double)on * (double)a->shape.d[a->shape.rank - 1];
+    case NN_OP_EINSUM: { /* per combination of indices: a product of the operands and a sum */
+        nn_einsum e;
+        if (nn_einsum_geom(g, n, &e) < 0 || e.out.rank < 0) {
+            ffu_error_clear();
+            return -1;
+        }
+        double p = e.nin;
+        for (int l = 0; l < e.nlabels; l++)
+            p *= (double)(e.size[l] < 0 ? 0 : e.size[l]);
+        return p;
+    }
     case NN_OP_MAX_POOL: case NN_OP_AVERAGE_POOL: {
         int cnt;
         const int64_t *k = nn_attr_ints(n, "kernel_shape", &cnt);

@@ -834,6 +834,33 @@ static inline ob_model *ob_seed_strips(void)
     return b;
 }
 
+/* Einsum: a contraction with a constant operand (the cpu backend's strided matmul), an
+ * attention-style product with a transposed output, an implicit output and a batched
+ * diagonal (ref). */
+static inline ob_model *ob_seed_einsum(void)
+{
+    ob_model *b = ob_new(12);
+    int64_t xd[] = {2, 3, 4}, wd[] = {4, 5}, yd[] = {2, 3, 5}, qd[] = {2, 4, 3};
+    float w[20];
+    for (int i = 0; i < 20; i++)
+        w[i] = (float)(i % 7) * 0.25f - 0.75f;
+    ob_input(b, "x", OB_F32, xd, 3);
+    ob_input(b, "q", OB_F32, qd, 3);
+    ob_initializer(b, ob_const_f32(b, "w", wd, 2, w, 20));
+    Onnx__NodeProto *n = ob_node(b, "Einsum", "proj", "x,w", "y");
+    ob_attr_string(b, n, "equation", "bij,jk->bik");
+    n = ob_node(b, "Einsum", "attn", "x,q", "a");
+    ob_attr_string(b, n, "equation", "b i d , b d j -> b j i");
+    n = ob_node(b, "Einsum", "implicit", "a,x", "s");
+    ob_attr_string(b, n, "equation", "bji,bjk");
+    n = ob_node(b, "Einsum", "diag", "a", "d");
+    ob_attr_string(b, n, "equation", "...ii->...i");
+    ob_output(b, "y", OB_F32, yd, 3);
+    ob_output(b, "s", OB_F32, NULL, 0);
+    ob_output(b, "d", OB_F32, NULL, 0);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -853,6 +880,7 @@ static const struct {
     {"cpu_kernels.onnx", ob_seed_cpu_kernels},
     {"value_shapes.onnx", ob_seed_value_shapes},
     {"strips.onnx", ob_seed_strips},
+    {"einsum.onnx", ob_seed_einsum},
 };
 
 #endif

@@ -43,7 +43,8 @@ typedef struct tcase {
                                  backends), as the planner does for a Conv residual */
     const char *impl;         /* the cpu implementation the case must get (AVX-512 hosts;
                                  by default our kernel when an attribute forces it), or
-                                 with a leading '!' the one it must not */
+                                 with a leading '!' the one it must not; either way the
+                                 cpu backend must claim the case */
     int grid;                 /* 1: the weights (input 1) made from 8-bit codes and a
                                  per-channel factor, marked NN_T_Q8 (grid_weights); 2:
                                  then one weight moved by one ulp (no codes rebuild it) */
@@ -294,6 +295,19 @@ static const tcase cases[] = {
     {NN_OP_MATMUL, "2x3x13x17 * 17x11", 2, {S4(2, 3, 13, 17), S2(17, 11)}, {0, 1}},
     {NN_OP_MATMUL, "3x13x17 * 3x17x11 rt", 2, {S3(3, 13, 17), S3(3, 17, 11)}, {0, 0}},
     {NN_OP_MATMUL, "1x13x17 * 3x17x11 bcast", 2, {S3(1, 13, 17), S3(3, 17, 11)}, {0, 0}},
+    /* Einsum contractions as one strided matmul (claimed; not oneDNN's ref kernel) */
+    {NN_OP_EINSUM, "bij,bjk->bik", 2, {S3(3, 13, 17), S3(3, 17, 11)}, {0, 0}, .attrs = "equation=bij,bjk->bik", .impl = "!ref"},
+    {NN_OP_EINSUM, "bd,dn->bn const", 2, {S2(13, 127), S2(127, 31)}, {0, 1}, .attrs = "equation=bd,dn->bn", .impl = "!ref"},
+    {NN_OP_EINSUM, "bhqd,bhkd->bhqk", 2, {S4(2, 3, 13, 17), S4(2, 3, 11, 17)}, {0, 0}, .attrs = "equation=bhqd,bhkd->bhqk", .impl = "!ref"},
+    {NN_OP_EINSUM, "bchw,bkc->bkhw", 2, {S4(2, 5, 7, 9), S3(2, 11, 5)}, {0, 0}, .attrs = "equation=bchw,bkc->bkhw", .impl = "!ref"},
+    {NN_OP_EINSUM, "...ij,...jk bcast", 2, {S3(1, 13, 17), S4(2, 3, 17, 11)}, {0, 0}, .attrs = "equation=...ij,...jk", .impl = "!ref"},
+    {NN_OP_EINSUM, "abc,bcd->da", 2, {S3(7, 5, 3), S3(5, 3, 11)}, {0, 0}, .attrs = "equation=abc,bcd->da", .impl = "!ref"},
+    {NN_OP_EINSUM, "i,j->ij outer", 2, {S1(13), S1(17)}, {0, 0}, .attrs = "equation=i,j->ij", .impl = "!ref"},
+    {NN_OP_EINSUM, "i,i inner", 2, {S1(127), S1(127)}, {0, 0}, .attrs = "equation=i,i", .impl = "!ref"},
+    /* and what stays on ref: a diagonal, a sum within one operand, three operands */
+    {NN_OP_EINSUM, "ii,ij->j diagonal", 2, {S2(13, 13), S2(13, 17)}, {0, 0}, .attrs = "equation=ii,ij->j"},
+    {NN_OP_EINSUM, "ij,jk->k", 2, {S2(13, 17), S2(17, 11)}, {0, 0}, .attrs = "equation=ij,jk->k"},
+    {NN_OP_EINSUM, "ij,jk,kl->il", 3, {S2(5, 7), S2(7, 3), S2(3, 4)}, {0, 0, 0}, .attrs = "equation=ij,jk,kl->il"},
     {NN_OP_MATMUL, "17 * 17x11", 2, {S1(17), S2(17, 11)}, {0, 1}},
     {NN_OP_MATMUL, "13x17 * 17", 2, {S2(13, 17), S1(17)}, {0, 0}},
     {NN_OP_MATMUL, "+sigmoid", 2, {S2(13, 127), S2(127, 31)}, {0, 1}, .act = NN_ACT_SIGMOID},
@@ -765,7 +779,14 @@ static int run_case(nn_backend *be, const tcase *tc, uint64_t *seed, double *err
         goto out;
     }
     res = R_UNSUPPORTED;
-    if (!be || !be->ops->supports(be, g, n)) goto out;
+    if (!be || !be->ops->supports(be, g, n)) {
+        /* a case that names an implementation must be claimed where that is checked */
+        if (tc->impl && be && be->space == NN_SPACE_HOST && (ffu_cpu_features() & FFU_CPU_AVX512F)) {
+            snprintf(why, whylen, "not claimed (wants %s)", tc->impl);
+            res = R_FAIL;
+        }
+        goto out;
+    }
     res = R_FAIL;
     if (be->ops->prepare(be, g, n) < 0) {
         snprintf(why, whylen, "prepare: %s", ffu_error_message());

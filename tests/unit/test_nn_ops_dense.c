@@ -551,6 +551,141 @@ static void test_matmul_broadcast(void)
     free(b);
 }
 
+/* ---- Einsum ------------------------------------------------------------------------------- */
+
+/* An Einsum node over f32 inputs a (shape sa) and, when b, b (shape sb); runs it. */
+static ffu_status einsum_case(tg *t, const char *eq, nn_shape sa, const float *a, nn_shape sb,
+                              const float *b)
+{
+    tg_begin(t, NN_OP_EINSUM, 1);
+    tg_in(t, FFU_DTYPE_F32, sa, a, 0);
+    if (b) tg_in(t, FFU_DTYPE_F32, sb, b, 0);
+    tg_node(t);
+    nn_node_set_string(t->g, t->node, "equation", eq);
+    return tg_run(t);
+}
+
+static void test_einsum(void)
+{
+    uint64_t seed = 29;
+    float *a = rand_buf(&seed, 2 * 3 * 4 * 5), *b = rand_buf(&seed, 2 * 3 * 4 * 5);
+    tg t;
+    /* implicit output: letters used once, in ASCII order (upper case first): "kB,ij"
+     * is B, i, j, k, and a transposed copy of the 2-D operand interleaved */
+    CHECK_EQ_INT(einsum_case(&t, "kB, ij", SHAPE(4, 2), a, SHAPE(3, 5), b), FFU_OK);
+    CHECK_SHAPE(tg_oshape(&t, 0), 2, 3, 5, 4);
+    const float *y = t.outbuf[0];
+    for (int B = 0; B < 2; B++)
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 5; j++)
+                for (int k = 0; k < 4; k++)
+                    CHECK_NEAR(y[((B * 3 + i) * 5 + j) * 4 + k],
+                               (double)a[k * 2 + B] * b[i * 5 + j], 1e-6);
+    tg_end(&t);
+
+    /* a trace in implicit mode ("ii" is used twice: summed) and a diagonal kept */
+    CHECK_EQ_INT(einsum_case(&t, "ii", SHAPE(4, 4), a, SHAPE(0), NULL), FFU_OK);
+    CHECK_EQ_INT(tg_oshape(&t, 0)->rank, 0);
+    CHECK_NEAR(((float *)t.outbuf[0])[0], (double)a[0] + a[5] + a[10] + a[15], 1e-6);
+    tg_end(&t);
+    CHECK_EQ_INT(einsum_case(&t, "...ii->...i", SHAPE(2, 3, 3), a, SHAPE(0), NULL), FFU_OK);
+    CHECK_SHAPE(tg_oshape(&t, 0), 2, 3);
+    y = t.outbuf[0];
+    for (int p = 0; p < 2; p++)
+        for (int i = 0; i < 3; i++)
+            CHECK_NEAR(y[p * 3 + i], a[p * 9 + i * 4], 0);
+    tg_end(&t);
+
+    /* ellipses broadcast right-aligned, size-1 dims too: [3,1,4] . [2,1,4,5] over j */
+    CHECK_EQ_INT(einsum_case(&t, "...ij,...jk->...ik", SHAPE(3, 1, 4), a, SHAPE(2, 1, 4, 5), b),
+                 FFU_OK);
+    CHECK_SHAPE(tg_oshape(&t, 0), 2, 3, 1, 5);
+    y = t.outbuf[0];
+    for (int p = 0; p < 2; p++)
+        for (int q = 0; q < 3; q++)
+            for (int k = 0; k < 5; k++) {
+                double sum = 0;
+                for (int j = 0; j < 4; j++)
+                    sum += (double)a[q * 4 + j] * b[(p * 4 + j) * 5 + k];
+                CHECK_NEAR(y[(p * 3 + q) * 5 + k], sum, 1e-5);
+            }
+    tg_end(&t);
+
+    /* three operands, a summed index in one of them, and an empty sum */
+    float *c = rand_buf(&seed, 8);
+    tg_begin(&t, NN_OP_EINSUM, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 3), a, 0);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(3, 4), b, 0);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(4, 2), c, 0);
+    tg_node(&t);
+    nn_node_set_string(t.g, t.node, "equation", "ij,jk,kl->i");
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    CHECK_SHAPE(tg_oshape(&t, 0), 2);
+    y = t.outbuf[0];
+    for (int i = 0; i < 2; i++) {
+        double sum = 0;
+        for (int j = 0; j < 3; j++)
+            for (int k = 0; k < 4; k++)
+                for (int l = 0; l < 2; l++)
+                    sum += (double)a[i * 3 + j] * b[j * 4 + k] * c[k * 2 + l];
+        CHECK_NEAR(y[i], sum, 1e-5);
+    }
+    tg_end(&t);
+    CHECK_EQ_INT(einsum_case(&t, "ij->i", SHAPE(3, 0), a, SHAPE(0), NULL), FFU_OK);
+    for (int i = 0; i < 3; i++)
+        CHECK_NEAR(((float *)t.outbuf[0])[i], 0, 0);
+    tg_end(&t);
+
+    /* integers sum exactly in 64 bits */
+    int64_t big[2] = {(int64_t)1 << 40, 3}, w[2] = {1 << 20, 5};
+    tg_begin(&t, NN_OP_EINSUM, 1);
+    tg_in(&t, FFU_DTYPE_I64, SHAPE(2), big, 0);
+    tg_in(&t, FFU_DTYPE_I64, SHAPE(2), w, 0);
+    tg_node(&t);
+    nn_node_set_string(t.g, t.node, "equation", "i,i->");
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    CHECK(((int64_t *)t.outbuf[0])[0] == ((int64_t)1 << 60) + 15);
+    tg_end(&t);
+
+    /* malformed equations and operands */
+    static const struct {
+        const char *eq;
+        int64_t da[3], db[3];
+        int ra, rb;
+        ffu_status want;
+    } bad[] = {
+        {"ij,jk->ik", {2, 3}, {4, 5}, 2, 2, FFU_ERR_FORMAT},  /* j is 3 and 4 */
+        {"ij,jk->iz", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT},  /* z in no input */
+        {"ij,jk->ii", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT},  /* output repeats */
+        {"ijk,jk->i", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT},  /* rank 2 for 3 letters */
+        {"i1,jk", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT},      /* not a letter */
+        {"i..j,jk", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT},    /* a lone '.' */
+        {"...i...,jk", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT}, /* two ellipses */
+        {"ij", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT},         /* one term, two inputs */
+        {"ij,jk,kl", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT},   /* three terms */
+        {"ij,jk-ik", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT},   /* '-' without '>' */
+        {"ij,jk->ik,", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT}, /* text after the output */
+        {"...j,jk->k", {2, 3}, {3, 5}, 2, 2, FFU_ERR_FORMAT}, /* output drops 1 dim */
+        {"ii,ik->k", {2, 3}, {2, 5}, 2, 2, FFU_ERR_FORMAT},   /* 2x3 diagonal */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        nn_shape sa = {.rank = bad[i].ra}, sb = {.rank = bad[i].rb};
+        memcpy(sa.d, bad[i].da, sizeof bad[i].da);
+        memcpy(sb.d, bad[i].db, sizeof bad[i].db);
+        ffu_status st = einsum_case(&t, bad[i].eq, sa, a, sb, b);
+        if (st != bad[i].want) printf("equation '%s': %d\n", bad[i].eq, st);
+        CHECK_EQ_INT(st, bad[i].want);
+        tg_end(&t);
+    }
+    /* the same equation is fine with one dim of 1 broadcasting */
+    CHECK_EQ_INT(einsum_case(&t, "ij,jk->ik", SHAPE(2, 1), a, SHAPE(4, 5), b), FFU_OK);
+    CHECK_SHAPE(tg_oshape(&t, 0), 2, 5);
+    tg_end(&t);
+    free(a);
+    free(b);
+    free(c);
+}
+
 /* ---- normalisation ------------------------------------------------------------------------- */
 
 static void test_batch_instance_layer_norm(void)
@@ -1629,7 +1764,7 @@ static void test_grid_sample(void)
 
 TEST_MAIN(test_conv_hand, test_conv_vs_naive, test_conv_transpose_vs_naive,
           test_conv_transpose_output_shape, test_conv_1d_3d, test_conv_fused_act_and_errors,
-          test_gemm, test_matmul_broadcast, test_batch_instance_layer_norm, test_lrn, test_softmax,
-          test_pool_vs_naive, test_pool_misc, test_reduce_vs_naive, test_reduce_misc,
+          test_gemm, test_matmul_broadcast, test_einsum, test_batch_instance_layer_norm, test_lrn,
+          test_softmax, test_pool_vs_naive, test_pool_misc, test_reduce_vs_naive, test_reduce_misc,
           test_resize_hand, test_resize_vs_separable, test_resize_crop_and_upsample, test_pad,
           test_depth_space, test_hardmax_mvn, test_reduce_log_sum, test_grid_sample)

@@ -199,6 +199,51 @@ static void test_tiny_model(void)
     nn_graph_destroy(g);
 }
 
+/* Einsum "ij,jk->ki" of a placeholder and a constant: the equation decoded and the
+ * numbers. */
+static const char EINSUM_JSON[] =
+    "{\"format\":\"graph-model\",\"modelTopology\":{\"node\":["
+    "{\"name\":\"x\",\"op\":\"Placeholder\",\"attr\":{\"dtype\":{\"type\":\"DT_FLOAT\"},"
+    "\"shape\":{\"shape\":{\"dim\":[{\"size\":\"2\"},{\"size\":\"3\"}]}}}},"
+    "{\"name\":\"w\",\"op\":\"Const\"},"
+    "{\"name\":\"e\",\"op\":\"Einsum\",\"input\":[\"x\",\"w\"],"
+    "\"attr\":{\"equation\":{\"s\":\"aWosamstPmtp\"},\"N\":{\"i\":\"2\"}}},"
+    "{\"name\":\"out\",\"op\":\"Identity\",\"input\":[\"e\"]}]},"
+    "\"weightsManifest\":[{\"paths\":[\"m.bin\"],\"weights\":["
+    "{\"name\":\"w\",\"shape\":[3,4],\"dtype\":\"float32\"}]}]}";
+
+static void test_einsum(void)
+{
+    float w[12], x[6];
+    uint64_t seed = 5;
+    for (int i = 0; i < 12; i++)
+        w[i] = test_rand_f(&seed) - 0.5f;
+    for (int i = 0; i < 6; i++)
+        x[i] = test_rand_f(&seed) - 0.5f;
+    nn_graph *g = NULL;
+    ffu_status st = nn_tfjs_load(EINSUM_JSON, strlen(EINSUM_JSON), w, sizeof w, &g);
+    if (st < 0) fprintf(stderr, "load: %s\n", ffu_error_message());
+    CHECK_EQ_INT(st, FFU_OK);
+    int ei = find_op(g, NN_OP_EINSUM);
+    CHECK(ei >= 0);
+    CHECK_STR(nn_attr_string(&g->nodes[ei], "equation", ""), "ij,jk->ki");
+    nn_shape xs = {.rank = 2, .d = {2, 3}};
+    const float *inputs[1] = {x};
+    test_nn_run r;
+    st = test_nn_run_graph(g, &xs, inputs, &r);
+    CHECK_EQ_INT(st, FFU_OK);
+    const float *y = test_nn_output(g, &r, 0);
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 2; i++) {
+            double sum = 0;
+            for (int j = 0; j < 3; j++)
+                sum += (double)x[i * 3 + j] * w[j * 4 + k];
+            CHECK_NEAR(y[k * 2 + i], sum, 1e-6);
+        }
+    test_nn_run_free(&r);
+    nn_graph_destroy(g);
+}
+
 /* ---- hostile inputs ---------------------------------------------------------------------- */
 
 /* TINY_JSON with the first `from` replaced by `to`. */
@@ -545,5 +590,5 @@ static void test_real_models(void)
     if (!loaded) TEST_SKIP("no human-models in the model cache");
 }
 
-TEST_MAIN(test_base64, test_tiny_model, test_hostile, test_signature_outputs, test_seed_models,
-          test_real_models)
+TEST_MAIN(test_base64, test_tiny_model, test_einsum, test_hostile, test_signature_outputs,
+          test_seed_models, test_real_models)

@@ -752,6 +752,8 @@ static cpu_build_fn builder(nn_op op)
     case NN_OP_CONV_TRANSPOSE: return nn_cpu_build_conv_transpose;
     case NN_OP_GEMM: return nn_cpu_build_gemm;
     case NN_OP_MATMUL: return nn_cpu_build_matmul;
+    case NN_OP_EINSUM:
+        return nn_cpu_build_einsum;
     case NN_OP_MAX_POOL:
     case NN_OP_AVERAGE_POOL: return nn_cpu_build_pool;
     case NN_OP_GLOBAL_AVERAGE_POOL:

@@ -1240,7 +1240,9 @@ typedef struct mm_spec {
     int rank;                                            /* of every descriptor */
     int64_t a[DNNL_MAX_NDIMS], as[DNNL_MAX_NDIMS];       /* src dims and strides */
     int64_t b[DNNL_MAX_NDIMS], bs[DNNL_MAX_NDIMS];       /* weights dims and strides */
-    int64_t d[DNNL_MAX_NDIMS];                           /* dst dims (plain) */
+    int64_t d[DNNL_MAX_NDIMS];                           /* dst dims */
+    int64_t ds[DNNL_MAX_NDIMS];                          /* dst strides (all 0: dense) */
+    int swap;                                            /* src is input 1, weights input 0 */
     const nn_tensor *bias;                               /* Gemm C or NULL */
     int64_t cd[DNNL_MAX_NDIMS];                          /* bias dims */
     float alpha, beta;
@@ -1255,19 +1257,21 @@ static int md_strided(dnnl_memory_desc_t *md, int rank, const int64_t *d, const 
     return dnnl_memory_desc_init_by_strides(md, rank, dd, dnnl_f32, ss) == dnnl_success ? 0 : -1;
 }
 
-/* Builds the matmul primitive: src = input 0, weights = input 1 (reordered once when
- * constant, scaled by alpha), bias = input 2 (scaled by beta; constant unless beta is
- * 1), dst = output 0. */
+/* Builds the matmul primitive: src = input 0, weights = input 1 (the other way round
+ * with m->swap; reordered once when constant, scaled by alpha), bias = input 2 (scaled
+ * by beta; constant unless beta is 1), dst = output 0. */
 static ffu_status build_mm(cpu_ctx *c, const mm_spec *m)
 {
     const nn_node *n = c->n;
-    const nn_tensor *wt = nn_in(c->g, n, 1);
+    const int src_in = m->swap ? 1 : 0, wei_in = 1 - src_in;
+    const nn_tensor *wt = nn_in(c->g, n, wei_in);
     int r = m->rank, wconst = nn_cpu_is_const(wt);
     if (!wconst && m->alpha != 1.0f) return CPU_UNSUPPORTED;
     if (m->bias && !nn_cpu_is_const(m->bias) && m->beta != 1.0f) return CPU_UNSUPPORTED;
     dnnl_memory_desc_t src_md, wei_user, wei_md, dst_md, bias_md;
     if (md_strided(&src_md, r, m->a, m->as) < 0 || md_strided(&wei_user, r, m->b, m->bs) < 0 ||
-        nn_cpu_md_dims(&dst_md, r, m->d, dnnl_f32) < 0)
+        (m->ds[r - 1] ? md_strided(&dst_md, r, m->d, m->ds)
+                      : nn_cpu_md_dims(&dst_md, r, m->d, dnnl_f32)) < 0)
         return CPU_UNSUPPORTED;
     wei_md = wei_user;
     if (wconst) {
@@ -1320,7 +1324,7 @@ static ffu_status build_mm(cpu_ctx *c, const mm_spec *m)
     size_t in_off = 0;
     if (bf16) {
         in_off = nn_cpu_scratch(c, dnnl_memory_desc_get_size(&src_md));
-        if ((st = nn_cpu_reorder_step(c, &src_f32, CPU_BIND_IN, 0, &src_md, CPU_BIND_SCRATCH,
+        if ((st = nn_cpu_reorder_step(c, &src_f32, CPU_BIND_IN, src_in, &src_md, CPU_BIND_SCRATCH,
                                       in_off)) < 0) {
             dnnl_primitive_desc_destroy(pd);
             return st;
@@ -1330,7 +1334,7 @@ static ffu_status build_mm(cpu_ctx *c, const mm_spec *m)
     if (!s) return st < 0 ? st : split ? nn_cpu_act_step(c, &dst_md, m->channels, CPU_BIND_OUT, 0) : FFU_OK;
 
     if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC, &src_md, bf16 ? CPU_BIND_SCRATCH : CPU_BIND_IN,
-                              0, in_off, NULL)) < 0)
+                              src_in, in_off, NULL)) < 0)
         return st;
     if (wconst) {
         const void *wsrc = wt->data;
@@ -1345,7 +1349,7 @@ static ffu_status build_mm(cpu_ctx *c, const mm_spec *m)
         if (!wdata) return st;
         st = nn_cpu_step_arg(c, s, DNNL_ARG_WEIGHTS, &wei_md, CPU_BIND_FIXED, 0, 0, wdata);
     } else {
-        st = nn_cpu_step_arg(c, s, DNNL_ARG_WEIGHTS, &wei_md, CPU_BIND_IN, 1, 0, NULL);
+        st = nn_cpu_step_arg(c, s, DNNL_ARG_WEIGHTS, &wei_md, CPU_BIND_IN, wei_in, 0, NULL);
     }
     if (st < 0) return st;
     if (m->bias) {
@@ -1489,6 +1493,125 @@ ffu_status nn_cpu_build_matmul(cpu_ctx *c)
         if (!s || nn_shape_numel(&s->shape) != 1) return CPU_UNSUPPORTED;
         m.act_rank = r;
     }
+    return build_mm(c, &m);
+}
+
+/* ---- Einsum ------------------------------------------------------------------------------- */
+
+/* One role's labels (einsum.c) merged into one matmul dim: the innermost labels that
+ * follow each other in memory, in one order, in each of the nt tensors that hold them
+ * (label steps st[t][l]); the labels outside that run go to rest[] (*nrest). Labels of
+ * size 1 are left out; none at all gives a dim of 1. */
+typedef struct mm_group {
+    int64_t size, step[2];
+} mm_group;
+
+static void merge_group(const nn_einsum *e, const int *lab, int n, const int64_t *const *st, int nt,
+                        mm_group *gr, int *rest, int *nrest)
+{
+    int ord[NN_EINSUM_MAX_LABELS], k = 0;
+    for (int i = 0; i < n; i++)
+        if (e->size[lab[i]] != 1) ord[k++] = lab[i];
+    /* outermost first by the first tensor's steps */
+    for (int i = 1; i < k; i++)
+        for (int j = i; j > 0 && st[0][ord[j]] > st[0][ord[j - 1]]; j--) {
+            int t = ord[j];
+            ord[j] = ord[j - 1], ord[j - 1] = t;
+        }
+    gr->size = 1;
+    gr->step[0] = gr->step[1] = 1;
+    int first = k; /* the run is ord[first..k-1] */
+    while (first > 0) {
+        int l = ord[first - 1], ok = 1;
+        for (int t = 0; t < nt; t++)
+            ok &= st[t][l] != 0 &&
+                  (first == k || st[t][l] == e->size[ord[first]] * st[t][ord[first]]);
+        if (!ok) break;
+        first--;
+        gr->size *= e->size[l];
+    }
+    for (int t = 0; first < k && t < nt; t++)
+        gr->step[t] = st[t][ord[k - 1]];
+    *nrest = first;
+    memcpy(rest, ord, sizeof(int) * (size_t)first);
+}
+
+/* An Einsum of two f32 operands without diagonals whose every index is a batch index
+ * (in both operands and the output), a row index (first operand and output), a column
+ * index (second operand and output) or a contracted one (both operands only): one
+ * batched matmul with strided operands and output, no transposes. The innermost run of
+ * row indices that merges into one dim is the matmul's rows (merge_group), the other
+ * row indices become batch dims the second operand broadcasts; the same for columns;
+ * contracted indices must all merge. Where the output's rows are its inner dim, the
+ * product is computed transposed (src and weights swapped), which oneDNN's fast
+ * kernels want. The rest (a single operand, three, an index summed within one
+ * operand, a diagonal) runs on ref. */
+ffu_status nn_cpu_build_einsum(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *y = nn_out(c->g, n, 0);
+    nn_einsum e;
+    if (n->ninputs != 2 || !nn_cpu_f32_in(c, 0) || !nn_cpu_f32_in(c, 1) ||
+        y->dtype != FFU_DTYPE_F32 || nn_shape_numel(&y->shape) <= 0)
+        return CPU_UNSUPPORTED;
+    if (nn_einsum_geom(c->g, n, &e) < 0) {
+        ffu_error_clear();
+        return CPU_UNSUPPORTED;
+    }
+    if (e.diag[0] || e.diag[1]) return CPU_UNSUPPORTED;
+    /* steps: [0] first operand, [1] second, [2] the dense output */
+    int64_t st[3][NN_EINSUM_MAX_LABELS];
+    memcpy(st[0], e.step[0], sizeof st[0]);
+    memcpy(st[1], e.step[1], sizeof st[1]);
+    int64_t o = 1;
+    for (int l = e.nlabels - 1; l >= 0; l--) {
+        st[2][l] = l < e.nout ? o : 0;
+        if (l < e.nout) o *= e.size[l];
+    }
+    int bl[NN_EINSUM_MAX_LABELS], ml[NN_EINSUM_MAX_LABELS], nl[NN_EINSUM_MAX_LABELS],
+        kl[NN_EINSUM_MAX_LABELS], nb = 0, nm = 0, nn = 0, nk = 0;
+    for (int l = 0; l < e.nlabels; l++) {
+        int a = e.has[0][l], b = e.has[1][l], out = l < e.nout;
+        if (e.size[l] == 1) continue;
+        if (a && b && out)
+            bl[nb++] = l;
+        else if (a && out)
+            ml[nm++] = l;
+        else if (b && out)
+            nl[nn++] = l;
+        else if (a && b)
+            kl[nk++] = l;
+        else
+            return CPU_UNSUPPORTED;
+    }
+    /* rows live in the first operand and the output, columns in the second and the
+     * output, contracted indices in both operands */
+    const int64_t *rows[2] = {st[0], st[2]}, *cols[2] = {st[1], st[2]}, *inner[2] = {st[0], st[1]};
+    mm_group gm, gn, gk;
+    int rest, more;
+    merge_group(&e, ml, nm, rows, 2, &gm, bl + nb, &more);
+    nb += more;
+    merge_group(&e, nl, nn, cols, 2, &gn, bl + nb, &more);
+    nb += more;
+    merge_group(&e, kl, nk, inner, 2, &gk, kl, &rest);
+    if (rest || nb + 2 > DNNL_MAX_NDIMS) return CPU_UNSUPPORTED;
+    mm_spec m = {.rank = nb + 2, .alpha = 1, .beta = 1, .channels = 1};
+    m.act_rank = m.rank;
+    /* transposed when the output's column step is not 1 and its row step is */
+    m.swap = gn.step[1] != 1 && gm.step[1] == 1 && gm.size > 1;
+    const int sa = m.swap, sb = 1 - sa; /* the operands as src and weights */
+    for (int i = 0; i < nb; i++) {
+        int l = bl[i];
+        /* a batch index one operand lacks or broadcasts (step 0) is a dim of 1 there */
+        m.a[i] = st[sa][l] ? e.size[l] : 1, m.as[i] = st[sa][l] ? st[sa][l] : 1;
+        m.b[i] = st[sb][l] ? e.size[l] : 1, m.bs[i] = st[sb][l] ? st[sb][l] : 1;
+        m.d[i] = e.size[l], m.ds[i] = st[2][l];
+    }
+    const mm_group *gr = m.swap ? &gn : &gm, *gc = m.swap ? &gm : &gn;
+    int r = nb;
+    m.a[r] = gr->size, m.as[r] = gr->step[0], m.a[r + 1] = gk.size, m.as[r + 1] = gk.step[sa];
+    m.b[r] = gk.size, m.bs[r] = gk.step[sb], m.b[r + 1] = gc->size, m.bs[r + 1] = gc->step[0];
+    m.d[r] = gr->size, m.ds[r] = gr->step[1], m.d[r + 1] = gc->size, m.ds[r + 1] = gc->step[1];
     return build_mm(c, &m);
 }
 

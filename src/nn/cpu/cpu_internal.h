@@ -128,6 +128,7 @@ ffu_status nn_cpu_build_conv(cpu_ctx *c);
 ffu_status nn_cpu_build_conv_transpose(cpu_ctx *c);
 ffu_status nn_cpu_build_gemm(cpu_ctx *c);
 ffu_status nn_cpu_build_matmul(cpu_ctx *c);
+ffu_status nn_cpu_build_einsum(cpu_ctx *c);
 ffu_status nn_cpu_build_pool(cpu_ctx *c);
 ffu_status nn_cpu_build_global_pool(cpu_ctx *c);
 ffu_status nn_cpu_build_eltwise(cpu_ctx *c);

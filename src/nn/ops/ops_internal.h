@@ -432,6 +432,25 @@ typedef struct nn_matmul_geom {
  * and fills mg; out.rank is -1 while an operand's rank is unknown. Defined in gemm.c. */
 ffu_status nn_matmul_geom_init(const nn_graph *g, const nn_node *n, nn_matmul_geom *mg);
 
+/* Einsum's equation resolved against its operand shapes (einsum.c). Labels are the
+ * distinct indices (a letter, or one dim an ellipsis stands for): the output's first,
+ * in its order, then the summed ones. */
+#define NN_EINSUM_MAX_IN 8
+#define NN_EINSUM_MAX_LABELS (52 + FFU_NN_MAX_RANK)
+typedef struct nn_einsum {
+    int nin, nlabels, nout;
+    int64_t size[NN_EINSUM_MAX_LABELS];
+    /* per operand and label: the element step (the sum of the strides of the dims with
+     * that label; 0 where a size-1 dim broadcasts) and whether a dim has the label */
+    int64_t step[NN_EINSUM_MAX_IN][NN_EINSUM_MAX_LABELS];
+    unsigned char has[NN_EINSUM_MAX_IN][NN_EINSUM_MAX_LABELS];
+    int diag[NN_EINSUM_MAX_IN]; /* the operand repeats a letter */
+    nn_shape out;               /* rank -1 while an input's rank is unknown */
+} nn_einsum;
+
+/* Checks an Einsum node (equation, input count and types, ranks and sizes) and fills e. */
+ffu_status nn_einsum_geom(const nn_graph *g, const nn_node *n, nn_einsum *e);
+
 /* ---- geometry for other backends (the cuda backend computes exactly what ref does) --- */
 
 /* Pad's mode (0 constant, 1 reflect, 2 edge, 3 wrap) and per-dim pads, from constant

@@ -257,6 +257,20 @@ static ffu_status tr_add_n(tf_ctx *c, int ni)
     return st;
 }
 
+/* Einsum: TF's equation language is numpy's, as ONNX's is (src/nn/ops/einsum.c). */
+static ffu_status tr_einsum(tf_ctx *c, int ni)
+{
+    int in[8], n = node_of(c, ni)->ninputs, node = -1, y;
+    char eq[256];
+    TRY(need_inputs(c, ni, 1, 8));
+    TRY(tf_attr_str(c, ni, "equation", "", eq, sizeof eq));
+    for (int i = 0; i < n; i++)
+        TRYV(in[i], tf_input(c, ni, i));
+    TRYV(y, emit(c, ni, NULL, NN_OP_EINSUM, in, n, &node));
+    (void)y;
+    return nn_node_set_string(c->g, node, "equation", eq);
+}
+
 static ffu_status tr_identity_n(tf_ctx *c, int ni)
 {
     for (int i = 0; i < node_of(c, ni)->ninputs; i++) {
@@ -999,6 +1013,7 @@ static const struct {
     {"Select", tr_select},
     {"SelectV2", tr_select},
     {"AddN", tr_add_n},
+    {"Einsum", tr_einsum},
     {"IdentityN", tr_identity_n},
     {"Cast", tr_cast},
     {"MaxPool", tr_pool},
