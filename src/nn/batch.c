@@ -318,6 +318,7 @@ static int walk_node(walk *w, int ni, ffu_arena *fold, int *nfolded)
     ffu_status st = nn_fold_node(g, ni, fold, &folded);
     if (st == FFU_ERR_NOMEM) return st;
     if (st >= 0 && !folded) st = d->infer(g, n);
+    if (st >= 0 && !folded) nn_mark_bounded(g, n);
     if (st < 0) {
         snprintf(w->res->why, sizeof w->res->why, "%s", ffu_error_message());
         ffu_error_clear();

@@ -117,6 +117,14 @@ enum {
     NN_T_OUTPUT = 2, /* a graph output */
     NN_T_CONST = 4,  /* data holds the value (initializer, folded result) */
     NN_T_Q8 = 8,     /* f32 constant from 8-bit codes: q8 below (a kernel may rebuild it) */
+    /* The shape is an upper bound: a node with NN_OPF_DATA_SHAPE (NonZero, ...) made
+     * the value, or one downstream of such a node did. Sessions plan its buffer for the
+     * bound, run the nodes that touch it on ref and infer their shapes again at each run
+     * (docs/NN.md "Sizes known at run time"). While a session specialises a graph, a
+     * small bounded value may also carry NN_T_CONST with its value at the bound (a
+     * Shape of such a tensor), so that the shapes after it can be bounded; that is
+     * dropped before planning. */
+    NN_T_BOUNDED = 16,
 };
 
 typedef struct nn_tensor {
@@ -256,6 +264,12 @@ enum {
     NN_OPF_ELEMENTWISE = 1, /* output[i] depends on input[i] only (in-place candidate) */
     NN_OPF_VIEW = 2,        /* output is input 0's bytes with another shape (Reshape,
                                Flatten, Squeeze, Unsqueeze, Identity): no copy needed */
+    NN_OPF_DATA_SHAPE = 4,  /* output sizes depend on input values (NonZero, Compress,
+                               NonMaxSuppression, Unique): infer gives the exact shape
+                               when the values it needs are known (constant, not
+                               NN_T_BOUNDED), else an upper bound with NN_T_BOUNDED on the
+                               outputs; run then writes the actual dims into its output
+                               tensors (nn_out gives them writable), within the bound */
 };
 
 typedef struct nn_op_def {

@@ -45,6 +45,15 @@ ffu_status nn_check_ops(const nn_graph *g);
  * lives in `arena`. *folded = 1 when it did; the node itself stays (dead-node removal
  * drops it). Results over NN_MAX_FOLD_BYTES are left alone. */
 ffu_status nn_fold_node(nn_graph *g, int i, ffu_arena *arena, int *folded);
+/* A node reading a bounded tensor (ir.h NN_T_BOUNDED) is not folded; when its results
+ * are at most this many bytes it still runs once at the bound, a shadow value. */
+#define NN_MAX_SHADOW_BYTES 4096
+
+/* Whether n reads a tensor marked NN_T_BOUNDED. */
+int nn_reads_bounded(const nn_graph *g, const nn_node *n);
+/* Marks n's outputs bounded when it reads a bounded tensor, unbounded otherwise (an op
+ * with NN_OPF_DATA_SHAPE decides in its infer). */
+void nn_mark_bounded(nn_graph *g, const nn_node *n);
 
 /* Drops Identity nodes (rewiring consumers), then nodes no graph output depends on. */
 ffu_status nn_remove_identity(nn_graph *g);

@@ -33,6 +33,24 @@ ffu_status nn_check_ops(const nn_graph *g)
 
 /* ---- constant folding ------------------------------------------------------------------ */
 
+int nn_reads_bounded(const nn_graph *g, const nn_node *n)
+{
+    for (int j = 0; j < n->ninputs; j++)
+        if (n->inputs[j] >= 0 && (g->tensors[n->inputs[j]].flags & NN_T_BOUNDED)) return 1;
+    return 0;
+}
+
+void nn_mark_bounded(nn_graph *g, const nn_node *n)
+{
+    const nn_op_def *d = nn_op_get(n->op);
+    if (d && (d->flags & NN_OPF_DATA_SHAPE)) return; /* its infer decides */
+    int b = nn_reads_bounded(g, n);
+    for (int j = 0; j < n->noutputs; j++) {
+        nn_tensor *o = nn_out(g, n, j);
+        if (o) o->flags = b ? o->flags | NN_T_BOUNDED : o->flags & ~NN_T_BOUNDED;
+    }
+}
+
 ffu_status nn_fold_node(nn_graph *g, int i, ffu_arena *arena, int *folded)
 {
     *folded = 0;
@@ -42,6 +60,11 @@ ffu_status nn_fold_node(nn_graph *g, int i, ffu_arena *arena, int *folded)
     /* Shape and Size read only their input's shape: known is enough (the kernel gets
      * a NULL data pointer) */
     int shape_only = n->op == NN_OP_SHAPE || n->op == NN_OP_SIZE;
+    /* Downstream of a size known only at run time the node stays, but a small result
+     * is computed at the bound anyway (a shadow: NN_T_CONST | NN_T_BOUNDED) so that the
+     * shapes it feeds can be bounded (ir.h NN_T_BOUNDED). */
+    int shadow = nn_reads_bounded(g, n);
+    if (shadow && (d->flags & NN_OPF_DATA_SHAPE)) return FFU_OK;
     for (int j = 0; j < n->ninputs; j++) {
         int t = n->inputs[j];
         if (t < 0 || (g->tensors[t].flags & NN_T_CONST)) continue;
@@ -60,7 +83,7 @@ ffu_status nn_fold_node(nn_graph *g, int i, ffu_arena *arena, int *folded)
         if (!nn_shape_known(&o->shape) || !ffu_dtype_size(o->dtype)) return FFU_OK;
         total += nn_tensor_bytes(o);
     }
-    if (total > NN_MAX_FOLD_BYTES) return FFU_OK;
+    if (total > (shadow ? NN_MAX_SHADOW_BYTES : NN_MAX_FOLD_BYTES)) return FFU_OK;
 
     enum { SMALL = 16 };
     void *in_small[SMALL], *out_small[SMALL];
@@ -91,10 +114,12 @@ ffu_status nn_fold_node(nn_graph *g, int i, ffu_arena *arena, int *folded)
         if (!o) continue;
         o->data = out[j];
         o->nbytes = nn_tensor_bytes(o);
-        o->flags |= NN_T_CONST;
-        o->producer = -1;
+        /* folded, a data-dependent size is known: the kernel wrote it (ir.h) */
+        o->flags =
+            shadow ? o->flags | NN_T_CONST | NN_T_BOUNDED : (o->flags | NN_T_CONST) & ~NN_T_BOUNDED;
+        if (!shadow) o->producer = -1;
     }
-    *folded = 1;
+    *folded = !shadow;
 out:
     if (in != in_small) free(in);
     if (out != out_small) free(out);

@@ -60,6 +60,12 @@ struct ffu_nn_session {
     void **io;               /* per node: input pointers, then output pointers */
     int *io_off;             /* node i's pointers start at io + io_off[i] */
     unsigned char *skip;     /* nodes not run: SKIP_VIEW, SKIP_EMPTY */
+    /* Sizes known at run time (ir.h NN_T_BOUNDED): the nodes that read or write a
+     * bounded tensor (run on ref, their shapes inferred again before each run), and
+     * each bounded tensor's planned bytes, which its actual size may not exceed */
+    unsigned char *tail;
+    size_t *cap_bytes;
+    int ntail;
     int64_t runs;
     /* ffu_nn_session_profile: per node, seconds summed over prof_runs runs */
     int profile;
@@ -126,6 +132,7 @@ ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
             continue;
         }
         if ((st = d->infer(g, n)) < 0) goto fail;
+        nn_mark_bounded(g, n);
         for (int j = 0; j < n->noutputs; j++) {
             const nn_tensor *o = nn_out(g, n, j);
             if (o && (!nn_shape_known(&o->shape) || !ffu_dtype_size(o->dtype))) {
@@ -150,6 +157,16 @@ fail:
 
 ffu_status nn_graph_specialize_finish(nn_graph *g)
 {
+    /* bounded values computed at the bound (shadows, passes.c) served shape inference;
+     * their nodes run at every run */
+    for (int t = 0; t < g->ntensors; t++) {
+        nn_tensor *x = &g->tensors[t];
+        if ((x->flags & NN_T_BOUNDED) && (x->flags & NN_T_CONST) && x->producer >= 0) {
+            x->flags &= ~NN_T_CONST;
+            x->data = NULL;
+            x->nbytes = 0;
+        }
+    }
     ffu_status st = nn_remove_dead(g);
     if (st < 0) return st;
     return nn_fuse_planned(g); /* fusions that need shapes (fuse.h) */
@@ -248,6 +265,9 @@ static void release_plan(ffu_nn_session *s)
     free(s->io_off);
     free(s->skip);
     s->io = NULL, s->io_off = NULL, s->skip = NULL;
+    free(s->tail);
+    free(s->cap_bytes);
+    s->tail = NULL, s->cap_bytes = NULL, s->ntail = 0;
     free(s->node_sec);
     s->node_sec = NULL;
     s->prof_runs = 0;
@@ -644,6 +664,79 @@ static ffu_status follow_workspace(ffu_nn_session *s)
     return bind_io(s);
 }
 
+/* Whether node n reads or writes a bounded tensor (ir.h NN_T_BOUNDED). */
+static int touches_bounded(const nn_graph *g, const nn_node *n)
+{
+    if (nn_reads_bounded(g, n)) return 1;
+    for (int j = 0; j < n->noutputs; j++)
+        if (n->outputs[j] >= 0 && (g->tensors[n->outputs[j]].flags & NN_T_BOUNDED)) return 1;
+    return 0;
+}
+
+/* The run-time shape bookkeeping of a plan with bounded tensors (s->tail, cap_bytes). */
+static ffu_status plan_tail(ffu_nn_session *s)
+{
+    const nn_graph *g = s->g;
+    s->ntail = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        s->ntail += touches_bounded(g, &g->nodes[i]);
+    if (!s->ntail) return FFU_OK;
+    s->tail = calloc((size_t)g->nnodes, 1);
+    s->cap_bytes = calloc((size_t)g->ntensors, sizeof(size_t));
+    if (!s->tail || !s->cap_bytes) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < g->nnodes; i++)
+        s->tail[i] = (unsigned char)touches_bounded(g, &g->nodes[i]);
+    for (int t = 0; t < g->ntensors; t++)
+        if (g->tensors[t].flags & NN_T_BOUNDED) s->cap_bytes[t] = nn_tensor_bytes(&g->tensors[t]);
+    return FFU_OK;
+}
+
+/* Before tail node i runs: its output shapes from its inputs' actual ones, with the
+ * bounded inputs' current values visible to inference as constants (a Reshape's shape
+ * computed from a Shape of a bounded tensor); an op with NN_OPF_DATA_SHAPE sets its
+ * own when it runs. FFU_ERR_UNSUPPORTED when a value would outgrow its planned bytes
+ * (an op whose sizes do not grow with its inputs'). */
+static ffu_status reinfer(ffu_nn_session *s, int i)
+{
+    nn_graph *g = s->g;
+    nn_node *n = &g->nodes[i];
+    const nn_op_def *d = nn_op_get(n->op);
+    if (!d || (d->flags & NN_OPF_DATA_SHAPE)) return FFU_OK;
+    void *const *in = s->io + s->io_off[i];
+    enum { MAXIN = 64 };
+    int saved[MAXIN];
+    int nin = n->ninputs < MAXIN ? n->ninputs : MAXIN;
+    for (int j = 0; j < nin; j++) {
+        nn_tensor *x = n->inputs[j] >= 0 ? &g->tensors[n->inputs[j]] : NULL;
+        saved[j] = x ? x->flags : 0;
+        if (x && (x->flags & NN_T_BOUNDED) && !(x->flags & NN_T_CONST) && in[j]) {
+            x->flags |= NN_T_CONST;
+            x->data = in[j];
+            x->nbytes = nn_tensor_bytes(x);
+        }
+    }
+    ffu_status st = d->infer(g, n);
+    for (int j = nin - 1; j >= 0; j--) { /* backwards: a tensor may be read twice */
+        nn_tensor *x = n->inputs[j] >= 0 ? &g->tensors[n->inputs[j]] : NULL;
+        if (x && x->flags != saved[j]) {
+            x->flags = saved[j];
+            x->data = NULL;
+            x->nbytes = 0;
+        }
+    }
+    if (st < 0) return st;
+    for (int j = 0; j < n->noutputs; j++) {
+        const nn_tensor *o = nn_out(g, n, j);
+        if (o && (o->flags & NN_T_BOUNDED) &&
+            (!nn_shape_known(&o->shape) || nn_tensor_bytes(o) > s->cap_bytes[n->outputs[j]]))
+            return nn_node_error(n, FFU_ERR_UNSUPPORTED,
+                                 "output '%s' outgrew the %zu bytes "
+                                 "planned for it (its size does not follow its inputs')",
+                                 o->name, s->cap_bytes[n->outputs[j]]);
+    }
+    return FFU_OK;
+}
+
 /* Backends, memory spaces and copies, prepare, memory, constants and the pointer table
  * of a specialised graph (s->g). */
 static ffu_status plan_nodes(ffu_nn_session *s)
@@ -655,7 +748,10 @@ static ffu_status plan_nodes(ffu_nn_session *s)
     for (int i = 0; i < g->nnodes; i++) {
         nn_node *n = &g->nodes[i];
         n->backend = -1;
-        for (int b = 0; b < s->nbe && n->backend < 0; b++)
+        /* a node touching a size known only at run time runs on ref (the last
+         * backend), which takes any shape at run time */
+        int from = touches_bounded(g, n) ? s->nbe - 1 : 0;
+        for (int b = from; b < s->nbe && n->backend < 0; b++)
             if (s->be[b]->ops->supports(s->be[b], g, n)) n->backend = b;
         if (n->backend < 0) {
             free(nsp);
@@ -716,6 +812,7 @@ static ffu_status plan_nodes(ffu_nn_session *s)
     if (!s->io || !s->io_off || !s->skip || !s->node_sec)
         return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     if ((st = bind_io(s)) < 0) return st;
+    if ((st = plan_tail(s)) < 0) return st;
     /* one backend runs everything: it may capture the plan (backend.h execute) */
     s->exec_be = NULL;
     int one = -1;
@@ -821,6 +918,13 @@ static ffu_status plan(ffu_nn_session *s)
         goto fail;
     }
     if ((st = plan_nodes(s)) < 0) goto fail;
+    if (s->ntail && s->looped) {
+        st = ffu_error_set(FFU_ERR_UNSUPPORTED,
+                           "batch %d: the model has outputs whose size "
+                           "depends on the data; run one item at a time",
+                           s->batch_n);
+        goto fail;
+    }
     if (s->looped && (st = plan_loop(s)) < 0) goto fail;
     s->dirty = 0;
     s->runs = 0;
@@ -952,6 +1056,7 @@ static ffu_status run_body(void *ctx)
     const nn_graph *g = s->g;
     ffu_status st;
     for (int i = 0; i < g->nnodes; i++) {
+        if (s->tail && s->tail[i] && (st = reinfer(s, i)) < 0) return st;
         if (s->skip[i]) continue;
         double t0 = s->profile ? ffu_clock_sec() : 0;
         if ((st = run_node(s, i)) < 0) return st;

@@ -861,6 +861,61 @@ static inline ob_model *ob_seed_einsum(void)
     return b;
 }
 
+/* Sizes known only at run time (ir.h NN_T_BOUNDED): a Conv (the cpu backend's) feeds
+ * NonMaxSuppression whose selections pick boxes through Gathers; NonZero of a mask is
+ * transposed, then reshaped to [3, K] through a Shape -> Gather -> Unsqueeze -> Concat
+ * chain of the bounded value; Compress keeps the masked scores and a ReduceSum adds
+ * them; Unique counts the selected boxes. Outputs: sel [k, 3], kept [k, 4], r [3, K]
+ * (i64), big [K], sum [] (f32), ub [u], ucnt [u] (i64). */
+static inline ob_model *ob_seed_data_shape(void)
+{
+    ob_model *b = ob_new(13);
+    int64_t sd[] = {1, 2, 6}, bd[] = {1, 6, 4}, wd[] = {2, 2, 1}, one[] = {1};
+    float w[4] = {1, 0, 0, 1}, half = 0.5f, iou = 0.5f, smin = 0.2f;
+    int64_t three[] = {3}, two[] = {2}, zero[] = {0}, flat[] = {-1};
+    ob_input(b, "s", OB_F32, sd, 3);
+    ob_input(b, "b", OB_F32, bd, 3);
+    ob_initializer(b, ob_const_f32(b, "w", wd, 3, w, 4));
+    ob_initializer(b, ob_const_f32(b, "half", NULL, 0, &half, 1));
+    ob_initializer(b, ob_const_f32(b, "iou", one, 1, &iou, 1));
+    ob_initializer(b, ob_const_f32(b, "smin", one, 1, &smin, 1));
+    ob_initializer(b, ob_tensor_raw(b, "max", OB_I64, one, 1, three, sizeof three));
+    ob_initializer(b, ob_tensor_raw(b, "two", OB_I64, NULL, 0, two, sizeof two));
+    ob_initializer(b, ob_tensor_raw(b, "zero", OB_I64, NULL, 0, zero, sizeof zero));
+    ob_initializer(b, ob_const_i64(b, "axes0", zero, 1));
+    ob_initializer(b, ob_const_i64(b, "three", three, 1));
+    ob_initializer(b, ob_const_i64(b, "flat", flat, 1));
+    ob_node(b, "Conv", "conv", "s,w", "sc");
+    ob_node(b, "NonMaxSuppression", "nms", "b,sc,max,iou,smin", "sel");
+    Onnx__NodeProto *n = ob_node(b, "Gather", "pick", "sel,two", "bi");
+    ob_attr_int(b, n, "axis", 1);
+    ob_node(b, "Squeeze", "sq", "b,axes0", "b2");
+    ob_node(b, "Gather", "boxes", "b2,bi", "kept");
+    ob_node(b, "Greater", "gt", "s,half", "m");
+    ob_node(b, "NonZero", "nz", "m", "nz");
+    n = ob_node(b, "Transpose", "tr", "nz", "nzt");
+    ob_attr_ints(b, n, "perm", (int64_t[]){1, 0}, 2);
+    ob_node(b, "Shape", "shape", "nzt", "shp");
+    ob_node(b, "Gather", "k0", "shp,zero", "k");
+    ob_node(b, "Unsqueeze", "k1", "k,axes0", "k1");
+    n = ob_node(b, "Concat", "cat", "three,k1", "newshape");
+    ob_attr_int(b, n, "axis", 0);
+    ob_node(b, "Reshape", "r", "nzt,newshape", "r");
+    ob_node(b, "Reshape", "mflat", "m,flat", "mf");
+    ob_node(b, "Compress", "cmp", "s,mf", "big");
+    n = ob_node(b, "ReduceSum", "sum", "big", "sum");
+    ob_attr_int(b, n, "keepdims", 0);
+    ob_node(b, "Unique", "uniq", "bi", "ub,ui,uinv,ucnt");
+    ob_output(b, "sel", OB_I64, NULL, 0);
+    ob_output(b, "kept", OB_F32, NULL, 0);
+    ob_output(b, "r", OB_I64, NULL, 0);
+    ob_output(b, "big", OB_F32, NULL, 0);
+    ob_output(b, "sum", OB_F32, NULL, 0);
+    ob_output(b, "ub", OB_I64, NULL, 0);
+    ob_output(b, "ucnt", OB_I64, NULL, 0);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -881,6 +936,7 @@ static const struct {
     {"value_shapes.onnx", ob_seed_value_shapes},
     {"strips.onnx", ob_seed_strips},
     {"einsum.onnx", ob_seed_einsum},
+    {"data_shape.onnx", ob_seed_data_shape},
 };
 
 #endif

@@ -1909,6 +1909,137 @@ static void test_seed_dynamic_quant(void)
 /* The value-shapes seed (the fuzzers' bound-mode model): every shape follows k, on
  * both backends, and a new k re-plans. With k = [a, b] and x = 1..6 as [1,2,3] (the
  * formulas in onnx_builder.h). */
+/* The data-shape seed (onnx_builder.h): sizes known only at run time, on ref and on
+ * cpu (its Conv on oneDNN, the rest on ref), two runs of one session whose sizes
+ * differ, each checked against the selections worked out by hand; then batch 2, which
+ * such a model refuses with a reason. */
+static void test_seed_data_shape(void)
+{
+    /* corners (y0, x0, y1, x1): 1 overlaps 0 (IoU 0.82), 3 overlaps 2, 5 is 4 */
+    static const float boxes[24] = {0, 0,     1, 1,     0, 0.1f, 1, 1.1f, 0, 2, 1, 3,
+                                    0, 2.05f, 1, 3.05f, 5, 5,    6, 6,    5, 5, 6, 6};
+    static const float scores[2][12] = {
+        {0.9f, 0.8f, 0.1f, 0.7f, 0.6f, 0.65f, 0.3f, 0.95f, 0.85f, 0.15f, 0.05f, 0.4f},
+        {0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.9f}};
+    /* per run: NMS picks (batch, class, box) at most 3 per class above 0.2, IoU <= 0.5 */
+    static const int64_t sel[2][6][3] = {
+        {{0, 0, 0}, {0, 0, 3}, {0, 0, 5}, {0, 1, 1}, {0, 1, 2}, {0, 1, 5}}, {{0, 1, 5}}};
+    static const int nsel[2] = {6, 1};
+    const char *backends[2] = {"ref", "cpu"};
+    for (int be = 0; be < 2; be++) {
+        ffu_nn_model *m = NULL;
+        ffu_nn_session *s = NULL;
+        ffu_status st = open_session(ob_seed_data_shape(), backends[be], &m, &s, NULL, 0);
+        if (st == FFU_ERR_UNSUPPORTED && be == 1) {
+            printf("data-shape seed: cpu backend not built, skipped\n");
+            ffu_nn_model_destroy(m);
+            return;
+        }
+        CHECK_EQ_INT(st, FFU_OK);
+        for (int v = 0; v < 2; v++) {
+            ffu_nn_tensor ts, tb, y[7];
+            CHECK(ffu_nn_session_input(s, 0, &ts) == FFU_OK);
+            CHECK(ffu_nn_session_input(s, 1, &tb) == FFU_OK);
+            memcpy(ts.data, scores[v], sizeof scores[v]);
+            memcpy(tb.data, boxes, sizeof boxes);
+            st = ffu_nn_session_run(s);
+            if (st < 0) fprintf(stderr, "%s run %d: %s\n", backends[be], v, ffu_error_message());
+            CHECK_EQ_INT(st, FFU_OK);
+            for (int i = 0; i < 7; i++)
+                CHECK(ffu_nn_session_output(s, i, &y[i]) == FFU_OK);
+            /* the selections and the boxes they pick */
+            CHECK(y[0].rank == 2 && y[0].dims[0] == nsel[v] && y[0].dims[1] == 3);
+            CHECK(y[0].nbytes == (size_t)nsel[v] * 3 * sizeof(int64_t));
+            CHECK(y[1].rank == 2 && y[1].dims[0] == nsel[v] && y[1].dims[1] == 4);
+            for (int k = 0; k < nsel[v] && y[0].dims[0] == nsel[v]; k++) {
+                for (int c = 0; c < 3; c++)
+                    CHECK(((int64_t *)y[0].data)[k * 3 + c] == sel[v][k][c]);
+                for (int c = 0; c < 4; c++)
+                    CHECK_NEAR(((float *)y[1].data)[k * 4 + c], boxes[sel[v][k][2] * 4 + c], 0);
+            }
+            /* NonZero of scores > 0.5: coordinates (0, class, box), K of them */
+            int64_t want[3][12];
+            int K = 0;
+            float sum = 0;
+            for (int i = 0; i < 12; i++)
+                if (scores[v][i] > 0.5f) {
+                    want[0][K] = 0, want[1][K] = i / 6, want[2][K] = i % 6;
+                    sum += scores[v][i];
+                    K++;
+                }
+            /* r: the transposed [K, 3] rows read as [3, K] */
+            CHECK(y[2].rank == 2 && y[2].dims[0] == 3 && y[2].dims[1] == K);
+            for (int i = 0; i < 3 * K && y[2].dims[1] == K; i++)
+                CHECK(((int64_t *)y[2].data)[i] == want[i % 3][i / 3]);
+            CHECK(y[3].rank == 1 && y[3].dims[0] == K);
+            for (int i = 0, k = 0; i < 12 && y[3].dims[0] == K; i++)
+                if (scores[v][i] > 0.5f) CHECK_NEAR(((float *)y[3].data)[k++], scores[v][i], 0);
+            CHECK(y[4].rank == 0);
+            CHECK_NEAR(*(float *)y[4].data, sum, 1e-6);
+            /* Unique of the selected boxes, sorted, with their counts */
+            int64_t cnt[6] = {0}, nu = 0;
+            for (int k = 0; k < nsel[v]; k++)
+                cnt[sel[v][k][2]]++;
+            for (int i = 0; i < 6; i++)
+                nu += cnt[i] > 0;
+            CHECK(y[5].rank == 1 && y[5].dims[0] == nu && y[6].rank == 1 && y[6].dims[0] == nu);
+            for (int i = 0, k = 0; i < 6 && y[5].dims[0] == nu && y[6].dims[0] == nu; i++)
+                if (cnt[i]) {
+                    CHECK(((int64_t *)y[5].data)[k] == i);
+                    CHECK(((int64_t *)y[6].data)[k++] == cnt[i]);
+                }
+        }
+        /* batch 2: a looped batch cannot stack outputs of changing size */
+        int64_t sd[3] = {2, 2, 6}, bd[3] = {2, 6, 4};
+        CHECK_EQ_INT(ffu_nn_session_set_input_shape(s, 0, 3, sd), FFU_OK);
+        CHECK_EQ_INT(ffu_nn_session_set_input_shape(s, 1, 3, bd), FFU_OK);
+        st = ffu_nn_session_run(s);
+        printf("  batch 2 (%s): %s\n", backends[be], st < 0 ? ffu_error_message() : "ran");
+        CHECK_EQ_INT(st, FFU_ERR_UNSUPPORTED);
+        ffu_nn_session_destroy(s);
+        ffu_nn_model_destroy(m);
+    }
+}
+
+/* A size that shrinks as the data grows (6 minus the count of positives) is planned at
+ * the bound, where it is 0: a run with fewer positives must fail naming the node, not
+ * write past the buffer. */
+static void test_data_shape_outgrown(void)
+{
+    ob_model *b = ob_new(13);
+    int64_t xd[] = {6}, six[] = {6}, zero[] = {0};
+    float z = 0;
+    ob_input(b, "x", OB_F32, xd, 1);
+    ob_initializer(b, ob_const_f32(b, "z", NULL, 0, &z, 1));
+    ob_initializer(b, ob_tensor_raw(b, "six", OB_I64, NULL, 0, six, sizeof six));
+    ob_initializer(b, ob_const_i64(b, "axes0", zero, 1));
+    ob_node(b, "Greater", "gt", "x,z", "m");
+    ob_node(b, "NonZero", "nz", "m", "nz");
+    ob_node(b, "Size", "size", "nz", "k");
+    ob_node(b, "Sub", "sub", "six,k", "rest");
+    ob_node(b, "Unsqueeze", "us", "rest,axes0", "shape");
+    ob_node(b, "ConstantOfShape", "fill", "shape", "y");
+    ob_output(b, "y", OB_F32, NULL, 0);
+    ffu_nn_model *m = NULL;
+    ffu_nn_session *s = NULL;
+    CHECK_EQ_INT(open_session(b, "ref", &m, &s, NULL, 0), FFU_OK);
+    ffu_nn_tensor t;
+    CHECK_EQ_INT(ffu_nn_session_input(s, 0, &t), FFU_OK);
+    const float all[6] = {1, 2, 3, 4, 5, 6}, two[6] = {1, -1, 0, 2, -3, -4};
+    memcpy(t.data, all, sizeof all);
+    CHECK_EQ_INT(ffu_nn_session_run(s), FFU_OK); /* six positives: y is empty, as planned */
+    CHECK_EQ_INT(ffu_nn_session_output(s, 0, &t), FFU_OK);
+    CHECK(t.rank == 1 && t.dims[0] == 0);
+    CHECK_EQ_INT(ffu_nn_session_input(s, 0, &t), FFU_OK);
+    memcpy(t.data, two, sizeof two);
+    ffu_status st = ffu_nn_session_run(s);
+    printf("  outgrown: %s\n", st < 0 ? ffu_error_message() : "ran");
+    CHECK_EQ_INT(st, FFU_ERR_UNSUPPORTED);
+    CHECK(strstr(ffu_error_message(), "outgrew") != NULL);
+    ffu_nn_session_destroy(s);
+    ffu_nn_model_destroy(m);
+}
+
 static void test_seed_value_shapes(void)
 {
     const char *backends[2] = {"ref", "cpu"};
@@ -2133,5 +2264,6 @@ TEST_MAIN(test_real_models, test_real_model_upgrades, test_seed_conv, test_seed_
           test_conformance_upgrades, test_read_tensor, test_invalid_models, test_deep_nesting,
           test_truncation_and_mutation, test_real_model_truncation, test_seed_quant, test_qdq_conv,
           test_dynamic_quant_conv, test_integer_product_rewrite, test_integer_conv_winograd_shape,
-          test_seed_dynamic_quant, test_seed_value_shapes, test_internal_ops_refused,
-          test_conv_scale_fusion, test_check_ops)
+          test_seed_dynamic_quant, test_seed_value_shapes, test_seed_data_shape,
+          test_data_shape_outgrown, test_internal_ops_refused, test_conv_scale_fusion,
+          test_check_ops)
