@@ -33,6 +33,30 @@ static ffu_status set_out_bounded(nn_graph *g, nn_node *n, int i, ffu_dtype dt, 
     return st;
 }
 
+/* X as [outer][len][inner] around attribute axis; without one X flattened (axis -1). */
+typedef struct axis_split {
+    int64_t outer, len, inner;
+    int axis;
+} axis_split;
+
+static ffu_status split_axis(const nn_node *n, const nn_tensor *x, axis_split *s)
+{
+    memset(s, 0, sizeof *s);
+    s->axis = -1;
+    if (x->shape.rank < 0) return FFU_OK;
+    if (!nn_node_attr(n, "axis")) {
+        s->outer = s->inner = 1;
+        s->len = nn_numel(x);
+        return FFU_OK;
+    }
+    ffu_status st = nn_norm_axis(n, nn_attr_int(n, "axis", 0), x->shape.rank, &s->axis);
+    if (st < 0) return st;
+    s->outer = nn_dims_prod(&x->shape, 0, s->axis);
+    s->len = x->shape.d[s->axis];
+    s->inner = nn_dims_prod(&x->shape, s->axis + 1, x->shape.rank);
+    return FFU_OK;
+}
+
 /* ---- NonZero(X) -> [rank, count] i64 ----------------------------------------------------- */
 
 static int64_t count_nonzero(const void *x, ffu_dtype t, int64_t numel)
@@ -88,13 +112,9 @@ const nn_op_def nn_op_def_non_zero = {nonzero_infer, nonzero_run, NULL, NN_OPF_D
 
 /* ---- Compress(input, condition), attribute axis (absent: the input flattened) ----------- */
 
-typedef struct compress_geom {
-    int64_t outer, len, inner; /* the input as [outer][len][inner] along the axis */
-    int64_t conds;             /* condition values used: min(its length, len) */
-    int axis;                  /* -1: flattened */
-} compress_geom;
-
-static ffu_status compress_geom_init(const nn_graph *g, const nn_node *n, compress_geom *c)
+/* The input split around the axis, and how many condition values are used: the
+ * condition's length, which may be short of the axis but not beyond it. */
+static ffu_status compress_geom(const nn_graph *g, const nn_node *n, axis_split *c, int64_t *conds)
 {
     ffu_status st = nn_check_inputs(g, n, 2, 2);
     if (st < 0) return st;
@@ -106,24 +126,12 @@ static ffu_status compress_geom_init(const nn_graph *g, const nn_node *n, compre
     if (!nn_dtype_is_int(cond->dtype) && cond->dtype != FFU_DTYPE_BOOL &&
         !nn_dtype_is_float(cond->dtype))
         return nn_node_error(n, FFU_ERR_FORMAT, "condition is %s", ffu_dtype_name(cond->dtype));
-    memset(c, 0, sizeof *c);
-    c->axis = -1;
-    if (x->shape.rank < 0) return FFU_OK;
-    if (nn_node_attr(n, "axis")) {
-        if ((st = nn_norm_axis(n, nn_attr_int(n, "axis", 0), x->shape.rank, &c->axis)) < 0)
-            return st;
-        c->outer = nn_dims_prod(&x->shape, 0, c->axis);
-        c->len = x->shape.d[c->axis];
-        c->inner = nn_dims_prod(&x->shape, c->axis + 1, x->shape.rank);
-    } else {
-        c->outer = c->inner = 1;
-        c->len = nn_numel(x);
-    }
+    if ((st = split_axis(n, x, c)) < 0) return st;
     int64_t nc = cond->shape.rank == 1 ? cond->shape.d[0] : -1;
     if (nc >= 0 && c->len >= 0 && nc > c->len)
         return nn_node_error(n, FFU_ERR_FORMAT, "condition has %lld values for %lld slices",
                              (long long)nc, (long long)c->len);
-    c->conds = nc < 0 ? c->len : nc;
+    *conds = nc < 0 ? c->len : nc;
     return FFU_OK;
 }
 
@@ -133,7 +141,7 @@ static int64_t count_true(const nn_tensor *cond, const void *data, int64_t n)
 }
 
 /* The output shape with `kept` slices. */
-static nn_shape compress_shape(const nn_tensor *x, const compress_geom *c, int64_t kept)
+static nn_shape compress_shape(const nn_tensor *x, const axis_split *c, int64_t kept)
 {
     nn_shape s = {.rank = 1, .d = {kept}};
     if (c->axis >= 0) {
@@ -145,13 +153,14 @@ static nn_shape compress_shape(const nn_tensor *x, const compress_geom *c, int64
 
 static ffu_status compress_infer(nn_graph *g, nn_node *n)
 {
-    compress_geom c;
-    ffu_status st = compress_geom_init(g, n, &c);
+    axis_split c;
+    int64_t conds;
+    ffu_status st = compress_geom(g, n, &c, &conds);
     if (st < 0) return st;
     const nn_tensor *x = nn_in(g, n, 0), *cond = nn_in(g, n, 1);
     if (x->shape.rank < 0) return set_out_bounded(g, n, 0, x->dtype, NULL, 1);
-    int known = value_known(cond) && c.conds >= 0;
-    nn_shape s = compress_shape(x, &c, known ? count_true(cond, cond->data, c.conds) : c.conds);
+    int known = value_known(cond) && conds >= 0;
+    nn_shape s = compress_shape(x, &c, known ? count_true(cond, cond->data, conds) : conds);
     return set_out_bounded(g, n, 0, x->dtype, &s, !known);
 }
 
@@ -159,15 +168,16 @@ static ffu_status compress_run(const nn_graph *g, const nn_node *n, void *const 
                                void *const *out, void *scratch)
 {
     (void)scratch;
-    compress_geom c;
-    ffu_status st = compress_geom_init(g, n, &c);
+    axis_split c;
+    int64_t conds;
+    ffu_status st = compress_geom(g, n, &c, &conds);
     if (st < 0) return st;
     const nn_tensor *x = nn_in(g, n, 0), *cond = nn_in(g, n, 1);
     size_t es = ffu_dtype_size(x->dtype), row = (size_t)c.inner * es;
-    int64_t kept = count_true(cond, in[1], c.conds);
+    int64_t kept = count_true(cond, in[1], conds);
     char *o = out[0];
     for (int64_t a = 0; a < c.outer; a++)
-        for (int64_t i = 0; i < c.conds; i++)
+        for (int64_t i = 0; i < conds; i++)
             if (nn_load_f64(in[1], cond->dtype, i) != 0.0) {
                 memcpy(o, (const char *)in[0] + ((size_t)(a * c.len + i)) * row, row);
                 o += row;
@@ -186,7 +196,7 @@ typedef struct nms_geom {
     int64_t per_class; /* selections per batch and class at most (the bound when not known) */
 } nms_geom;
 
-static ffu_status nms_geom_init(const nn_graph *g, const nn_node *n, nms_geom *m, int *known)
+static ffu_status nms_geom_init(const nn_graph *g, const nn_node *n, nms_geom *m)
 {
     ffu_status st = nn_check_inputs(g, n, 2, 5);
     if (st < 0) return st;
@@ -204,7 +214,6 @@ static ffu_status nms_geom_init(const nn_graph *g, const nn_node *n, nms_geom *m
     if (cpb != 0 && cpb != 1)
         return nn_node_error(n, FFU_ERR_FORMAT, "center_point_box %lld (0 or 1)", (long long)cpb);
     memset(m, 0, sizeof *m);
-    *known = 0;
     if (b->shape.rank < 0 || s->shape.rank < 0) return FFU_OK;
     if (b->shape.rank != 3 || b->shape.d[2] != 4 || s->shape.rank != 3)
         return nn_node_error(n, FFU_ERR_FORMAT,
@@ -222,17 +231,13 @@ static ffu_status nms_geom_init(const nn_graph *g, const nn_node *n, nms_geom *m
         int64_t v = nn_load_int(mx->data, mx->dtype, 0);
         m->per_class = v < 0 ? 0 : v < m->per_class ? v : m->per_class;
     }
-    *known = 1;
-    for (int i = 0; i < n->ninputs; i++)
-        *known &= !nn_in(g, n, i) || value_known(nn_in(g, n, i));
     return FFU_OK;
 }
 
 static ffu_status nms_infer(nn_graph *g, nn_node *n)
 {
     nms_geom m;
-    int known;
-    ffu_status st = nms_geom_init(g, n, &m, &known);
+    ffu_status st = nms_geom_init(g, n, &m);
     if (st < 0) return st;
     if (nn_in(g, n, 0)->shape.rank < 0 || nn_in(g, n, 1)->shape.rank < 0)
         return set_out_bounded(g, n, 0, FFU_DTYPE_I64, NULL, 1);
@@ -247,7 +252,6 @@ static ffu_status nms_infer(nn_graph *g, nn_node *n)
     nn_shape s = {.rank = 2, .d = {cap, 3}};
     /* the count needs the selection itself: known only once it ran (folding clears the
      * bound, passes.c) */
-    (void)known;
     return set_out_bounded(g, n, 0, FFU_DTYPE_I64, &s, 1);
 }
 
@@ -294,8 +298,7 @@ static int nms_cmp(const void *pa, const void *pb)
 static size_t nms_scratch(const nn_graph *g, const nn_node *n)
 {
     nms_geom m;
-    int known;
-    if (nms_geom_init(g, n, &m, &known) < 0 || m.boxes < 0) {
+    if (nms_geom_init(g, n, &m) < 0 || m.boxes < 0) {
         ffu_error_clear();
         return 0;
     }
@@ -307,8 +310,7 @@ static ffu_status nms_run(const nn_graph *g, const nn_node *n, void *const *in, 
                           void *scratch)
 {
     nms_geom m;
-    int known;
-    ffu_status st = nms_geom_init(g, n, &m, &known);
+    ffu_status st = nms_geom_init(g, n, &m);
     if (st < 0) return st;
     const float *boxes = in[0], *scores = in[1];
     float iou_max = n->ninputs > 3 && in[3] && nn_numel(nn_in(g, n, 3)) ? *(const float *)in[3] : 0;
@@ -354,15 +356,10 @@ const nn_op_def nn_op_def_non_max_suppression = {nms_infer, nms_run, nms_scratch
 /* ---- Unique(X), attributes axis (absent: X flattened) and sorted -> Y, indices,
  *      inverse_indices, counts ------------------------------------------------------------ */
 
-/* X as [outer][len][inner]: the len slices along the axis are what is made unique,
- * compared element by element (outer first, then inner), numerically; NaN sorts above
- * every number and equals NaN. */
-typedef struct unique_geom {
-    int64_t outer, len, inner;
-    int axis; /* -1: flattened */
-} unique_geom;
-
-static ffu_status unique_geom_init(const nn_graph *g, const nn_node *n, unique_geom *u)
+/* The slices of X along the axis (axis_split; all of X's elements without one) are what
+ * is made unique, compared element by element (outer first, then inner), numerically;
+ * NaN sorts above every number and equals NaN. */
+static ffu_status unique_geom(const nn_graph *g, const nn_node *n, axis_split *u)
 {
     ffu_status st = nn_check_inputs(g, n, 1, 1);
     if (st < 0) return st;
@@ -371,24 +368,11 @@ static ffu_status unique_geom_init(const nn_graph *g, const nn_node *n, unique_g
         return nn_node_error(n, FFU_ERR_UNSUPPORTED, "type %s", ffu_dtype_name(x->dtype));
     if (n->noutputs > 4)
         return nn_node_error(n, FFU_ERR_FORMAT, "has %d outputs (1..4)", n->noutputs);
-    memset(u, 0, sizeof *u);
-    u->axis = -1;
-    if (x->shape.rank < 0) return FFU_OK;
-    if (nn_node_attr(n, "axis")) {
-        if ((st = nn_norm_axis(n, nn_attr_int(n, "axis", 0), x->shape.rank, &u->axis)) < 0)
-            return st;
-        u->outer = nn_dims_prod(&x->shape, 0, u->axis);
-        u->len = x->shape.d[u->axis];
-        u->inner = nn_dims_prod(&x->shape, u->axis + 1, x->shape.rank);
-    } else {
-        u->outer = u->inner = 1;
-        u->len = nn_numel(x);
-    }
-    return FFU_OK;
+    return split_axis(n, x, u);
 }
 
 /* Output shapes for `count` unique slices. */
-static void unique_shapes(const nn_tensor *x, const unique_geom *u, int64_t count, nn_shape *s)
+static void unique_shapes(const nn_tensor *x, const axis_split *u, int64_t count, nn_shape *s)
 {
     s[0] = (nn_shape){.rank = 1, .d = {count}};
     if (u->axis >= 0) {
@@ -401,8 +385,8 @@ static void unique_shapes(const nn_tensor *x, const unique_geom *u, int64_t coun
 
 static ffu_status unique_infer(nn_graph *g, nn_node *n)
 {
-    unique_geom u;
-    ffu_status st = unique_geom_init(g, n, &u);
+    axis_split u;
+    ffu_status st = unique_geom(g, n, &u);
     if (st < 0) return st;
     const nn_tensor *x = nn_in(g, n, 0);
     nn_shape s[4];
@@ -418,7 +402,7 @@ static ffu_status unique_infer(nn_graph *g, nn_node *n)
 typedef struct unique_ctx {
     const void *x;
     ffu_dtype t;
-    unique_geom u;
+    axis_split u;
 } unique_ctx;
 
 /* -1, 0, 1: slice a against slice b */
@@ -458,8 +442,8 @@ static void sort_slices(const unique_ctx *c, int64_t *idx, int64_t *tmp, int64_t
 
 static size_t unique_scratch(const nn_graph *g, const nn_node *n)
 {
-    unique_geom u;
-    if (unique_geom_init(g, n, &u) < 0 || u.len < 0) {
+    axis_split u;
+    if (unique_geom(g, n, &u) < 0 || u.len < 0) {
         ffu_error_clear();
         return 0;
     }
@@ -469,8 +453,8 @@ static size_t unique_scratch(const nn_graph *g, const nn_node *n)
 static ffu_status unique_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
                              void *scratch)
 {
-    unique_geom u;
-    ffu_status st = unique_geom_init(g, n, &u);
+    axis_split u;
+    ffu_status st = unique_geom(g, n, &u);
     if (st < 0) return st;
     const nn_tensor *x = nn_in(g, n, 0);
     unique_ctx c = {in[0], x->dtype, u};
