@@ -465,6 +465,7 @@ static void test_seed_models(void)
     check_seed("spatial.bin", 1);
     check_seed("dense.bin", 2);
     check_seed("patterns.bin", 1);
+    check_seed("einsum.bin", 1); /* EINSUM_JSON, with weights */
 }
 
 /* ---- the real models ---------------------------------------------------------------------- */
