@@ -278,6 +278,11 @@ static int cmd_info(const cli_command *cmd, nn_opts *o, const char *path)
                (long long)ffu_json_int(ffu_json_get(pd, "inplace_nodes"), 0));
         const char *note = ffu_json_string(ffu_json_get(pd, "note"));
         if (note) printf("note: %s\n", note);
+        long long nsized = (long long)ffu_json_int(ffu_json_get(pd, "run_time_sized_nodes"), 0);
+        if (nsized > 0)
+            printf("sizes at run time: %lld nodes read or write values whose size depends on the "
+                   "data (planned for a bound, shown above; run on ref)\n",
+                   nsized);
         long long nwino = (long long)ffu_json_int(ffu_json_get(pd, "winograd_nodes"), 0);
         if (nwino > 0)
             printf("winograd: %lld 3x3 convolutions run Winograd (--no-winograd: direct)\n",

@@ -1248,6 +1248,8 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
         ffu_jw_key(w, "device_arena_bytes"), ffu_jw_int(w, (int64_t)dev);
         ffu_jw_key(w, "device_weight_bytes"), ffu_jw_int(w, (int64_t)s->cbytes);
         ffu_jw_key(w, "copy_nodes"), ffu_jw_int(w, s->ncopies);
+        /* nodes that read or write a size found at run time (planned for a bound) */
+        ffu_jw_key(w, "run_time_sized_nodes"), ffu_jw_int(w, s->ntail);
         ffu_jw_key(w, "single_backend_plan"), ffu_jw_bool(w, s->exec_be != NULL);
         int reorders = 0, nbf16 = 0, nfp16 = 0, nwino = 0, nband = 0, nstrip = 0;
         for (int i = 0; i < g->nnodes; i++) {
@@ -1297,6 +1299,8 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
                     ffu_jw_string(w, nn_in(g, n, 0)->space == NN_SPACE_HOST ? "host->device"
                                                                             : "device->host");
             if (o) ffu_jw_key(w, "shape"), ffu_jw_string(w, nn_shape_str(&o->shape, buf, sizeof buf));
+            /* the shape is the bound until a run, then the last run's */
+            if (o && (o->flags & NN_T_BOUNDED)) ffu_jw_key(w, "bounded"), ffu_jw_bool(w, 1);
             nn_backend *b = s->be[n->backend];
             const char *impl = NULL;
             int r = 0;

@@ -1989,6 +1989,13 @@ static void test_seed_data_shape(void)
                     CHECK(((int64_t *)y[6].data)[k++] == cnt[i]);
                 }
         }
+        /* describe counts the nodes sized at run time (the Conv is not one of them) */
+        ffu_jw *w = NULL;
+        CHECK_EQ_INT(ffu_jw_create(&w, 0), FFU_OK);
+        CHECK_EQ_INT(ffu_nn_session_describe(s, w), FFU_OK);
+        const char *desc = ffu_jw_text(w, NULL), *at = strstr(desc, "\"run_time_sized_nodes\":");
+        CHECK(at && atoi(at + strlen("\"run_time_sized_nodes\":")) >= 12);
+        ffu_jw_destroy(w);
         /* batch 2: a looped batch cannot stack outputs of changing size */
         int64_t sd[3] = {2, 2, 6}, bd[3] = {2, 6, 4};
         CHECK_EQ_INT(ffu_nn_session_set_input_shape(s, 0, 3, sd), FFU_OK);
