@@ -1762,9 +1762,65 @@ static void test_grid_sample(void)
     tg_end(&t);
 }
 
+/* ---- RoiAlign ------------------------------------------------------------------------------ */
+
+static ffu_status roi_case(tg *t, const float *x, nn_shape xs, const float *rois, int k,
+                           const int64_t *bi, const char *mode, const char *ctm, int oh, int ow)
+{
+    tg_begin(t, NN_OP_ROI_ALIGN, 1);
+    tg_in(t, FFU_DTYPE_F32, xs, x, 0);
+    tg_in(t, FFU_DTYPE_F32, SHAPE(k, 4), rois, 0);
+    tg_in(t, FFU_DTYPE_I64, SHAPE(k), bi, 0);
+    tg_node(t);
+    nn_node_set_string(t->g, t->node, "mode", mode);
+    nn_node_set_string(t->g, t->node, "coordinate_transformation_mode", ctm);
+    nn_node_set_int(t->g, t->node, "output_height", oh);
+    nn_node_set_int(t->g, t->node, "output_width", ow);
+    return tg_run(t);
+}
+
+static void test_roi_align(void)
+{
+    /* a constant map averages to itself anywhere inside; a region far outside is 0 */
+    float c[2 * 2 * 5 * 6];
+    for (int i = 0; i < 60; i++) c[i] = 3;
+    for (int i = 60; i < 120; i++) c[i] = -2;
+    const float rois[8] = {1, 1, 4, 3.5f, 20, 20, 30, 30};
+    const int64_t bi[2] = {1, 0};
+    tg t;
+    CHECK_EQ_INT(roi_case(&t, c, SHAPE(2, 2, 5, 6), rois, 2, bi, "avg", "half_pixel", 3, 2), FFU_OK);
+    CHECK_SHAPE(tg_oshape(&t, 0), 2, 2, 3, 2);
+    const float *y = t.outbuf[0];
+    for (int i = 0; i < 12; i++) CHECK_NEAR(y[i], -2, 1e-6); /* roi 0 reads batch 1 */
+    for (int i = 12; i < 24; i++) CHECK_NEAR(y[i], 0, 0);     /* roi 1 is off the map */
+    tg_end(&t);
+    /* max mode: one sample at (0.5, 0.5) of a unit region (output_half_pixel, no shift):
+     * the largest corner term, a quarter of the largest of the four pixels */
+    float m[4] = {1, 7, -3, 5};
+    const float unit[4] = {0, 0, 1, 1};
+    const int64_t b0[1] = {0};
+    CHECK_EQ_INT(roi_case(&t, m, SHAPE(1, 1, 2, 2), unit, 1, b0, "max", "output_half_pixel", 1, 1),
+                 FFU_OK);
+    CHECK_NEAR(((float *)t.outbuf[0])[0], 7 * 0.25, 1e-6);
+    tg_end(&t);
+    CHECK_EQ_INT(roi_case(&t, m, SHAPE(1, 1, 2, 2), unit, 1, b0, "avg", "output_half_pixel", 1, 1),
+                 FFU_OK);
+    CHECK_NEAR(((float *)t.outbuf[0])[0], (1 + 7 - 3 + 5) * 0.25, 1e-6);
+    tg_end(&t);
+    /* a batch index outside the batch, an unknown mode */
+    const int64_t bad[1] = {1};
+    CHECK_EQ_INT(roi_case(&t, m, SHAPE(1, 1, 2, 2), unit, 1, bad, "avg", "half_pixel", 1, 1),
+                 FFU_ERR_FORMAT);
+    tg_end(&t);
+    CHECK_EQ_INT(roi_case(&t, m, SHAPE(1, 1, 2, 2), unit, 1, b0, "median", "half_pixel", 1, 1),
+                 FFU_ERR_UNSUPPORTED);
+    tg_end(&t);
+}
+
 TEST_MAIN(test_conv_hand, test_conv_vs_naive, test_conv_transpose_vs_naive,
           test_conv_transpose_output_shape, test_conv_1d_3d, test_conv_fused_act_and_errors,
           test_gemm, test_matmul_broadcast, test_einsum, test_batch_instance_layer_norm, test_lrn,
           test_softmax, test_pool_vs_naive, test_pool_misc, test_reduce_vs_naive, test_reduce_misc,
           test_resize_hand, test_resize_vs_separable, test_resize_crop_and_upsample, test_pad,
-          test_depth_space, test_hardmax_mvn, test_reduce_log_sum, test_grid_sample)
+          test_depth_space, test_hardmax_mvn, test_reduce_log_sum, test_grid_sample,
+          test_roi_align)
