@@ -869,7 +869,7 @@ static inline ob_model *ob_seed_einsum(void)
  * (i64), big [K], sum [] (f32), ub [u], ucnt [u] (i64). */
 static inline ob_model *ob_seed_data_shape(void)
 {
-    ob_model *b = ob_new(13);
+    ob_model *b = ob_new(14);
     int64_t sd[] = {1, 2, 6}, bd[] = {1, 6, 4}, wd[] = {2, 2, 1}, one[] = {1};
     float w[4] = {1, 0, 0, 1}, half = 0.5f, iou = 0.5f, smin = 0.2f;
     int64_t three[] = {3}, two[] = {2}, zero[] = {0}, flat[] = {-1};
@@ -900,7 +900,8 @@ static inline ob_model *ob_seed_data_shape(void)
     ob_node(b, "Unsqueeze", "k1", "k,axes0", "k1");
     n = ob_node(b, "Concat", "cat", "three,k1", "newshape");
     ob_attr_int(b, n, "axis", 0);
-    ob_node(b, "Reshape", "r", "nzt,newshape", "r");
+    n = ob_node(b, "Reshape", "r", "nzt,newshape", "r");
+    ob_attr_int(b, n, "allowzero", 1); /* K may be 0: [3, 0], not "copy dim 1" */
     ob_node(b, "Reshape", "mflat", "m,flat", "mf");
     ob_node(b, "Compress", "cmp", "s,mf", "big");
     n = ob_node(b, "ReduceSum", "sum", "big", "sum");

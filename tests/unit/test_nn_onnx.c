@@ -1910,21 +1910,22 @@ static void test_seed_dynamic_quant(void)
  * both backends, and a new k re-plans. With k = [a, b] and x = 1..6 as [1,2,3] (the
  * formulas in onnx_builder.h). */
 /* The data-shape seed (onnx_builder.h): sizes known only at run time, on ref and on
- * cpu (its Conv on oneDNN, the rest on ref), two runs of one session whose sizes
- * differ, each checked against the selections worked out by hand; then batch 2, which
- * such a model refuses with a reason. */
+ * cpu (its Conv on oneDNN, the rest on ref), three runs of one session whose sizes
+ * differ (the last selects nothing: every size 0), each checked against the selections
+ * worked out by hand; then batch 2, which such a model refuses with a reason. */
 static void test_seed_data_shape(void)
 {
     /* corners (y0, x0, y1, x1): 1 overlaps 0 (IoU 0.82), 3 overlaps 2, 5 is 4 */
     static const float boxes[24] = {0, 0,     1, 1,     0, 0.1f, 1, 1.1f, 0, 2, 1, 3,
                                     0, 2.05f, 1, 3.05f, 5, 5,    6, 6,    5, 5, 6, 6};
-    static const float scores[2][12] = {
+    static const float scores[3][12] = {
         {0.9f, 0.8f, 0.1f, 0.7f, 0.6f, 0.65f, 0.3f, 0.95f, 0.85f, 0.15f, 0.05f, 0.4f},
-        {0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.9f}};
+        {0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.9f},
+        {0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f}};
     /* per run: NMS picks (batch, class, box) at most 3 per class above 0.2, IoU <= 0.5 */
-    static const int64_t sel[2][6][3] = {
-        {{0, 0, 0}, {0, 0, 3}, {0, 0, 5}, {0, 1, 1}, {0, 1, 2}, {0, 1, 5}}, {{0, 1, 5}}};
-    static const int nsel[2] = {6, 1};
+    static const int64_t sel[3][6][3] = {
+        {{0, 0, 0}, {0, 0, 3}, {0, 0, 5}, {0, 1, 1}, {0, 1, 2}, {0, 1, 5}}, {{0, 1, 5}}, {{0}}};
+    static const int nsel[3] = {6, 1, 0}; /* the last run: nothing anywhere, sizes 0 */
     const char *backends[2] = {"ref", "cpu"};
     for (int be = 0; be < 2; be++) {
         ffu_nn_model *m = NULL;
@@ -1936,7 +1937,7 @@ static void test_seed_data_shape(void)
             return;
         }
         CHECK_EQ_INT(st, FFU_OK);
-        for (int v = 0; v < 2; v++) {
+        for (int v = 0; v < 3; v++) {
             ffu_nn_tensor ts, tb, y[7];
             CHECK(ffu_nn_session_input(s, 0, &ts) == FFU_OK);
             CHECK(ffu_nn_session_input(s, 1, &tb) == FFU_OK);
