@@ -982,13 +982,52 @@ static void test_pool_misc(void)
         tg_end(&t);
     }
 
-    /* the Indices output is refused */
-    tg_begin(&t, NN_OP_MAX_POOL, 2);
-    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 1, 5), x, 0);
-    tg_node(&t);
-    nn_node_set_ints(t.g, t.node, "kernel_shape", k1, 1);
-    CHECK_EQ_INT(nn_op_get(NN_OP_MAX_POOL)->infer(t.g, tg_n(&t)), FFU_ERR_UNSUPPORTED);
-    tg_end(&t);
+    /* the Indices output: offsets into the whole input (plane 1 starts at 6), the first
+     * of equal maxima; row-major, then each plane column-major (h + w * H); MaxUnpool of
+     * the row-major ones */
+    const float xi[12] = {4, 9, 9, 1, 9, 2, 14, 19, 19, 11, 19, 12};
+    int64_t k22[2] = {2, 2};
+    for (int order = 0; order < 2; order++) {
+        tg_begin(&t, NN_OP_MAX_POOL, 2);
+        tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 1, 2, 3), xi, 0);
+        tg_node(&t);
+        nn_node_set_ints(t.g, t.node, "kernel_shape", k22, 2);
+        nn_node_set_int(t.g, t.node, "storage_order", order);
+        CHECK_EQ_INT(tg_run(&t), FFU_OK);
+        CHECK_SHAPE(tg_oshape(&t, 1), 2, 1, 1, 2);
+        CHECK_EQ_INT(t.g->tensors[t.out[1]].dtype, FFU_DTYPE_I64);
+        const int64_t *ix = t.outbuf[1];
+        const int64_t want = order ? 2 : 1; /* (h 0, w 1) */
+        CHECK(ix[0] == want && ix[1] == want && ix[2] == 6 + want && ix[3] == 6 + want);
+        CHECK_NEAR(((float *)t.outbuf[0])[3], 19, 0);
+        int64_t idx[4];
+        float pooled[4];
+        memcpy(idx, ix, sizeof idx);
+        memcpy(pooled, t.outbuf[0], sizeof pooled);
+        tg_end(&t);
+        if (order) continue;
+        /* MaxUnpool puts each maximum back where it was, zeros elsewhere */
+        tg_begin(&t, NN_OP_MAX_UNPOOL, 1);
+        tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 1, 1, 2), pooled, 0);
+        tg_in(&t, FFU_DTYPE_I64, SHAPE(2, 1, 1, 2), idx, 0);
+        tg_node(&t);
+        nn_node_set_ints(t.g, t.node, "kernel_shape", k22, 2);
+        CHECK_EQ_INT(tg_run(&t), FFU_OK);
+        CHECK_SHAPE(tg_oshape(&t, 0), 2, 1, 2, 3);
+        const float *u = t.outbuf[0];
+        for (int i = 0; i < 12; i++)
+            CHECK_NEAR(u[i], i == 1 ? 9 : i == 7 ? 19 : 0, 0);
+        tg_end(&t);
+        /* an index past the tensor is malformed */
+        idx[3] = 12;
+        tg_begin(&t, NN_OP_MAX_UNPOOL, 1);
+        tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 1, 1, 2), pooled, 0);
+        tg_in(&t, FFU_DTYPE_I64, SHAPE(2, 1, 1, 2), idx, 0);
+        tg_node(&t);
+        nn_node_set_ints(t.g, t.node, "kernel_shape", k22, 2);
+        CHECK_EQ_INT(tg_run(&t), FFU_ERR_FORMAT);
+        tg_end(&t);
+    }
 }
 
 /* ---- reductions ------------------------------------------------------------------------- */

@@ -3,7 +3,10 @@
  * nn_window_init in conv.c: kernel, strides, dilations, pads, auto_pad, ceil_mode).
  *
  * MaxPool runs on f32, f64, i8 and u8 (only comparisons); averages are f32, summed in
- * double. MaxPool's optional Indices output is not supported. */
+ * double. MaxPool's optional Indices output holds, per output, where its maximum was:
+ * the offset into the whole input tensor, row-major (storage_order 0) or with each
+ * plane's two spatial dims column-major (storage_order 1, 1-D and 2-D only); the first
+ * of equal maxima; MaxUnpool writes values back to such offsets. */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -66,19 +69,27 @@ static void taps(int64_t start, int64_t dil, int64_t k, int64_t lo, int64_t hi, 
 
 static ffu_status max_pool_infer(nn_graph *g, nn_node *n)
 {
-    for (int i = 1; i < n->noutputs; i++)
-        if (n->outputs[i] >= 0)
-            return nn_node_error(n, FFU_ERR_UNSUPPORTED, "the Indices output is not supported");
+    if (n->noutputs > 2)
+        return nn_node_error(n, FFU_ERR_FORMAT, "has %d outputs (1 or 2)", n->noutputs);
     const nn_tensor *x = nn_in(g, n, 0);
     if (x && x->dtype != FFU_DTYPE_F32 && x->dtype != FFU_DTYPE_F64 && x->dtype != FFU_DTYPE_U8 &&
         x->dtype != FFU_DTYPE_I8)
         return nn_node_error(n, FFU_ERR_UNSUPPORTED, "type %s", ffu_dtype_name(x->dtype));
-    return pool_infer_common(g, n, x ? x->dtype : FFU_DTYPE_F32);
+    int64_t order = nn_attr_int(n, "storage_order", 0);
+    if (order != 0 && order != 1)
+        return nn_node_error(n, FFU_ERR_FORMAT, "storage_order %lld (0 or 1)", (long long)order);
+    ffu_status e = pool_infer_common(g, n, x ? x->dtype : FFU_DTYPE_F32);
+    if (e < 0 || n->noutputs < 2 || !nn_out(g, n, 1)) return e;
+    const nn_tensor *y = nn_out(g, n, 0);
+    if (order == 1 && y->shape.rank > 4)
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "storage_order 1 with 3 spatial dims");
+    return nn_set_out(g, n, 1, FFU_DTYPE_I64, y->shape.rank >= 0 ? &y->shape : NULL);
 }
 
 /* One max-pool kernel per element type; padding never wins (it is skipped). */
 #define DEFINE_MAX_POOL(T, NAME, LOWEST, ISNAN)                                                    \
-    static void NAME(const T *X, T *Y, const nn_window *w, int64_t planes)                         \
+    static void NAME(const T *X, T *Y, int64_t *I, int colmajor, const nn_window *w,               \
+                     int64_t planes)                                                               \
     {                                                                                              \
         int64_t iplane = w->in[0] * w->in[1] * w->in[2];                                           \
         int64_t oplane = w->out[0] * w->out[1] * w->out[2];                                        \
@@ -95,6 +106,7 @@ static ffu_status max_pool_infer(nn_graph *g, nn_node *n)
                         int64_t sw = ow * w->stride[2] - w->pad0[2], x0, x1;                       \
                         taps(sw, w->dil[2], w->k[2], 0, w->in[2], &x0, &x1);                       \
                         T m = LOWEST;                                                              \
+                        int64_t at = -1;                                                           \
                         for (int64_t kd = d0; kd < d1; kd++)                                       \
                             for (int64_t kh = h0; kh < h1; kh++) {                                 \
                                 const T *r =                                                       \
@@ -104,10 +116,20 @@ static ffu_status max_pool_infer(nn_graph *g, nn_node *n)
                                     sw;                                                            \
                                 for (int64_t kw = x0; kw < x1; kw++) {                             \
                                     T v = r[kw * w->dil[2]];                                       \
-                                    if (v > m || ISNAN(v)) m = v;                                  \
+                                    if (at < 0 || ((v > m || ISNAN(v)) && !ISNAN(m))) {            \
+                                        m = v;                                                     \
+                                        at = (r - x) + kw * w->dil[2];                             \
+                                    }                                                              \
                                 }                                                                  \
                             }                                                                      \
-                        y[(od * w->out[1] + oh) * w->out[2] + ow] = m;                             \
+                        int64_t yo = (od * w->out[1] + oh) * w->out[2] + ow;                       \
+                        y[yo] = m;                                                                 \
+                        if (I) {                                                                   \
+                            at = at < 0 ? 0 : at; /* a window of padding only */                   \
+                            if (colmajor) /* h + w * H in the plane (2-D; 1-D: the same) */        \
+                                at = at % w->in[2] * w->in[1] + at / w->in[2] % w->in[1];          \
+                            I[p * oplane + yo] = p * iplane + at;                                  \
+                        }                                                                          \
                     }                                                                              \
                 }                                                                                  \
             }                                                                                      \
@@ -127,19 +149,20 @@ static ffu_status max_pool_run(const nn_graph *g, const nn_node *n, void *const 
     pool_geom pg;
     ffu_status e = pool_geom_init(g, n, &pg);
     if (e < 0) return e;
-    int64_t planes = pg.N * pg.C;
+    int64_t planes = pg.N * pg.C, *I = n->noutputs > 1 ? out[1] : NULL;
+    int cm = nn_attr_int(n, "storage_order", 0) == 1;
     switch (nn_in(g, n, 0)->dtype) {
     case FFU_DTYPE_F32:
-        max_pool_f32(in[0], out[0], &pg.w, planes);
+        max_pool_f32(in[0], out[0], I, cm, &pg.w, planes);
         break;
     case FFU_DTYPE_F64:
-        max_pool_f64(in[0], out[0], &pg.w, planes);
+        max_pool_f64(in[0], out[0], I, cm, &pg.w, planes);
         break;
     case FFU_DTYPE_U8:
-        max_pool_u8(in[0], out[0], &pg.w, planes);
+        max_pool_u8(in[0], out[0], I, cm, &pg.w, planes);
         break;
     case FFU_DTYPE_I8:
-        max_pool_i8(in[0], out[0], &pg.w, planes);
+        max_pool_i8(in[0], out[0], I, cm, &pg.w, planes);
         break;
     default:
         return nn_node_error(n, FFU_ERR_UNSUPPORTED, "type");
@@ -273,3 +296,106 @@ static ffu_status global_max_pool_run(const nn_graph *g, const nn_node *n, void 
 const nn_op_def nn_op_def_global_average_pool = {global_pool_infer, global_average_pool_run, NULL,
                                                  0};
 const nn_op_def nn_op_def_global_max_pool = {global_pool_infer, global_max_pool_run, NULL, 0};
+
+/* ---- MaxUnpool(X, I, output_shape?): attributes kernel_shape, strides, pads ------------------ */
+
+/* The output shape: output_shape's values when given (constant), else each spatial dim
+ * (in - 1) * stride + kernel - pads, as MaxPool's inverse (*def: always that one: the
+ * indices address it, and a larger output_shape pads it at the end of each dim, as
+ * ONNX Runtime does). */
+static ffu_status max_unpool_shape(const nn_graph *g, const nn_node *n, nn_shape *s, nn_shape *def)
+{
+    ffu_status e = nn_check_inputs(g, n, 2, 3);
+    if (e < 0) return e;
+    const nn_tensor *x = nn_in(g, n, 0), *ix = nn_in(g, n, 1), *os = nn_in(g, n, 2);
+    if (!ffu_dtype_size(x->dtype))
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "type %s", ffu_dtype_name(x->dtype));
+    if (!nn_dtype_is_int(ix->dtype))
+        return nn_node_error(n, FFU_ERR_FORMAT, "indices are %s", ffu_dtype_name(ix->dtype));
+    int nk, ns, np;
+    const int64_t *k = nn_attr_ints(n, "kernel_shape", &nk);
+    const int64_t *st = nn_attr_ints(n, "strides", &ns), *pads = nn_attr_ints(n, "pads", &np);
+    if (!k || nk < 1 || nk > 3 || (st && ns != nk) || (pads && np != 2 * nk))
+        return nn_node_error(n, FFU_ERR_FORMAT, "kernel_shape, strides or pads");
+    s->rank = def->rank = -1;
+    if (x->shape.rank < 0) return FFU_OK;
+    if (x->shape.rank != nk + 2 || (ix->shape.rank >= 0 && !nn_shape_equal(&ix->shape, &x->shape)))
+        return nn_node_error(n, FFU_ERR_FORMAT,
+                             "input of rank %d for a %d-D kernel, indices of "
+                             "its shape",
+                             x->shape.rank, nk);
+    *def = x->shape;
+    for (int i = 0; i < nk; i++) {
+        int64_t in = x->shape.d[2 + i], stride = st ? st[i] : 1;
+        int64_t p = pads ? pads[i] + pads[nk + i] : 0;
+        if (k[i] < 1 || k[i] > 4096 || stride < 1 || stride > 4096 || p < 0 || p > 8192)
+            return nn_node_error(n, FFU_ERR_FORMAT, "kernel %lld, stride %lld, pads %lld",
+                                 (long long)k[i], (long long)stride, (long long)p);
+        int64_t out = in < 0 ? -1 : (in - 1) * stride + k[i] - p;
+        if (in >= 0 && (out < 0 || out > ((int64_t)1 << 31)))
+            return nn_node_error(n, FFU_ERR_FORMAT, "output dim %lld", (long long)out);
+        def->d[2 + i] = out;
+    }
+    *s = *def;
+    if (os) {
+        if (!nn_is_const(os)) { /* the values come at run time: the session binds them */
+            for (int i = 0; i < s->rank; i++)
+                s->d[i] = -1;
+            return FFU_OK;
+        }
+        int cnt;
+        int64_t v[FFU_NN_MAX_RANK];
+        if ((e = nn_read_ints(n, os->data, os->dtype, nn_numel(os), v, FFU_NN_MAX_RANK, &cnt)) < 0)
+            return e;
+        if (cnt != x->shape.rank)
+            return nn_node_error(n, FFU_ERR_FORMAT, "output_shape has %d values for rank %d", cnt,
+                                 x->shape.rank);
+        for (int i = 0; i < cnt; i++) {
+            /* batch and channels as the input's; no spatial dim below the default */
+            if ((i < 2 && v[i] != x->shape.d[i]) ||
+                (i >= 2 && def->d[i] >= 0 && v[i] < def->d[i]) || v[i] > ((int64_t)1 << 31))
+                return nn_node_error(n, FFU_ERR_FORMAT, "output_shape dim %d = %lld", i,
+                                     (long long)v[i]);
+            s->d[i] = v[i];
+        }
+    }
+    return FFU_OK;
+}
+
+static ffu_status max_unpool_infer(nn_graph *g, nn_node *n)
+{
+    nn_shape s, def;
+    ffu_status e = max_unpool_shape(g, n, &s, &def);
+    if (e < 0) return e;
+    return nn_set_out(g, n, 0, nn_in(g, n, 0)->dtype, s.rank >= 0 ? &s : NULL);
+}
+
+static ffu_status max_unpool_run(const nn_graph *g, const nn_node *n, void *const *in,
+                                 void *const *out, void *scratch)
+{
+    (void)scratch;
+    nn_shape s, def;
+    ffu_status e = max_unpool_shape(g, n, &s, &def);
+    if (e < 0) return e;
+    const nn_tensor *x = nn_in(g, n, 0), *ix = nn_in(g, n, 1), *y = nn_out(g, n, 0);
+    size_t es = ffu_dtype_size(x->dtype);
+    int64_t nx = nn_numel(x), ny = nn_numel(y), nd = nn_shape_numel(&def);
+    memset(out[0], 0, (size_t)ny * es);
+    for (int64_t j = 0; j < nx; j++) {
+        int64_t at = nn_load_int(in[1], ix->dtype, j);
+        if (at < 0 || at >= nd)
+            return nn_node_error(n, FFU_ERR_FORMAT, "index %lld is outside the %lld values",
+                                 (long long)at, (long long)nd);
+        /* the same coordinates in the (perhaps larger) output */
+        int64_t o = 0, rest = at, mul = 1;
+        for (int d = def.rank - 1; d >= 0; d--) {
+            o += rest % def.d[d] * mul;
+            rest /= def.d[d];
+            mul *= y->shape.d[d];
+        }
+        memcpy((char *)out[0] + (size_t)o * es, (const char *)in[0] + (size_t)j * es, es);
+    }
+    return FFU_OK;
+}
+
+const nn_op_def nn_op_def_max_unpool = {max_unpool_infer, max_unpool_run, NULL, 0};
