@@ -917,6 +917,31 @@ static inline ob_model *ob_seed_data_shape(void)
     return b;
 }
 
+/* MaxPool with its Indices, MaxUnpool of them, and RoiAlign over the same map. */
+static inline ob_model *ob_seed_pool_roi(void)
+{
+    ob_model *b = ob_new(16);
+    int64_t xd[] = {1, 2, 6, 6}, rd[] = {2, 4}, k[] = {2, 2}, zeros[] = {0, 0};
+    float rois[8] = {0.5f, 1, 4, 5.5f, 2, 0, 3, 2};
+    ob_input(b, "x", OB_F32, xd, 4);
+    ob_initializer(b, ob_const_f32(b, "rois", rd, 2, rois, 8));
+    ob_initializer(b, ob_const_i64(b, "bi", zeros, 2));
+    Onnx__NodeProto *n = ob_node(b, "MaxPool", "pool", "x", "p,i");
+    ob_attr_ints(b, n, "kernel_shape", k, 2);
+    ob_attr_ints(b, n, "strides", k, 2);
+    n = ob_node(b, "MaxUnpool", "unpool", "p,i", "u");
+    ob_attr_ints(b, n, "kernel_shape", k, 2);
+    ob_attr_ints(b, n, "strides", k, 2);
+    n = ob_node(b, "RoiAlign", "roi", "x,rois,bi", "r");
+    ob_attr_int(b, n, "output_height", 3);
+    ob_attr_int(b, n, "output_width", 2);
+    ob_attr_int(b, n, "sampling_ratio", 2);
+    ob_attr_float(b, n, "spatial_scale", 0.5f);
+    ob_output(b, "u", OB_F32, xd, 4);
+    ob_output(b, "r", OB_F32, NULL, 0);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -938,6 +963,7 @@ static const struct {
     {"strips.onnx", ob_seed_strips},
     {"einsum.onnx", ob_seed_einsum},
     {"data_shape.onnx", ob_seed_data_shape},
+    {"pool_roi.onnx", ob_seed_pool_roi},
 };
 
 #endif
