@@ -886,8 +886,45 @@ static void test_top_k(void)
     tfree(&t);
 }
 
+/* ---- ReverseSequence, Det ------------------------------------------------------------------- */
+
+static void test_reverse_sequence_det(void)
+{
+    tg t = {0};
+    nn_graph_create(&t.g);
+    /* [time 3][batch 2][2]: entry 0 reverses its first 3 steps, entry 1 its first 1 */
+    float x[12] = {0, 1, 10, 11, 2, 3, 12, 13, 4, 5, 14, 15};
+    int xi = tin(t.g, FFU_DTYPE_F32, DIMS(3, 2, 2));
+    int li = tconst(t.g, FFU_DTYPE_I64, DIMS(2), (int64_t[]){3, 1});
+    t.node = tnode(t.g, NN_OP_REVERSE_SEQUENCE, (int[]){xi, li}, 2, 1);
+    nn_node_set_int(t.g, t.node, "time_axis", 0);
+    nn_node_set_int(t.g, t.node, "batch_axis", 1);
+    CHECK(trun(&t, (void *[]){x, NULL}) == FFU_OK);
+    CHECK(memcmp(t.out[0], (float[]){4, 5, 10, 11, 2, 3, 12, 13, 0, 1, 14, 15}, 48) == 0);
+    /* a length beyond the time steps */
+    int bad = tconst(t.g, FFU_DTYPE_I64, DIMS(2), (int64_t[]){4, 0});
+    t.node = tnode(t.g, NN_OP_REVERSE_SEQUENCE, (int[]){xi, bad}, 2, 1);
+    nn_node_set_int(t.g, t.node, "time_axis", 0);
+    nn_node_set_int(t.g, t.node, "batch_axis", 1);
+    CHECK(trun(&t, (void *[]){x, NULL}) == FFU_ERR_FORMAT);
+    /* Det of a stack: a known 3x3 (row swaps needed), a singular one, the identity */
+    double m[27] = {0, 2, 1, 3, 1, 0, 1, 1, 1, /* det = 0*1 - 2*3 + 1*2 = -4 */
+                    1, 2, 3, 2, 4, 6, 7, 8, 9, /* rows 1 and 2 proportional: 0 */
+                    1, 0, 0, 0, 1, 0, 0, 0, 1};
+    int mi = tin(t.g, FFU_DTYPE_F64, DIMS(3, 3, 3));
+    t.node = tnode(t.g, NN_OP_DET, (int[]){mi}, 1, 1);
+    CHECK(trun(&t, (void *[]){m}) == FFU_OK);
+    CHECK(shape_is(tout(&t, 0), DIMS(3)));
+    const double *d = t.out[0];
+    CHECK(fabs(d[0] + 4) < 1e-12 && d[1] == 0 && fabs(d[2] - 1) < 1e-15);
+    int ns = tin(t.g, FFU_DTYPE_F32, DIMS(2, 3));
+    t.node = tnode(t.g, NN_OP_DET, (int[]){ns}, 1, 1);
+    CHECK(infer_only(&t) == FFU_ERR_FORMAT);
+    tfree(&t);
+}
+
 TEST_MAIN(test_reshape, test_flatten_squeeze_unsqueeze, test_transpose_all_4d,
           test_transpose_layouts, test_concat, test_split, test_slice_1d, test_slice_nd,
           test_gather, test_gather_elements, test_expand, test_tile, test_trilu_eye_like,
           test_gather_nd, test_scatter_nd, test_scatter_elements, test_one_hot, test_cum_sum,
-          test_top_k)
+          test_top_k, test_reverse_sequence_det)

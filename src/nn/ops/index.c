@@ -1,5 +1,6 @@
 /* Ops addressed by index tensors: GatherND (with batch_dims), ScatterND and
- * ScatterElements (reduction none / add / mul / max / min) and OneHot. Data of any
+ * ScatterElements (reduction none / add / mul / max / min), OneHot and ReverseSequence
+ * (per-entry lengths). Data of any
  * element type moves by its size; reductions compute floats in double (one rounding
  * into the output type, as the type's own arithmetic would give) and integers in
  * wrapping 64-bit arithmetic.
@@ -446,3 +447,58 @@ static ffu_status one_hot_run(const nn_graph *g, const nn_node *n, void *const *
 }
 
 const nn_op_def nn_op_def_one_hot = {one_hot_infer, one_hot_run, NULL, 0};
+
+/* ---- ReverseSequence(input, sequence_lens): attributes batch_axis, time_axis ------------- */
+
+/* For each batch entry b, the first sequence_lens[b] steps along the time axis come out
+ * reversed, the rest as they were; a length outside [0, time steps] is FFU_ERR_FORMAT. */
+static ffu_status reverse_sequence_infer(nn_graph *g, nn_node *n)
+{
+    ffu_status st = nn_check_inputs(g, n, 2, 2);
+    if (st < 0) return st;
+    const nn_tensor *x = nn_in(g, n, 0), *lens = nn_in(g, n, 1);
+    int64_t ba = nn_attr_int(n, "batch_axis", 1), ta = nn_attr_int(n, "time_axis", 0);
+    if ((ba != 0 && ba != 1) || (ta != 0 && ta != 1) || ba == ta)
+        return nn_node_error(n, FFU_ERR_FORMAT, "batch_axis %lld and time_axis %lld (0 and 1)",
+                             (long long)ba, (long long)ta);
+    if (!ffu_dtype_size(x->dtype))
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "type %s", ffu_dtype_name(x->dtype));
+    if (!nn_dtype_is_int(lens->dtype) || (lens->shape.rank >= 0 && lens->shape.rank != 1))
+        return nn_node_error(n, FFU_ERR_FORMAT, "sequence_lens must be a 1-D integer tensor");
+    if (x->shape.rank >= 0 && x->shape.rank < 2)
+        return nn_node_error(n, FFU_ERR_FORMAT, "input has rank %d (at least 2)", x->shape.rank);
+    if (x->shape.rank >= 0 && lens->shape.rank == 1 && lens->shape.d[0] >= 0 &&
+        x->shape.d[ba] >= 0 && lens->shape.d[0] != x->shape.d[ba])
+        return nn_node_error(n, FFU_ERR_FORMAT, "%lld lengths for a batch of %lld",
+                             (long long)lens->shape.d[0], (long long)x->shape.d[ba]);
+    return nn_set_out(g, n, 0, x->dtype, x->shape.rank >= 0 ? &x->shape : NULL);
+}
+
+static ffu_status reverse_sequence_run(const nn_graph *g, const nn_node *n, void *const *in,
+                                       void *const *out, void *scratch)
+{
+    (void)scratch;
+    const nn_tensor *x = nn_in(g, n, 0), *lens = nn_in(g, n, 1);
+    int ba = nn_attr_int(n, "batch_axis", 1) == 1, ta = !ba;
+    int64_t B = x->shape.d[ba], T = x->shape.d[ta];
+    size_t row = (size_t)nn_dims_prod(&x->shape, 2, x->shape.rank) * ffu_dtype_size(x->dtype);
+    for (int64_t b = 0; b < B; b++) {
+        int64_t len = nn_load_int(in[1], lens->dtype, b);
+        if (len < 0 || len > T)
+            return nn_node_error(n, FFU_ERR_FORMAT,
+                                 "sequence length %lld of entry %lld is "
+                                 "outside 0..%lld",
+                                 (long long)len, (long long)b, (long long)T);
+        for (int64_t t = 0; t < T; t++) {
+            int64_t from = t < len ? len - 1 - t : t;
+            /* element (t, b) or (b, t) of the first two dims */
+            size_t o = (size_t)(ta == 0 ? t * B + b : b * T + t) * row;
+            size_t i = (size_t)(ta == 0 ? from * B + b : b * T + from) * row;
+            memcpy((char *)out[0] + o, (const char *)in[0] + i, row);
+        }
+    }
+    return FFU_OK;
+}
+
+const nn_op_def nn_op_def_reverse_sequence = {reverse_sequence_infer, reverse_sequence_run, NULL,
+                                              0};

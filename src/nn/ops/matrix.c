@@ -1,11 +1,14 @@
 /* Ops that see their input as a stack of matrices (the last two dims): Trilu (keeps the
- * upper or lower triangle, zeroes the rest) and EyeLike (ones on a diagonal, shaped like
- * a 2-D input). Both work on any element type: a zero is all-zero bytes in every type
- * the engine has, and a one is written through nn_store_f64.
+ * upper or lower triangle, zeroes the rest), EyeLike (ones on a diagonal, shaped like
+ * a 2-D input) and Det (each square matrix's determinant, floats, in double). Trilu and
+ * EyeLike work on any element type: a zero is all-zero bytes in every type the engine
+ * has, and a one is written through nn_store_f64.
  *
  * Diagonal offsets k come from files and may be anything: they are clamped to the
  * matrix before any index arithmetic, so INT64_MIN / INT64_MAX mean "everything" or
  * "nothing" without overflow. */
+#include <math.h>
+
 #include "ops_internal.h"
 
 /* k clamped into [-(rows + 1), cols + 1]: the same triangles, and i + k stays small. */
@@ -105,3 +108,73 @@ static ffu_status eye_like_run(const nn_graph *g, const nn_node *n, void *const 
 }
 
 const nn_op_def nn_op_def_eye_like = {eye_like_infer, eye_like_run, NULL, 0};
+
+/* ---- Det(X): [..., M, M] -> [...] ----------------------------------------------------------- */
+
+static ffu_status det_infer(nn_graph *g, nn_node *n)
+{
+    ffu_status st = nn_check_inputs(g, n, 1, 1);
+    if (st < 0) return st;
+    const nn_tensor *x = nn_in(g, n, 0);
+    if (x->dtype != FFU_DTYPE_F32 && x->dtype != FFU_DTYPE_F64 && x->dtype != FFU_DTYPE_F16)
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "type %s", ffu_dtype_name(x->dtype));
+    if (x->shape.rank < 0) return nn_set_out(g, n, 0, x->dtype, NULL);
+    int r = x->shape.rank;
+    if (r < 2 || (x->shape.d[r - 1] >= 0 && x->shape.d[r - 2] >= 0 &&
+                  x->shape.d[r - 1] != x->shape.d[r - 2]))
+        return nn_node_error(n, FFU_ERR_FORMAT, "input is not a stack of square matrices");
+    if (x->shape.d[r - 1] > 4096)
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED, "%lldx%lld matrices",
+                             (long long)x->shape.d[r - 1], (long long)x->shape.d[r - 1]);
+    nn_shape s = x->shape;
+    s.rank -= 2;
+    return nn_set_out(g, n, 0, x->dtype, &s);
+}
+
+static size_t det_scratch(const nn_graph *g, const nn_node *n)
+{
+    const nn_tensor *x = nn_in(g, n, 0);
+    int64_t m = x && x->shape.rank >= 2 ? x->shape.d[x->shape.rank - 1] : 0;
+    return m > 0 ? (size_t)(m * m) * sizeof(double) : 0;
+}
+
+/* Each matrix's determinant by Gaussian elimination with partial pivoting, in double:
+ * the product of the pivots, negated per row swap. */
+static ffu_status det_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
+                          void *scratch)
+{
+    const nn_tensor *x = nn_in(g, n, 0);
+    int64_t m = x->shape.d[x->shape.rank - 1], mats = nn_dims_prod(&x->shape, 0, x->shape.rank - 2);
+    double *a = scratch;
+    for (int64_t k = 0; k < mats; k++) {
+        for (int64_t i = 0; i < m * m; i++)
+            a[i] = nn_load_f64(in[0], x->dtype, k * m * m + i);
+        double det = 1;
+        for (int64_t c = 0; c < m && det != 0; c++) {
+            int64_t p = c;
+            for (int64_t r = c + 1; r < m; r++)
+                if (fabs(a[r * m + c]) > fabs(a[p * m + c])) p = r;
+            if (a[p * m + c] == 0) {
+                det = 0;
+                break;
+            }
+            if (p != c) {
+                for (int64_t j = 0; j < m; j++) {
+                    double t = a[c * m + j];
+                    a[c * m + j] = a[p * m + j], a[p * m + j] = t;
+                }
+                det = -det;
+            }
+            det *= a[c * m + c];
+            for (int64_t r = c + 1; r < m; r++) {
+                double f = a[r * m + c] / a[c * m + c];
+                for (int64_t j = c; j < m; j++)
+                    a[r * m + j] -= f * a[c * m + j];
+            }
+        }
+        nn_store_f64(out[0], x->dtype, k, det);
+    }
+    return FFU_OK;
+}
+
+const nn_op_def nn_op_def_det = {det_infer, det_run, det_scratch, 0};
