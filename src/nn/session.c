@@ -161,7 +161,7 @@ ffu_status nn_graph_specialize_finish(nn_graph *g)
      * their nodes run at every run */
     for (int t = 0; t < g->ntensors; t++) {
         nn_tensor *x = &g->tensors[t];
-        if ((x->flags & NN_T_BOUNDED) && (x->flags & NN_T_CONST) && x->producer >= 0) {
+        if ((x->flags & NN_T_BOUNDED) && (x->flags & NN_T_CONST)) {
             x->flags &= ~NN_T_CONST;
             x->data = NULL;
             x->nbytes = 0;
@@ -703,12 +703,10 @@ static ffu_status reinfer(ffu_nn_session *s, int i)
     const nn_op_def *d = nn_op_get(n->op);
     if (!d || (d->flags & NN_OPF_DATA_SHAPE)) return FFU_OK;
     void *const *in = s->io + s->io_off[i];
-    enum { MAXIN = 64 };
-    int saved[MAXIN];
-    int nin = n->ninputs < MAXIN ? n->ninputs : MAXIN;
-    for (int j = 0; j < nin; j++) {
+    /* no bounded tensor is a constant in a plan (nn_graph_specialize_finish): what is
+     * marked here is unmarked below */
+    for (int j = 0; j < n->ninputs; j++) {
         nn_tensor *x = n->inputs[j] >= 0 ? &g->tensors[n->inputs[j]] : NULL;
-        saved[j] = x ? x->flags : 0;
         if (x && (x->flags & NN_T_BOUNDED) && !(x->flags & NN_T_CONST) && in[j]) {
             x->flags |= NN_T_CONST;
             x->data = in[j];
@@ -716,10 +714,10 @@ static ffu_status reinfer(ffu_nn_session *s, int i)
         }
     }
     ffu_status st = d->infer(g, n);
-    for (int j = nin - 1; j >= 0; j--) { /* backwards: a tensor may be read twice */
+    for (int j = 0; j < n->ninputs; j++) {
         nn_tensor *x = n->inputs[j] >= 0 ? &g->tensors[n->inputs[j]] : NULL;
-        if (x && x->flags != saved[j]) {
-            x->flags = saved[j];
+        if (x && (x->flags & NN_T_BOUNDED) && (x->flags & NN_T_CONST)) {
+            x->flags &= ~NN_T_CONST;
             x->data = NULL;
             x->nbytes = 0;
         }

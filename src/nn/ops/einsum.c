@@ -109,7 +109,7 @@ ffu_status nn_einsum_geom(const nn_graph *g, const nn_node *n, nn_einsum *e)
     int known = 1, E = 0, ecount[NN_EINSUM_MAX_IN];
     for (int k = 0; k < e->nin; k++) {
         const nn_tensor *x = nn_in(g, n, k);
-        if (nn_in(g, n, k)->dtype != dt)
+        if (x->dtype != dt)
             return nn_node_error(n, FFU_ERR_FORMAT, "inputs 0 and %d differ in type", k);
         if (x->shape.rank < 0) {
             known = 0;
@@ -254,36 +254,6 @@ static void step_labels(const nn_einsum *e, int lo, int hi, int64_t *idx, int64_
     }
 }
 
-static void store_int(void *p, ffu_dtype t, int64_t i, uint64_t v)
-{
-    switch (t) {
-    case FFU_DTYPE_I64:
-        ((int64_t *)p)[i] = (int64_t)v;
-        break;
-    case FFU_DTYPE_U64:
-        ((uint64_t *)p)[i] = v;
-        break;
-    case FFU_DTYPE_I32:
-        ((int32_t *)p)[i] = (int32_t)(uint32_t)v;
-        break;
-    case FFU_DTYPE_U32:
-        ((uint32_t *)p)[i] = (uint32_t)v;
-        break;
-    case FFU_DTYPE_I16:
-        ((int16_t *)p)[i] = (int16_t)(uint16_t)v;
-        break;
-    case FFU_DTYPE_U16:
-        ((uint16_t *)p)[i] = (uint16_t)v;
-        break;
-    case FFU_DTYPE_I8:
-        ((int8_t *)p)[i] = (int8_t)(uint8_t)v;
-        break;
-    default:
-        ((uint8_t *)p)[i] = (uint8_t)v;
-        break;
-    }
-}
-
 static ffu_status einsum_run(const nn_graph *g, const nn_node *n, void *const *in, void *const *out,
                              void *scratch)
 {
@@ -317,7 +287,7 @@ static ffu_status einsum_run(const nn_graph *g, const nn_node *n, void *const *i
         if (fl)
             nn_store_f64(out[0], dt, o, acc);
         else
-            store_int(out[0], dt, o, iacc);
+            nn_store_wrapped(out[0], dt, o, iacc);
         step_labels(&e, 0, e.nout, idx, off);
     }
     return FFU_OK;

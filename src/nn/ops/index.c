@@ -54,24 +54,6 @@ static ffu_status reduction_of(const nn_node *n, int *red)
     return nn_node_error(n, FFU_ERR_UNSUPPORTED, "reduction '%.40s'", r);
 }
 
-static void store_int(void *p, ffu_dtype t, int64_t i, uint64_t v)
-{
-    switch (ffu_dtype_size(t)) {
-    case 1:
-        ((uint8_t *)p)[i] = t == FFU_DTYPE_BOOL ? v != 0 : (uint8_t)v;
-        break;
-    case 2:
-        ((uint16_t *)p)[i] = (uint16_t)v;
-        break;
-    case 4:
-        ((uint32_t *)p)[i] = (uint32_t)v;
-        break;
-    default:
-        ((uint64_t *)p)[i] = v;
-        break;
-    }
-}
-
 /* dst[di] = dst[di] (red) src[si] for cnt consecutive elements of type t. */
 static void combine(void *dst, int64_t di, const void *src, int64_t si, int64_t cnt, ffu_dtype t,
                     int red)
@@ -120,7 +102,7 @@ static void combine(void *dst, int64_t di, const void *src, int64_t si, int64_t 
             r = less ? a : b;
             break;
         }
-        store_int(dst, t, di + k, r);
+        nn_store_wrapped(dst, t, di + k, r);
     }
 }
 

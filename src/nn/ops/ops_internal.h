@@ -144,6 +144,27 @@ static inline void nn_store_f64(void *p, ffu_dtype t, int64_t i, double v)
     }
 }
 
+/* Writes v into element i of integer (or bool) data of type t, wrapped to the type's
+ * width as a C conversion does (bool: v != 0): for kernels that compute integers in
+ * 64-bit wrapping arithmetic, exact where a double would round. */
+static inline void nn_store_wrapped(void *p, ffu_dtype t, int64_t i, uint64_t v)
+{
+    switch (ffu_dtype_size(t)) {
+    case 1:
+        ((uint8_t *)p)[i] = t == FFU_DTYPE_BOOL ? v != 0 : (uint8_t)v;
+        break;
+    case 2:
+        ((uint16_t *)p)[i] = (uint16_t)v;
+        break;
+    case 4:
+        ((uint32_t *)p)[i] = (uint32_t)v;
+        break;
+    default:
+        ((uint64_t *)p)[i] = v;
+        break;
+    }
+}
+
 /* Reads an integer list from data of dtype t with numel elements into out[max].
  * FFU_ERR_UNSUPPORTED for non-integer dtypes, FFU_ERR_FORMAT when longer than max. */
 static inline ffu_status nn_read_ints(const nn_node *n, const void *data, ffu_dtype t,

@@ -57,6 +57,17 @@ static ffu_status split_axis(const nn_node *n, const nn_tensor *x, axis_split *s
     return FFU_OK;
 }
 
+/* X's shape with `kept` of its slices along the split's axis (flattened: [kept]). */
+static nn_shape kept_shape(const nn_tensor *x, const axis_split *c, int64_t kept)
+{
+    nn_shape s = {.rank = 1, .d = {kept}};
+    if (c->axis >= 0) {
+        s = x->shape;
+        s.d[c->axis] = kept;
+    }
+    return s;
+}
+
 /* ---- NonZero(X) -> [rank, count] i64 ----------------------------------------------------- */
 
 static int64_t count_nonzero(const void *x, ffu_dtype t, int64_t numel)
@@ -135,22 +146,6 @@ static ffu_status compress_geom(const nn_graph *g, const nn_node *n, axis_split 
     return FFU_OK;
 }
 
-static int64_t count_true(const nn_tensor *cond, const void *data, int64_t n)
-{
-    return count_nonzero(data, cond->dtype, n);
-}
-
-/* The output shape with `kept` slices. */
-static nn_shape compress_shape(const nn_tensor *x, const axis_split *c, int64_t kept)
-{
-    nn_shape s = {.rank = 1, .d = {kept}};
-    if (c->axis >= 0) {
-        s = x->shape;
-        s.d[c->axis] = kept;
-    }
-    return s;
-}
-
 static ffu_status compress_infer(nn_graph *g, nn_node *n)
 {
     axis_split c;
@@ -160,7 +155,7 @@ static ffu_status compress_infer(nn_graph *g, nn_node *n)
     const nn_tensor *x = nn_in(g, n, 0), *cond = nn_in(g, n, 1);
     if (x->shape.rank < 0) return set_out_bounded(g, n, 0, x->dtype, NULL, 1);
     int known = value_known(cond) && conds >= 0;
-    nn_shape s = compress_shape(x, &c, known ? count_true(cond, cond->data, conds) : conds);
+    nn_shape s = kept_shape(x, &c, known ? count_nonzero(cond->data, cond->dtype, conds) : conds);
     return set_out_bounded(g, n, 0, x->dtype, &s, !known);
 }
 
@@ -174,7 +169,7 @@ static ffu_status compress_run(const nn_graph *g, const nn_node *n, void *const 
     if (st < 0) return st;
     const nn_tensor *x = nn_in(g, n, 0), *cond = nn_in(g, n, 1);
     size_t es = ffu_dtype_size(x->dtype), row = (size_t)c.inner * es;
-    int64_t kept = count_true(cond, in[1], conds);
+    int64_t kept = count_nonzero(in[1], cond->dtype, conds);
     char *o = out[0];
     for (int64_t a = 0; a < c.outer; a++)
         for (int64_t i = 0; i < conds; i++)
@@ -182,7 +177,7 @@ static ffu_status compress_run(const nn_graph *g, const nn_node *n, void *const 
                 memcpy(o, (const char *)in[0] + ((size_t)(a * c.len + i)) * row, row);
                 o += row;
             }
-    nn_out(g, n, 0)->shape = compress_shape(x, &c, kept);
+    nn_out(g, n, 0)->shape = kept_shape(x, &c, kept);
     return FFU_OK;
 }
 
@@ -392,11 +387,7 @@ static ffu_status unique_geom(const nn_graph *g, const nn_node *n, axis_split *u
 /* Output shapes for `count` unique slices. */
 static void unique_shapes(const nn_tensor *x, const axis_split *u, int64_t count, nn_shape *s)
 {
-    s[0] = (nn_shape){.rank = 1, .d = {count}};
-    if (u->axis >= 0) {
-        s[0] = x->shape;
-        s[0].d[u->axis] = count;
-    }
+    s[0] = kept_shape(x, u, count);
     s[1] = s[3] = (nn_shape){.rank = 1, .d = {count}};
     s[2] = (nn_shape){.rank = 1, .d = {u->len}};
 }
