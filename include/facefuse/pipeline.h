@@ -32,7 +32,7 @@
 extern "C" {
 #endif
 
-#define FFU_PIPELINE_MAX_STREAMS 64
+#define FFU_PIPELINE_MAX_STREAMS 256
 
 /* Called for every event of every stream, on a worker thread (events of one stream
  * come in order; different streams may call at the same time). `e` and the strings it

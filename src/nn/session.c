@@ -814,10 +814,11 @@ static ffu_status plan_nodes(ffu_nn_session *s)
     /* one backend runs everything: it may capture the plan (backend.h execute) */
     s->exec_be = NULL;
     int one = -1;
-    for (int i = 0; i < g->nnodes; i++) {
+    for (int i = 0; i < g->nnodes && one != -2; i++) {
         if (s->skip[i]) continue;
         if (one < 0) one = g->nodes[i].backend;
-        else if (one != g->nodes[i].backend) one = -2;
+        else if (one != g->nodes[i].backend)
+            one = -2; /* mixed: final */
     }
     if (one >= 0 && s->be[one]->ops->execute) s->exec_be = s->be[one];
     return FFU_OK;

@@ -37,6 +37,8 @@ typedef struct mem_source {
 typedef struct conv_state {
     struct SwsContext *sws;
     int colorspace, range; /* -1 = not yet */
+    uint8_t *split;        /* NV12's chroma as two planes (split_nv12) */
+    size_t split_cap;
 } conv_state;
 
 struct ffu_video_reader {
@@ -174,6 +176,8 @@ void ffu_video_reader_close(ffu_video_reader *r)
     av_frame_free(&r->sw_frame);
     sws_freeContext(r->cv.sws);
     sws_freeContext(r->cv_up.sws);
+    free(r->cv.split);
+    free(r->cv_up.split);
     ffu_image_release(&r->up_host);
     ffu_gpu_image_release(&r->up_dev);
     video_hw_close(&r->hw); /* after everything that holds CUDA memory */
@@ -616,6 +620,29 @@ static ffu_status convert_into(ffu_video_reader *r, conv_state *cv, const AVFram
     enum AVPixelFormat src = (enum AVPixelFormat)f->format;
     if (f->width <= 0 || f->height <= 0 || src == AV_PIX_FMT_NONE)
         return ffu_error_set(FFU_ERR_FORMAT, "%s: decoder gave an empty frame", r->name);
+    const uint8_t *planes[4] = {f->data[0], f->data[1], f->data[2], f->data[3]};
+    int pitch[4] = {f->linesize[0], f->linesize[1], f->linesize[2], f->linesize[3]};
+    if (src == AV_PIX_FMT_NV12 && avfmt != AV_PIX_FMT_NV12) {
+        /* NVDEC gives NV12 where the CPU decoder gives I420 of the same samples, and
+         * swscale upsamples chroma differently on those two inputs (RGB 1.7 levels apart
+         * on average on our clips): split the chroma into two planes first, and both
+         * decoders give the same pixels bit for bit. */
+        size_t cw = (size_t)(f->width + 1) / 2, ch = (size_t)(f->height + 1) / 2;
+        if (cv->split_cap < cw * ch * 2) {
+            uint8_t *p = realloc(cv->split, cw * ch * 2);
+            if (!p) return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", r->name);
+            cv->split = p, cv->split_cap = cw * ch * 2;
+        }
+        uint8_t *u = cv->split, *v = cv->split + cw * ch;
+        for (size_t y = 0; y < ch; y++) {
+            const uint8_t *uv = f->data[1] + y * (size_t)f->linesize[1];
+            for (size_t x = 0; x < cw; x++)
+                u[y * cw + x] = uv[2 * x], v[y * cw + x] = uv[2 * x + 1];
+        }
+        planes[1] = u, planes[2] = v;
+        pitch[1] = pitch[2] = (int)cw;
+        src = AV_PIX_FMT_YUV420P;
+    }
     struct SwsContext *prev = cv->sws;
     cv->sws = sws_getCachedContext(cv->sws, f->width, f->height, src, w, h, avfmt, SWS_BILINEAR,
                                    NULL, NULL, NULL);
@@ -645,10 +672,20 @@ static ffu_status convert_into(ffu_video_reader *r, conv_state *cv, const AVFram
                              ffu_pixfmt_name(img->fmt), img->width, img->height,
                              ffu_pixfmt_name(fmt), w, h);
     }
+    if (src == AV_PIX_FMT_NV12 && avfmt == AV_PIX_FMT_NV12 && f->width == w && f->height == h) {
+        /* a plain copy: swscale 5.1's NV12 -> NV12 path drops the chroma plane (zeros
+         * where NVDEC's downloaded frames had colour; seen on an H200, 2026-12-04) */
+        for (int p = 0; p < 2; p++) {
+            int rows = p ? (h + 1) / 2 : h, bytes = p ? 2 * ((w + 1) / 2) : w;
+            for (int y = 0; y < rows; y++)
+                memcpy(img->data[p] + (size_t)y * img->stride[p], planes[p] + (size_t)y * pitch[p],
+                       (size_t)bytes);
+        }
+        return FFU_OK;
+    }
     uint8_t *dst[4] = {img->data[0], img->data[1], img->data[2], NULL};
     int dst_stride[4] = {img->stride[0], img->stride[1], img->stride[2], 0};
-    int hh = sws_scale(cv->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst,
-                       dst_stride);
+    int hh = sws_scale(cv->sws, planes, pitch, 0, f->height, dst, dst_stride);
     if (hh <= 0) return ffu_error_set(FFU_ERR_INTERNAL, "%s: sws_scale failed", r->name);
     return FFU_OK;
 }

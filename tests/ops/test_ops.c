@@ -454,6 +454,8 @@ static const tcase cases[] = {
     {NN_OP_IS_NAN, "1x3x13x17", 1, {X4}},
     /* several outputs, each compared; tol 1e-30: the quantised steps must be ref's bits */
     {NN_OP_SPLIT, "1x6x13x17 axis 1 in 3", 1, {S4(1, 6, 13, 17)}, .attrs = "axis=1", .nout = 3},
+    {NN_OP_SPLIT, "2x5x13 axis -1 as 4,9", 1, {S3(2, 5, 13)}, .attrs = "axis=-1;split=4,9", .nout = 2},
+    {NN_OP_SPLIT, "4x3x7 axis 0 as 1,1,2", 1, {S3(4, 3, 7)}, .attrs = "axis=0;split=1,1,2", .nout = 3},
     {NN_OP_DYNAMIC_QUANTIZE_LINEAR, "1x3x13x17", 1, {X4}, .nout = 3},
     {NN_OP_DYNAMIC_QUANTIZE_STEPS, "1x3x13x17", 1, {X4}, .nout = 3, .tol = 1e-30, .impl = "facefuse:qsteps"},
     {NN_OP_DYNAMIC_QUANTIZE_STEPS, "1x64x56x56 (0.1, 2]", 1, {S4(1, 64, 56, 56)}, .dist = 1, .nout = 3, .tol = 1e-30},

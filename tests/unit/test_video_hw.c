@@ -160,6 +160,8 @@ static void compare_readers(ffu_video_reader *a, ffu_video_reader *b, int exact,
             CHECK_EQ_INT(worst, 0);
         } else {
             double psnr = se <= 0 ? 99 : 10 * log10(255.0 * 255.0 * count / se);
+            if (psnr < 40)
+                printf("  frame %d: PSNR %.2f dB, worst difference %d\n", n, psnr, worst);
             CHECK(psnr >= 40);
         }
         *frames = ++n;
@@ -217,6 +219,7 @@ static void test_auto_matches_cpu(void)
         CHECK_EQ_INT(ia->frame_count, ic->frame_count);
         int frames = 0;
         compare_readers(rc, ra, devices == 0, &frames);
+        printf("  %s: %d frames, auto decoder %s\n", ffu_pixfmt_name(fmts[k]), frames, ia->decoder);
         CHECK_EQ_INT(frames, 40);
         ffu_video_reader_stats sc, sa;
         ffu_video_reader_stats_get(rc, &sc);

@@ -87,6 +87,7 @@ enum {
     K_INORM,
     K_STRIDED, /* Transpose, Slice, Expand */
     K_CONCAT,
+    K_SPLIT,
     K_COPY, /* views that were not aliased */
     K_PAD,
     K_RESIZE,
@@ -767,8 +768,8 @@ static int build(cu_backend *cb, const nn_graph *g, const nn_node *n, cu_node *p
     *err = FFU_OK;
     const nn_tensor *x = nn_in(g, n, 0), *y = nn_out(g, n, 0);
     if (!y || !nn_shape_known(&y->shape) || n->noutputs < 1) return 0;
-    for (int j = 1; j < n->noutputs; j++)
-        if (n->outputs[j] >= 0) return 0;
+    for (int j = 1; j < n->noutputs; j++) /* one output, but for Split */
+        if (n->outputs[j] >= 0 && n->op != NN_OP_SPLIT) return 0;
     if (y->shape.rank > NN_CU_MAX_RANK) return 0;
     int u = unary_code(n->op), bc = binary_code(n->op);
     memset(p, 0, sizeof *p);
@@ -961,6 +962,29 @@ static int build(cu_backend *cb, const nn_graph *g, const nn_node *n, cu_node *p
         p->len = y->shape.d[axis];
         p->rank = (int)axis;
         snprintf(p->impl, sizeof p->impl, "memcpy2d concat");
+        return 1;
+    }
+    case NN_OP_SPLIT: { /* Concat the other way round; every output present */
+        if (!x || !dtype_movable(x->dtype) || !nn_shape_known(&x->shape)) return 0;
+        int64_t axis = nn_attr_int(n, "axis", 0);
+        if (axis < 0) axis += x->shape.rank;
+        if (axis < 0 || axis >= x->shape.rank) return 0;
+        int64_t sum = 0;
+        for (int i = 0; i < n->noutputs; i++) {
+            const nn_tensor *t = nn_out(g, n, i);
+            if (!t || t->dtype != x->dtype || !nn_shape_known(&t->shape) ||
+                t->shape.rank != x->shape.rank)
+                return 0;
+            sum += t->shape.d[axis];
+        }
+        if (sum != x->shape.d[axis]) return 0;
+        p->kind = K_SPLIT;
+        p->esize = ffu_dtype_size(x->dtype);
+        p->outer = nn_dims_prod(&x->shape, 0, (int)axis);
+        p->inner = nn_dims_prod(&x->shape, (int)axis + 1, x->shape.rank);
+        p->len = x->shape.d[axis];
+        p->rank = (int)axis;
+        snprintf(p->impl, sizeof p->impl, "memcpy2d split");
         return 1;
     }
     case NN_OP_RESHAPE:
@@ -1281,6 +1305,18 @@ static ffu_status cu_run(nn_backend *b, const nn_graph *g, const nn_node *n, voi
             if (w && p->outer &&
                 (st = LAUNCH(cudaMemcpy2DAsync((char *)out[0] + done, dpitch, in[i], w, w, (size_t)p->outer,
                                                cudaMemcpyDeviceToDevice, s))) < 0)
+                return st;
+            done += w;
+        }
+        return FFU_OK;
+    }
+    case K_SPLIT: {
+        size_t es = p->esize, done = 0, spitch = (size_t)(p->len * p->inner) * es;
+        for (int i = 0; i < n->noutputs; i++) {
+            size_t w = (size_t)(nn_out(g, n, i)->shape.d[p->rank] * p->inner) * es;
+            if (w && p->outer &&
+                (st = LAUNCH(cudaMemcpy2DAsync(out[i], w, (const char *)in[0] + done, spitch, w,
+                                               (size_t)p->outer, cudaMemcpyDeviceToDevice, s))) < 0)
                 return st;
             done += w;
         }
