@@ -942,6 +942,27 @@ static inline ob_model *ob_seed_pool_roi(void)
     return b;
 }
 
+/* The two loss ops: NegativeLogLikelihoodLoss with ignore_index and no reduction, and
+ * SoftmaxCrossEntropyLoss with class weights and its log_prob output. */
+static inline ob_model *ob_seed_losses(void)
+{
+    ob_model *b = ob_new(13);
+    int64_t xd[] = {2, 3, 4}, td[] = {2, 4}, wd[] = {3};
+    int64_t tgt[8] = {0, 1, 2, 1, 2, 0, 1, 1};
+    float w[3] = {0.5f, 1, 2};
+    ob_input(b, "x", OB_F32, xd, 3);
+    ob_initializer(b, ob_tensor_raw(b, "t", OB_I64, td, 2, tgt, sizeof tgt));
+    ob_initializer(b, ob_const_f32(b, "w", wd, 1, w, 3));
+    Onnx__NodeProto *n = ob_node(b, "NegativeLogLikelihoodLoss", "nll", "x,t", "nll");
+    ob_attr_string(b, n, "reduction", "none");
+    ob_attr_int(b, n, "ignore_index", 1);
+    ob_node(b, "SoftmaxCrossEntropyLoss", "sce", "x,t,w", "sce,lp");
+    ob_output(b, "nll", OB_F32, td, 2);
+    ob_output(b, "sce", OB_F32, NULL, 0);
+    ob_output(b, "lp", OB_F32, xd, 3);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -964,6 +985,7 @@ static const struct {
     {"einsum.onnx", ob_seed_einsum},
     {"data_shape.onnx", ob_seed_data_shape},
     {"pool_roi.onnx", ob_seed_pool_roi},
+    {"losses.onnx", ob_seed_losses},
 };
 
 #endif

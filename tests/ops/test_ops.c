@@ -73,6 +73,9 @@ static const int64_t el_idx[21] = {0, 3, 1, 4, 2, 0, 3, 1, 4, 2, 0, 3, 1, 4,
 static const int64_t oh_idx[13] = {0, 6, 3, -1, 7, 2, -7, 5, 1, 4, 9, 0, 6};
 static const int64_t oh_depth[1] = {7}, k_m2[1] = {-2}, k_5[1] = {5};
 static const float oh_vals[2] = {-0.5f, 2.0f};
+/* class targets of 3x4 for 5 classes: 2 is the ignored one in some cases, -1 in others */
+static const int64_t loss_t[12] = {0, 4, 2, 1, 3, 2, 0, 4, 1, 1, 3, 0};
+static const int64_t loss_tn[12] = {0, -1, 2, 1, 3, 4, -1, 4, 1, 0, 3, 2};
 /* a range of [-1.27, 1.28] (scale 0.005, zero point 254): halfway codes, NaN, -0 */
 static const float qsteps_odd[37] = {-1.27f, 1.28f, 0.0025f, -0.0025f, 0.0075f, NAN, -0.0f, 0.5f,
                                      0.3f, -0.3f, 1e-9f, 0.0125f, -0.0125f, 0.9f, -0.9f, 0.1f,
@@ -434,6 +437,11 @@ static const tcase cases[] = {
     {NN_OP_GATHER_ND, "5x7x3 pairs", 2, {S3(5, 7, 3), S2(4, 2)}, {0, 1}, {NULL, nd_idx}, {0, FFU_DTYPE_I64}},
     {NN_OP_SCATTER_ND, "5x7x3 pairs add", 3, {S3(5, 7, 3), S2(4, 2), S2(4, 3)}, {0, 1, 0}, {NULL, nd_idx}, {0, FFU_DTYPE_I64}, .attrs = "reduction=add"},
     {NN_OP_SCATTER_ELEMENTS, "5x7 axis 0", 3, {S2(5, 7), S2(3, 7), S2(3, 7)}, {0, 1, 0}, {NULL, el_idx}, {0, FFU_DTYPE_I64}},
+    {NN_OP_NLL_LOSS, "3x5x4 mean", 2, {S3(3, 5, 4), S2(3, 4)}, {0, 1}, {NULL, loss_t}, {0, FFU_DTYPE_I64}},
+    {NN_OP_NLL_LOSS, "3x5x4 sum weight ii 2", 3, {S3(3, 5, 4), S2(3, 4), S1(5)}, {0, 1, 1}, {NULL, loss_t}, {0, FFU_DTYPE_I64}, .attrs = "reduction=sum;ignore_index=2"},
+    {NN_OP_NLL_LOSS, "3x5 none", 2, {S2(3, 5), S1(3)}, {0, 1}, {NULL, loss_t}, {0, FFU_DTYPE_I64}, .attrs = "reduction=none"},
+    {NN_OP_SOFTMAX_CROSS_ENTROPY_LOSS, "3x5x4 mean weight", 3, {S3(3, 5, 4), S2(3, 4), S1(5)}, {0, 1, 1}, {NULL, loss_t}, {0, FFU_DTYPE_I64}, .dist = 1, .nout = 2},
+    {NN_OP_SOFTMAX_CROSS_ENTROPY_LOSS, "3x5x4 none ii -1", 2, {S3(3, 5, 4), S2(3, 4)}, {0, 1}, {NULL, loss_tn}, {0, FFU_DTYPE_I64}, .attrs = "reduction=none;ignore_index=-1", .nout = 2},
     {NN_OP_ONE_HOT, "13 depth 7", 3, {S1(13), S1(1), S1(2)}, {1, 1, 1}, {oh_idx, oh_depth, oh_vals}, {FFU_DTYPE_I64, FFU_DTYPE_I64, 0}},
     {NN_OP_EYE_LIKE, "13x17 k3", 1, {S2(13, 17)}, .attrs = "k=3"},
     {NN_OP_CAST_LIKE, "f32 like i32", 2, {X4, S1(1)}, .dt = {0, FFU_DTYPE_I32}},

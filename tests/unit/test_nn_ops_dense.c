@@ -848,6 +848,74 @@ static void test_softmax(void)
     free(x);
 }
 
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss on 2 samples of 3 classes by
+ * hand: weights, ignore_index (also out of the class range), the three reductions, the
+ * log_prob output, and a target outside [0, C) refused when it is not ignored. */
+static void test_losses(void)
+{
+    const float x[6] = {-0.5f, -1.5f, -2.0f, -3.0f, -0.25f, -1.0f}; /* [2, 3] */
+    const float w[3] = {0.5f, 2.0f, 1.0f};
+    const int64_t tgt[2] = {0, 1}, tgt_ii[2] = {7, 1}, tgt_bad[2] = {3, 1};
+    static const char *const reds[3] = {"none", "sum", "mean"};
+    for (int sce = 0; sce < 2; sce++)
+        for (int r = 0; r < 3; r++)
+            for (int variant = 0; variant < 3; variant++) { /* plain, weights, ii = 7 */
+                tg t;
+                tg_begin(&t, sce ? NN_OP_SOFTMAX_CROSS_ENTROPY_LOSS : NN_OP_NLL_LOSS, sce ? 2 : 1);
+                tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 3), x, 0);
+                tg_in(&t, FFU_DTYPE_I64, SHAPE(2), variant == 2 ? tgt_ii : tgt, 0);
+                if (variant >= 1) tg_in(&t, FFU_DTYPE_F32, SHAPE(3), w, 0);
+                tg_node(&t);
+                nn_node_set_string(t.g, t.node, "reduction", reds[r]);
+                if (variant == 2) nn_node_set_int(t.g, t.node, "ignore_index", 7);
+                CHECK_EQ_INT(tg_run(&t), FFU_OK);
+                /* log probabilities: x itself, or x minus each row's log-sum-exp */
+                double lp[6], loss[2], wt[2];
+                for (int n = 0; n < 2; n++) {
+                    double lse = log(exp(x[3 * n]) + exp(x[3 * n + 1]) + exp(x[3 * n + 2]));
+                    for (int c = 0; c < 3; c++)
+                        lp[3 * n + c] = x[3 * n + c] - (sce ? lse : 0);
+                    const int64_t *tt = variant == 2 ? tgt_ii : tgt;
+                    int ignored = variant == 2 && tt[n] == 7;
+                    wt[n] = ignored ? 0 : variant >= 1 ? w[tt[n]] : 1;
+                    loss[n] = ignored ? 0 : -wt[n] * lp[3 * n + tt[n]];
+                }
+                const float *y = t.outbuf[0];
+                if (r == 0) {
+                    CHECK(tg_oshape(&t, 0)->rank == 1 && tg_oshape(&t, 0)->d[0] == 2);
+                    CHECK_NEAR(y[0], loss[0], 1e-6);
+                    CHECK_NEAR(y[1], loss[1], 1e-6);
+                } else {
+                    CHECK_EQ_INT(tg_oshape(&t, 0)->rank, 0);
+                    double sum = loss[0] + loss[1];
+                    CHECK_NEAR(y[0],
+                               r == 1    ? sum
+                               : variant ? sum / (wt[0] + wt[1])
+                                         : sum / 2,
+                               1e-6);
+                }
+                if (sce)
+                    for (int i = 0; i < 6; i++)
+                        CHECK_NEAR(((const float *)t.outbuf[1])[i], lp[i], 1e-6);
+                tg_end(&t);
+            }
+    tg t;
+    tg_begin(&t, NN_OP_NLL_LOSS, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 3), x, 0);
+    tg_in(&t, FFU_DTYPE_I64, SHAPE(2), tgt_bad, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_ERR_INVALID);
+    CHECK(strstr(ffu_error_message(), "target 3 outside [0, 3)") != NULL);
+    tg_end(&t);
+    tg_begin(&t, NN_OP_NLL_LOSS, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(2, 3), x, 0);
+    tg_in(&t, FFU_DTYPE_I64, SHAPE(2), tgt, 0);
+    tg_node(&t);
+    nn_node_set_string(t.g, t.node, "reduction", "average");
+    CHECK_EQ_INT(tg_run(&t), FFU_ERR_FORMAT);
+    tg_end(&t);
+}
+
 /* ---- pooling ------------------------------------------------------------------------------ */
 
 typedef struct pparams {
@@ -1855,7 +1923,7 @@ static void test_roi_align(void)
 TEST_MAIN(test_conv_hand, test_conv_vs_naive, test_conv_transpose_vs_naive,
           test_conv_transpose_output_shape, test_conv_1d_3d, test_conv_fused_act_and_errors,
           test_gemm, test_matmul_broadcast, test_einsum, test_batch_instance_layer_norm, test_lrn,
-          test_softmax, test_pool_vs_naive, test_pool_misc, test_reduce_vs_naive, test_reduce_misc,
-          test_resize_hand, test_resize_vs_separable, test_resize_crop_and_upsample, test_pad,
-          test_depth_space, test_hardmax_mvn, test_reduce_log_sum, test_grid_sample,
-          test_roi_align)
+          test_softmax, test_losses, test_pool_vs_naive, test_pool_misc, test_reduce_vs_naive,
+          test_reduce_misc, test_resize_hand, test_resize_vs_separable,
+          test_resize_crop_and_upsample, test_pad, test_depth_space, test_hardmax_mvn,
+          test_reduce_log_sum, test_grid_sample, test_roi_align)
