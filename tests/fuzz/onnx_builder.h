@@ -963,6 +963,40 @@ static inline ob_model *ob_seed_losses(void)
     return b;
 }
 
+/* The signal ops at opset 17: a Hann window for an STFT, a one-sided DFT of the same
+ * signal, a Hamming and a Blackman window, and a MelWeightMatrix. */
+static inline ob_model *ob_seed_signal(void)
+{
+    ob_model *b = ob_new(17);
+    int64_t xd[] = {1, 32, 1}, eight = 8, four = 4, bins = 6, len = 16, rate = 8000;
+    int32_t seven = 7;
+    float lo = 20, hi = 3800;
+    ob_input(b, "x", OB_F32, xd, 3);
+    ob_initializer(b, ob_tensor_raw(b, "eight", OB_I64, NULL, 0, &eight, sizeof eight));
+    ob_initializer(b, ob_tensor_raw(b, "four", OB_I64, NULL, 0, &four, sizeof four));
+    ob_initializer(b, ob_tensor_raw(b, "seven", OB_I32, NULL, 0, &seven, sizeof seven));
+    ob_initializer(b, ob_tensor_raw(b, "bins", OB_I64, NULL, 0, &bins, sizeof bins));
+    ob_initializer(b, ob_tensor_raw(b, "len", OB_I64, NULL, 0, &len, sizeof len));
+    ob_initializer(b, ob_tensor_raw(b, "rate", OB_I64, NULL, 0, &rate, sizeof rate));
+    ob_initializer(b, ob_tensor_raw(b, "lo", OB_F32, NULL, 0, &lo, sizeof lo));
+    ob_initializer(b, ob_tensor_raw(b, "hi", OB_F32, NULL, 0, &hi, sizeof hi));
+    ob_node(b, "HannWindow", "hann", "eight", "w");
+    ob_node(b, "STFT", "stft", "x,four,w", "s");
+    Onnx__NodeProto *n = ob_node(b, "DFT", "dft", "x,len", "d");
+    ob_attr_int(b, n, "onesided", 1);
+    n = ob_node(b, "HammingWindow", "hamming", "seven", "hm");
+    ob_attr_int(b, n, "periodic", 0);
+    n = ob_node(b, "BlackmanWindow", "blackman", "seven", "bm");
+    ob_attr_int(b, n, "output_datatype", 11);
+    ob_node(b, "MelWeightMatrix", "mel", "bins,len,rate,lo,hi", "m");
+    ob_output(b, "s", OB_F32, NULL, 0);
+    ob_output(b, "d", OB_F32, NULL, 0);
+    ob_output(b, "hm", OB_F32, NULL, 0);
+    ob_output(b, "bm", OB_F64, NULL, 0);
+    ob_output(b, "m", OB_F32, NULL, 0);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -986,6 +1020,7 @@ static const struct {
     {"data_shape.onnx", ob_seed_data_shape},
     {"pool_roi.onnx", ob_seed_pool_roi},
     {"losses.onnx", ob_seed_losses},
+    {"signal.onnx", ob_seed_signal},
 };
 
 #endif

@@ -76,6 +76,10 @@ static const float oh_vals[2] = {-0.5f, 2.0f};
 /* class targets of 3x4 for 5 classes: 2 is the ignored one in some cases, -1 in others */
 static const int64_t loss_t[12] = {0, 4, 2, 1, 3, 2, 0, 4, 1, 1, 3, 0};
 static const int64_t loss_tn[12] = {0, -1, 2, 1, 3, 4, -1, 4, 1, 0, 3, 2};
+/* signal ops: window sizes, DFT length, STFT step, MelWeightMatrix's parameters */
+static const int64_t sig_10[1] = {10}, sig_7[1] = {7}, sig_16[1] = {16}, sig_8[1] = {8},
+                     sig_rate[1] = {8192};
+static const float sig_lo[1] = {0}, sig_hi[1] = {4096};
 /* a range of [-1.27, 1.28] (scale 0.005, zero point 254): halfway codes, NaN, -0 */
 static const float qsteps_odd[37] = {-1.27f, 1.28f, 0.0025f, -0.0025f, 0.0075f, NAN, -0.0f, 0.5f,
                                      0.3f, -0.3f, 1e-9f, 0.0125f, -0.0125f, 0.9f, -0.9f, 0.1f,
@@ -442,6 +446,15 @@ static const tcase cases[] = {
     {NN_OP_NLL_LOSS, "3x5 none", 2, {S2(3, 5), S1(3)}, {0, 1}, {NULL, loss_t}, {0, FFU_DTYPE_I64}, .attrs = "reduction=none"},
     {NN_OP_SOFTMAX_CROSS_ENTROPY_LOSS, "3x5x4 mean weight", 3, {S3(3, 5, 4), S2(3, 4), S1(5)}, {0, 1, 1}, {NULL, loss_t}, {0, FFU_DTYPE_I64}, .dist = 1, .nout = 2},
     {NN_OP_SOFTMAX_CROSS_ENTROPY_LOSS, "3x5x4 none ii -1", 2, {S3(3, 5, 4), S2(3, 4)}, {0, 1}, {NULL, loss_tn}, {0, FFU_DTYPE_I64}, .attrs = "reduction=none;ignore_index=-1", .nout = 2},
+    {NN_OP_HANN_WINDOW, "size 10", 1, {S1(1)}, {1}, {sig_10}, {FFU_DTYPE_I64}},
+    {NN_OP_HAMMING_WINDOW, "size 10 symmetric", 1, {S1(1)}, {1}, {sig_10}, {FFU_DTYPE_I64}, .attrs = "periodic=0"},
+    {NN_OP_BLACKMAN_WINDOW, "size 7", 1, {S1(1)}, {1}, {sig_7}, {FFU_DTYPE_I64}},
+    {NN_OP_DFT, "2x12x3x1 axis 1", 1, {S4(2, 12, 3, 1)}, .attrs = "axis=1"},
+    {NN_OP_DFT, "2x5x8x2 axis 2 inverse", 1, {S4(2, 5, 8, 2)}, .attrs = "axis=2;inverse=1"},
+    {NN_OP_DFT, "3x10x1 length 16 onesided", 2, {S3(3, 10, 1), S1(1)}, {0, 1}, {NULL, sig_16}, {0, FFU_DTYPE_I64}, .attrs = "axis=1;onesided=1"},
+    {NN_OP_STFT, "2x64x1 step 8 window 16", 3, {S3(2, 64, 1), S1(1), S1(16)}, {0, 1, 0}, {NULL, sig_8}, {0, FFU_DTYPE_I64, 0}},
+    {NN_OP_STFT, "1x40x2 step 7 length 10 two-sided", 4, {S3(1, 40, 2), S1(1), S1(0), S1(1)}, {0, 1, 0, 1}, {NULL, sig_7, NULL, sig_10}, {0, FFU_DTYPE_I64, 0, FFU_DTYPE_I64}, .absent = {0, 0, 1, 0}, .attrs = "onesided=0"},
+    {NN_OP_MEL_WEIGHT_MATRIX, "8 bins, 16, 8192 Hz", 5, {S1(1), S1(1), S1(1), S1(1), S1(1)}, {1, 1, 1, 1, 1}, {sig_8, sig_16, sig_rate, sig_lo, sig_hi}, {FFU_DTYPE_I64, FFU_DTYPE_I64, FFU_DTYPE_I64, 0, 0}},
     {NN_OP_ONE_HOT, "13 depth 7", 3, {S1(13), S1(1), S1(2)}, {1, 1, 1}, {oh_idx, oh_depth, oh_vals}, {FFU_DTYPE_I64, FFU_DTYPE_I64, 0}},
     {NN_OP_EYE_LIKE, "13x17 k3", 1, {S2(13, 17)}, .attrs = "k=3"},
     {NN_OP_CAST_LIKE, "f32 like i32", 2, {X4, S1(1)}, .dt = {0, FFU_DTYPE_I32}},

@@ -916,6 +916,109 @@ static void test_losses(void)
     tg_end(&t);
 }
 
+/* DFT, STFT and the windows against sums written out here: a cosine's two spectral
+ * lines, the inverse giving the signal back, a zero-padded one-sided transform, and STFT
+ * frames as windowed DFTs. */
+static void dft_naive(const double *x, int64_t L, int64_t N, double *re, double *im)
+{
+    for (int64_t k = 0; k < N; k++) {
+        re[k] = im[k] = 0;
+        for (int64_t j = 0; j < L && j < N; j++) {
+            double a = -2 * M_PI * (double)j * (double)k / (double)N;
+            re[k] += x[2 * j] * cos(a) - x[2 * j + 1] * sin(a);
+            im[k] += x[2 * j] * sin(a) + x[2 * j + 1] * cos(a);
+        }
+    }
+}
+
+static void test_signal_ops(void)
+{
+    /* a cosine of 3 cycles in 12 samples: lines of 6 at bins 3 and 9 */
+    float cs[12];
+    for (int j = 0; j < 12; j++)
+        cs[j] = (float)cos(2 * M_PI * 3 * j / 12);
+    tg t;
+    tg_begin(&t, NN_OP_DFT, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 12, 1), cs, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    const float *y = t.outbuf[0];
+    for (int k = 0; k < 12; k++) {
+        CHECK_NEAR(y[2 * k], k == 3 || k == 9 ? 6.0 : 0.0, 1e-5);
+        CHECK_NEAR(y[2 * k + 1], 0.0, 1e-5);
+    }
+    float spec[24];
+    memcpy(spec, y, sizeof spec);
+    tg_end(&t);
+    /* the inverse gives the cosine back, as a complex signal */
+    tg_begin(&t, NN_OP_DFT, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 12, 2), spec, 0);
+    tg_node(&t);
+    nn_node_set_int(t.g, t.node, "inverse", 1);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    y = t.outbuf[0];
+    for (int j = 0; j < 12; j++) {
+        CHECK_NEAR(y[2 * j], cs[j], 1e-6);
+        CHECK_NEAR(y[2 * j + 1], 0.0, 1e-6);
+    }
+    tg_end(&t);
+    /* 10 random samples, dft_length 16 (zero padding), one-sided: bins 0..8 */
+    uint64_t seed = 77;
+    float *x = rand_buf(&seed, 64);
+    double xd[32] = {0}, re[16], im[16];
+    for (int j = 0; j < 10; j++)
+        xd[2 * j] = x[j];
+    dft_naive(xd, 10, 16, re, im);
+    int64_t len = 16;
+    tg_begin(&t, NN_OP_DFT, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 10, 1), x, 0);
+    tg_in(&t, FFU_DTYPE_I64, SHAPE(1), &len, 1);
+    tg_node(&t);
+    nn_node_set_int(t.g, t.node, "onesided", 1);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    CHECK(tg_oshape(&t, 0)->rank == 3 && tg_oshape(&t, 0)->d[1] == 9 &&
+          tg_oshape(&t, 0)->d[2] == 2);
+    y = t.outbuf[0];
+    for (int k = 0; k < 9; k++) {
+        CHECK_NEAR(y[2 * k], re[k], 1e-5);
+        CHECK_NEAR(y[2 * k + 1], im[k], 1e-5);
+    }
+    tg_end(&t);
+    /* Hann window of 8 (periodic), then STFT of 64 samples in frames of 8 every 4 */
+    int64_t wsize = 8, step = 4;
+    tg_begin(&t, NN_OP_HANN_WINDOW, 1);
+    tg_in(&t, FFU_DTYPE_I64, SHAPE(1), &wsize, 1);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    float win[8];
+    for (int j = 0; j < 8; j++) {
+        win[j] = ((const float *)t.outbuf[0])[j];
+        CHECK_NEAR(win[j], 0.5 - 0.5 * cos(2 * M_PI * j / 8), 1e-7);
+    }
+    tg_end(&t);
+    tg_begin(&t, NN_OP_STFT, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 64, 1), x, 0);
+    tg_in(&t, FFU_DTYPE_I64, SHAPE(1), &step, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(8), win, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_OK);
+    const nn_shape *os = tg_oshape(&t, 0);
+    CHECK(os->rank == 4 && os->d[0] == 1 && os->d[1] == 15 && os->d[2] == 5 && os->d[3] == 2);
+    y = t.outbuf[0];
+    for (int f = 0; f < 15; f++) {
+        double fr[16] = {0};
+        for (int j = 0; j < 8; j++)
+            fr[2 * j] = (double)win[j] * x[4 * f + j];
+        dft_naive(fr, 8, 8, re, im);
+        for (int k = 0; k < 5; k++) {
+            CHECK_NEAR(y[(f * 5 + k) * 2], re[k], 1e-5);
+            CHECK_NEAR(y[(f * 5 + k) * 2 + 1], im[k], 1e-5);
+        }
+    }
+    tg_end(&t);
+    free(x);
+}
+
 /* ---- pooling ------------------------------------------------------------------------------ */
 
 typedef struct pparams {
@@ -1923,7 +2026,7 @@ static void test_roi_align(void)
 TEST_MAIN(test_conv_hand, test_conv_vs_naive, test_conv_transpose_vs_naive,
           test_conv_transpose_output_shape, test_conv_1d_3d, test_conv_fused_act_and_errors,
           test_gemm, test_matmul_broadcast, test_einsum, test_batch_instance_layer_norm, test_lrn,
-          test_softmax, test_losses, test_pool_vs_naive, test_pool_misc, test_reduce_vs_naive,
-          test_reduce_misc, test_resize_hand, test_resize_vs_separable,
+          test_softmax, test_losses, test_signal_ops, test_pool_vs_naive, test_pool_misc,
+          test_reduce_vs_naive, test_reduce_misc, test_resize_hand, test_resize_vs_separable,
           test_resize_crop_and_upsample, test_pad, test_depth_space, test_hardmax_mvn,
           test_reduce_log_sum, test_grid_sample, test_roi_align)

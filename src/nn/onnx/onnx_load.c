@@ -753,6 +753,18 @@ static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p,
             return node_err(np, FFU_ERR_UNSUPPORTED, "EyeLike to ONNX data type %lld is not "
                             "supported", (long long)a->i);
         break;
+    case NN_OP_HANN_WINDOW: /* output_datatype: the same, set as "dtype" below */
+    case NN_OP_HAMMING_WINDOW:
+    case NN_OP_BLACKMAN_WINDOW:
+    case NN_OP_MEL_WEIGHT_MATRIX:
+        skip_attr(p, "output_datatype");
+        if ((a = find_attr(np, "output_datatype")) &&
+            (a->i != (int)a->i || nn_onnx_dtype((int)a->i) == FFU_DTYPE_UNDEFINED))
+            return node_err(np, FFU_ERR_UNSUPPORTED,
+                            "%s to ONNX data type %lld is not "
+                            "supported",
+                            np->op_type, (long long)a->i);
+        break;
     case NN_OP_CAST: {
         skip_attr(p, "to");
         if (!(a = find_attr(np, "to"))) return node_err(np, FFU_ERR_FORMAT, "Cast needs 'to'");
@@ -826,6 +838,13 @@ static ffu_status canonical_attrs(loader *L, const Onnx__NodeProto *np, int node
         break;
     case NN_OP_EYE_LIKE:
         if ((a = find_attr(np, "dtype")))
+            st = nn_node_set_int(g, node, "dtype", nn_onnx_dtype((int)a->i));
+        break;
+    case NN_OP_HANN_WINDOW:
+    case NN_OP_HAMMING_WINDOW:
+    case NN_OP_BLACKMAN_WINDOW:
+    case NN_OP_MEL_WEIGHT_MATRIX:
+        if ((a = find_attr(np, "output_datatype")))
             st = nn_node_set_int(g, node, "dtype", nn_onnx_dtype((int)a->i));
         break;
     case NN_OP_CONCAT: /* axis was optional with default 1 before opset 4 */
