@@ -1017,6 +1017,13 @@ static void test_signal_ops(void)
     }
     tg_end(&t);
     free(x);
+    /* 70,000 samples into 70,000 bins is 4.9e9 multiply-adds: refused at inference */
+    tg_begin(&t, NN_OP_DFT, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 70000, 1), NULL, 0);
+    tg_node(&t);
+    CHECK_EQ_INT(tg_run(&t), FFU_ERR_UNSUPPORTED);
+    CHECK(strstr(ffu_error_message(), "O(n^2)") != NULL);
+    tg_end(&t);
 }
 
 /* ---- pooling ------------------------------------------------------------------------------ */

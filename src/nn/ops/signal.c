@@ -14,6 +14,17 @@
 #include "ops_internal.h"
 
 #define TAU 6.283185307179586476925286766559
+/* The most complex multiply-adds one DFT or STFT node may take (about a second here):
+ * beyond, these sums are the wrong tool, and a hostile file must not hang a process. */
+#define MAX_DFT_WORK ((int64_t)1 << 30)
+
+/* 1 when lines * bins * samples multiply-adds stay under MAX_DFT_WORK (unknown: -1s) */
+static int dft_work_ok(int64_t lines, int64_t bins, int64_t samples)
+{
+    if (lines < 0 || bins < 0 || samples < 0) return 1;
+    double w = (double)lines * (double)bins * (double)samples;
+    return w <= (double)MAX_DFT_WORK;
+}
 
 /* The integer value of constant scalar input i, or -1 (absent, not constant, not one
  * value). */
@@ -102,6 +113,16 @@ static ffu_status dft_infer(nn_graph *g, nn_node *n)
     nn_shape o = x->shape;
     o.d[axis] = len < 0 ? -1 : nn_attr_int(n, "onesided", 0) ? len / 2 + 1 : len;
     o.d[r - 1] = 2;
+    int64_t lines = nn_shape_known(&x->shape) ? nn_dims_prod(&x->shape, 0, (int)axis) *
+                                                    nn_dims_prod(&x->shape, (int)axis + 1, r - 1)
+                                              : -1;
+    int64_t taps = len < 0 ? -1 : x->shape.d[axis] < len ? x->shape.d[axis] : len;
+    if (!dft_work_ok(lines, o.d[axis], taps))
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED,
+                             "a DFT of %lld lines of %lld samples into "
+                             "%lld bins: over the %lld multiply-adds this O(n^2) op takes",
+                             (long long)lines, (long long)taps, (long long)o.d[axis],
+                             (long long)MAX_DFT_WORK);
     return nn_set_out(g, n, 0, x->dtype, &o);
 }
 
@@ -190,6 +211,12 @@ static ffu_status stft_infer(nn_graph *g, nn_node *n)
         }
     }
     if (F > 0) o.d[2] = nn_attr_int(n, "onesided", 1) ? F / 2 + 1 : F;
+    if (!dft_work_ok(o.d[0] >= 0 && o.d[1] >= 0 ? o.d[0] * o.d[1] : -1, o.d[2], F))
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED,
+                             "an STFT of %lld x %lld frames of %lld "
+                             "samples: over the %lld multiply-adds this O(n^2) op takes",
+                             (long long)o.d[0], (long long)o.d[1], (long long)F,
+                             (long long)MAX_DFT_WORK);
     return nn_set_out(g, n, 0, x->dtype, &o);
 }
 
