@@ -152,6 +152,18 @@ static inline void ob_attr_string(ob_model *b, Onnx__NodeProto *n, const char *n
     a->s.data = (uint8_t *)ob_str(b, v);
 }
 
+static inline void ob_attr_strings(ob_model *b, Onnx__NodeProto *n, const char *name,
+                                   const char *const *v, size_t count)
+{
+    Onnx__AttributeProto *a = ob_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+    a->n_strings = count;
+    a->strings = ob_alloc(b, count * sizeof *a->strings);
+    for (size_t i = 0; i < count; i++) {
+        a->strings[i].len = strlen(v[i]);
+        a->strings[i].data = (uint8_t *)ob_str(b, v[i]);
+    }
+}
+
 static inline void ob_attr_ints(ob_model *b, Onnx__NodeProto *n, const char *name,
                                 const int64_t *v, size_t count)
 {
@@ -997,6 +1009,45 @@ static inline ob_model *ob_seed_signal(void)
     return b;
 }
 
+/* The recurrent ops: a bidirectional GRU with linear_before_reset and sequence lengths,
+ * an LSTM with peepholes and initial states, an RNN with clip and named activations. */
+static inline ob_model *ob_seed_recurrent(void)
+{
+    ob_model *b = ob_new(14);
+    int64_t xd[] = {4, 2, 3}, gw[] = {2, 6, 3}, gr[] = {2, 6, 2}, lw[] = {1, 8, 3}, lr[] = {1, 8, 2},
+            lb[] = {1, 16}, lp[] = {1, 6}, hd[] = {1, 2, 2}, rw[] = {1, 2, 3}, rr[] = {1, 2, 2};
+    int32_t lens[2] = {4, 2};
+    float v[48];
+    for (int i = 0; i < 48; i++) v[i] = 0.05f * (float)((i * 7) % 19) - 0.4f;
+    ob_input(b, "x", OB_F32, xd, 3);
+    ob_initializer(b, ob_const_f32(b, "gw", gw, 3, v, 36));
+    ob_initializer(b, ob_const_f32(b, "gr", gr, 3, v + 4, 24));
+    ob_initializer(b, ob_tensor_raw(b, "lens", OB_I32, (int64_t[]){2}, 1, lens, sizeof lens));
+    ob_initializer(b, ob_const_f32(b, "lw", lw, 3, v + 1, 24));
+    ob_initializer(b, ob_const_f32(b, "lr", lr, 3, v + 2, 16));
+    ob_initializer(b, ob_const_f32(b, "lb", lb, 2, v + 3, 16));
+    ob_initializer(b, ob_const_f32(b, "lp", lp, 2, v + 5, 6));
+    ob_initializer(b, ob_const_f32(b, "h0", hd, 3, v + 6, 4));
+    ob_initializer(b, ob_const_f32(b, "rw", rw, 3, v + 7, 6));
+    ob_initializer(b, ob_const_f32(b, "rr", rr, 3, v + 8, 4));
+    Onnx__NodeProto *n = ob_node(b, "GRU", "gru", "x,gw,gr,,lens", "gy,gh");
+    ob_attr_int(b, n, "hidden_size", 2);
+    ob_attr_int(b, n, "linear_before_reset", 1);
+    ob_attr_string(b, n, "direction", "bidirectional");
+    n = ob_node(b, "LSTM", "lstm", "x,lw,lr,lb,,h0,h0,lp", "ly,lh,lc");
+    ob_attr_int(b, n, "hidden_size", 2);
+    n = ob_node(b, "RNN", "rnn", "x,rw,rr", ",rh");
+    ob_attr_int(b, n, "hidden_size", 2);
+    ob_attr_float(b, n, "clip", 0.5f);
+    ob_attr_strings(b, n, "activations", (const char *[]){"HardSigmoid"}, 1);
+    ob_output(b, "gy", OB_F32, NULL, 0);
+    ob_output(b, "gh", OB_F32, NULL, 0);
+    ob_output(b, "ly", OB_F32, NULL, 0);
+    ob_output(b, "lc", OB_F32, NULL, 0);
+    ob_output(b, "rh", OB_F32, NULL, 0);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -1021,6 +1072,7 @@ static const struct {
     {"pool_roi.onnx", ob_seed_pool_roi},
     {"losses.onnx", ob_seed_losses},
     {"signal.onnx", ob_seed_signal},
+    {"recurrent.onnx", ob_seed_recurrent},
 };
 
 #endif

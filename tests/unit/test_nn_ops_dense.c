@@ -1026,6 +1026,146 @@ static void test_signal_ops(void)
     tg_end(&t);
 }
 
+/* RNN, GRU and LSTM: one unit, one step, by hand (clip and a chosen activation,
+ * linear_before_reset, input_forget); then, on random weights, the reverse direction is
+ * the forward one over time-reversed input, a bidirectional node is the two side by
+ * side, and a shorter sequence_lens stops an item early with zeros after. */
+typedef struct rnn_io {
+    float y[2 * 4 * 2 * 3], yh[2 * 2 * 3]; /* [S=4, D<=2, B=2, H=3], [D, B, H] */
+} rnn_io;
+
+static ffu_status rnn_case(nn_op op, const float *x, int64_t S, int64_t I, const float *w,
+                           const float *r, const float *b, int D, int64_t H, const char *dir,
+                           const int32_t *lens, rnn_io *o)
+{
+    int G = op == NN_OP_RNN ? 1 : op == NN_OP_GRU ? 3 : 4;
+    tg t;
+    tg_begin(&t, op, 2);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(S, 2, I), x, 0);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(D, G * H, I), w, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(D, G * H, H), r, 1);
+    tg_in(&t, FFU_DTYPE_F32, SHAPE(D, 2 * G * H), b, 1);
+    if (lens) tg_in(&t, FFU_DTYPE_I32, SHAPE(2), lens, 0);
+    tg_node(&t);
+    nn_node_set_int(t.g, t.node, "hidden_size", H);
+    nn_node_set_string(t.g, t.node, "direction", dir);
+    ffu_status st = tg_run(&t);
+    if (st == FFU_OK) {
+        memcpy(o->y, t.outbuf[0], sizeof(float) * (size_t)(S * D * 2 * H));
+        memcpy(o->yh, t.outbuf[1], sizeof(float) * (size_t)(D * 2 * H));
+    }
+    tg_end(&t);
+    return st;
+}
+
+static double sigm(double v) { return 1 / (1 + exp(-v)); }
+
+static void test_recurrent(void)
+{
+    /* one unit, one step, batch 1: x = 0.5, h0 = 0.3 (c0 = -0.2), W = 0.7, R = -0.4 */
+    const float x1 = 0.5f, h0 = 0.3f, c0 = -0.2f;
+    for (int k = 0; k < 4; k++) {
+        nn_op op = k == 0 ? NN_OP_RNN : k <= 2 ? NN_OP_GRU : NN_OP_LSTM;
+        int G = op == NN_OP_RNN ? 1 : op == NN_OP_GRU ? 3 : 4;
+        float w[4], r[4], b[8];
+        for (int i = 0; i < G; i++)
+            w[i] = 0.7f - 0.1f * (float)i, r[i] = -0.4f + 0.2f * (float)i;
+        for (int i = 0; i < 2 * G; i++)
+            b[i] = 0.05f * (float)(i + 1);
+        tg t;
+        tg_begin(&t, op, 2);
+        tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 1, 1), &x1, 0);
+        tg_in(&t, FFU_DTYPE_F32, SHAPE(1, G, 1), w, 1);
+        tg_in(&t, FFU_DTYPE_F32, SHAPE(1, G, 1), r, 1);
+        tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 2 * G), b, 1);
+        tg_omit(&t);
+        tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 1, 1), &h0, 0);
+        if (op == NN_OP_LSTM) tg_in(&t, FFU_DTYPE_F32, SHAPE(1, 1, 1), &c0, 0);
+        tg_node(&t);
+        nn_node_set_int(t.g, t.node, "hidden_size", 1);
+        double want;
+        if (k == 0) { /* RNN: LeakyRelu(0.3) of the sum clipped to 0.1 */
+            const char *acts[1] = {"LeakyRelu"};
+            const float al[1] = {0.3f};
+            nn_node_set_strings(t.g, t.node, "activations", acts, 1);
+            nn_node_set_floats(t.g, t.node, "activation_alpha", al, 1);
+            nn_node_set_float(t.g, t.node, "clip", 0.1f);
+            double a = (double)x1 * w[0] + (double)h0 * r[0] + b[0] + b[1];
+            a = fmax(-0.1, fmin(0.1, a));
+            want = a >= 0 ? a : 0.3 * a;
+        } else if (k == 1) { /* GRU with linear_before_reset */
+            nn_node_set_int(t.g, t.node, "linear_before_reset", 1);
+            double z = sigm((double)x1 * w[0] + (double)h0 * r[0] + b[0] + b[3]);
+            double rr = sigm((double)x1 * w[1] + (double)h0 * r[1] + b[1] + b[4]);
+            double n = tanh((double)x1 * w[2] + b[2] + rr * ((double)h0 * r[2] + b[5]));
+            want = (1 - z) * n + z * h0;
+        } else if (k == 2) { /* GRU without */
+            double z = sigm((double)x1 * w[0] + (double)h0 * r[0] + b[0] + b[3]);
+            double rr = sigm((double)x1 * w[1] + (double)h0 * r[1] + b[1] + b[4]);
+            double n = tanh((double)x1 * w[2] + rr * h0 * r[2] + b[2] + b[5]);
+            want = (1 - z) * n + z * h0;
+        } else { /* LSTM with input_forget: f = 1 - i */
+            nn_node_set_int(t.g, t.node, "input_forget", 1);
+            double g4[4];
+            for (int i = 0; i < 4; i++)
+                g4[i] = (double)x1 * w[i] + (double)h0 * r[i] + b[i] + b[4 + i];
+            double ig = sigm(g4[0]), cc = tanh(g4[3]), cn = (1 - ig) * c0 + ig * cc;
+            want = sigm(g4[1]) * tanh(cn);
+        }
+        CHECK_EQ_INT(tg_run(&t), FFU_OK);
+        CHECK_NEAR(((const float *)t.outbuf[0])[0], want, 1e-6);
+        CHECK_NEAR(((const float *)t.outbuf[1])[0], want, 1e-6);
+        tg_end(&t);
+    }
+    /* random weights: directions and sequence lengths */
+    uint64_t seed = 99;
+    float *x = rand_buf(&seed, 4 * 2 * 2), xr[16];
+    for (int t = 0; t < 4; t++)
+        memcpy(xr + t * 4, x + (3 - t) * 4, 4 * sizeof(float));
+    for (int k = 0; k < 3; k++) {
+        nn_op op = k == 0 ? NN_OP_RNN : k == 1 ? NN_OP_GRU : NN_OP_LSTM;
+        int G = op == NN_OP_RNN ? 1 : op == NN_OP_GRU ? 3 : 4;
+        float *w = rand_buf(&seed, 2 * G * 3 * 2), *r = rand_buf(&seed, 2 * G * 3 * 3);
+        float *b = rand_buf(&seed, 2 * 2 * G * 3);
+        rnn_io fw, rv, rv_on_r, bi, cut;
+        CHECK_EQ_INT(rnn_case(op, x, 4, 2, w, r, b, 1, 3, "forward", NULL, &fw), FFU_OK);
+        CHECK_EQ_INT(rnn_case(op, xr, 4, 2, w, r, b, 1, 3, "reverse", NULL, &rv_on_r), FFU_OK);
+        for (int t = 0; t < 4; t++)
+            for (int i = 0; i < 6; i++)
+                CHECK_NEAR(rv_on_r.y[t * 6 + i], fw.y[(3 - t) * 6 + i], 1e-6);
+        for (int i = 0; i < 6; i++)
+            CHECK_NEAR(rv_on_r.yh[i], fw.yh[i], 1e-6);
+        /* bidirectional: direction 0 with the first weights, 1 with the second */
+        CHECK_EQ_INT(rnn_case(op, x, 4, 2, w, r, b, 2, 3, "bidirectional", NULL, &bi), FFU_OK);
+        CHECK_EQ_INT(rnn_case(op, x, 4, 2, w + G * 3 * 2, r + G * 3 * 3, b + 2 * G * 3, 1, 3,
+                              "reverse", NULL, &rv),
+                     FFU_OK);
+        for (int t = 0; t < 4; t++)
+            for (int i = 0; i < 6; i++) {
+                CHECK_NEAR(bi.y[(t * 2 + 0) * 6 + i], fw.y[t * 6 + i], 1e-6);
+                CHECK_NEAR(bi.y[(t * 2 + 1) * 6 + i], rv.y[t * 6 + i], 1e-6);
+            }
+        for (int i = 0; i < 6; i++) {
+            CHECK_NEAR(bi.yh[i], fw.yh[i], 1e-6);
+            CHECK_NEAR(bi.yh[6 + i], rv.yh[i], 1e-6);
+        }
+        /* item 1 stops after 2 steps: its first two outputs as before, then zeros */
+        const int32_t lens[2] = {4, 2};
+        CHECK_EQ_INT(rnn_case(op, x, 4, 2, w, r, b, 1, 3, "forward", lens, &cut), FFU_OK);
+        for (int t = 0; t < 4; t++)
+            for (int u = 0; u < 3; u++) {
+                CHECK_NEAR(cut.y[t * 6 + u], fw.y[t * 6 + u], 1e-6);
+                CHECK_NEAR(cut.y[t * 6 + 3 + u], t < 2 ? fw.y[t * 6 + 3 + u] : 0.0, 1e-6);
+            }
+        for (int u = 0; u < 3; u++)
+            CHECK_NEAR(cut.yh[3 + u], fw.y[1 * 6 + 3 + u], 1e-6);
+        const int32_t bad[2] = {5, 1};
+        CHECK_EQ_INT(rnn_case(op, x, 4, 2, w, r, b, 1, 3, "forward", bad, &cut), FFU_ERR_INVALID);
+        free(w), free(r), free(b);
+    }
+    free(x);
+}
+
 /* ---- pooling ------------------------------------------------------------------------------ */
 
 typedef struct pparams {
@@ -2033,7 +2173,7 @@ static void test_roi_align(void)
 TEST_MAIN(test_conv_hand, test_conv_vs_naive, test_conv_transpose_vs_naive,
           test_conv_transpose_output_shape, test_conv_1d_3d, test_conv_fused_act_and_errors,
           test_gemm, test_matmul_broadcast, test_einsum, test_batch_instance_layer_norm, test_lrn,
-          test_softmax, test_losses, test_signal_ops, test_pool_vs_naive, test_pool_misc,
-          test_reduce_vs_naive, test_reduce_misc, test_resize_hand, test_resize_vs_separable,
-          test_resize_crop_and_upsample, test_pad, test_depth_space, test_hardmax_mvn,
-          test_reduce_log_sum, test_grid_sample, test_roi_align)
+          test_softmax, test_losses, test_signal_ops, test_recurrent, test_pool_vs_naive,
+          test_pool_misc, test_reduce_vs_naive, test_reduce_misc, test_resize_hand,
+          test_resize_vs_separable, test_resize_crop_and_upsample, test_pad, test_depth_space,
+          test_hardmax_mvn, test_reduce_log_sum, test_grid_sample, test_roi_align)
