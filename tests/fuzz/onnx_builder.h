@@ -1014,11 +1014,13 @@ static inline ob_model *ob_seed_signal(void)
 static inline ob_model *ob_seed_recurrent(void)
 {
     ob_model *b = ob_new(14);
-    int64_t xd[] = {4, 2, 3}, gw[] = {2, 6, 3}, gr[] = {2, 6, 2}, lw[] = {1, 8, 3}, lr[] = {1, 8, 2},
-            lb[] = {1, 16}, lp[] = {1, 6}, hd[] = {1, 2, 2}, rw[] = {1, 2, 3}, rr[] = {1, 2, 2};
+    int64_t xd[] = {4, 2, 3}, gw[] = {2, 6, 3}, gr[] = {2, 6, 2}, lw[] = {1, 8, 3},
+            lr[] = {1, 8, 2}, lb[] = {1, 16}, lp[] = {1, 6}, hd[] = {1, 2, 2}, rw[] = {1, 2, 3},
+            rr[] = {1, 2, 2};
     int32_t lens[2] = {4, 2};
     float v[48];
-    for (int i = 0; i < 48; i++) v[i] = 0.05f * (float)((i * 7) % 19) - 0.4f;
+    for (int i = 0; i < 48; i++)
+        v[i] = 0.05f * (float)((i * 7) % 19) - 0.4f;
     ob_input(b, "x", OB_F32, xd, 3);
     ob_initializer(b, ob_const_f32(b, "gw", gw, 3, v, 36));
     ob_initializer(b, ob_const_f32(b, "gr", gr, 3, v + 4, 24));
