@@ -1050,6 +1050,27 @@ static inline ob_model *ob_seed_recurrent(void)
     return b;
 }
 
+/* TfIdfVectorizer over int64 tokens: uni- to trigrams with skips, TFIDF weights. */
+static inline ob_model *ob_seed_tfidf(void)
+{
+    ob_model *b = ob_new(9);
+    int64_t xd[] = {2, 8}, pool[] = {3, 5, 3, 5, 5, 3, 1, 3, 5}, counts[] = {0, 2, 6},
+            index[] = {4, 1, 0, 3, 2};
+    float w[] = {0.5f, 1, 2, 0.25f, 3};
+    ob_input(b, "x", OB_I64, xd, 2);
+    Onnx__NodeProto *n = ob_node(b, "TfIdfVectorizer", "tfidf", "x", "y");
+    ob_attr_string(b, n, "mode", "TFIDF");
+    ob_attr_int(b, n, "min_gram_length", 1);
+    ob_attr_int(b, n, "max_gram_length", 3);
+    ob_attr_int(b, n, "max_skip_count", 2);
+    ob_attr_ints(b, n, "pool_int64s", pool, 9);
+    ob_attr_ints(b, n, "ngram_counts", counts, 3);
+    ob_attr_ints(b, n, "ngram_indexes", index, 5);
+    ob_attr_floats(b, n, "weights", w, 5);
+    ob_output(b, "y", OB_F32, NULL, 0);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -1075,6 +1096,7 @@ static const struct {
     {"losses.onnx", ob_seed_losses},
     {"signal.onnx", ob_seed_signal},
     {"recurrent.onnx", ob_seed_recurrent},
+    {"tfidf.onnx", ob_seed_tfidf},
 };
 
 #endif

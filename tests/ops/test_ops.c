@@ -80,6 +80,8 @@ static const int64_t loss_tn[12] = {0, -1, 2, 1, 3, 4, -1, 4, 1, 0, 3, 2};
 static const int64_t sig_10[1] = {10}, sig_7[1] = {7}, sig_16[1] = {16}, sig_8[1] = {8},
                      sig_rate[1] = {8192};
 static const float sig_lo[1] = {0}, sig_hi[1] = {4096};
+/* TfIdfVectorizer tokens: 2 rows of 9 from a vocabulary of 6 */
+static const int64_t tok[18] = {1, 2, 1, 3, 2, 2, 5, 1, 2, 0, 1, 2, 4, 1, 3, 1, 2, 2};
 /* a range of [-1.27, 1.28] (scale 0.005, zero point 254): halfway codes, NaN, -0 */
 static const float qsteps_odd[37] = {-1.27f, 1.28f, 0.0025f, -0.0025f, 0.0075f, NAN, -0.0f, 0.5f,
                                      0.3f, -0.3f, 1e-9f, 0.0125f, -0.0125f, 0.9f, -0.9f, 0.1f,
@@ -459,6 +461,7 @@ static const tcase cases[] = {
     {NN_OP_GRU, "S5 B2 I3 H4 bidirectional", 3, {S3(5, 2, 3), S3(2, 12, 3), S3(2, 12, 4)}, {0, 1, 1}, .attrs = "hidden_size=4;direction=bidirectional", .nout = 2},
     {NN_OP_GRU, "S4 B3 I2 H3 linear before reset +B", 4, {S3(4, 3, 2), S3(1, 9, 2), S3(1, 9, 3), S2(1, 18)}, {0, 1, 1, 1}, .attrs = "hidden_size=3;linear_before_reset=1", .nout = 2},
     {NN_OP_LSTM, "S4 B3 I2 H3 reverse +B", 4, {S3(4, 3, 2), S3(1, 12, 2), S3(1, 12, 3), S2(1, 24)}, {0, 1, 1, 1}, .attrs = "hidden_size=3;direction=reverse", .nout = 3},
+    {NN_OP_TFIDF_VECTORIZER, "2x9 uni+bigrams skip 2 TFIDF", 1, {S2(2, 9)}, {0}, {tok}, {FFU_DTYPE_I64}, .attrs = "mode=TFIDF;min_gram_length=1;max_gram_length=2;max_skip_count=2;pool_int64s=1,2,3,1,2,2,1;ngram_counts=0,3;ngram_indexes=4,0,2,1,3;weights=0.5,1,2,0.25,3"},
     {NN_OP_ONE_HOT, "13 depth 7", 3, {S1(13), S1(1), S1(2)}, {1, 1, 1}, {oh_idx, oh_depth, oh_vals}, {FFU_DTYPE_I64, FFU_DTYPE_I64, 0}},
     {NN_OP_EYE_LIKE, "13x17 k3", 1, {S2(13, 17)}, .attrs = "k=3"},
     {NN_OP_CAST_LIKE, "f32 like i32", 2, {X4, S1(1)}, .dt = {0, FFU_DTYPE_I32}},
@@ -498,7 +501,8 @@ static int is_list_attr(const char *name)
     return 0;
 }
 
-/* "name=v,v;name=v": strings when the value has letters, floats when it has a dot. */
+/* "name=v,v;name=v": strings when the value has letters; lists when it has a comma (or
+ * the name is a list's), of floats when it has a dot; else one float or one int. */
 static int set_attrs(nn_graph *g, int node, const char *spec)
 {
     char buf[512];
@@ -510,25 +514,29 @@ static int set_attrs(nn_graph *g, int node, const char *spec)
         if (!eq) return -1;
         *eq = 0;
         const char *name = it, *val = eq + 1;
-        int letters = 0, dot = 0;
+        int letters = 0, dot = 0, comma = 0;
         for (const char *p = val; *p; p++) {
             if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_') letters = 1;
             if (*p == '.') dot = 1;
+            if (*p == ',') comma = 1;
         }
         if (letters) {
             if (nn_node_set_string(g, node, name, val) < 0) return -1;
-        } else if (dot) {
-            if (nn_node_set_float(g, node, name, strtof(val, NULL)) < 0) return -1;
-        } else if (is_list_attr(name)) {
+        } else if (comma || is_list_attr(name)) {
             int64_t v[16];
+            float f[16];
             int n = 0;
             for (const char *p = val; *p && n < 16;) {
                 char *end;
-                v[n++] = strtoll(p, &end, 10);
+                if (dot) f[n++] = strtof(p, &end);
+                else v[n++] = strtoll(p, &end, 10);
+                if (end == p) return -1;
                 p = *end == ',' ? end + 1 : end;
-                if (end == p && *end != ',') break;
             }
-            if (nn_node_set_ints(g, node, name, v, n) < 0) return -1;
+            if ((dot ? nn_node_set_floats(g, node, name, f, n) : nn_node_set_ints(g, node, name, v, n)) < 0)
+                return -1;
+        } else if (dot) {
+            if (nn_node_set_float(g, node, name, strtof(val, NULL)) < 0) return -1;
         } else if (nn_node_set_int(g, node, name, strtoll(val, NULL, 10)) < 0) {
             return -1;
         }

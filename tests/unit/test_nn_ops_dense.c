@@ -1166,6 +1166,43 @@ static void test_recurrent(void)
     free(x);
 }
 
+/* TfIdfVectorizer by hand on two rows: unigrams {4, 9}, bigram (4, 9) and trigram
+ * (1, 4, 9) with skips up to 1, in the three modes, with weights and shuffled columns. */
+static void test_tfidf(void)
+{
+    /* row 0: 4 9 4 1 9 9 -> unigram 4: 2, 9: 3; (4,9): skip 0 at 0, skip 1 at 2; (1,4,9): 0
+     * row 1: 1 4 9 4 0 9 -> 4: 2, 9: 2; (4,9): skip 0 at 1, skip 1 at 3; (1,4,9): skip 0 */
+    const int64_t x[12] = {4, 9, 4, 1, 9, 9, 1, 4, 9, 4, 0, 9};
+    const int64_t pool[7] = {4, 9, 4, 9, 1, 4, 9}, counts[3] = {0, 2, 4}, index[4] = {3, 0, 2, 1};
+    const float weights[4] = {0.5f, 2.0f, 3.0f, 0.25f};
+    const double tf[2][4] = {{2, 3, 2, 0}, {2, 2, 2, 1}}; /* per pool n-gram */
+    static const char *const modes[3] = {"TF", "IDF", "TFIDF"};
+    for (int m = 0; m < 3; m++) {
+        tg t;
+        tg_begin(&t, NN_OP_TFIDF_VECTORIZER, 1);
+        tg_in(&t, FFU_DTYPE_I64, SHAPE(2, 6), x, 0);
+        tg_node(&t);
+        nn_node_set_string(t.g, t.node, "mode", modes[m]);
+        nn_node_set_int(t.g, t.node, "min_gram_length", 1);
+        nn_node_set_int(t.g, t.node, "max_gram_length", 3);
+        nn_node_set_int(t.g, t.node, "max_skip_count", 1);
+        nn_node_set_ints(t.g, t.node, "pool_int64s", pool, 7);
+        nn_node_set_ints(t.g, t.node, "ngram_counts", counts, 3);
+        nn_node_set_ints(t.g, t.node, "ngram_indexes", index, 4);
+        if (m) nn_node_set_floats(t.g, t.node, "weights", weights, 4);
+        CHECK_EQ_INT(tg_run(&t), FFU_OK);
+        CHECK_SHAPE(tg_oshape(&t, 0), 2, 4);
+        const float *y = t.outbuf[0];
+        for (int r = 0; r < 2; r++)
+            for (int o = 0; o < 4; o++) {
+                double c = tf[r][o], w = weights[o];
+                double want = m == 0 ? c : m == 1 ? (c > 0 ? w : 0) : c * w;
+                CHECK_NEAR(y[r * 4 + index[o]], want, 1e-6);
+            }
+        tg_end(&t);
+    }
+}
+
 /* ---- pooling ------------------------------------------------------------------------------ */
 
 typedef struct pparams {
@@ -2173,7 +2210,7 @@ static void test_roi_align(void)
 TEST_MAIN(test_conv_hand, test_conv_vs_naive, test_conv_transpose_vs_naive,
           test_conv_transpose_output_shape, test_conv_1d_3d, test_conv_fused_act_and_errors,
           test_gemm, test_matmul_broadcast, test_einsum, test_batch_instance_layer_norm, test_lrn,
-          test_softmax, test_losses, test_signal_ops, test_recurrent, test_pool_vs_naive,
-          test_pool_misc, test_reduce_vs_naive, test_reduce_misc, test_resize_hand,
-          test_resize_vs_separable, test_resize_crop_and_upsample, test_pad, test_depth_space,
-          test_hardmax_mvn, test_reduce_log_sum, test_grid_sample, test_roi_align)
+          test_softmax, test_losses, test_signal_ops, test_recurrent, test_tfidf,
+          test_pool_vs_naive, test_pool_misc, test_reduce_vs_naive, test_reduce_misc,
+          test_resize_hand, test_resize_vs_separable, test_resize_crop_and_upsample, test_pad,
+          test_depth_space, test_hardmax_mvn, test_reduce_log_sum, test_grid_sample, test_roi_align)
