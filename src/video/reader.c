@@ -611,6 +611,30 @@ static int is_yuvj(enum AVPixelFormat f)
            f == AV_PIX_FMT_YUVJ440P || f == AV_PIX_FMT_YUVJ411P;
 }
 
+/* NVDEC gives NV12 where the CPU decoder gives I420 of the same samples, and swscale
+ * upsamples chroma differently from those two inputs (RGB 1.7 levels apart on average
+ * on our clips): f's chroma split into two planes in cv->split, so that both decoders
+ * go through the same conversion. planes/pitch: f's, with planes 1 and 2 replaced. */
+static ffu_status split_nv12(ffu_video_reader *r, conv_state *cv, const AVFrame *f,
+                             const uint8_t *planes[4], int pitch[4])
+{
+    size_t cw = (size_t)(f->width + 1) / 2, ch = (size_t)(f->height + 1) / 2;
+    if (cv->split_cap < cw * ch * 2) {
+        uint8_t *p = realloc(cv->split, cw * ch * 2);
+        if (!p) return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", r->name);
+        cv->split = p, cv->split_cap = cw * ch * 2;
+    }
+    uint8_t *u = cv->split, *v = cv->split + cw * ch;
+    for (size_t y = 0; y < ch; y++) {
+        const uint8_t *uv = f->data[1] + y * (size_t)f->linesize[1];
+        for (size_t x = 0; x < cw; x++)
+            u[y * cw + x] = uv[2 * x], v[y * cw + x] = uv[2 * x + 1];
+    }
+    planes[1] = u, planes[2] = v;
+    pitch[1] = pitch[2] = (int)cw;
+    return FFU_OK;
+}
+
 /* Converts f (host memory) into img as fmt/avfmt w x h: allocates img when it is empty,
  * else img must be exactly that. cv keeps the swscale context between frames. */
 static ffu_status convert_into(ffu_video_reader *r, conv_state *cv, const AVFrame *f,
@@ -620,27 +644,28 @@ static ffu_status convert_into(ffu_video_reader *r, conv_state *cv, const AVFram
     enum AVPixelFormat src = (enum AVPixelFormat)f->format;
     if (f->width <= 0 || f->height <= 0 || src == AV_PIX_FMT_NONE)
         return ffu_error_set(FFU_ERR_FORMAT, "%s: decoder gave an empty frame", r->name);
+    ffu_status st;
+    if (!img->data[0]) {
+        if ((st = ffu_image_create(img, fmt, w, h)) < 0) return st;
+    } else if (img->fmt != fmt || img->width != w || img->height != h) {
+        return ffu_error_set(
+            FFU_ERR_INVALID, "%s: frame image is %s %dx%d, the reader gives %s %dx%d", r->name,
+            ffu_pixfmt_name(img->fmt), img->width, img->height, ffu_pixfmt_name(fmt), w, h);
+    }
+    if (src == AV_PIX_FMT_NV12 && avfmt == AV_PIX_FMT_NV12 && f->width == w && f->height == h) {
+        /* a plain copy: swscale 5.1's NV12 -> NV12 path leaves the chroma plane unwritten
+         * (seen with NVDEC's frames on an H200, 2026-12-04) */
+        ffu_image frame = {.fmt = FFU_PIX_NV12,
+                           .width = w,
+                           .height = h,
+                           .data = {f->data[0], f->data[1]},
+                           .stride = {f->linesize[0], f->linesize[1]}};
+        return ffu_image_copy(&frame, img);
+    }
     const uint8_t *planes[4] = {f->data[0], f->data[1], f->data[2], f->data[3]};
     int pitch[4] = {f->linesize[0], f->linesize[1], f->linesize[2], f->linesize[3]};
-    if (src == AV_PIX_FMT_NV12 && avfmt != AV_PIX_FMT_NV12) {
-        /* NVDEC gives NV12 where the CPU decoder gives I420 of the same samples, and
-         * swscale upsamples chroma differently on those two inputs (RGB 1.7 levels apart
-         * on average on our clips): split the chroma into two planes first, and both
-         * decoders give the same pixels bit for bit. */
-        size_t cw = (size_t)(f->width + 1) / 2, ch = (size_t)(f->height + 1) / 2;
-        if (cv->split_cap < cw * ch * 2) {
-            uint8_t *p = realloc(cv->split, cw * ch * 2);
-            if (!p) return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", r->name);
-            cv->split = p, cv->split_cap = cw * ch * 2;
-        }
-        uint8_t *u = cv->split, *v = cv->split + cw * ch;
-        for (size_t y = 0; y < ch; y++) {
-            const uint8_t *uv = f->data[1] + y * (size_t)f->linesize[1];
-            for (size_t x = 0; x < cw; x++)
-                u[y * cw + x] = uv[2 * x], v[y * cw + x] = uv[2 * x + 1];
-        }
-        planes[1] = u, planes[2] = v;
-        pitch[1] = pitch[2] = (int)cw;
+    if (src == AV_PIX_FMT_NV12) {
+        if ((st = split_nv12(r, cv, f, planes, pitch)) < 0) return st;
         src = AV_PIX_FMT_YUV420P;
     }
     struct SwsContext *prev = cv->sws;
@@ -661,27 +686,6 @@ static ffu_status convert_into(ffu_video_reader *r, conv_state *cv, const AVFram
                                  out_yuv ? full : 1, 0, 1 << 16, 1 << 16);
         cv->colorspace = cs;
         cv->range = full;
-    }
-
-    if (!img->data[0]) {
-        ffu_status st = ffu_image_create(img, fmt, w, h);
-        if (st < 0) return st;
-    } else if (img->fmt != fmt || img->width != w || img->height != h) {
-        return ffu_error_set(FFU_ERR_INVALID,
-                             "%s: frame image is %s %dx%d, the reader gives %s %dx%d", r->name,
-                             ffu_pixfmt_name(img->fmt), img->width, img->height,
-                             ffu_pixfmt_name(fmt), w, h);
-    }
-    if (src == AV_PIX_FMT_NV12 && avfmt == AV_PIX_FMT_NV12 && f->width == w && f->height == h) {
-        /* a plain copy: swscale 5.1's NV12 -> NV12 path drops the chroma plane (zeros
-         * where NVDEC's downloaded frames had colour; seen on an H200, 2026-12-04) */
-        for (int p = 0; p < 2; p++) {
-            int rows = p ? (h + 1) / 2 : h, bytes = p ? 2 * ((w + 1) / 2) : w;
-            for (int y = 0; y < rows; y++)
-                memcpy(img->data[p] + (size_t)y * img->stride[p], planes[p] + (size_t)y * pitch[p],
-                       (size_t)bytes);
-        }
-        return FFU_OK;
     }
     uint8_t *dst[4] = {img->data[0], img->data[1], img->data[2], NULL};
     int dst_stride[4] = {img->stride[0], img->stride[1], img->stride[2], 0};

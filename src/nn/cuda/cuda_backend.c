@@ -86,9 +86,8 @@ enum {
     K_GPOOL,
     K_INORM,
     K_STRIDED, /* Transpose, Slice, Expand */
-    K_CONCAT,
-    K_SPLIT,
-    K_COPY, /* views that were not aliased */
+    K_PIECES,  /* Concat (p->op 0), Split (p->op 1) */
+    K_COPY,    /* views that were not aliased */
     K_PAD,
     K_RESIZE,
     K_SOFTMAX,
@@ -946,45 +945,32 @@ static int build(cu_backend *cb, const nn_graph *g, const nn_node *n, cu_node *p
         snprintf(p->impl, sizeof p->impl, "kernel expand");
         return 1;
     }
-    case NN_OP_CONCAT: {
-        if (!dtype_movable(y->dtype)) return 0;
+    case NN_OP_CONCAT:
+    case NN_OP_SPLIT: { /* pieces of one tensor along an axis: the inputs into the output, or
+                         * the input into the outputs (every output present) */
+        int split = n->op == NN_OP_SPLIT, npieces = split ? n->noutputs : n->ninputs;
+        const nn_tensor *whole = split ? x : y;
+        if (!whole || !dtype_movable(whole->dtype) || !nn_shape_known(&whole->shape)) return 0;
         int64_t axis = nn_attr_int(n, "axis", 0);
-        if (axis < 0) axis += y->shape.rank;
-        if (axis < 0 || axis >= y->shape.rank) return 0;
-        for (int i = 0; i < n->ninputs; i++) {
-            const nn_tensor *t = nn_in(g, n, i);
-            if (!t || t->dtype != y->dtype || !nn_shape_known(&t->shape)) return 0;
-        }
-        p->kind = K_CONCAT;
-        p->esize = ffu_dtype_size(y->dtype);
-        p->outer = nn_dims_prod(&y->shape, 0, (int)axis);
-        p->inner = nn_dims_prod(&y->shape, (int)axis + 1, y->shape.rank);
-        p->len = y->shape.d[axis];
-        p->rank = (int)axis;
-        snprintf(p->impl, sizeof p->impl, "memcpy2d concat");
-        return 1;
-    }
-    case NN_OP_SPLIT: { /* Concat the other way round; every output present */
-        if (!x || !dtype_movable(x->dtype) || !nn_shape_known(&x->shape)) return 0;
-        int64_t axis = nn_attr_int(n, "axis", 0);
-        if (axis < 0) axis += x->shape.rank;
-        if (axis < 0 || axis >= x->shape.rank) return 0;
+        if (axis < 0) axis += whole->shape.rank;
+        if (axis < 0 || axis >= whole->shape.rank) return 0;
         int64_t sum = 0;
-        for (int i = 0; i < n->noutputs; i++) {
-            const nn_tensor *t = nn_out(g, n, i);
-            if (!t || t->dtype != x->dtype || !nn_shape_known(&t->shape) ||
-                t->shape.rank != x->shape.rank)
+        for (int i = 0; i < npieces; i++) {
+            const nn_tensor *t = split ? nn_out(g, n, i) : nn_in(g, n, i);
+            if (!t || t->dtype != whole->dtype || !nn_shape_known(&t->shape) ||
+                t->shape.rank != whole->shape.rank)
                 return 0;
             sum += t->shape.d[axis];
         }
-        if (sum != x->shape.d[axis]) return 0;
-        p->kind = K_SPLIT;
-        p->esize = ffu_dtype_size(x->dtype);
-        p->outer = nn_dims_prod(&x->shape, 0, (int)axis);
-        p->inner = nn_dims_prod(&x->shape, (int)axis + 1, x->shape.rank);
-        p->len = x->shape.d[axis];
+        if (sum != whole->shape.d[axis]) return 0;
+        p->kind = K_PIECES;
+        p->op = split;
+        p->esize = ffu_dtype_size(whole->dtype);
+        p->outer = nn_dims_prod(&whole->shape, 0, (int)axis);
+        p->inner = nn_dims_prod(&whole->shape, (int)axis + 1, whole->shape.rank);
+        p->len = whole->shape.d[axis];
         p->rank = (int)axis;
-        snprintf(p->impl, sizeof p->impl, "memcpy2d split");
+        snprintf(p->impl, sizeof p->impl, "memcpy2d %s", split ? "split" : "concat");
         return 1;
     }
     case NN_OP_RESHAPE:
@@ -1296,27 +1282,18 @@ static ffu_status cu_run(nn_backend *b, const nn_graph *g, const nn_node *n, voi
         return LAUNCH(nn_cu_softmax(s, p->log_form, in[0], out[0], p->outer, p->len, p->inner));
     case K_STRIDED:
         return LAUNCH(nn_cu_strided(s, p->esize, in[0], out[0], p->rank, p->d, p->s0, p->base));
-    case K_CONCAT: {
-        size_t es = p->esize, done = 0, dpitch = (size_t)(p->len * p->inner) * es;
-        for (int i = 0; i < n->ninputs; i++) {
-            const nn_tensor *t = nn_in(g, n, i);
-            int64_t ai = t->shape.d[p->rank];
-            size_t w = (size_t)(ai * p->inner) * es;
+    case K_PIECES: { /* one 2-D copy per piece, its columns of the whole tensor's rows */
+        size_t es = p->esize, done = 0, pitch = (size_t)(p->len * p->inner) * es;
+        int npieces = p->op ? n->noutputs : n->ninputs;
+        for (int i = 0; i < npieces; i++) {
+            const nn_tensor *t = p->op ? nn_out(g, n, i) : nn_in(g, n, i);
+            size_t w = (size_t)(t->shape.d[p->rank] * p->inner) * es;
+            char *whole = (char *)(p->op ? in[0] : out[0]) + done;
             if (w && p->outer &&
-                (st = LAUNCH(cudaMemcpy2DAsync((char *)out[0] + done, dpitch, in[i], w, w, (size_t)p->outer,
-                                               cudaMemcpyDeviceToDevice, s))) < 0)
-                return st;
-            done += w;
-        }
-        return FFU_OK;
-    }
-    case K_SPLIT: {
-        size_t es = p->esize, done = 0, spitch = (size_t)(p->len * p->inner) * es;
-        for (int i = 0; i < n->noutputs; i++) {
-            size_t w = (size_t)(nn_out(g, n, i)->shape.d[p->rank] * p->inner) * es;
-            if (w && p->outer &&
-                (st = LAUNCH(cudaMemcpy2DAsync(out[i], w, (const char *)in[0] + done, spitch, w,
-                                               (size_t)p->outer, cudaMemcpyDeviceToDevice, s))) < 0)
+                (st = LAUNCH(p->op ? cudaMemcpy2DAsync(out[i], w, whole, pitch, w, (size_t)p->outer,
+                                                       cudaMemcpyDeviceToDevice, s)
+                                   : cudaMemcpy2DAsync(whole, pitch, in[i], w, w, (size_t)p->outer,
+                                                       cudaMemcpyDeviceToDevice, s))) < 0)
                 return st;
             done += w;
         }

@@ -633,6 +633,13 @@ static ffu_status legacy_forms(loader *L, const Onnx__NodeProto *np, pending *p)
     return FFU_OK;
 }
 
+/* The attribute holding an output type in TensorProto's numbering (EyeLike's "dtype",
+ * the windows' and MelWeightMatrix's "output_datatype"), set as an ffu_dtype in "dtype". */
+static const char *onnx_type_attr(nn_op op)
+{
+    return op == NN_OP_EYE_LIKE ? "dtype" : "output_datatype";
+}
+
 /* Rewrites p (op, inputs, consumed attributes) into the canonical form for this
  * model's opset. Attributes it sets itself are applied after the copy (see below). */
 static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p, int nout)
@@ -746,23 +753,15 @@ static ffu_status canonicalize(loader *L, const Onnx__NodeProto *np, pending *p,
             p->nin = 1;
         }
         break;
-    case NN_OP_EYE_LIKE: /* dtype: TensorProto's numbering, set as an ffu_dtype below */
-        skip_attr(p, "dtype");
-        if ((a = find_attr(np, "dtype")) &&
-            (a->i != (int)a->i || nn_onnx_dtype((int)a->i) == FFU_DTYPE_UNDEFINED))
-            return node_err(np, FFU_ERR_UNSUPPORTED, "EyeLike to ONNX data type %lld is not "
-                            "supported", (long long)a->i);
-        break;
-    case NN_OP_HANN_WINDOW: /* output_datatype: the same, set as "dtype" below */
+    case NN_OP_EYE_LIKE: /* an output type (onnx_type_attr), set as an ffu_dtype below */
+    case NN_OP_HANN_WINDOW:
     case NN_OP_HAMMING_WINDOW:
     case NN_OP_BLACKMAN_WINDOW:
     case NN_OP_MEL_WEIGHT_MATRIX:
-        skip_attr(p, "output_datatype");
-        if ((a = find_attr(np, "output_datatype")) &&
+        skip_attr(p, onnx_type_attr(p->op));
+        if ((a = find_attr(np, onnx_type_attr(p->op))) &&
             (a->i != (int)a->i || nn_onnx_dtype((int)a->i) == FFU_DTYPE_UNDEFINED))
-            return node_err(np, FFU_ERR_UNSUPPORTED,
-                            "%s to ONNX data type %lld is not "
-                            "supported",
+            return node_err(np, FFU_ERR_UNSUPPORTED, "%s to ONNX data type %lld is not supported",
                             np->op_type, (long long)a->i);
         break;
     case NN_OP_CAST: {
@@ -837,14 +836,11 @@ static ffu_status canonical_attrs(loader *L, const Onnx__NodeProto *np, int node
         }
         break;
     case NN_OP_EYE_LIKE:
-        if ((a = find_attr(np, "dtype")))
-            st = nn_node_set_int(g, node, "dtype", nn_onnx_dtype((int)a->i));
-        break;
     case NN_OP_HANN_WINDOW:
     case NN_OP_HAMMING_WINDOW:
     case NN_OP_BLACKMAN_WINDOW:
     case NN_OP_MEL_WEIGHT_MATRIX:
-        if ((a = find_attr(np, "output_datatype")))
+        if ((a = find_attr(np, onnx_type_attr(file_op))))
             st = nn_node_set_int(g, node, "dtype", nn_onnx_dtype((int)a->i));
         break;
     case NN_OP_CONCAT: /* axis was optional with default 1 before opset 4 */

@@ -104,6 +104,13 @@ static ffu_status parse_acts(const nn_node *n, rnn_act *acts, int ndir)
     return FFU_OK;
 }
 
+/* hidden_size, or R's last dim; -1 when neither is known */
+static int64_t hidden_of(const nn_graph *g, const nn_node *n)
+{
+    const nn_tensor *r = nn_in(g, n, 2);
+    return nn_attr_int(n, "hidden_size", r && r->shape.rank == 3 ? r->shape.d[2] : -1);
+}
+
 static ffu_status rnn_infer(nn_graph *g, nn_node *n)
 {
     int lstm = n->op == NN_OP_LSTM;
@@ -130,7 +137,7 @@ static ffu_status rnn_infer(nn_graph *g, nn_node *n)
     int D = dir == 2 ? 2 : 1, G = gates_of(n->op);
     rnn_act acts[RNN_MAX_ACTS];
     if ((st = parse_acts(n, acts, D)) < 0) return st;
-    int64_t H = nn_attr_int(n, "hidden_size", r->shape.rank == 3 ? r->shape.d[2] : -1);
+    int64_t H = hidden_of(g, n);
     if (x->shape.rank >= 0 && x->shape.rank != 3)
         return nn_node_error(n, FFU_ERR_FORMAT, "X is not 3-D");
     if (w->shape.rank >= 0 && (w->shape.rank != 3 || (w->shape.d[0] >= 0 && w->shape.d[0] != D) ||
@@ -160,12 +167,11 @@ static ffu_status rnn_infer(nn_graph *g, nn_node *n)
     return FFU_OK;
 }
 
-/* Scratch: the state h, c and the new ones, and the gate pre-activations */
+/* Scratch: the state h and c, the 4 gates' pre-activations, the new h */
 static size_t rnn_scratch(const nn_graph *g, const nn_node *n)
 {
-    const nn_tensor *r = nn_in(g, n, 2);
-    int64_t H = nn_attr_int(n, "hidden_size", r && r->shape.rank == 3 ? r->shape.d[2] : 0);
-    return H > 0 ? (size_t)(H * 8) * sizeof(double) : 0;
+    int64_t H = hidden_of(g, n);
+    return H > 0 ? (size_t)(H * 7) * sizeof(double) : 0;
 }
 
 static double clipped(double v, double c) { return c > 0 ? fmax(-c, fmin(c, v)) : v; }
@@ -181,7 +187,7 @@ static ffu_status rnn_run(const nn_graph *g, const nn_node *n, void *const *in, 
     int couple = op_lstm && nn_attr_int(n, "input_forget", 0);
     double clip = nn_node_attr(n, "clip") ? nn_attr_float(n, "clip", 0) : 0;
     int64_t S = x->shape.d[layout], B = x->shape.d[1 - layout], I = x->shape.d[2];
-    int64_t H = nn_out(g, n, 0)->shape.d[3]; /* Y's, anonymous when the model drops it */
+    int64_t H = hidden_of(g, n);
     rnn_act acts[RNN_MAX_ACTS];
     ffu_status st = parse_acts(n, acts, D);
     if (st < 0) return st;
@@ -189,8 +195,7 @@ static ffu_status rnn_run(const nn_graph *g, const nn_node *n, void *const *in, 
     const void *h0 = nn_in(g, n, 5) ? in[5] : NULL;
     const void *c0 = op_lstm && nn_in(g, n, 6) ? in[6] : NULL;
     const void *P = op_lstm && nn_in(g, n, 7) ? in[7] : NULL;
-    double *h = scratch, *c = h + H, *a = c + H; /* a: G * H pre-activations, then hn */
-    double *hn = a + 4 * H;
+    double *h = scratch, *c = h + H, *a = c + H, *hn = a + 4 * H; /* rnn_scratch */
     for (int64_t i = 0; i < nn_numel(nn_out(g, n, 0)); i++)
         nn_store_f64(out[0], dt, i, 0);
     for (int d = 0; d < D; d++) {

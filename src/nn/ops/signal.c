@@ -247,8 +247,7 @@ static ffu_status stft_run(const nn_graph *g, const nn_node *n, void *const *in,
 
 static size_t stft_scratch(const nn_graph *g, const nn_node *n)
 {
-    const nn_tensor *w = nn_in(g, n, 2);
-    int64_t F = w && w->shape.rank == 1 ? w->shape.d[0] : const_scalar(g, n, 3);
+    int64_t F = stft_frame_length(g, n);
     return F > 0 ? (size_t)F * 2 * sizeof(double) : 0;
 }
 
