@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "ert_data.h"
+#include "row_stream.h"
 #include "face/ert.h"
 #include "facefuse/image.h"
 
@@ -158,7 +159,7 @@ int main(int argc, char **argv)
     const char *model = "/usr/share/dlib/shape_predictor_68_face_landmarks.dat";
     const char *data = FFU_BENCH_SHARED_DIR "/data";
     const char *dump = NULL;
-    int runs = 21;
+    int runs = 21, verbose = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--runs") && i + 1 < argc)
             runs = atoi(argv[++i]);
@@ -168,9 +169,11 @@ int main(int argc, char **argv)
             model = argv[++i];
         else if (!strcmp(argv[i], "--data") && i + 1 < argc)
             data = argv[++i];
+        else if (!strcmp(argv[i], "-v"))
+            verbose = 1;
         else {
             fprintf(stderr,
-                    "usage: bench_ert [--runs N] [--model DAT] [--data DIR] [--dump FILE]\n");
+                    "usage: bench_ert [--runs N] [--model DAT] [--data DIR] [--dump FILE] [-v]\n");
             return 2;
         }
     }
@@ -288,6 +291,28 @@ int main(int argc, char **argv)
         ratio[i] = faces[i].t_dlib / faces[i].t_ours;
     }
     double mo = median(fo, nfaces), md = median(fd, nfaces), mr = median(ratio, nfaces);
+    row_stream rs;
+    int rs_ok = ert_row_stream(m, runs, verbose, &rs);
+    /* ours with each row prefetch forced, against the one chosen at load */
+    int chosen = ert_model_row_prefetch_l2(m);
+    double t_hint[2];
+    for (int h = 0; h < 2; h++) {
+        ert_model_set_row_prefetch_l2(m, h);
+        for (int r = 0; r < runs; r++)
+            for (int i = 0; i < nfaces; i++) {
+                face *f = &faces[i];
+                float box[4] = {(float)f->box[0], (float)f->box[1], (float)f->box[2],
+                                (float)f->box[3]};
+                double a = now();
+                ert_predict(m, &images[f->img].rgb, box, pts);
+                to[(size_t)i * runs + r] = now() - a;
+            }
+        double per[MAX_FACES];
+        for (int i = 0; i < nfaces; i++)
+            per[i] = median(to + (size_t)i * runs, runs);
+        t_hint[h] = median(per, nfaces);
+    }
+    ert_model_set_row_prefetch_l2(m, chosen);
 
     /* NME on Helen: our box rule, and dlib's HOG boxes (1x upsampled, as dlib's examples) */
     double nme_ours = 0, nme_dlib_gtbox = 0, nme_hog_ours = 0, nme_hog_dlib = 0;
@@ -335,6 +360,17 @@ int main(int argc, char **argv)
     printf("| median time per face | %.1f us | %.1f us | %.2fx |\n", mo * 1e6, md * 1e6, md / mo);
     printf("| median per-face speed-up | | | %.2fx |\n", mr);
     printf("| model load | %.2f s | %.2f s (two reads) | |\n\n", t_load_ours, t_load_dlib);
+    if (rs_ok == 0)
+        printf(
+            "Leaf rows alone (bench/ert/row_stream.c): one face's %.2f MB of rows, one at random\n"
+            "per tree, stream from memory in %.1f us (%.1f GB/s; fastest scheme: %s; a\n"
+            "sequential read of the leaves: %.1f GB/s). That stream is the bulk of an ERT with\n"
+            "dlib's exact leaves; dlib's median above is %.2fx its time.\n\n",
+            rs.bytes / 1e6, rs.best_s * 1e6, rs.rows_gbs, rs.best_scheme, rs.seq_gbs,
+            md / rs.best_s);
+    printf("Row prefetch chosen at load: %s. Ours with each forced (faces alone, no dlib\n"
+           "between them): prefetcht0 %.1f us, prefetcht1 %.1f us per face.\n\n",
+           chosen ? "prefetcht1 (L2)" : "prefetcht0 (L1)", t_hint[0] * 1e6, t_hint[1] * 1e6);
     printf("Agreement with dlib on the same boxes (%ld points):\n", npts);
     printf("- float points vs dlib's float cascade: max %.3g px, mean %.3g px\n", maxd,
            sumd / (double)npts);

@@ -28,8 +28,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
+#include <emmintrin.h>
 #endif
 
 /* floats per leaf: 2 * parts rounded up to a 64-byte line, zero padded */
@@ -85,25 +86,12 @@ struct ert_model {
     double init_mean[2];
     uint32_t uniform_ns;    /* splits per tree when all trees agree, else UINT32_MAX */
     uint32_t uniform_depth; /* log2(uniform_ns + 1) */
-    /* Prefetch leaf rows into L2 (prefetcht1) rather than L1 (prefetcht0). Measured in
-     * bench/ert (docs/BENCHMARKS.md): on an Intel Xeon host a face took 10-11% less
-     * time with it (measured with blocks of 64 trees, whose 576 lines did not fit the
-     * 48 KiB L1 beside the block being summed). AMD keeps prefetcht0: on a Turin host
-     * prefetcht1 took 5-7% more time per face. */
+    /* Prefetch leaf rows into L2 (prefetcht1) rather than L1 (prefetcht0): chosen at
+     * load by timing both (choose_row_prefetch). */
     int pf_l2;
 };
 
-/* 1 on Intel CPUs (CPUID vendor "GenuineIntel"). */
-static int cpu_is_intel(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    unsigned a, b, c, d;
-    if (!__get_cpuid(0, &a, &b, &c, &d)) return 0;
-    return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu; /* "Genu" "ineI" "ntel" */
-#else
-    return 0;
-#endif
-}
+static int choose_row_prefetch(const ert_model *m);
 
 /* ---- reading dlib's serialisation ------------------------------------------------ */
 
@@ -450,7 +438,7 @@ ffu_status ert_model_load_mem(const void *data, size_t size, ert_model **out)
         m->uniform_depth++;
     m->init_mean[0] = mx;
     m->init_mean[1] = my;
-    m->pf_l2 = cpu_is_intel();
+    m->pf_l2 = choose_row_prefetch(m);
     *out = m;
     return FFU_OK;
 fail:
@@ -504,6 +492,8 @@ int ert_model_num_cascades(const ert_model *m) { return m ? m->num_cascades : 0;
 const float *ert_model_mean_shape(const ert_model *m) { return m ? m->initial : NULL; }
 
 size_t ert_model_num_trees(const ert_model *m) { return m ? m->ntrees : 0; }
+
+size_t ert_model_num_leaves(const ert_model *m) { return m ? m->nleaves : 0; }
 
 /* ---- prediction ------------------------------------------------------------------- */
 
@@ -680,6 +670,92 @@ ert_sum_rows_fn ert_sum_rows_pick(void)
     if (f & FFU_CPU_AVX2) return ert_sum_rows_avx2;
 #endif
     return ert_sum_rows_c;
+}
+
+/* Which prefetch hint streams leaf rows faster on this CPU: 1 for prefetcht1 (into L2),
+ * 0 for prefetcht0 (into L1). The answer differs between CPUs, by a lot: in bench/ert
+ * (docs/BENCHMARKS.md) prefetcht1 took 10% less time per face than prefetcht0 on an
+ * Intel Xeon (Emerald Rapids), 40-45% less on an AMD EPYC of family 25 (Zen 4), and
+ * 5-7% more on an AMD Turin (Zen 5). So it is measured, once, at load: the rows of
+ * CAL_ROWS trees spread over the model, one leaf of each at random (fixed seed), are
+ * flushed from the caches and then summed as ert_predict sums them, a block ahead
+ * prefetched, with one hint and then the other, CAL_TRIALS times each (about 10 ms for
+ * the 68-point model); the lower minimum wins. The minimum, and that many trials,
+ * because the first milliseconds after a load can be slow for one hint: on the family-25
+ * host prefetcht1 ran at prefetcht0's speed for up to 23 trials in a row after some
+ * loads, and then at its own. The points are the same either way; only the time
+ * differs. Models whose leaves could sit in a cache (under CAL_MIN_BYTES) keep
+ * prefetcht0: their rows do not come from memory, and a fuzzed file loads quickly. */
+#define CAL_ROWS 2048
+#define CAL_TRIALS 40
+#define CAL_MIN_BYTES ((size_t)8 << 20)
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Seconds to sum rows[0..n) in blocks of TREE_BLOCK, each block's rows prefetched while
+ * the block before is summed, after the rows were flushed from every cache. */
+static double time_rows(const ert_model *m, ert_sum_rows_fn sum, const float *const *rows, size_t n,
+                        int pf_l2, float *shape)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    const size_t stride = (size_t)m->stride;
+    for (size_t r = 0; r < n; r++)
+        for (size_t c = 0; c < stride; c += 16)
+            _mm_clflush(rows[r] + c);
+    _mm_mfence();
+    double t0 = seconds_now();
+    for (size_t r = 0; r < TREE_BLOCK && r < n; r++)
+        prefetch_row(rows[r], stride, pf_l2);
+    for (size_t b = 0; b < n; b += TREE_BLOCK) {
+        for (size_t r = b + TREE_BLOCK; r < b + 2 * TREE_BLOCK && r < n; r++)
+            prefetch_row(rows[r], stride, pf_l2);
+        sum(shape, rows + b, (int)(n - b < TREE_BLOCK ? n - b : TREE_BLOCK), m->stride);
+    }
+    return seconds_now() - t0;
+#else
+    (void)m, (void)sum, (void)rows, (void)n, (void)pf_l2, (void)shape;
+    return 0;
+#endif
+}
+
+static int choose_row_prefetch(const ert_model *m)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (m->nleaves * (size_t)m->stride * sizeof(float) < CAL_MIN_BYTES || m->ntrees < TREE_BLOCK)
+        return 0;
+    const float *rows[CAL_ROWS];
+    size_t n = m->ntrees < CAL_ROWS ? m->ntrees : CAL_ROWS;
+    uint64_t seed = 0x2545f4914f6cdd1du;
+    for (size_t i = 0; i < n; i++) {
+        const ert_tree *t = &m->trees[i * m->ntrees / n];
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        rows[i] = m->leaves + (t->leaf0 + (seed >> 33) % (t->nsplits + 1)) * (size_t)m->stride;
+    }
+    ert_sum_rows_fn sum = ert_sum_rows_pick();
+    _Alignas(64) float shape[MAX_STRIDE] = {0};
+    double best[2] = {INFINITY, INFINITY};
+    for (int k = 0; k < CAL_TRIALS; k++)
+        for (int pf = 0; pf < 2; pf++) {
+            double t = time_rows(m, sum, rows, n, pf, shape);
+            if (t < best[pf]) best[pf] = t;
+        }
+    return best[1] < best[0];
+#else
+    (void)m;
+    return 0;
+#endif
+}
+
+int ert_model_row_prefetch_l2(const ert_model *m) { return m ? m->pf_l2 : 0; }
+
+void ert_model_set_row_prefetch_l2(ert_model *m, int l2)
+{
+    if (m) m->pf_l2 = l2 != 0;
 }
 
 /* double -> float without the undefined behaviour of an out-of-range conversion (a

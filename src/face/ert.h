@@ -48,6 +48,15 @@ int ert_model_num_cascades(const ert_model *m);
 const float *ert_model_mean_shape(const ert_model *m);
 /* Total number of trees over all cascades. */
 size_t ert_model_num_trees(const ert_model *m);
+/* Total number of leaves (rows of 2 * num_parts values) over all trees. */
+size_t ert_model_num_leaves(const ert_model *m);
+
+/* Where leaf rows are prefetched to: 1 = L2 (prefetcht1), 0 = L1 (prefetcht0), chosen
+ * at load by timing both on this CPU (ert.c, choose_row_prefetch). The setter, for
+ * benchmarks, overrides it; call it before the model is shared between threads. The
+ * points are the same either way. */
+int ert_model_row_prefetch_l2(const ert_model *m);
+void ert_model_set_row_prefetch_l2(ert_model *m, int l2);
 
 /* Predicts the model's parts inside box (x, y, w, h in dlib's convention, see above)
  * of img and writes 2 * num_parts floats (x0, y0, x1, y1, ...) to pts, in dlib's
