@@ -45,6 +45,10 @@ ffu_status nn_check_ops(const nn_graph *g);
  * lives in `arena`. *folded = 1 when it did; the node itself stays (dead-node removal
  * drops it). Results over NN_MAX_FOLD_BYTES are left alone. */
 ffu_status nn_fold_node(nn_graph *g, int i, ffu_arena *arena, int *folded);
+/* Node i, the Where that picks an ONNX If's output (`_if`), becomes an Identity of the
+ * branch's value when the condition is a constant; the other branch's nodes then feed
+ * nothing and go with the dead ones. Nothing happens otherwise. */
+void nn_pick_if_branch(nn_graph *g, int i);
 /* A node reading a bounded tensor (ir.h NN_T_BOUNDED) is not folded; when its results
  * are at most this many bytes it still runs once at the bound, a shadow value. */
 #define NN_MAX_SHADOW_BYTES 4096

@@ -127,6 +127,19 @@ out:
     return st;
 }
 
+void nn_pick_if_branch(nn_graph *g, int i)
+{
+    nn_node *n = &g->nodes[i];
+    if (n->op != NN_OP_WHERE || n->ninputs != 3 || !nn_attr_int(n, "_if", 0)) return;
+    const nn_tensor *c = nn_in(g, n, 0);
+    if (!c || !(c->flags & NN_T_CONST) || c->dtype != FFU_DTYPE_BOOL ||
+        nn_shape_numel(&c->shape) != 1 || !c->data)
+        return;
+    n->inputs[0] = n->inputs[*(const uint8_t *)c->data ? 1 : 2];
+    n->ninputs = 1;
+    n->op = NN_OP_IDENTITY;
+}
+
 /* ---- graph surgery ----------------------------------------------------------------------- */
 
 void nn_graph_compact(nn_graph *g, const unsigned char *keep)
@@ -222,6 +235,7 @@ static ffu_status fold_all(nn_graph *g)
 {
     for (int i = 0; i < g->nnodes; i++) {
         int folded;
+        nn_pick_if_branch(g, i);
         ffu_status st = nn_fold_node(g, i, g->arena, &folded);
         /* a node that cannot be evaluated yet is not an error at load time: the
          * session infers with real shapes and reports it there */

@@ -118,6 +118,7 @@ ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
         k++;
     }
     for (int i = 0; i < g->nnodes; i++) {
+        nn_pick_if_branch(g, i);
         nn_node *n = &g->nodes[i];
         const nn_op_def *d = nn_op_get(n->op);
         if (!d || !d->infer) {

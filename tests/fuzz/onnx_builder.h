@@ -18,6 +18,7 @@ typedef struct ob_model {
     Onnx__GraphProto g;
     Onnx__OperatorSetIdProto opset;
     Onnx__OperatorSetIdProto *opsets[2];
+    Onnx__GraphProto *cur; /* where ob_node, ob_input, ... add: g, or a subgraph */
     void **owned;
     size_t nowned, capowned;
 } ob_model;
@@ -73,7 +74,30 @@ static inline ob_model *ob_new(int opset)
     b->g.input = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
     b->g.output = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
     b->g.value_info = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    b->cur = &b->g;
     return b;
+}
+
+/* An empty graph as attribute `name` of node n (an If's then_branch, ...); set b->cur
+ * to it to fill it, back to &b->g after. */
+static inline Onnx__GraphProto *ob_subgraph(ob_model *b, Onnx__NodeProto *n, const char *name)
+{
+    Onnx__GraphProto *g = ob_alloc(b, sizeof *g);
+    onnx__graph_proto__init(g);
+    g->name = ob_str(b, name);
+    g->node = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    g->initializer = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    g->input = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    g->output = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    g->value_info = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    Onnx__AttributeProto *a = ob_alloc(b, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = ob_str(b, name);
+    a->has_type = 1;
+    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    a->g = g;
+    if (n->n_attribute < OB_MAX_ITEMS) n->attribute[n->n_attribute++] = a;
+    return g;
 }
 
 static inline void ob_free(ob_model *b)
@@ -113,7 +137,7 @@ static inline Onnx__NodeProto *ob_node(ob_model *b, const char *op, const char *
     n->n_input = ob_split(b, inputs, &n->input);
     n->n_output = ob_split(b, outputs, &n->output);
     n->attribute = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
-    if (b->g.n_node < OB_MAX_ITEMS) b->g.node[b->g.n_node++] = n;
+    if (b->cur->n_node < OB_MAX_ITEMS) b->cur->node[b->cur->n_node++] = n;
     return n;
 }
 
@@ -208,7 +232,7 @@ static inline Onnx__TensorProto *ob_tensor_attr(ob_model *b, Onnx__NodeProto *n,
 
 static inline void ob_initializer(ob_model *b, Onnx__TensorProto *t)
 {
-    if (b->g.n_initializer < OB_MAX_ITEMS) b->g.initializer[b->g.n_initializer++] = t;
+    if (b->cur->n_initializer < OB_MAX_ITEMS) b->cur->initializer[b->cur->n_initializer++] = t;
 }
 
 /* A tensor value: rank < 0 gives no shape; dims of -1 become dim_param "N". */
@@ -252,22 +276,22 @@ static inline Onnx__ValueInfoProto *ob_value(ob_model *b, const char *name, int 
 static inline void ob_input(ob_model *b, const char *name, int elem_type, const int64_t *dims,
                             int rank)
 {
-    if (b->g.n_input < OB_MAX_ITEMS)
-        b->g.input[b->g.n_input++] = ob_value(b, name, elem_type, dims, rank);
+    if (b->cur->n_input < OB_MAX_ITEMS)
+        b->cur->input[b->cur->n_input++] = ob_value(b, name, elem_type, dims, rank);
 }
 
 static inline void ob_output(ob_model *b, const char *name, int elem_type, const int64_t *dims,
                              int rank)
 {
-    if (b->g.n_output < OB_MAX_ITEMS)
-        b->g.output[b->g.n_output++] = ob_value(b, name, elem_type, dims, rank);
+    if (b->cur->n_output < OB_MAX_ITEMS)
+        b->cur->output[b->cur->n_output++] = ob_value(b, name, elem_type, dims, rank);
 }
 
 static inline void ob_value_info(ob_model *b, const char *name, int elem_type,
                                  const int64_t *dims, int rank)
 {
-    if (b->g.n_value_info < OB_MAX_ITEMS)
-        b->g.value_info[b->g.n_value_info++] = ob_value(b, name, elem_type, dims, rank);
+    if (b->cur->n_value_info < OB_MAX_ITEMS)
+        b->cur->value_info[b->cur->n_value_info++] = ob_value(b, name, elem_type, dims, rank);
 }
 
 /* The serialized model (malloc'd; caller frees). */
@@ -1071,6 +1095,44 @@ static inline ob_model *ob_seed_tfidf(void)
     return b;
 }
 
+/* If: branches reading outer values, an If nested in a branch, and an If whose
+ * condition is a constant (its other branch of another shape). */
+static inline ob_model *ob_seed_if(void)
+{
+    ob_model *b = ob_new(13);
+    int64_t xd[] = {2, 3}, none[] = {0}, one[] = {1};
+    const float k[6] = {1, 2, 3, 4, 5, 6};
+    ob_input(b, "x", OB_F32, xd, 2);
+    ob_input(b, "c", OB_BOOL, none, 0);
+    ob_initializer(b, ob_tensor_raw(b, "yes", OB_BOOL, none, 0, (const uint8_t[]){1}, 1));
+    Onnx__NodeProto *n = ob_node(b, "If", "if0", "c", "y");
+    b->cur = ob_subgraph(b, n, "then_branch");
+    ob_initializer(b, ob_const_f32(b, "k", xd, 2, k, 6));
+    ob_node(b, "Add", "add", "x,k", "t");
+    ob_output(b, "t", OB_F32, xd, 2);
+    Onnx__GraphProto *els = b->cur = ob_subgraph(b, n, "else_branch");
+    Onnx__NodeProto *in = ob_node(b, "If", "if1", "c", "t");
+    b->cur = ob_subgraph(b, in, "then_branch");
+    ob_node(b, "Neg", "neg", "x", "u");
+    ob_output(b, "u", OB_F32, xd, 2);
+    b->cur = ob_subgraph(b, in, "else_branch");
+    ob_node(b, "Mul", "mul", "x,x", "u");
+    ob_output(b, "u", OB_F32, xd, 2);
+    b->cur = els;
+    ob_output(b, "t", OB_F32, xd, 2);
+    b->cur = &b->g;
+    n = ob_node(b, "If", "if2", "yes", "z");
+    b->cur = ob_subgraph(b, n, "then_branch");
+    ob_node(b, "Relu", "relu", "y", "r");
+    ob_output(b, "r", OB_F32, xd, 2);
+    b->cur = ob_subgraph(b, n, "else_branch");
+    ob_node(b, "Flatten", "flat", "y", "r");
+    ob_output(b, "r", OB_F32, one, 1);
+    b->cur = &b->g;
+    ob_output(b, "z", OB_F32, xd, 2);
+    return b;
+}
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -1097,6 +1159,7 @@ static const struct {
     {"signal.onnx", ob_seed_signal},
     {"recurrent.onnx", ob_seed_recurrent},
     {"tfidf.onnx", ob_seed_tfidf},
+    {"if.onnx", ob_seed_if},
 };
 
 #endif

@@ -6,7 +6,11 @@
  * other node becomes a graph node, rewritten into the canonical op form of ops.def
  * (the newest opset: attributes that later opsets turned into inputs become constant
  * inputs, Upsample becomes Resize, ...); (3) graph outputs are marked and the nodes are
- * sorted topologically. docs/NN_ONNX.md lists the rewrites. */
+ * sorted topologically. docs/NN_ONNX.md lists the rewrites.
+ *
+ * An If node's two branches (subgraphs) are loaded into the same graph, their values
+ * renamed under the node's name, and each output of the If becomes a Where over the
+ * condition that picks the then- or the else-branch's value ("If" below). */
 #include <float.h>
 #include <limits.h>
 #include <stdio.h>
@@ -985,7 +989,33 @@ out:
 
 /* ---- the model ------------------------------------------------------------------------------- */
 
-static ffu_status check_node(const Onnx__NodeProto *np)
+/* Subgraphs inside subgraphs, at most (If branches holding Ifs). */
+#define ONNX_MAX_IF_DEPTH 16
+
+static int is_if(const Onnx__NodeProto *np)
+{
+    return strcmp(S(np->op_type), "If") == 0 && (!*S(np->domain) || !strcmp(np->domain, "ai.onnx"));
+}
+
+static ffu_status check_nodes(const Onnx__GraphProto *gp, int depth);
+
+/* An If's then_branch and else_branch: graph attributes, themselves checked. */
+static ffu_status check_if(const Onnx__NodeProto *np, int depth)
+{
+    static const char *const names[2] = {"then_branch", "else_branch"};
+    for (int b = 0; b < 2; b++) {
+        const Onnx__AttributeProto *a = find_attr(np, names[b]);
+        if (!a || !a->g) return node_err(np, FFU_ERR_FORMAT, "If without a %s graph", names[b]);
+        if (depth + 1 > ONNX_MAX_IF_DEPTH)
+            return node_err(np, FFU_ERR_TOO_LARGE, "If branches nested more than %d deep",
+                            ONNX_MAX_IF_DEPTH);
+        ffu_status st = check_nodes(a->g, depth + 1);
+        if (st < 0) return st;
+    }
+    return FFU_OK;
+}
+
+static ffu_status check_node(const Onnx__NodeProto *np, int depth)
 {
     const char *dom = S(np->domain);
     if (!np->op_type || !*np->op_type)
@@ -993,6 +1023,7 @@ static ffu_status check_node(const Onnx__NodeProto *np)
     if (*dom && strcmp(dom, "ai.onnx") != 0)
         return ffu_error_set(FFU_ERR_UNSUPPORTED, "unsupported op '%s' of domain '%s' (node '%s')",
                              np->op_type, dom, S(np->name));
+    if (is_if(np)) return check_if(np, depth);
     if (file_op(np) == NN_OP_NONE)
         return ffu_error_set(FFU_ERR_UNSUPPORTED, "unsupported op '%s' (node '%s')", np->op_type,
                              S(np->name));
@@ -1007,12 +1038,12 @@ static ffu_status check_node(const Onnx__NodeProto *np)
 
 /* Domains and op names first: "unsupported op" is the most useful thing to say about a
  * model that is also wrong in other ways (a conformance runner counts it as such). */
-static ffu_status check_nodes(const Onnx__GraphProto *gp)
+static ffu_status check_nodes(const Onnx__GraphProto *gp, int depth)
 {
     if (gp->n_node > ONNX_MAX_ITEMS)
         return ffu_error_set(FFU_ERR_TOO_LARGE, "ONNX graph: more than %d nodes", ONNX_MAX_ITEMS);
     for (size_t i = 0; i < gp->n_node; i++) {
-        ffu_status st = check_node(gp->node[i]);
+        ffu_status st = check_node(gp->node[i], depth);
         if (st < 0) return st;
     }
     return FFU_OK;
@@ -1040,6 +1071,203 @@ static ffu_status add_outputs(loader *L, const Onnx__NodeProto *np)
         if (r < 0) return node_err(np, r, "output '%s' is defined twice", name);
     }
     return FFU_OK;
+}
+
+/* ---- If: both branches in the one graph, the outputs picked by Where ------------------------ */
+
+/* The values of an If branch are renamed into the graph ("<If node>/then/<name>"), so
+ * that they cannot meet the outer graph's names or the other branch's; a name that the
+ * branch does not define is looked up in the scopes around it (ONNX's outer-scope
+ * references). Every node of both branches runs, whichever way the condition goes; a
+ * Where (marked `_if`: both values must have one shape) picks each output. When the
+ * condition is a constant once shapes are known, the session keeps only the branch
+ * taken (passes.c). */
+typedef struct scope {
+    const struct scope *up;
+    smap names; /* name in the branch -> name in the graph */
+} scope;
+
+static const char *scope_resolve(const scope *sc, const char *name)
+{
+    for (; sc && *name; sc = sc->up) {
+        const char *g = smap_get(&sc->names, name);
+        if (g) return g;
+    }
+    return name;
+}
+
+static ffu_status add_if(loader *L, const Onnx__NodeProto *np, const scope *up, int depth);
+
+/* A copy of branch node np whose input and output names are the graph's: inputs
+ * resolved through sc, outputs looked up in sc (registered by the first pass). */
+typedef struct renamed {
+    Onnx__NodeProto np;
+    char **in, **out;
+} renamed;
+
+static ffu_status rename_node(loader *L, const Onnx__NodeProto *np, const scope *sc,
+                              const char *prefix, renamed *r)
+{
+    r->np = *np;
+    r->in = calloc(np->n_input + 1, sizeof(char *));
+    r->out = calloc(np->n_output + 1, sizeof(char *));
+    if (!r->in || !r->out) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < np->n_input; i++)
+        r->in[i] = (char *)scope_resolve(sc, S(np->input[i]));
+    for (size_t j = 0; j < np->n_output; j++)
+        r->out[j] = (char *)scope_resolve(sc, S(np->output[j]));
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s/%s", prefix, np->name && *np->name ? np->name : S(np->op_type));
+    r->np.name = ffu_arena_strdup(L->g->arena, buf);
+    r->np.input = r->in;
+    r->np.output = r->out;
+    return r->np.name ? FFU_OK : ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+}
+
+static void renamed_free(renamed *r)
+{
+    free(r->in);
+    free(r->out);
+}
+
+/* A new name in the graph for branch value `name`, registered in sc. */
+static const char *scope_define(loader *L, scope *sc, const char *prefix, const char *name)
+{
+    char base[512], buf[600];
+    snprintf(base, sizeof base, "%s/%s", prefix, name);
+    const char *g = ffu_arena_strdup(L->g->arena, onnx_unique_name(L->g, base, buf, sizeof buf));
+    if (g) smap_put(&sc->names, name, g);
+    return g;
+}
+
+/* Loads branch b of If node np (graph names) into the graph: outs[j] = the tensor of
+ * its output j. */
+static ffu_status add_branch(loader *L, const Onnx__NodeProto *np, const Onnx__GraphProto *b,
+                             const char *which, const scope *up, int depth, int *outs)
+{
+    if (b->n_input)
+        return node_err(np, FFU_ERR_FORMAT, "If's %s has %zu inputs (a branch has none)", which,
+                        b->n_input);
+    if (b->n_sparse_initializer)
+        return node_err(np, FFU_ERR_UNSUPPORTED, "sparse initializers are not supported");
+    if (b->n_initializer > ONNX_MAX_ITEMS || b->n_output > ONNX_MAX_ITEMS)
+        return node_err(np, FFU_ERR_TOO_LARGE, "If's %s is too large", which);
+    size_t defs = b->n_initializer;
+    for (size_t i = 0; i < b->n_node; i++)
+        defs += b->node[i]->n_output;
+    scope sc = {.up = up};
+    if (smap_init(&sc.names, defs) < 0) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    char prefix[400], what[700];
+    snprintf(prefix, sizeof prefix, "%s/%s", np->name && *np->name ? np->name : "If", which);
+    ffu_status st = FFU_OK;
+    int *scratch = NULL;
+    /* pass 1: initializers and node outputs get their graph names and tensors */
+    for (size_t i = 0; i < b->n_initializer && st >= 0; i++) {
+        const Onnx__TensorProto *t = b->initializer[i];
+        const char *g;
+        if (!t->name || !*t->name)
+            st = node_err(np, FFU_ERR_FORMAT, "an initializer of its %s has no name", which);
+        else if (!(g = scope_define(L, &sc, prefix, t->name)))
+            st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        else {
+            snprintf(what, sizeof what, "ONNX initializer '%s' of %s", t->name, prefix);
+            int r = onnx_tensor_add(L->g, t, g, what);
+            if (r < 0) st = r;
+        }
+    }
+    size_t maxout = 1;
+    for (size_t i = 0; i < b->n_node && st >= 0; i++) {
+        const Onnx__NodeProto *bn = b->node[i];
+        if (bn->n_output > maxout) maxout = bn->n_output;
+        for (size_t j = 0; j < bn->n_output && st >= 0; j++)
+            if (*S(bn->output[j]) && !scope_define(L, &sc, prefix, bn->output[j]))
+                st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        renamed r = {0};
+        if (st >= 0 && (st = rename_node(L, bn, &sc, prefix, &r)) >= 0) st = add_outputs(L, &r.np);
+        renamed_free(&r);
+    }
+    /* pass 2: the nodes, Ifs within it in turn */
+    if (st >= 0 && !(scratch = malloc(sizeof(int) * maxout)))
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < b->n_node && st >= 0; i++) {
+        const Onnx__NodeProto *bn = b->node[i];
+        renamed r = {0};
+        if ((st = rename_node(L, bn, &sc, prefix, &r)) >= 0) {
+            if (is_if(bn))
+                st = add_if(L, &r.np, &sc, depth + 1);
+            else if (file_op(bn) != NN_OP_CONSTANT)
+                st = add_node(L, &r.np, scratch);
+        }
+        renamed_free(&r);
+    }
+    for (size_t j = 0; j < b->n_output && st >= 0; j++) {
+        const char *name = S(b->output[j]->name);
+        if ((outs[j] = *name ? nn_graph_find(L->g, scope_resolve(&sc, name)) : -1) < 0)
+            st = node_err(np, FFU_ERR_FORMAT, "output '%s' of its %s is never produced", name,
+                          which);
+    }
+    free(scratch);
+    smap_free(&sc.names);
+    return st;
+}
+
+/* If node np, its names the graph's; up: the scope its branches' outer names are
+ * resolved in (NULL at the top). */
+static ffu_status add_if(loader *L, const Onnx__NodeProto *np, const scope *up, int depth)
+{
+    nn_graph *g = L->g;
+    if (depth > ONNX_MAX_IF_DEPTH)
+        return node_err(np, FFU_ERR_TOO_LARGE, "If branches nested more than %d deep",
+                        ONNX_MAX_IF_DEPTH);
+    const Onnx__AttributeProto *ta = find_attr(np, "then_branch"),
+                               *ea = find_attr(np, "else_branch");
+    if (!ta || !ta->g || !ea || !ea->g)
+        return node_err(np, FFU_ERR_FORMAT, "If without its then_branch and else_branch graphs");
+    if (np->n_input != 1 || !*np->input[0])
+        return node_err(np, FFU_ERR_FORMAT, "If takes one input, the condition");
+    int cond = nn_graph_find(g, np->input[0]);
+    if (cond < 0) return node_err(np, FFU_ERR_FORMAT, "input '%s' is not defined", np->input[0]);
+    size_t n = np->n_output;
+    if (ta->g->n_output != n || ea->g->n_output != n)
+        return node_err(np, FFU_ERR_FORMAT, "If has %zu outputs, its branches %zu and %zu", n,
+                        ta->g->n_output, ea->g->n_output);
+    int *outs = malloc(sizeof(int) * (2 * n + 1));
+    if (!outs) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    ffu_status st = add_branch(L, np, ta->g, "then", up, depth, outs);
+    if (st >= 0) st = add_branch(L, np, ea->g, "else", up, depth, outs + n);
+    /* the condition, one bool, as a scalar: Where must not broadcast it into the values */
+    static const int64_t none = 0;
+    int shp = -1, scalar = -1;
+    const char *name = np->name && *np->name ? np->name : "If";
+    char base[400], buf[500];
+    if (st >= 0) {
+        nn_shape s0 = {.rank = 1, .d = {0}};
+        shp = add_const(L, np, "cond_shape", FFU_DTYPE_I64, &s0, &none, 0);
+        snprintf(base, sizeof base, "%s/cond", name);
+        scalar = nn_graph_add_tensor(g, onnx_unique_name(g, base, buf, sizeof buf),
+                                     FFU_DTYPE_UNDEFINED, NULL);
+        if (shp < 0 || scalar < 0) st = shp < 0 ? shp : scalar;
+    }
+    if (st >= 0) {
+        int in[2] = {cond, shp};
+        snprintf(base, sizeof base, "%s/cond", name);
+        int r = nn_graph_add_node(g, NN_OP_RESHAPE, base, in, 2, &scalar, 1);
+        if (r < 0) st = r;
+    }
+    for (size_t j = 0; j < n && st >= 0; j++) {
+        if (!*np->output[j]) continue; /* an output nobody reads */
+        int out = nn_graph_find(g, np->output[j]);
+        if (out < 0) {
+            st = node_err(np, FFU_ERR_FORMAT, "output '%s' was not declared", np->output[j]);
+            break;
+        }
+        int in[3] = {scalar, outs[j], outs[n + j]};
+        snprintf(base, sizeof base, "%s/select%zu", name, j);
+        int node = nn_graph_add_node(g, NN_OP_WHERE, base, in, 3, &out, 1);
+        if (node < 0 || (st = nn_node_set_int(g, node, "_if", 1)) < 0) st = node < 0 ? node : st;
+    }
+    free(outs);
+    return st;
 }
 
 static ffu_status build(loader *L, const Onnx__ModelProto *m)
@@ -1119,7 +1347,10 @@ static ffu_status build(loader *L, const Onnx__ModelProto *m)
     int *outs = malloc(sizeof(int) * maxout);
     if (!outs) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < gp->n_node && st >= 0; i++)
-        if (file_op(gp->node[i]) != NN_OP_CONSTANT) st = add_node(L, gp->node[i], outs);
+        if (is_if(gp->node[i]))
+            st = add_if(L, gp->node[i], NULL, 1);
+        else if (file_op(gp->node[i]) != NN_OP_CONSTANT)
+            st = add_node(L, gp->node[i], outs);
     free(outs);
     if (st < 0) return st;
 
@@ -1180,7 +1411,7 @@ ffu_status nn_onnx_load(const void *data, size_t size, nn_graph **out)
     }
     if (!m->graph) {
         st = ffu_error_set(FFU_ERR_FORMAT, "ONNX model has no graph (not an ONNX model?)");
-    } else if ((st = check_nodes(m->graph)) < 0) {
+    } else if ((st = check_nodes(m->graph, 0)) < 0) {
         /* the op or domain named is the useful reason */
     } else if (L.opset < 0) {
         st = ffu_error_set(FFU_ERR_UNSUPPORTED, "ONNX model declares no ai.onnx opset");

@@ -550,6 +550,18 @@ static ffu_status where_infer(nn_graph *g, nn_node *n)
     size_t es = ffu_dtype_size(x->dtype);
     if (es != 1 && es != 2 && es != 4 && es != 8)
         return nn_node_error(n, FFU_ERR_UNSUPPORTED, "type %s", ffu_dtype_name(x->dtype));
+    /* `_if` (the ONNX loader's If): X and Y are the two branches' values, one of them
+     * the If's output, so they must agree; the condition is one value */
+    if (nn_attr_int(n, "_if", 0) && x->shape.rank >= 0 && y->shape.rank >= 0 &&
+        nn_shape_known(&x->shape) && nn_shape_known(&y->shape) &&
+        !nn_shape_equal(&x->shape, &y->shape)) {
+        char a[96], b[96];
+        return nn_node_error(n, FFU_ERR_UNSUPPORTED,
+                             "If: the branches give values of different shapes (%s and %s); "
+                             "only branches of one shape are supported",
+                             nn_shape_str(&x->shape, a, sizeof a),
+                             nn_shape_str(&y->shape, b, sizeof b));
+    }
     nn_shape s;
     if ((st = bcast_shape(g, n, 3, &s)) < 0) return st;
     return nn_set_out(g, n, 0, x->dtype, &s);
