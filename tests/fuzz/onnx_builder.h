@@ -1133,6 +1133,44 @@ static inline ob_model *ob_seed_if(void)
     return b;
 }
 
+/* Scan (unrolled at load) over a (a_len x 2, axis 0; a_len -1: unknown) and bt (2 x 3,
+ * axis 1, last to first) with state s (2): body n1 = s + a_t, n2 = n1 * b_t, s' = n2 + w
+ * (w read from the outer graph); stacked outputs n1 (axis 0) and n2 (axis -1, last to
+ * first). Graph outputs: the final state sf, the stacks y1 and y2 (which = -1), or only
+ * the one of index `which`. The seed, and tests/unit/test_nn_onnx.c's Scan test. */
+static inline ob_model *ob_scan(int opset, int64_t a_len, int which)
+{
+    ob_model *b = ob_new(opset);
+    int64_t sd[] = {2}, ad[] = {a_len, 2}, bd[] = {2, 3}, y1d[] = {3, 2};
+    ob_input(b, "s", OB_F32, sd, 1);
+    ob_input(b, "a", OB_F32, ad, 2);
+    ob_input(b, "bt", OB_F32, bd, 2);
+    ob_input(b, "w", OB_F32, sd, 1);
+    Onnx__NodeProto *n = ob_node(b, "Scan", "scan", "s,a,bt", "sf,y1,y2");
+    ob_attr_int(b, n, "num_scan_inputs", 2);
+    ob_attr_ints(b, n, "scan_input_axes", (const int64_t[]){0, 1}, 2);
+    ob_attr_ints(b, n, "scan_input_directions", (const int64_t[]){0, 1}, 2);
+    ob_attr_ints(b, n, "scan_output_axes", (const int64_t[]){0, -1}, 2);
+    ob_attr_ints(b, n, "scan_output_directions", (const int64_t[]){0, 1}, 2);
+    b->cur = ob_subgraph(b, n, "body");
+    ob_input(b, "st", OB_F32, sd, 1);
+    ob_input(b, "ai", OB_F32, sd, 1);
+    ob_input(b, "bi", OB_F32, sd, 1);
+    ob_node(b, "Add", "add", "st,ai", "n1");
+    ob_node(b, "Mul", "mul", "n1,bi", "n2");
+    ob_node(b, "Add", "addw", "n2,w", "st2");
+    ob_output(b, "st2", OB_F32, sd, 1);
+    ob_output(b, "n1", OB_F32, sd, 1);
+    ob_output(b, "n2", OB_F32, sd, 1);
+    b->cur = &b->g;
+    if (which <= 0) ob_output(b, "sf", OB_F32, sd, 1);
+    if (which < 0 || which == 1) ob_output(b, "y1", OB_F32, y1d, 2);
+    if (which < 0 || which == 2) ob_output(b, "y2", OB_F32, bd, 2);
+    return b;
+}
+
+static inline ob_model *ob_seed_scan(void) { return ob_scan(11, 3, -1); }
+
 typedef ob_model *(*ob_seed_fn)(void);
 static const struct {
     const char *file;
@@ -1160,6 +1198,7 @@ static const struct {
     {"recurrent.onnx", ob_seed_recurrent},
     {"tfidf.onnx", ob_seed_tfidf},
     {"if.onnx", ob_seed_if},
+    {"scan.onnx", ob_seed_scan},
 };
 
 #endif

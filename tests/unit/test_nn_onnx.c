@@ -2361,6 +2361,56 @@ static void test_if_branches(void)
     CHECK_EQ_INT(expect(b, FFU_ERR_UNSUPPORTED, "'Loop'"), FFU_OK);
 }
 
+/* ---- Scan ---------------------------------------------------------------------------------- */
+
+/* ob_scan's model (tests/fuzz/onnx_builder.h): `which` output, at `opset`, a's length
+ * declared unknown with `dynamic`. */
+static ob_model *scan_model(int which, int opset, int dynamic)
+{
+    return ob_scan(opset, dynamic ? -1 : 3, which);
+}
+
+static void test_scan_unrolled(void)
+{
+    const float s0[2] = {0.5f, -1}, a[6] = {1, 2, 3, 4, 5, 6}, bt[6] = {2, -1, 0.5f, 3, 0.25f, -2},
+                w[2] = {0.125f, 1};
+    float st[2] = {s0[0], s0[1]}, y1[6], n2s[3][2], y2[6];
+    for (int t = 0; t < 3; t++)
+        for (int c = 0; c < 2; c++) {
+            float n1 = st[c] + a[2 * t + c];
+            float n2 = n1 * bt[3 * c + (2 - t)];
+            st[c] = n2 + w[c];
+            y1[2 * t + c] = n1;
+            n2s[t][c] = n2;
+        }
+    for (int c = 0; c < 2; c++)
+        for (int s2 = 0; s2 < 3; s2++)
+            y2[3 * c + s2] = n2s[2 - s2][c];
+    const float *want[3] = {st, y1, y2};
+    const size_t count[3] = {2, 6, 6};
+    const void *ins[4] = {s0, a, bt, w};
+    static const char *const backends[2] = {"ref", "cpu"};
+    for (int be = 0; be < 2; be++)
+        for (int which = 0; which < 3; which++) {
+            float y[6];
+            ffu_status st2 = run_bytes(scan_model(which, 11, 0), backends[be], ins, 4,
+                                       FFU_DTYPE_F32, y, count[which] * sizeof(float), NULL, 0);
+            if (st2 != FFU_OK) fprintf(stderr, "  %s\n", ffu_error_message());
+            CHECK_EQ_INT(st2, FFU_OK);
+            CHECK(near_all(y, want[which], count[which], 0));
+        }
+    CHECK_EQ_INT(
+        expect(scan_model(0, 11, 1), FFU_ERR_UNSUPPORTED, "not known when the model loads"),
+        FFU_OK);
+    CHECK_EQ_INT(expect(scan_model(0, 8, 0), FFU_ERR_UNSUPPORTED, "before opset 9"), FFU_OK);
+    ob_model *b = scan_model(0, 11, 0);
+    b->g.node[0]->attribute[0]->i = 4; /* num_scan_inputs above the 3 inputs */
+    CHECK_EQ_INT(expect(b, FFU_ERR_FORMAT, "num_scan_inputs"), FFU_OK);
+    b = scan_model(0, 11, 0);
+    b->g.node[0]->attribute[2]->ints[0] = 2; /* a direction of 2 */
+    CHECK_EQ_INT(expect(b, FFU_ERR_FORMAT, "scan_input_directions"), FFU_OK);
+}
+
 static void test_check_ops(void)
 {
     for (int op = 1; op < NN_OP_COUNT; op++) {
@@ -2391,4 +2441,4 @@ TEST_MAIN(test_real_models, test_real_model_upgrades, test_seed_conv, test_seed_
           test_dynamic_quant_conv, test_integer_product_rewrite, test_integer_conv_winograd_shape,
           test_seed_dynamic_quant, test_seed_value_shapes, test_seed_data_shape,
           test_data_shape_outgrown, test_internal_ops_refused, test_conv_scale_fusion,
-          test_check_ops, test_if_branches)
+          test_check_ops, test_if_branches, test_scan_unrolled)

@@ -989,25 +989,30 @@ out:
 
 /* ---- the model ------------------------------------------------------------------------------- */
 
-/* Subgraphs inside subgraphs, at most (If branches holding Ifs). */
+/* Subgraphs inside subgraphs, at most (If branches holding Ifs, Scan bodies...). */
 #define ONNX_MAX_IF_DEPTH 16
 
-static int is_if(const Onnx__NodeProto *np)
+/* The ops whose attributes hold graphs, which the loader unfolds into the graph itself
+ * ("If", "Scan" below): 1 If, 2 Scan, 0 for any other node. */
+static int subgraph_op(const Onnx__NodeProto *np)
 {
-    return strcmp(S(np->op_type), "If") == 0 && (!*S(np->domain) || !strcmp(np->domain, "ai.onnx"));
+    if (*S(np->domain) && strcmp(np->domain, "ai.onnx") != 0) return 0;
+    return !strcmp(S(np->op_type), "If") ? 1 : !strcmp(S(np->op_type), "Scan") ? 2 : 0;
 }
 
 static ffu_status check_nodes(const Onnx__GraphProto *gp, int depth);
 
-/* An If's then_branch and else_branch: graph attributes, themselves checked. */
-static ffu_status check_if(const Onnx__NodeProto *np, int depth)
+/* The graphs of an If (then_branch, else_branch) or a Scan (body), themselves checked. */
+static ffu_status check_subgraphs(const Onnx__NodeProto *np, int depth)
 {
-    static const char *const names[2] = {"then_branch", "else_branch"};
-    for (int b = 0; b < 2; b++) {
+    static const char *const names[3] = {"then_branch", "else_branch", "body"};
+    int scan = subgraph_op(np) == 2;
+    for (int b = scan ? 2 : 0; b < (scan ? 3 : 2); b++) {
         const Onnx__AttributeProto *a = find_attr(np, names[b]);
-        if (!a || !a->g) return node_err(np, FFU_ERR_FORMAT, "If without a %s graph", names[b]);
+        if (!a || !a->g)
+            return node_err(np, FFU_ERR_FORMAT, "%s without a %s graph", np->op_type, names[b]);
         if (depth + 1 > ONNX_MAX_IF_DEPTH)
-            return node_err(np, FFU_ERR_TOO_LARGE, "If branches nested more than %d deep",
+            return node_err(np, FFU_ERR_TOO_LARGE, "subgraphs nested more than %d deep",
                             ONNX_MAX_IF_DEPTH);
         ffu_status st = check_nodes(a->g, depth + 1);
         if (st < 0) return st;
@@ -1023,7 +1028,7 @@ static ffu_status check_node(const Onnx__NodeProto *np, int depth)
     if (*dom && strcmp(dom, "ai.onnx") != 0)
         return ffu_error_set(FFU_ERR_UNSUPPORTED, "unsupported op '%s' of domain '%s' (node '%s')",
                              np->op_type, dom, S(np->name));
-    if (is_if(np)) return check_if(np, depth);
+    if (subgraph_op(np)) return check_subgraphs(np, depth);
     if (file_op(np) == NN_OP_NONE)
         return ffu_error_set(FFU_ERR_UNSUPPORTED, "unsupported op '%s' (node '%s')", np->op_type,
                              S(np->name));
@@ -1096,7 +1101,7 @@ static const char *scope_resolve(const scope *sc, const char *name)
     return name;
 }
 
-static ffu_status add_if(loader *L, const Onnx__NodeProto *np, const scope *up, int depth);
+static ffu_status add_subgraph_op(loader *L, const Onnx__NodeProto *np, const scope *up, int depth);
 
 /* A copy of branch node np whose input and output names are the graph's: inputs
  * resolved through sc, outputs looked up in sc (registered by the first pass). */
@@ -1140,27 +1145,37 @@ static const char *scope_define(loader *L, scope *sc, const char *prefix, const 
     return g;
 }
 
-/* Loads branch b of If node np (graph names) into the graph: outs[j] = the tensor of
- * its output j. */
+/* Loads subgraph b of node np (an If's branch, one step of an unrolled Scan's body;
+ * np's names are the graph's) into the graph, its values named "<np>/<which>/<name>":
+ * its inputs are the graph's tensors named ins[0..nins), outs[j] = the tensor of its
+ * output j. */
 static ffu_status add_branch(loader *L, const Onnx__NodeProto *np, const Onnx__GraphProto *b,
-                             const char *which, const scope *up, int depth, int *outs)
+                             const char *which, const scope *up, int depth, const char *const *ins,
+                             size_t nins, int *outs)
 {
-    if (b->n_input)
-        return node_err(np, FFU_ERR_FORMAT, "If's %s has %zu inputs (a branch has none)", which,
-                        b->n_input);
+    if (b->n_input != nins)
+        return node_err(np, FFU_ERR_FORMAT, "its %s has %zu inputs, not %zu", which, b->n_input,
+                        nins);
     if (b->n_sparse_initializer)
         return node_err(np, FFU_ERR_UNSUPPORTED, "sparse initializers are not supported");
     if (b->n_initializer > ONNX_MAX_ITEMS || b->n_output > ONNX_MAX_ITEMS)
-        return node_err(np, FFU_ERR_TOO_LARGE, "If's %s is too large", which);
-    size_t defs = b->n_initializer;
+        return node_err(np, FFU_ERR_TOO_LARGE, "its %s is too large", which);
+    size_t defs = b->n_initializer + nins;
     for (size_t i = 0; i < b->n_node; i++)
         defs += b->node[i]->n_output;
     scope sc = {.up = up};
     if (smap_init(&sc.names, defs) < 0) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     char prefix[400], what[700];
-    snprintf(prefix, sizeof prefix, "%s/%s", np->name && *np->name ? np->name : "If", which);
+    snprintf(prefix, sizeof prefix, "%s/%s", np->name && *np->name ? np->name : S(np->op_type),
+             which);
     ffu_status st = FFU_OK;
     int *scratch = NULL;
+    for (size_t i = 0; i < nins && st >= 0; i++) {
+        if (!b->input[i]->name || !*b->input[i]->name)
+            st = node_err(np, FFU_ERR_FORMAT, "input %zu of its %s has no name", i, which);
+        else
+            smap_put(&sc.names, b->input[i]->name, ins[i]);
+    }
     /* pass 1: initializers and node outputs get their graph names and tensors */
     for (size_t i = 0; i < b->n_initializer && st >= 0; i++) {
         const Onnx__TensorProto *t = b->initializer[i];
@@ -1193,8 +1208,8 @@ static ffu_status add_branch(loader *L, const Onnx__NodeProto *np, const Onnx__G
         const Onnx__NodeProto *bn = b->node[i];
         renamed r = {0};
         if ((st = rename_node(L, bn, &sc, prefix, &r)) >= 0) {
-            if (is_if(bn))
-                st = add_if(L, &r.np, &sc, depth + 1);
+            if (subgraph_op(bn))
+                st = add_subgraph_op(L, &r.np, &sc, depth + 1);
             else if (file_op(bn) != NN_OP_CONSTANT)
                 st = add_node(L, &r.np, scratch);
         }
@@ -1216,9 +1231,6 @@ static ffu_status add_branch(loader *L, const Onnx__NodeProto *np, const Onnx__G
 static ffu_status add_if(loader *L, const Onnx__NodeProto *np, const scope *up, int depth)
 {
     nn_graph *g = L->g;
-    if (depth > ONNX_MAX_IF_DEPTH)
-        return node_err(np, FFU_ERR_TOO_LARGE, "If branches nested more than %d deep",
-                        ONNX_MAX_IF_DEPTH);
     const Onnx__AttributeProto *ta = find_attr(np, "then_branch"),
                                *ea = find_attr(np, "else_branch");
     if (!ta || !ta->g || !ea || !ea->g)
@@ -1233,8 +1245,8 @@ static ffu_status add_if(loader *L, const Onnx__NodeProto *np, const scope *up, 
                         ta->g->n_output, ea->g->n_output);
     int *outs = malloc(sizeof(int) * (2 * n + 1));
     if (!outs) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    ffu_status st = add_branch(L, np, ta->g, "then", up, depth, outs);
-    if (st >= 0) st = add_branch(L, np, ea->g, "else", up, depth, outs + n);
+    ffu_status st = add_branch(L, np, ta->g, "then", up, depth, NULL, 0, outs);
+    if (st >= 0) st = add_branch(L, np, ea->g, "else", up, depth, NULL, 0, outs + n);
     /* the condition, one bool, as a scalar: Where must not broadcast it into the values */
     static const int64_t none = 0;
     int shp = -1, scalar = -1;
@@ -1268,6 +1280,201 @@ static ffu_status add_if(loader *L, const Onnx__NodeProto *np, const scope *up, 
     }
     free(outs);
     return st;
+}
+
+/* ---- Scan: the body unrolled -------------------------------------------------------------------
+ */
+
+/* Scan (opset 9 on) runs its body once per slice of its scan inputs along their axes,
+ * carrying its state values from one step to the next and stacking its other outputs
+ * along theirs. The number of steps is the scan inputs' length on that axis; when it is
+ * known at load (declared shapes) the body is loaded that many times, as an If's
+ * branches are (names "<scan>/step<t>/..."), with a Gather taking each step's slices
+ * and Unsqueeze and Concat stacking the outputs; directions 1 take the slices last to
+ * first and stack the outputs so. At most SCAN_MAX_NODES body nodes over all steps. */
+#define SCAN_MAX_NODES (1 << 16)
+
+static int scan_step_node(loader *L, const Onnx__NodeProto *np, nn_op op, const char *what,
+                          size_t t, size_t j, const int *in, int nin, int out)
+{
+    char name[600];
+    snprintf(name, sizeof name, "%s/step%zu/%s%zu", S(np->name), t, what, j);
+    return nn_graph_add_node(L->g, op, name, in, nin, &out, 1);
+}
+
+static int scan_tensor(loader *L, const Onnx__NodeProto *np, const char *what, size_t t, size_t j)
+{
+    char base[600], buf[700];
+    snprintf(base, sizeof base, "%s/step%zu/%s%zu", S(np->name), t, what, j);
+    return nn_graph_add_tensor(L->g, onnx_unique_name(L->g, base, buf, sizeof buf),
+                               FFU_DTYPE_UNDEFINED, NULL);
+}
+
+/* attribute `name` of np as n ints (missing: all 0), each checked against [lo, hi] */
+static ffu_status scan_ints(const Onnx__NodeProto *np, const char *name, size_t n, int64_t lo,
+                            int64_t hi, int64_t *v)
+{
+    const Onnx__AttributeProto *a = find_attr(np, name);
+    for (size_t i = 0; i < n; i++)
+        v[i] = 0;
+    if (!a) return FFU_OK;
+    if (a->n_ints != n)
+        return node_err(np, FFU_ERR_FORMAT, "%s has %zu values, not %zu", name, a->n_ints, n);
+    for (size_t i = 0; i < n; i++) {
+        if (a->ints[i] < lo || a->ints[i] > hi)
+            return node_err(np, FFU_ERR_FORMAT, "%s[%zu] = %lld is outside [%lld, %lld]", name, i,
+                            (long long)a->ints[i], (long long)lo, (long long)hi);
+        v[i] = a->ints[i];
+    }
+    return FFU_OK;
+}
+
+static ffu_status add_scan(loader *L, const Onnx__NodeProto *np, const scope *up, int depth)
+{
+    nn_graph *g = L->g;
+    if (L->opset < 9)
+        return node_err(np, FFU_ERR_UNSUPPORTED,
+                        "Scan before opset 9 (a batch axis and sequence "
+                        "lengths) is not supported");
+    const Onnx__GraphProto *body = find_attr(np, "body")->g; /* checked by check_subgraphs */
+    const Onnx__AttributeProto *a = find_attr(np, "num_scan_inputs");
+    if (!a || a->i < 1 || (uint64_t)a->i > np->n_input)
+        return node_err(np, FFU_ERR_FORMAT, "num_scan_inputs is missing or not in [1, %zu]",
+                        np->n_input);
+    size_t m = (size_t)a->i, nst = np->n_input - m;
+    if (body->n_input != np->n_input || body->n_output < nst)
+        return node_err(np, FFU_ERR_FORMAT,
+                        "its body has %zu inputs and %zu outputs for %zu "
+                        "inputs, %zu of them state",
+                        body->n_input, body->n_output, np->n_input, nst);
+    size_t k = body->n_output - nst;
+    if (np->n_output > nst + k)
+        return node_err(np, FFU_ERR_FORMAT, "%zu outputs, its body gives %zu", np->n_output,
+                        nst + k);
+    int64_t *iv = malloc(sizeof(int64_t) * 2 * (m + k + 1));
+    int *in = malloc(sizeof(int) * (np->n_input + 1));
+    const char **names = malloc(sizeof(char *) * (np->n_input + 1));
+    int *outs = malloc(sizeof(int) * (nst + k + 1));
+    int *steps = NULL, *cat = NULL;
+    ffu_status st =
+        iv && in && names && outs ? FFU_OK : ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    int64_t *in_axis = iv, *in_dir = iv + m, *out_axis = iv + 2 * m, *out_dir = iv + 2 * m + k;
+    if (st >= 0)
+        st = scan_ints(np, "scan_input_axes", m, -FFU_NN_MAX_RANK, FFU_NN_MAX_RANK - 1, in_axis);
+    if (st >= 0) st = scan_ints(np, "scan_input_directions", m, 0, 1, in_dir);
+    if (st >= 0)
+        st = scan_ints(np, "scan_output_axes", k, -FFU_NN_MAX_RANK, FFU_NN_MAX_RANK - 1, out_axis);
+    if (st >= 0) st = scan_ints(np, "scan_output_directions", k, 0, 1, out_dir);
+    /* the inputs, and the number of steps from the scan inputs' declared shapes */
+    int64_t steps_n = -1;
+    for (size_t i = 0; i < np->n_input && st >= 0; i++) {
+        if (!*np->input[i] || (in[i] = nn_graph_find(g, np->input[i])) < 0) {
+            st = node_err(np, FFU_ERR_FORMAT, "input %zu is missing or not defined", i);
+            break;
+        }
+        names[i] = g->tensors[in[i]].name;
+        if (i < nst) continue;
+        nn_shape sh;
+        dtype_hint(L, in[i], &sh);
+        int64_t ax = in_axis[i - nst];
+        if (sh.rank > 0 && ax < 0) ax += sh.rank;
+        int64_t len = sh.rank > 0 && ax >= 0 && ax < sh.rank ? sh.d[ax] : -1;
+        if (len < 0) {
+            st = node_err(np, FFU_ERR_UNSUPPORTED,
+                          "the length of scan input '%s' is not known "
+                          "when the model loads (Scan is unrolled then; its declared shape is "
+                          "needed)",
+                          np->input[i]);
+        } else if (steps_n >= 0 && len != steps_n) {
+            st = node_err(np, FFU_ERR_FORMAT, "scan inputs of lengths %lld and %lld",
+                          (long long)steps_n, (long long)len);
+        }
+        in_axis[i - nst] = ax;
+        steps_n = len;
+    }
+    if (st >= 0 && steps_n == 0)
+        st = node_err(np, FFU_ERR_UNSUPPORTED, "a Scan of no steps is not supported");
+    if (st >= 0 && (uint64_t)steps_n * (body->n_node + 1) > SCAN_MAX_NODES)
+        st = node_err(np, FFU_ERR_TOO_LARGE,
+                      "%lld steps of a %zu-node body: more than %d nodes "
+                      "unrolled",
+                      (long long)steps_n, body->n_node, SCAN_MAX_NODES);
+    size_t T = st >= 0 ? (size_t)steps_n : 0;
+    if (st >= 0 &&
+        (!(steps = malloc(sizeof(int) * (T * k + 1))) || !(cat = malloc(sizeof(int) * (T + 1)))))
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    /* the steps */
+    for (size_t t = 0; t < T && st >= 0; t++) {
+        for (size_t i = 0; i < m && st >= 0; i++) {
+            int64_t idx = in_dir[i] ? (int64_t)(T - 1 - t) : (int64_t)t;
+            nn_shape s0 = {.rank = 0};
+            int c = add_const(L, np, "step", FFU_DTYPE_I64, &s0, &idx, sizeof idx);
+            int slice = scan_tensor(L, np, "in", t, i);
+            int gin[2] = {in[nst + i], c};
+            int node = c < 0 || slice < 0
+                           ? -1
+                           : scan_step_node(L, np, NN_OP_GATHER, "slice", t, i, gin, 2, slice);
+            if (c < 0 || slice < 0 || node < 0 ||
+                (st = nn_node_set_int(g, node, "axis", in_axis[i])) < 0) {
+                st = st < 0 ? st : c < 0 ? c : slice < 0 ? slice : node;
+                break;
+            }
+            names[nst + i] = g->tensors[slice].name;
+        }
+        char which[32];
+        snprintf(which, sizeof which, "step%zu", t);
+        if (st >= 0) st = add_branch(L, np, body, which, up, depth, names, np->n_input, outs);
+        for (size_t j = 0; j < nst && st >= 0; j++)
+            names[j] = g->tensors[outs[j]].name;
+        for (size_t j = 0; j < k && st >= 0; j++)
+            steps[t * k + j] = outs[nst + j];
+    }
+    /* the last state values; each other output stacked */
+    for (size_t j = 0; j < np->n_output && st >= 0; j++) {
+        if (!*np->output[j]) continue;
+        int out = nn_graph_find(g, np->output[j]);
+        if (out < 0) {
+            st = node_err(np, FFU_ERR_FORMAT, "output '%s' was not declared", np->output[j]);
+            break;
+        }
+        if (j < nst) {
+            int x = nn_graph_find(g, names[j]);
+            int r = scan_step_node(L, np, NN_OP_IDENTITY, "state", T, j, &x, 1, out);
+            if (r < 0) st = r;
+            continue;
+        }
+        size_t o = j - nst;
+        int ax = add_i64s(L, np, "axes", &out_axis[o], 1);
+        for (size_t s2 = 0; s2 < T && st >= 0 && ax >= 0; s2++) {
+            size_t t = out_dir[o] ? T - 1 - s2 : s2;
+            int u = scan_tensor(L, np, "stack", t, o);
+            int uin[2] = {steps[t * k + o], ax};
+            int r = u < 0 ? u : scan_step_node(L, np, NN_OP_UNSQUEEZE, "stack", t, o, uin, 2, u);
+            if (r < 0) st = r;
+            cat[s2] = u;
+        }
+        if (ax < 0) st = ax;
+        if (st < 0) break;
+        char name[600];
+        snprintf(name, sizeof name, "%s/out%zu", S(np->name), o);
+        int r = nn_graph_add_node(g, NN_OP_CONCAT, name, cat, (int)T, &out, 1);
+        if (r < 0 || (st = nn_node_set_int(g, r, "axis", out_axis[o])) < 0) st = r < 0 ? r : st;
+    }
+    free(iv);
+    free(in);
+    free(names);
+    free(outs);
+    free(steps);
+    free(cat);
+    return st;
+}
+
+static ffu_status add_subgraph_op(loader *L, const Onnx__NodeProto *np, const scope *up, int depth)
+{
+    if (depth > ONNX_MAX_IF_DEPTH)
+        return node_err(np, FFU_ERR_TOO_LARGE, "subgraphs nested more than %d deep",
+                        ONNX_MAX_IF_DEPTH);
+    return subgraph_op(np) == 1 ? add_if(L, np, up, depth) : add_scan(L, np, up, depth);
 }
 
 static ffu_status build(loader *L, const Onnx__ModelProto *m)
@@ -1347,8 +1554,8 @@ static ffu_status build(loader *L, const Onnx__ModelProto *m)
     int *outs = malloc(sizeof(int) * maxout);
     if (!outs) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < gp->n_node && st >= 0; i++)
-        if (is_if(gp->node[i]))
-            st = add_if(L, gp->node[i], NULL, 1);
+        if (subgraph_op(gp->node[i]))
+            st = add_subgraph_op(L, gp->node[i], NULL, 1);
         else if (file_op(gp->node[i]) != NN_OP_CONSTANT)
             st = add_node(L, gp->node[i], outs);
     free(outs);
