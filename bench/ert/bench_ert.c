@@ -53,25 +53,6 @@ static int nimages;
 static face faces[MAX_FACES];
 static int nfaces;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static int add_image(const char *path)
 {
     for (int i = 0; i < nimages; i++)
@@ -179,21 +160,21 @@ int main(int argc, char **argv)
     }
     if (runs < 1) runs = 1;
 
-    double t0 = now();
+    double t0 = bench_now();
     ert_model *m = NULL;
     if (ert_model_load(model, &m) < 0) {
         fprintf(stderr, "bench_ert: %s\n", ffu_error_message());
         return 1;
     }
-    double t_load_ours = now() - t0;
+    double t_load_ours = bench_now() - t0;
     char err[512];
-    t0 = now();
+    t0 = bench_now();
     peer_dlib *p = peer_dlib_load(model, err, sizeof err);
     if (!p) {
         fprintf(stderr, "bench_ert: dlib: %s\n", err);
         return 1;
     }
-    double t_load_dlib = now() - t0; /* two reads: shape_predictor + its parts */
+    double t_load_dlib = bench_now() - t0; /* two reads: shape_predictor + its parts */
 
     char dir[512];
     snprintf(dir, sizeof dir, "%s/dlib_faces", data);
@@ -274,23 +255,24 @@ int main(int argc, char **argv)
         for (int i = 0; i < nfaces; i++) {
             face *f = &faces[i];
             float box[4] = {(float)f->box[0], (float)f->box[1], (float)f->box[2], (float)f->box[3]};
-            double a = now();
+            double a = bench_now();
             ert_predict(m, &images[f->img].rgb, box, pts);
-            double b = now();
+            double b = bench_now();
             peer_dlib_predict(p, images[f->img].peer, f->box, ipts);
-            double c = now();
+            double c = bench_now();
             to[(size_t)i * runs + r] = b - a;
             td[(size_t)i * runs + r] = c - b;
         }
     double fo[MAX_FACES], fd[MAX_FACES], ratio[MAX_FACES];
     for (int i = 0; i < nfaces; i++) {
-        faces[i].t_ours = median(to + (size_t)i * runs, runs);
-        faces[i].t_dlib = median(td + (size_t)i * runs, runs);
+        faces[i].t_ours = bench_median(to + (size_t)i * runs, runs);
+        faces[i].t_dlib = bench_median(td + (size_t)i * runs, runs);
         fo[i] = faces[i].t_ours;
         fd[i] = faces[i].t_dlib;
         ratio[i] = faces[i].t_dlib / faces[i].t_ours;
     }
-    double mo = median(fo, nfaces), md = median(fd, nfaces), mr = median(ratio, nfaces);
+    double mo = bench_median(fo, nfaces), md = bench_median(fd, nfaces),
+           mr = bench_median(ratio, nfaces);
     row_stream rs;
     int rs_ok = ert_row_stream(m, runs, verbose, &rs);
     /* ours with each row prefetch forced, against the one chosen at load */
@@ -303,14 +285,14 @@ int main(int argc, char **argv)
                 face *f = &faces[i];
                 float box[4] = {(float)f->box[0], (float)f->box[1], (float)f->box[2],
                                 (float)f->box[3]};
-                double a = now();
+                double a = bench_now();
                 ert_predict(m, &images[f->img].rgb, box, pts);
-                to[(size_t)i * runs + r] = now() - a;
+                to[(size_t)i * runs + r] = bench_now() - a;
             }
         double per[MAX_FACES];
         for (int i = 0; i < nfaces; i++)
-            per[i] = median(to + (size_t)i * runs, runs);
-        t_hint[h] = median(per, nfaces);
+            per[i] = bench_median(to + (size_t)i * runs, runs);
+        t_hint[h] = bench_median(per, nfaces);
     }
     ert_model_set_row_prefetch_l2(m, chosen);
 

@@ -21,7 +21,7 @@
 
 #define BLOCK 16 /* rows prefetched together, as ert.c's TREE_BLOCK */
 
-static double now(void)
+double bench_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -32,6 +32,12 @@ static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+double bench_median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static volatile uint8_t sink;
@@ -118,12 +124,11 @@ int ert_row_stream(const ert_model *m, int rounds, int verbose, row_stream *out)
             for (int r = 0; r < rounds; r++) {
                 pick_rows(leaves, ntrees, per_tree, stride, r, rows);
                 flush(leaves, bytes);
-                double a = now();
+                double a = bench_now();
                 pass(sum, shape, rows, ntrees, stride, schemes[s].ahead, schemes[s].hint);
-                t[r] = now() - a;
+                t[r] = bench_now() - a;
             }
-            qsort(t, (size_t)rounds, sizeof *t, cmp_double);
-            double med = t[rounds / 2];
+            double med = bench_median(t, rounds);
             if (verbose) fprintf(stderr, "row stream, %-26s %.1f us\n", schemes[s].name, med * 1e6);
             if (out->best_s < 0 || med < out->best_s) {
                 out->best_s = med;
@@ -132,16 +137,15 @@ int ert_row_stream(const ert_model *m, int rounds, int verbose, row_stream *out)
         }
         for (int r = 0; r < rounds; r++) {
             flush(leaves, bytes);
-            double a = now();
+            double a = bench_now();
             uint8_t acc = 0;
             const uint8_t *p = (const uint8_t *)leaves;
             for (size_t i = 0; i < bytes; i += 64)
                 acc = (uint8_t)(acc + p[i]);
             sink = acc;
-            t[r] = now() - a;
+            t[r] = bench_now() - a;
         }
-        qsort(t, (size_t)rounds, sizeof *t, cmp_double);
-        out->seq_gbs = (double)bytes / t[rounds / 2] / 1e9;
+        out->seq_gbs = (double)bytes / bench_median(t, rounds) / 1e9;
         out->rows_gbs = out->bytes / out->best_s / 1e9;
         out->check = shape[0];
     }

@@ -13,6 +13,10 @@ typedef struct row_stream {
     float check;             /* a sum, so the passes are not optimised away */
 } row_stream;
 
+/* Seconds on the monotonic clock; the median of v[0..n) (sorts v). Shared with bench_ert.c. */
+double bench_now(void);
+double bench_median(double *v, int n);
+
 /* Times `rounds` passes of each scheme (verbose: each scheme's median on stderr); 0, or
  * -1 when out of memory. */
 int ert_row_stream(const ert_model *m, int rounds, int verbose, row_stream *out);

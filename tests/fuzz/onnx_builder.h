@@ -49,6 +49,17 @@ static inline char *ob_str(ob_model *b, const char *s)
     return memcpy(ob_alloc(b, n), s, n);
 }
 
+/* Graph g empty, with room for OB_MAX_ITEMS of each list. */
+static inline void ob_graph_init(ob_model *b, Onnx__GraphProto *g, const char *name)
+{
+    g->name = ob_str(b, name);
+    g->node = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    g->initializer = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    g->input = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    g->output = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    g->value_info = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+}
+
 /* A model with one default-domain opset and an empty graph named "g". */
 static inline ob_model *ob_new(int opset)
 {
@@ -68,36 +79,9 @@ static inline ob_model *ob_new(int opset)
     b->m.n_opset_import = 1;
     b->m.opset_import = b->opsets;
     b->m.graph = &b->g;
-    b->g.name = ob_str(b, "g");
-    b->g.node = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
-    b->g.initializer = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
-    b->g.input = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
-    b->g.output = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
-    b->g.value_info = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
+    ob_graph_init(b, &b->g, "g");
     b->cur = &b->g;
     return b;
-}
-
-/* An empty graph as attribute `name` of node n (an If's then_branch, ...); set b->cur
- * to it to fill it, back to &b->g after. */
-static inline Onnx__GraphProto *ob_subgraph(ob_model *b, Onnx__NodeProto *n, const char *name)
-{
-    Onnx__GraphProto *g = ob_alloc(b, sizeof *g);
-    onnx__graph_proto__init(g);
-    g->name = ob_str(b, name);
-    g->node = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
-    g->initializer = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
-    g->input = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
-    g->output = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
-    g->value_info = ob_alloc(b, OB_MAX_ITEMS * sizeof(void *));
-    Onnx__AttributeProto *a = ob_alloc(b, sizeof *a);
-    onnx__attribute_proto__init(a);
-    a->name = ob_str(b, name);
-    a->has_type = 1;
-    a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
-    a->g = g;
-    if (n->n_attribute < OB_MAX_ITEMS) n->attribute[n->n_attribute++] = a;
-    return g;
 }
 
 static inline void ob_free(ob_model *b)
@@ -151,6 +135,17 @@ static inline Onnx__AttributeProto *ob_attr(ob_model *b, Onnx__NodeProto *n, con
     a->type = type;
     if (n->n_attribute < OB_MAX_ITEMS) n->attribute[n->n_attribute++] = a;
     return a;
+}
+
+/* An empty graph as attribute `name` of node n (an If's then_branch, ...); set b->cur
+ * to it to fill it, back to &b->g after. */
+static inline Onnx__GraphProto *ob_subgraph(ob_model *b, Onnx__NodeProto *n, const char *name)
+{
+    Onnx__GraphProto *g = ob_alloc(b, sizeof *g);
+    onnx__graph_proto__init(g);
+    ob_graph_init(b, g, name);
+    ob_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH)->g = g;
+    return g;
 }
 
 static inline void ob_attr_int(ob_model *b, Onnx__NodeProto *n, const char *name, int64_t v)
@@ -1095,43 +1090,58 @@ static inline ob_model *ob_seed_tfidf(void)
     return b;
 }
 
-/* If: branches reading outer values, an If nested in a branch, and an If whose
- * condition is a constant (its other branch of another shape). */
-static inline ob_model *ob_seed_if(void)
+/* y = If(c): then relu(x) + k (k a branch initializer, relu(x) from the outer graph),
+ * else relu(x)^2, or, with `nested`, else If(c2): then -(relu(x)^2) else relu(x)^2 (the
+ * inner branches read the else-branch's own value). Both branches name their value "t".
+ * `ragged`: the else-branch gives 2 values instead of 4. `const_c`: c is an
+ * initializer (true) instead of a graph input. The seeds, and tests/unit/test_nn_onnx.c's
+ * If test. */
+static inline ob_model *ob_if(int nested, int ragged, int const_c)
 {
+    int64_t xd[] = {4}, kd[] = {4}, two[] = {2}, none[] = {0};
+    const float k[4] = {1, 2, 3, 4};
     ob_model *b = ob_new(13);
-    int64_t xd[] = {2, 3}, none[] = {0}, one[] = {1};
-    const float k[6] = {1, 2, 3, 4, 5, 6};
-    ob_input(b, "x", OB_F32, xd, 2);
-    ob_input(b, "c", OB_BOOL, none, 0);
-    ob_initializer(b, ob_tensor_raw(b, "yes", OB_BOOL, none, 0, (const uint8_t[]){1}, 1));
+    ob_input(b, "x", OB_F32, xd, 1);
+    if (const_c)
+        ob_initializer(b, ob_tensor_raw(b, "c", OB_BOOL, none, 0, (const uint8_t[]){1}, 1));
+    else
+        ob_input(b, "c", OB_BOOL, none, 0);
+    if (nested) ob_input(b, "c2", OB_BOOL, none, 0);
+    ob_node(b, "Relu", "relu", "x", "xr");
     Onnx__NodeProto *n = ob_node(b, "If", "if0", "c", "y");
     b->cur = ob_subgraph(b, n, "then_branch");
-    ob_initializer(b, ob_const_f32(b, "k", xd, 2, k, 6));
-    ob_node(b, "Add", "add", "x,k", "t");
-    ob_output(b, "t", OB_F32, xd, 2);
-    Onnx__GraphProto *els = b->cur = ob_subgraph(b, n, "else_branch");
-    Onnx__NodeProto *in = ob_node(b, "If", "if1", "c", "t");
-    b->cur = ob_subgraph(b, in, "then_branch");
-    ob_node(b, "Neg", "neg", "x", "u");
-    ob_output(b, "u", OB_F32, xd, 2);
-    b->cur = ob_subgraph(b, in, "else_branch");
-    ob_node(b, "Mul", "mul", "x,x", "u");
-    ob_output(b, "u", OB_F32, xd, 2);
-    b->cur = els;
-    ob_output(b, "t", OB_F32, xd, 2);
-    b->cur = &b->g;
-    n = ob_node(b, "If", "if2", "yes", "z");
-    b->cur = ob_subgraph(b, n, "then_branch");
-    ob_node(b, "Relu", "relu", "y", "r");
-    ob_output(b, "r", OB_F32, xd, 2);
+    ob_initializer(b, ob_const_f32(b, "k", kd, 1, k, 4));
+    ob_node(b, "Add", "add", "xr,k", "t");
+    ob_output(b, "t", OB_F32, xd, 1);
     b->cur = ob_subgraph(b, n, "else_branch");
-    ob_node(b, "Flatten", "flat", "y", "r");
-    ob_output(b, "r", OB_F32, one, 1);
+    ob_node(b, "Mul", "mul", "xr,xr", "t");
+    if (ragged) {
+        const int64_t st[] = {0}, en[] = {2};
+        ob_initializer(b, ob_const_i64(b, "s0", st, 1));
+        ob_initializer(b, ob_const_i64(b, "s1", en, 1));
+        ob_node(b, "Slice", "cut", "t,s0,s1", "v");
+        ob_output(b, "v", OB_F32, two, 1);
+    } else if (nested) {
+        Onnx__GraphProto *outer_else = b->cur;
+        Onnx__NodeProto *in = ob_node(b, "If", "if1", "c2", "v");
+        b->cur = ob_subgraph(b, in, "then_branch");
+        ob_node(b, "Neg", "neg", "t", "u");
+        ob_output(b, "u", OB_F32, xd, 1);
+        b->cur = ob_subgraph(b, in, "else_branch");
+        ob_node(b, "Identity", "same", "t", "u");
+        ob_output(b, "u", OB_F32, xd, 1);
+        b->cur = outer_else;
+        ob_output(b, "v", OB_F32, xd, 1);
+    } else {
+        ob_output(b, "t", OB_F32, xd, 1);
+    }
     b->cur = &b->g;
-    ob_output(b, "z", OB_F32, xd, 2);
+    ob_output(b, "y", OB_F32, xd, 1);
     return b;
 }
+
+static inline ob_model *ob_seed_if(void) { return ob_if(1, 0, 0); }
+static inline ob_model *ob_seed_if_const(void) { return ob_if(0, 1, 1); }
 
 /* Scan (unrolled at load) over a (a_len x 2, axis 0; a_len -1: unknown) and bt (2 x 3,
  * axis 1, last to first) with state s (2): body n1 = s + a_t, n2 = n1 * b_t, s' = n2 + w
@@ -1198,6 +1208,7 @@ static const struct {
     {"recurrent.onnx", ob_seed_recurrent},
     {"tfidf.onnx", ob_seed_tfidf},
     {"if.onnx", ob_seed_if},
+    {"if_const.onnx", ob_seed_if_const},
     {"scan.onnx", ob_seed_scan},
 };
 

@@ -2246,55 +2246,6 @@ static void test_conv_scale_fusion(void)
 /* nn_graph_check_ops reports exactly the ops without a kernel. */
 /* ---- If ------------------------------------------------------------------------------------ */
 
-/* y = If(c): then relu(x) + k (k a branch initializer, relu(x) from the outer graph),
- * else relu(x)^2, or, with `nested`, else If(c2): then -(relu(x)^2) else relu(x)^2 (the
- * inner branches read the else-branch's own value). Both branches name their value "t".
- * `ragged`: the else-branch gives 2 values instead of 4. `const_c`: c is an
- * initializer (true) instead of a graph input. */
-static ob_model *if_model(int nested, int ragged, int const_c)
-{
-    int64_t xd[] = {4}, kd[] = {4}, two[] = {2}, none[] = {0};
-    const float k[4] = {1, 2, 3, 4};
-    ob_model *b = ob_new(13);
-    ob_input(b, "x", OB_F32, xd, 1);
-    if (const_c)
-        ob_initializer(b, ob_tensor_raw(b, "c", OB_BOOL, none, 0, (const uint8_t[]){1}, 1));
-    else
-        ob_input(b, "c", OB_BOOL, none, 0);
-    if (nested) ob_input(b, "c2", OB_BOOL, none, 0);
-    ob_node(b, "Relu", "relu", "x", "xr");
-    Onnx__NodeProto *n = ob_node(b, "If", "if0", "c", "y");
-    b->cur = ob_subgraph(b, n, "then_branch");
-    ob_initializer(b, ob_const_f32(b, "k", kd, 1, k, 4));
-    ob_node(b, "Add", "add", "xr,k", "t");
-    ob_output(b, "t", OB_F32, xd, 1);
-    b->cur = ob_subgraph(b, n, "else_branch");
-    ob_node(b, "Mul", "mul", "xr,xr", "t");
-    if (ragged) {
-        const int64_t st[] = {0}, en[] = {2};
-        ob_initializer(b, ob_const_i64(b, "s0", st, 1));
-        ob_initializer(b, ob_const_i64(b, "s1", en, 1));
-        ob_node(b, "Slice", "cut", "t,s0,s1", "v");
-        ob_output(b, "v", OB_F32, two, 1);
-    } else if (nested) {
-        Onnx__GraphProto *outer_else = b->cur;
-        Onnx__NodeProto *in = ob_node(b, "If", "if1", "c2", "v");
-        b->cur = ob_subgraph(b, in, "then_branch");
-        ob_node(b, "Neg", "neg", "t", "u");
-        ob_output(b, "u", OB_F32, xd, 1);
-        b->cur = ob_subgraph(b, in, "else_branch");
-        ob_node(b, "Identity", "same", "t", "u");
-        ob_output(b, "u", OB_F32, xd, 1);
-        b->cur = outer_else;
-        ob_output(b, "v", OB_F32, xd, 1);
-    } else {
-        ob_output(b, "t", OB_F32, xd, 1);
-    }
-    b->cur = &b->g;
-    ob_output(b, "y", OB_F32, xd, 1);
-    return b;
-}
-
 static void test_if_branches(void)
 {
     const float x[4] = {-1.5f, 0.5f, 2, -3};
@@ -2310,7 +2261,7 @@ static void test_if_branches(void)
                         float r = x[i] > 0 ? x[i] : 0;
                         want[i] = c ? r + (float)(i + 1) : c2 ? -(r * r) : r * r;
                     }
-                    ffu_status st = run_bytes(if_model(nested, 0, 0), backends[be], ins, 2 + nested,
+                    ffu_status st = run_bytes(ob_if(nested, 0, 0), backends[be], ins, 2 + nested,
                                               FFU_DTYPE_F32, y, sizeof y, NULL, 0);
                     if (st != FFU_OK) fprintf(stderr, "  %s\n", ffu_error_message());
                     CHECK_EQ_INT(st, FFU_OK);
@@ -2321,14 +2272,14 @@ static void test_if_branches(void)
     const uint8_t one = 1;
     const void *ins[2] = {x, &one};
     float y[4];
-    CHECK_EQ_INT(run_bytes(if_model(0, 1, 0), "ref", ins, 2, FFU_DTYPE_F32, y, sizeof y, NULL, 0),
+    CHECK_EQ_INT(run_bytes(ob_if(0, 1, 0), "ref", ins, 2, FFU_DTYPE_F32, y, sizeof y, NULL, 0),
                  FFU_ERR_UNSUPPORTED);
     CHECK(strstr(ffu_error_message(), "different shapes") != NULL);
 
     /* a constant condition: the branch taken is all that is left of the If, so the other
      * may even be of another shape */
     nn_graph *g = NULL;
-    CHECK_EQ_INT(load_model(if_model(0, 1, 1), &g), FFU_OK);
+    CHECK_EQ_INT(load_model(ob_if(0, 1, 1), &g), FFU_OK);
     CHECK_EQ_INT(nn_passes_run(g), FFU_OK); /* as a model load runs them */
     int adds = 0, others = 0;
     for (int i = 0; i < g->nnodes; i++) {
@@ -2340,23 +2291,23 @@ static void test_if_branches(void)
     CHECK_EQ_INT(adds, 1);
     CHECK_EQ_INT(others, 0);
     float want[4] = {1, 2.5f, 5, 4};
-    CHECK_EQ_INT(run_bytes(if_model(0, 1, 1), "cpu", (const void *const[]){x}, 1, FFU_DTYPE_F32, y,
+    CHECK_EQ_INT(run_bytes(ob_if(0, 1, 1), "cpu", (const void *const[]){x}, 1, FFU_DTYPE_F32, y,
                            sizeof y, NULL, 0),
                  FFU_OK);
     CHECK(near_all(y, want, 4, 0));
 
     /* malformed: a branch missing, outputs that do not match, a branch output never made */
-    ob_model *b = if_model(0, 0, 0);
+    ob_model *b = ob_if(0, 0, 0);
     b->g.node[1]->n_attribute = 1;
     CHECK_EQ_INT(expect(b, FFU_ERR_FORMAT, "else_branch"), FFU_OK);
-    b = if_model(0, 0, 0);
+    b = ob_if(0, 0, 0);
     b->g.node[1]->attribute[0]->g->n_output = 0;
     CHECK_EQ_INT(expect(b, FFU_ERR_FORMAT, "outputs"), FFU_OK);
-    b = if_model(0, 0, 0);
+    b = ob_if(0, 0, 0);
     b->g.node[1]->attribute[1]->g->output[0]->name = ob_str(b, "nowhere");
     CHECK_EQ_INT(expect(b, FFU_ERR_FORMAT, "never produced"), FFU_OK);
     /* an op the engine lacks inside a branch is named as unsupported */
-    b = if_model(0, 0, 0);
+    b = ob_if(0, 0, 0);
     b->g.node[1]->attribute[1]->g->node[0]->op_type = ob_str(b, "Loop");
     CHECK_EQ_INT(expect(b, FFU_ERR_UNSUPPORTED, "'Loop'"), FFU_OK);
 }
