@@ -675,7 +675,7 @@ ert_sum_rows_fn ert_sum_rows_pick(void)
 /* Which prefetch hint streams leaf rows faster on this CPU: 1 for prefetcht1 (into L2),
  * 0 for prefetcht0 (into L1). The answer differs between CPUs, by a lot: in bench/ert
  * (docs/BENCHMARKS.md) prefetcht1 took 10% less time per face than prefetcht0 on an
- * Intel Xeon (Emerald Rapids), 40-45% less on an AMD EPYC of family 25 (Zen 4), and
+ * Intel Xeon (Emerald Rapids), 30-45% less on an AMD EPYC of family 25 (Zen 4), and
  * 5-7% more on an AMD Turin (Zen 5). So it is measured, once, at load: the rows of
  * CAL_ROWS trees spread over the model, one leaf of each at random (fixed seed), are
  * flushed from the caches and then summed as ert_predict sums them, a block ahead

@@ -8,9 +8,10 @@
  * inputs, Upsample becomes Resize, ...); (3) graph outputs are marked and the nodes are
  * sorted topologically. docs/NN_ONNX.md lists the rewrites.
  *
- * An If node's two branches (subgraphs) are loaded into the same graph, their values
- * renamed under the node's name, and each output of the If becomes a Where over the
- * condition that picks the then- or the else-branch's value ("If" below). */
+ * Ops that hold subgraphs are unfolded into the one graph: an If's two branches are
+ * loaded into it, their values renamed under the node's name, and each output of the
+ * If becomes a Where over the condition that picks the then- or the else-branch's value
+ * ("If" below); a Scan's body is loaded once per step ("Scan" below). */
 #include <float.h>
 #include <limits.h>
 #include <stdio.h>
@@ -990,7 +991,7 @@ out:
 /* ---- the model ------------------------------------------------------------------------------- */
 
 /* Subgraphs inside subgraphs, at most (If branches holding Ifs, Scan bodies...). */
-#define ONNX_MAX_IF_DEPTH 16
+#define ONNX_MAX_SUBGRAPH_DEPTH 16
 
 /* The ops whose attributes hold graphs, which the loader unfolds into the graph itself
  * ("If", "Scan" below): 1 If, 2 Scan, 0 for any other node. */
@@ -1011,9 +1012,9 @@ static ffu_status check_subgraphs(const Onnx__NodeProto *np, int depth)
         const Onnx__AttributeProto *a = find_attr(np, names[b]);
         if (!a || !a->g)
             return node_err(np, FFU_ERR_FORMAT, "%s without a %s graph", np->op_type, names[b]);
-        if (depth + 1 > ONNX_MAX_IF_DEPTH)
+        if (depth + 1 > ONNX_MAX_SUBGRAPH_DEPTH)
             return node_err(np, FFU_ERR_TOO_LARGE, "subgraphs nested more than %d deep",
-                            ONNX_MAX_IF_DEPTH);
+                            ONNX_MAX_SUBGRAPH_DEPTH);
         ffu_status st = check_nodes(a->g, depth + 1);
         if (st < 0) return st;
     }
@@ -1201,7 +1202,7 @@ static ffu_status add_branch(loader *L, const Onnx__NodeProto *np, const Onnx__G
         if (st >= 0 && (st = rename_node(L, bn, &sc, prefix, &r)) >= 0) st = add_outputs(L, &r.np);
         renamed_free(&r);
     }
-    /* pass 2: the nodes, Ifs within it in turn */
+    /* pass 2: the nodes, the subgraph ops among them unfolded in turn */
     if (st >= 0 && !(scratch = malloc(sizeof(int) * maxout)))
         st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < b->n_node && st >= 0; i++) {
@@ -1282,8 +1283,7 @@ static ffu_status add_if(loader *L, const Onnx__NodeProto *np, const scope *up, 
     return st;
 }
 
-/* ---- Scan: the body unrolled -------------------------------------------------------------------
- */
+/* ---- Scan: the body unrolled ---------------------------------------------------------- */
 
 /* Scan (opset 9 on) runs its body once per slice of its scan inputs along their axes,
  * carrying its state values from one step to the next and stacking its other outputs
@@ -1334,8 +1334,7 @@ static ffu_status add_scan(loader *L, const Onnx__NodeProto *np, const scope *up
     nn_graph *g = L->g;
     if (L->opset < 9)
         return node_err(np, FFU_ERR_UNSUPPORTED,
-                        "Scan before opset 9 (a batch axis and sequence "
-                        "lengths) is not supported");
+                        "Scan before opset 9 (a batch axis and sequence lengths) is not supported");
     const Onnx__GraphProto *body = find_attr(np, "body")->g; /* checked by check_subgraphs */
     const Onnx__AttributeProto *a = find_attr(np, "num_scan_inputs");
     if (!a || a->i < 1 || (uint64_t)a->i > np->n_input)
@@ -1344,8 +1343,7 @@ static ffu_status add_scan(loader *L, const Onnx__NodeProto *np, const scope *up
     size_t m = (size_t)a->i, nst = np->n_input - m;
     if (body->n_input != np->n_input || body->n_output < nst)
         return node_err(np, FFU_ERR_FORMAT,
-                        "its body has %zu inputs and %zu outputs for %zu "
-                        "inputs, %zu of them state",
+                        "its body has %zu inputs and %zu outputs for %zu inputs, %zu of them state",
                         body->n_input, body->n_output, np->n_input, nst);
     size_t k = body->n_output - nst;
     if (np->n_output > nst + k)
@@ -1381,9 +1379,8 @@ static ffu_status add_scan(loader *L, const Onnx__NodeProto *np, const scope *up
         int64_t len = sh.rank > 0 && ax >= 0 && ax < sh.rank ? sh.d[ax] : -1;
         if (len < 0) {
             st = node_err(np, FFU_ERR_UNSUPPORTED,
-                          "the length of scan input '%s' is not known "
-                          "when the model loads (Scan is unrolled then; its declared shape is "
-                          "needed)",
+                          "the length of scan input '%s' is not known when the model loads "
+                          "(Scan is unrolled then; its declared shape is needed)",
                           np->input[i]);
         } else if (steps_n >= 0 && len != steps_n) {
             st = node_err(np, FFU_ERR_FORMAT, "scan inputs of lengths %lld and %lld",
@@ -1394,10 +1391,9 @@ static ffu_status add_scan(loader *L, const Onnx__NodeProto *np, const scope *up
     }
     if (st >= 0 && steps_n == 0)
         st = node_err(np, FFU_ERR_UNSUPPORTED, "a Scan of no steps is not supported");
-    if (st >= 0 && (uint64_t)steps_n * (body->n_node + 1) > SCAN_MAX_NODES)
+    if (st >= 0 && (uint64_t)steps_n > SCAN_MAX_NODES / (body->n_node + 1))
         st = node_err(np, FFU_ERR_TOO_LARGE,
-                      "%lld steps of a %zu-node body: more than %d nodes "
-                      "unrolled",
+                      "%lld steps of a %zu-node body: more than %d nodes unrolled",
                       (long long)steps_n, body->n_node, SCAN_MAX_NODES);
     size_t T = st >= 0 ? (size_t)steps_n : 0;
     if (st >= 0 &&
@@ -1471,9 +1467,9 @@ static ffu_status add_scan(loader *L, const Onnx__NodeProto *np, const scope *up
 
 static ffu_status add_subgraph_op(loader *L, const Onnx__NodeProto *np, const scope *up, int depth)
 {
-    if (depth > ONNX_MAX_IF_DEPTH)
+    if (depth > ONNX_MAX_SUBGRAPH_DEPTH)
         return node_err(np, FFU_ERR_TOO_LARGE, "subgraphs nested more than %d deep",
-                        ONNX_MAX_IF_DEPTH);
+                        ONNX_MAX_SUBGRAPH_DEPTH);
     return subgraph_op(np) == 1 ? add_if(L, np, up, depth) : add_scan(L, np, up, depth);
 }
 
