@@ -15,18 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "face/ert.h"
 
 #define BLOCK 16 /* rows prefetched together, as ert.c's TREE_BLOCK */
 
-double bench_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+double bench_now(void) { return (double)ffu_clock_ns() * 1e-9; }
 
 static int cmp_double(const void *a, const void *b)
 {

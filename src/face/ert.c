@@ -28,7 +28,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <time.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <emmintrin.h>
 #endif
@@ -690,25 +689,18 @@ ert_sum_rows_fn ert_sum_rows_pick(void)
 #define CAL_TRIALS 40
 #define CAL_MIN_BYTES ((size_t)8 << 20)
 
-static double seconds_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* Seconds to sum rows[0..n) in blocks of TREE_BLOCK, each block's rows prefetched while
- * the block before is summed, after the rows were flushed from every cache. */
-static double time_rows(const ert_model *m, ert_sum_rows_fn sum, const float *const *rows, size_t n,
-                        int pf_l2, float *shape)
-{
 #if defined(__x86_64__) || defined(__i386__)
+/* Nanoseconds to sum rows[0..n) in blocks of TREE_BLOCK, each block's rows prefetched
+ * while the block before is summed, after the rows were flushed from every cache. */
+static int64_t time_rows(const ert_model *m, ert_sum_rows_fn sum, const float *const *rows,
+                         size_t n, int pf_l2, float *shape)
+{
     const size_t stride = (size_t)m->stride;
     for (size_t r = 0; r < n; r++)
         for (size_t c = 0; c < stride; c += 16)
             _mm_clflush(rows[r] + c);
     _mm_mfence();
-    double t0 = seconds_now();
+    int64_t t0 = ffu_clock_ns();
     for (size_t r = 0; r < TREE_BLOCK && r < n; r++)
         prefetch_row(rows[r], stride, pf_l2);
     for (size_t b = 0; b < n; b += TREE_BLOCK) {
@@ -716,16 +708,11 @@ static double time_rows(const ert_model *m, ert_sum_rows_fn sum, const float *co
             prefetch_row(rows[r], stride, pf_l2);
         sum(shape, rows + b, (int)(n - b < TREE_BLOCK ? n - b : TREE_BLOCK), m->stride);
     }
-    return seconds_now() - t0;
-#else
-    (void)m, (void)sum, (void)rows, (void)n, (void)pf_l2, (void)shape;
-    return 0;
-#endif
+    return ffu_clock_ns() - t0;
 }
 
 static int choose_row_prefetch(const ert_model *m)
 {
-#if defined(__x86_64__) || defined(__i386__)
     if (m->nleaves * (size_t)m->stride * sizeof(float) < CAL_MIN_BYTES || m->ntrees < TREE_BLOCK)
         return 0;
     const float *rows[CAL_ROWS];
@@ -738,18 +725,21 @@ static int choose_row_prefetch(const ert_model *m)
     }
     ert_sum_rows_fn sum = ert_sum_rows_pick();
     _Alignas(64) float shape[MAX_STRIDE] = {0};
-    double best[2] = {INFINITY, INFINITY};
+    int64_t best[2] = {INT64_MAX, INT64_MAX};
     for (int k = 0; k < CAL_TRIALS; k++)
         for (int pf = 0; pf < 2; pf++) {
-            double t = time_rows(m, sum, rows, n, pf, shape);
+            int64_t t = time_rows(m, sum, rows, n, pf, shape);
             if (t < best[pf]) best[pf] = t;
         }
     return best[1] < best[0];
-#else
-    (void)m;
-    return 0;
-#endif
 }
+#else
+static int choose_row_prefetch(const ert_model *m)
+{
+    (void)m;
+    return 0; /* prefetch_row's hints are x86 ones */
+}
+#endif
 
 int ert_model_row_prefetch_l2(const ert_model *m) { return m ? m->pf_l2 : 0; }
 

@@ -2314,13 +2314,8 @@ static void test_if_branches(void)
 
 /* ---- Scan ---------------------------------------------------------------------------------- */
 
-/* ob_scan's model (tests/fuzz/onnx_builder.h): `which` output, at `opset`, a's length
- * declared unknown with `dynamic`. */
-static ob_model *scan_model(int which, int opset, int dynamic)
-{
-    return ob_scan(opset, dynamic ? -1 : 3, which);
-}
-
+/* ob_scan's model (tests/fuzz/onnx_builder.h), each of its outputs against values
+ * computed here; then its refusals. */
 static void test_scan_unrolled(void)
 {
     const float s0[2] = {0.5f, -1}, a[6] = {1, 2, 3, 4, 5, 6}, bt[6] = {2, -1, 0.5f, 3, 0.25f, -2},
@@ -2344,20 +2339,19 @@ static void test_scan_unrolled(void)
     for (int be = 0; be < 2; be++)
         for (int which = 0; which < 3; which++) {
             float y[6];
-            ffu_status st2 = run_bytes(scan_model(which, 11, 0), backends[be], ins, 4,
-                                       FFU_DTYPE_F32, y, count[which] * sizeof(float), NULL, 0);
+            ffu_status st2 = run_bytes(ob_scan(11, 3, which), backends[be], ins, 4, FFU_DTYPE_F32,
+                                       y, count[which] * sizeof(float), NULL, 0);
             if (st2 != FFU_OK) fprintf(stderr, "  %s\n", ffu_error_message());
             CHECK_EQ_INT(st2, FFU_OK);
             CHECK(near_all(y, want[which], count[which], 0));
         }
-    CHECK_EQ_INT(
-        expect(scan_model(0, 11, 1), FFU_ERR_UNSUPPORTED, "not known when the model loads"),
-        FFU_OK);
-    CHECK_EQ_INT(expect(scan_model(0, 8, 0), FFU_ERR_UNSUPPORTED, "before opset 9"), FFU_OK);
-    ob_model *b = scan_model(0, 11, 0);
+    CHECK_EQ_INT(expect(ob_scan(11, -1, 0), FFU_ERR_UNSUPPORTED, "not known when the model loads"),
+                 FFU_OK);
+    CHECK_EQ_INT(expect(ob_scan(8, 3, 0), FFU_ERR_UNSUPPORTED, "before opset 9"), FFU_OK);
+    ob_model *b = ob_scan(11, 3, 0);
     b->g.node[0]->attribute[0]->i = 4; /* num_scan_inputs above the 3 inputs */
     CHECK_EQ_INT(expect(b, FFU_ERR_FORMAT, "num_scan_inputs"), FFU_OK);
-    b = scan_model(0, 11, 0);
+    b = ob_scan(11, 3, 0);
     b->g.node[0]->attribute[2]->ints[0] = 2; /* a direction of 2 */
     CHECK_EQ_INT(expect(b, FFU_ERR_FORMAT, "scan_input_directions"), FFU_OK);
 }

@@ -1202,7 +1202,8 @@ static ffu_status add_branch(loader *L, const Onnx__NodeProto *np, const Onnx__G
         if (st >= 0 && (st = rename_node(L, bn, &sc, prefix, &r)) >= 0) st = add_outputs(L, &r.np);
         renamed_free(&r);
     }
-    /* pass 2: the nodes, the subgraph ops among them unfolded in turn */
+    /* pass 2: the nodes, the subgraph ops among them unfolded in turn (each node is
+     * renamed again: only now are all the branch's names known for its inputs) */
     if (st >= 0 && !(scratch = malloc(sizeof(int) * maxout)))
         st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < b->n_node && st >= 0; i++) {
