@@ -133,6 +133,14 @@ static const tcase cases[] = {
     {NN_OP_CONV, "1x56x5x18 dw k3 pairs +res", 4, {S4(1, 56, 5, 18), S4(56, 1, 3, 3), S1(56), S4(1, 56, 5, 18)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=56;pads=1,1,1,1", .act = NN_ACT_RELU},
     {NN_OP_CONV, "1x24x8x33 dw k3 s2x1 p0 pairs", 3, {S4(1, 24, 8, 33), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=24;strides=2,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
     {NN_OP_CONV, "1x24x4x16 dw k3 p1 (14 inner)", 3, {S4(1, 24, 4, 16), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=24;pads=1,1,1,1"},
+    /* 3 wide, stride 1, one padding column each side, 32 or more columns: the end
+     * blocks skip the padding tap and the columns between them take blocks, an
+     * overlapping block or (in place) single pixels; a mask tail, a half slice */
+    {NN_OP_CONV, "1x32x5x70 dw k3 p1 +res in place", 4, {S4(1, 32, 5, 70), S4(32, 1, 3, 3), S1(32), S4(1, 32, 5, 70)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=32;pads=1,1,1,1", .act = NN_ACT_RELU, .inplace = 3},
+    {NN_OP_CONV, "2x64x4x45 dw k3 p1 +res", 4, {S4(2, 64, 4, 45), S4(64, 1, 3, 3), S1(64), S4(2, 64, 4, 45)}, {0, 1, 1, 0}, .attrs = "_cpu_dw=1;group=64;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "1x21x3x32 dw k3 p1 mask", 3, {S4(1, 21, 3, 32), S4(21, 1, 3, 3), S1(21)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=21;pads=1,1,1,1", .act = NN_ACT_RELU6},
+    {NN_OP_CONV, "1x8x6x48 dw k3 p1 half", 2, {S4(1, 8, 6, 48), S4(8, 1, 3, 3)}, {0, 1}, .attrs = "_cpu_dw=1;group=8;pads=1,1,1,1"},
+    {NN_OP_CONV, "1x16x4x33 dw k3 p1,0 (one edge)", 3, {S4(1, 16, 4, 33), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=16;pads=1,1,1,0"},
     {NN_OP_CONV, "1x16x3x40 dw k1x7 SAME_UPPER", 3, {S4(1, 16, 3, 40), S4(16, 1, 1, 7), S1(16)}, {0, 1, 1}, .attrs = "_cpu_dw=1;group=16;auto_pad=SAME_UPPER"},
     /* the fused residual (input 3, ir.h): oneDNN's sum post-op, before the
      * activation (chained post-op, or a second step for PReLU), our depthwise kernel,
@@ -195,6 +203,8 @@ static const tcase cases[] = {
      * (odd rows and columns dropped), oneDNN's depthwise and a dense conv */
     {NN_OP_CONV, "dw(ours) +relu +pool", 3, {S4(1, 24, 13, 37), S4(24, 1, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_dw=1;_pool=2;group=24;pads=1,1,1,1", .act = NN_ACT_RELU},
     {NN_OP_CONV, "2x16x14x40 dw(ours) +pool", 2, {S4(2, 16, 14, 40), S4(16, 1, 3, 3)}, {0, 1}, .attrs = "_pool=2;group=16;pads=1,1,1,1"},
+    {NN_OP_CONV, "1x32x9x66 dw(ours) +relu +pool (edge blocks)", 3, {S4(1, 32, 9, 66), S4(32, 1, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "_cpu_dw=1;_pool=2;group=32;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "1x16x6x35 dw(ours) +pool odd width", 2, {S4(1, 16, 6, 35), S4(16, 1, 3, 3)}, {0, 1}, .attrs = "_cpu_dw=1;_pool=2;group=16;pads=1,1,1,1"},
     {NN_OP_CONV, "dw(oneDNN) +prelu +pool", 3, {S4(1, 16, 13, 17), S4(16, 1, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_dw=0;_pool=2;group=16;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
     /* Winograd (3x3 s1, >= 16 channels in, >= 32x32 out; the op table's backend allows
      * it as sessions do): staged blocked input and output, channels not a multiple of

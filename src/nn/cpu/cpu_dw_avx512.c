@@ -37,6 +37,11 @@ INLINE actv act_of(const slice *s) { return s->av; }
 
 #define ACC8(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 
+/* Which end of a row a block of a 3-wide stride-1 kernel with one column of padding
+ * each side holds: its first output's left tap or its last output's right tap is in the
+ * padding and is skipped, so the row's end columns need no per-pixel path. */
+enum { EDGE_LEFT = 1, EDGE_RIGHT = 2 };
+
 /* Eight outputs of a 3-wide stride-1 kernel: xr the valid input rows (nkh of them), off
  * the offset in each of the pixel under the first tap, w the first valid row's weights. */
 INLINE void blk_k3s1(const slice *s, const float *const *xr, int64_t off, const float *w,
@@ -115,12 +120,14 @@ INLINE void blk_k3s1(const slice *s, const float *const *xr, int64_t off, const 
 
 #define ACC16(X) ACC8(X) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15)
 
-/* Sixteen outputs of a 3-wide stride-1 kernel, arguments as blk_k3s1. Input-major:
+/* Sixteen outputs of a 3-wide stride-1 kernel, arguments as blk_k3s1, and edge (a
+ * constant): with EDGE_LEFT off is the offset of the pixel after the first tap's (the
+ * first output's column). Input-major:
  * each input vector is loaded once (one advancing pointer: GCC runs out of general
  * registers with sixteen offsets) and feeds the three outputs that read it; sixteen
  * accumulators leave the out-of-order core enough independent FMAs. */
-INLINE void blk16_k3s1(const slice *s, const float *const *xr, int64_t off, const float *w,
-                       int nkh, const float *res, float *y, int mode, int64_t Cc)
+INLINE void blk16_k3s1(const slice *s, const float *const *xr, int64_t off, const float *w, int nkh,
+                       const float *res, float *y, int mode, int64_t Cc, const int edge)
 {
     const int64_t C = Cc ? Cc : s->C, Cp = s->Cp;
     const __mmask16 m = s->m;
@@ -134,10 +141,12 @@ INLINE void blk16_k3s1(const slice *s, const float *const *xr, int64_t off, cons
                      w2 = _mm512_load_ps(w + 2 * Cp);
         const float *p = xr[kh] + off;
         __m512 v;
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a0 = _mm512_fmadd_ps(w0, v, a0);
+        if (!(edge & EDGE_LEFT)) {
+            v = ld(p, mode, m);
+            PIN(v);
+            p += C;
+            a0 = _mm512_fmadd_ps(w0, v, a0);
+        }
         v = ld(p, mode, m);
         PIN(v);
         p += C;
@@ -232,9 +241,11 @@ INLINE void blk16_k3s1(const slice *s, const float *const *xr, int64_t off, cons
         p += C;
         a15 = _mm512_fmadd_ps(w1, v, a15);
         a14 = _mm512_fmadd_ps(w2, v, a14);
-        v = ld(p, mode, m);
-        PIN(v);
-        a15 = _mm512_fmadd_ps(w2, v, a15);
+        if (!(edge & EDGE_RIGHT)) {
+            v = ld(p, mode, m);
+            PIN(v);
+            a15 = _mm512_fmadd_ps(w2, v, a15);
+        }
     }
 #define OUT(j) st(y + j * C, act(av, a##j), mode, m);
     ACC16(OUT)
@@ -248,9 +259,10 @@ INLINE void blk16_k3s1(const slice *s, const float *const *xr, int64_t off, cons
  * columns of both rows), where two conv_row calls would load the two middle input rows
  * twice; the pool takes the activated accumulators straight from registers. Every
  * output's sum is made in the same order as blk_k3s1's. */
-INLINE void blkp_k3s1(const slice *s, const float *const *xr, int64_t off, const float *w,
-                      float *y, int mode, int64_t Cc)
+INLINE void blkp_k3s1(const slice *s, const float *const *xr, int64_t off, const float *w, float *y,
+                      int mode, int64_t Cc, const int edge)
 {
+    const int k0 = edge & EDGE_LEFT ? 1 : 0; /* the input column (TAP's k) at off */
     const int64_t C = Cc ? Cc : s->C, Cp = s->Cp;
     const __mmask16 m = s->m;
     const actv av = act_of(s);
@@ -264,10 +276,12 @@ INLINE void blkp_k3s1(const slice *s, const float *const *xr, int64_t off, const
 #define FA(j, t)                                            \
     if (ha) a##j = _mm512_fmadd_ps(A##t, v, a##j);         \
     if (hb) b##j = _mm512_fmadd_ps(B##t, v, b##j);
-#define TAP(k, j0, j1, j2)      \
-    v = ld(p + k * C, mode, m); \
-    PIN(v);                     \
-    FA(j0, 0) FA(j1, 1) FA(j2, 2)
+#define TAP(k, j0, j1, j2)                                                                         \
+    if (!(k == 0 && (edge & EDGE_LEFT)) && !(k == 9 && (edge & EDGE_RIGHT))) {                     \
+        v = ld(p + (k - k0) * C, mode, m);                                                         \
+        PIN(v);                                                                                    \
+        FA(j0, 0) FA(j1, 1) FA(j2, 2)                                                              \
+    }
 #define ROW(i, HA, ka, HB, kb)                                                          \
     {                                                                                   \
         const __m512 A0 = _mm512_load_ps(w + (3 * ka) * Cp),                           \
@@ -406,14 +420,23 @@ INLINE void row_slice(const slice *s, const nn_cpu_dw *d, const float *const *ro
     /* a last block may overlap the previous one (recomputing some pixels) unless
      * the residual is the output itself: then it would read results */
     int overlap = !rr || rr != yr;
-    int64_t ow = 0;
+    int64_t ow = 0, end = ow_hi, stop = d->OW;
+    if (k3s1 && d->PL == 1 && ow_lo == 1 && ow_hi == d->OW - 1 && d->OW >= 32) {
+        /* one column of padding each side: the end blocks skip the taps there, and the
+         * columns between them are done as in any row */
+        const int64_t r0 = d->OW - 16;
+        blk16_k3s1(s, xr, c0, w0, nkh, rr, yr, mode, Cc, EDGE_LEFT);
+        blk16_k3s1(s, xr, (r0 - 1) * C + c0, w0, nkh, rr ? rr + r0 * C : NULL, yr + r0 * C, mode,
+                   Cc, EDGE_RIGHT);
+        ow = ow_lo = 16;
+        end = stop = r0;
+    }
     for (; ow < ow_lo; ow++)
         pixel(s, d, rows, ow, wc, rr ? rr + ow * C : NULL, yr + ow * C, mode);
-    int64_t end = ow_hi;
     if (k3s1)
         for (; ow + 16 <= end; ow += 16)
-            blk16_k3s1(s, xr, (ow - d->PL) * C + c0, w0, nkh, rr ? rr + ow * C : NULL,
-                       yr + ow * C, mode, Cc);
+            blk16_k3s1(s, xr, (ow - d->PL) * C + c0, w0, nkh, rr ? rr + ow * C : NULL, yr + ow * C,
+                       mode, Cc, 0);
     while (ow < end) {
         if (ow + 8 > end) {
             if (!overlap || end - ow_lo < 8) break;
@@ -425,7 +448,7 @@ INLINE void row_slice(const slice *s, const nn_cpu_dw *d, const float *const *ro
         else blk_any(s, xr, off, w0, nkh, (int)KW, SW, res, yr + ow * C, mode);
         ow += 8;
     }
-    for (; ow < d->OW; ow++)
+    for (; ow < stop; ow++)
         pixel(s, d, rows, ow, wc, rr ? rr + ow * C : NULL, yr + ow * C, mode);
 }
 
@@ -436,13 +459,22 @@ INLINE void prow_slice(const slice *s, const nn_cpu_dw *d, const float *const *r
                        int64_t Cc)
 {
     const int64_t C = Cc ? Cc : s->C, PW = d->OW / 2;
-    for (int64_t q = 0; q < PW;) {
-        if (2 * q >= ow_lo && 2 * q + 8 <= ow_hi && q + 4 <= PW) {
-            blkp_k3s1(s, rows, (2 * q - d->PL) * C + s->c0, wc, yr + q * C, mode, Cc);
+    int64_t q = 0, qend = PW;
+    if (d->PL == 1 && ow_lo == 1 && ow_hi == d->OW - 1 && 2 * PW == d->OW && PW >= 8) {
+        /* one column of padding each side: the end blocks skip the taps there */
+        blkp_k3s1(s, rows, s->c0, wc, yr, mode, Cc, EDGE_LEFT);
+        blkp_k3s1(s, rows, (2 * (PW - 4) - 1) * C + s->c0, wc, yr + (PW - 4) * C, mode, Cc,
+                  EDGE_RIGHT);
+        q = 4;
+        qend = PW - 4;
+    }
+    while (q < qend) {
+        if (2 * q >= ow_lo && 2 * q + 8 <= ow_hi && q + 4 <= qend) {
+            blkp_k3s1(s, rows, (2 * q - d->PL) * C + s->c0, wc, yr + q * C, mode, Cc, 0);
             q += 4;
             continue;
         }
-        /* a column pair at the edges: its four outputs one by one, then their maximum */
+        /* a column pair no block covers: its four outputs one by one, then their maximum */
         float t[4][16] __attribute__((aligned(64)));
         for (int k = 0; k < 4; k++)
             pixel(s, d, rows + (k >> 1), 2 * q + (k & 1), wc, NULL, t[k], mode);
