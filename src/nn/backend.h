@@ -63,6 +63,13 @@ typedef struct nn_backend_ops {
      * cpu band pipeline with "band " (docs/NN_CPU.md "Band pipelines"), in cpu thread
      * strips with "strip " ("Thread strips"). */
     void (*node_info)(nn_backend *b, const nn_node *n, const char **impl, int *reorders);
+    /* Optional, for profiled runs (the session sets b->profile while it profiles), once
+     * per node n of this backend. start: profiling begins, so zero what the backend
+     * times itself (sec unused). Else sec[i] is node i's seconds as the session timed
+     * them, summed over the profiled runs: where n's run computes other nodes too (cpu
+     * band pipelines and thread strips, whose last member runs them all), the backend
+     * gives each its share of n's time. */
+    void (*profile)(nn_backend *b, const nn_graph *g, const nn_node *n, int start, double *sec);
 
     /* ---- memory of a device space (required when b->space != NN_SPACE_HOST) ---- */
     /* bytes (> 0) of the backend's space, 256-byte aligned. */
@@ -96,6 +103,7 @@ struct nn_backend {
     int winograd; /* cpu: Winograd convolution allowed where the accuracy check passed */
     int fp16;    /* fp16 (fp32 accumulation) allowed where the accuracy check passed */
     int space;   /* NN_SPACE_HOST, or the device space its run() works in */
+    int profile; /* the session is profiling (ops->profile) */
     int plan_threads; /* threads the current plan's nodes run on: at most threads, fewer
                          for a plan of small nodes (cpu: cpu_backend.c graph_threads);
                          0 = threads (backends that do not decide, or before a plan) */

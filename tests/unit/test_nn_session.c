@@ -696,6 +696,83 @@ static void test_profile(void)
     ffu_nn_model_destroy(m);
 }
 
+/* Profiles inside band pipelines and thread strips (cpu backend): the last member runs
+ * every member, and its time is split among them (per-member seconds measured in the
+ * pipeline), so each member has a time of its own and the last no longer holds the
+ * group's. YuNet has a 15- and a 3-member pipeline at one thread, strips at two. */
+static void profile_groups(ffu_nn_session *s, const char *kind, int *groups)
+{
+    ffu_jw *w;
+    ffu_json *d = NULL;
+    *groups = 0;
+    CHECK(ffu_jw_create(&w, 0) == FFU_OK);
+    CHECK(ffu_nn_session_describe(s, w) == FFU_OK);
+    CHECK(ffu_json_parse(ffu_jw_text(w, NULL), strlen(ffu_jw_text(w, NULL)), &d) == FFU_OK);
+    const ffu_json *nodes = ffu_json_get(d, "nodes");
+    double sum = 0, last = 0;
+    int seen = 0;
+    for (size_t i = 0; i < ffu_json_len(nodes); i++) {
+        const ffu_json *n = ffu_json_at(nodes, i);
+        const char *impl = ffu_json_string(ffu_json_get(n, "impl"));
+        int k, of;
+        char fmt[32];
+        snprintf(fmt, sizeof fmt, "%s %%d/%%d", kind);
+        if (!impl || sscanf(impl, fmt, &k, &of) != 2) continue;
+        double ms = ffu_json_number(ffu_json_get(n, "ms"), -1);
+        CHECK(ms > 0);
+        CHECK_EQ_INT(k, seen + 1); /* members in run order */
+        seen = k;
+        sum += ms;
+        if (k < of) continue;
+        last = ms;
+        (*groups)++;
+        CHECK(last < 0.5 * sum);
+        if (last >= 0.5 * sum)
+            printf("%s of %d members: the last has %.3f of %.3f ms\n", kind, of, last, sum);
+        sum = 0, seen = 0;
+    }
+    CHECK_EQ_INT(seen, 0); /* every group ended */
+    ffu_json_free(d);
+    ffu_jw_destroy(w);
+}
+
+static void test_profile_in_groups(void)
+{
+    char path[1024];
+    if (!test_shared_path("models/face_detection_yunet_2023mar.onnx", path, sizeof path))
+        TEST_SKIP("shared models absent");
+    ffu_nn_model *m;
+    CHECK(ffu_nn_model_load(path, &m) == FFU_OK);
+    for (int threads = 1; threads <= 2; threads++) {
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.threads = threads;
+        ffu_nn_session *s;
+        if (ffu_nn_session_create(m, &o, &s) != FFU_OK) {
+            CHECK(0);
+            continue;
+        }
+        ffu_nn_tensor in;
+        CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+        uint64_t seed = 5;
+        for (size_t i = 0; i < in.nbytes / 4; i++)
+            ((float *)in.data)[i] = test_rand_f(&seed) * 255;
+        CHECK(ffu_nn_session_run(s) == FFU_OK);
+        CHECK(ffu_nn_session_profile(s, 1) == FFU_OK);
+        for (int r = 0; r < 3; r++)
+            CHECK(ffu_nn_session_run(s) == FFU_OK);
+        CHECK(ffu_nn_session_profile(s, 0) == FFU_OK);
+        int bands, strips;
+        profile_groups(s, "band", &bands);
+        profile_groups(s, "strip", &strips);
+        printf("%d thread(s): %d band pipelines, %d strip groups profiled per member\n", threads,
+               bands, strips);
+        if (threads == 1) CHECK_EQ_INT(bands, 2);
+        ffu_nn_session_destroy(s);
+    }
+    ffu_nn_model_destroy(m);
+}
+
 static void test_ultraface_folds(void)
 {
     char path[1024];
@@ -1201,7 +1278,7 @@ static void test_side_by_side(void)
 #endif
 }
 
-TEST_MAIN(test_chain_runs, test_empty_nodes_skipped, test_profile, test_workspace,
-          test_no_allocation_after_first_run, test_dynamic_dims_need_shapes, test_shape_chain_folds,
-          test_value_bound_inputs, test_load_passes, test_mobilefacenet, test_ultraface_folds,
-          test_threads_used, test_thread_strips, test_side_by_side)
+TEST_MAIN(test_chain_runs, test_empty_nodes_skipped, test_profile, test_profile_in_groups,
+          test_workspace, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
+          test_shape_chain_folds, test_value_bound_inputs, test_load_passes, test_mobilefacenet,
+          test_ultraface_folds, test_threads_used, test_thread_strips, test_side_by_side)

@@ -1156,8 +1156,8 @@ static ffu_status cpu_run(nn_backend *b, const nn_graph *g, const nn_node *n, vo
         return nn_node_error(n, FFU_ERR_INVALID, "the cpu backend needs scratch memory");
     int threads = nn_cpu_run_threads(cb);
     int old = threads_enter(threads);
-    ffu_status st = p->chain    ? nn_cpu_chain_run(p, in, out, scratch)
-                    : p->strips ? nn_cpu_strips_run(p, in, out, scratch)
+    ffu_status st = p->chain    ? nn_cpu_chain_run(p, in, out, scratch, b->profile)
+                    : p->strips ? nn_cpu_strips_run(p, in, out, scratch, b->profile)
                                 : run_steps(cb, n, p, in, out, scratch);
     threads_leave(threads, old);
     return st;
@@ -1169,6 +1169,65 @@ static void cpu_node_info(nn_backend *b, const nn_node *n, const char **impl, in
     const cpu_node *p = n->priv;
     *impl = p ? p->impl : NULL;
     *reorders = p ? p->nreorders : 0;
+}
+
+/* ---- profiling members one node runs ------------------------------------------------------ */
+
+ffu_status nn_cpu_split_init(nn_cpu_split *sp, int n, int nthr)
+{
+    sp->n = n, sp->nthr = nthr;
+    sp->sec = calloc((size_t)n * (size_t)nthr, sizeof *sp->sec);
+    sp->node = calloc((size_t)n, sizeof *sp->node);
+    if (sp->sec && sp->node) return FFU_OK;
+    nn_cpu_split_free(sp);
+    return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+}
+
+void nn_cpu_split_free(nn_cpu_split *sp)
+{
+    free(sp->sec);
+    free(sp->node);
+    sp->sec = NULL, sp->node = NULL;
+}
+
+void nn_cpu_split_zero(nn_cpu_split *sp)
+{
+    memset(sp->sec, 0, sizeof *sp->sec * (size_t)sp->n * (size_t)sp->nthr);
+}
+
+void nn_cpu_split_apply(const nn_cpu_split *sp, const nn_graph *g, double *sec)
+{
+    double all = 0;
+    for (int i = 0; i < sp->n * sp->nthr; i++)
+        all += sp->sec[i];
+    if (all <= 0) return;
+    const int64_t last = sp->node[sp->n - 1] - g->nodes;
+    const double total = sec[last];
+    for (int k = 0; k < sp->n; k++) {
+        double mine = 0;
+        for (int t = 0; t < sp->nthr; t++)
+            mine += sp->sec[t * sp->n + k];
+        const int64_t i = sp->node[k] - g->nodes;
+        /* an earlier member's own run (recording its buffers) stays its own */
+        sec[i] = (k == sp->n - 1 ? 0 : sec[i]) + total * mine / all;
+    }
+}
+
+/* The last member of a band pipeline or of thread strips splits its time (the others
+ * have nothing to do). */
+static void cpu_profile(nn_backend *b, const nn_graph *g, const nn_node *n, int start, double *sec)
+{
+    (void)b;
+    const cpu_node *p = n->priv;
+    nn_cpu_split *sp = !p          ? NULL
+                       : p->chain  ? nn_cpu_chain_split(p->chain)
+                       : p->strips ? nn_cpu_strips_split(p->strips)
+                                   : NULL;
+    if (!sp || sp->node[sp->n - 1] != n) return;
+    if (start)
+        nn_cpu_split_zero(sp);
+    else
+        nn_cpu_split_apply(sp, g, sec);
 }
 
 static void cpu_destroy(nn_backend *b)
@@ -1192,6 +1251,7 @@ static const nn_backend_ops cpu_ops = {
     .release = cpu_release,
     .destroy = cpu_destroy,
     .node_info = cpu_node_info,
+    .profile = cpu_profile,
 };
 
 ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags)

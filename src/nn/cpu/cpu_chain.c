@@ -84,6 +84,7 @@ struct nn_cpu_chain {
     size_t area, tmp; /* floats per thread; offset of the pool's two conv rows */
     size_t conv, convf; /* offset of two rows for layout conversions, and their floats */
     size_t prep;        /* offset of a planar head's prepared input rows */
+    nn_cpu_split split; /* profiled seconds per thread and member */
     chain_stage st[];
 };
 
@@ -450,6 +451,13 @@ ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
     }
     for (int k = 0; k + 1 < n; k++)
         ch->st[k].planar = ok[k] && ((k > 0 && ok[k - 1]) || ok[k + 1]);
+    ffu_status st = nn_cpu_split_init(&ch->split, n, ch->nthr);
+    if (st < 0) {
+        free(ch);
+        return st;
+    }
+    for (int k = 0; k < n; k++)
+        ch->split.node[k] = ch->st[k].n;
     size_t area = place_rings(ch);
     ch->area = area;
     cpu_node *lp = c->p;
@@ -475,8 +483,12 @@ ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
 
 void nn_cpu_chain_release(cpu_node *p)
 {
-    if (p && p->chain && p->chain_pos == p->chain->n - 1) free(p->chain);
+    if (!p || !p->chain || p->chain_pos != p->chain->n - 1) return;
+    nn_cpu_split_free(&p->chain->split);
+    free(p->chain);
 }
+
+nn_cpu_split *nn_cpu_chain_split(struct nn_cpu_chain *ch) { return &ch->split; }
 
 /* ---- running ------------------------------------------------------------------------------- */
 
@@ -485,6 +497,7 @@ typedef struct chain_job {
     const float *x;
     float *y;
     float *area;
+    int prof; /* time each member's rows (ch->split) */
 } chain_job;
 
 /* Row r of stage s's output in thread area a (image offset applied by the caller for
@@ -512,6 +525,7 @@ typedef struct chain_pull {
     const float *res[NN_CPU_CHAIN_MAX];
     int64_t done[NN_CPU_CHAIN_MAX];
     int64_t prepped; /* a planar head: input rows below this are in their slots */
+    double *sec;     /* profiling: this thread's seconds per stage, else NULL */
 } chain_pull;
 
 /* Row r of a planar head (stage 0) into dst: the input rows it reads that are not in
@@ -594,7 +608,13 @@ static void pull(chain_pull *c, int s, int64_t r)
             in_rows(st, q, q + 1, &lo, &hi);
             pull(c, s - 1, hi);
         }
+        if (!c->sec) {
+            stage_row(c, s, q);
+            continue;
+        }
+        int64_t t0 = ffu_clock_ns();
         stage_row(c, s, q);
+        c->sec[s] += 1e-9 * (double)(ffu_clock_ns() - t0);
     }
 }
 
@@ -607,7 +627,9 @@ static void chain_thread(void *arg)
     int t = omp_get_thread_num(), nthr = omp_get_num_threads(), L = ch->n - 1;
     if (t >= ch->nthr) return;
     const chain_stage *s0 = &ch->st[0], *sl = &ch->st[L];
-    chain_pull c = {.ch = ch, .a = j->area + (size_t)t * ch->area};
+    chain_pull c = {.ch = ch,
+                    .a = j->area + (size_t)t * ch->area,
+                    .sec = j->prof ? ch->split.sec + (size_t)t * (size_t)ch->n : NULL};
     for (int s = 0; s < L; s++) { /* the scratch is shared: margins are zeroed each run */
         const chain_stage *st = &ch->st[s];
         for (int64_t k = 0; st->planar && k < st->cap; k++)
@@ -645,7 +667,7 @@ static int overlap(const void *a, size_t na, const void *b, size_t nb)
     return x < y + nb && y < x + na;
 }
 
-ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void *scratch)
+ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void *scratch, int prof)
 {
     struct nn_cpu_chain *ch = p->chain;
     chain_stage *me = &ch->st[p->chain_pos];
@@ -668,7 +690,7 @@ ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void
         return nn_node_error(sl->n, FFU_ERR_INTERNAL, "a band pipeline's output was planned "
                              "over its input");
     float *area = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    chain_job j = {ch, x, y, area};
+    chain_job j = {ch, x, y, area, prof};
     if (ch->nthr <= 1) {
         chain_thread(&j);
         return FFU_OK;

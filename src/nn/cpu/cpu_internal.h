@@ -378,6 +378,28 @@ void nn_cpu_qsteps_avx512(const float *x, int64_t n, float scale, float zp, floa
  * NULL in dry mode or on failure (*st says). */
 cpu_step *nn_cpu_add_kernel_step(cpu_ctx *c, cpu_kernel_fn fn, const void *kdata, ffu_status *st);
 
+/* ---- profiling members one node runs (band pipelines, thread strips) ------------------- */
+
+/* While the session profiles, each thread adds the seconds it spends on each member of
+ * a band pipeline or thread strips (sec[t * n + k]); the session's time of the member
+ * that ran them all is then split among the members in those proportions
+ * (nn_cpu_split_apply, for the backend's profile callback). Waits at barriers are in
+ * no member's share. */
+typedef struct nn_cpu_split {
+    int n, nthr;
+    double *sec;          /* [nthr][n] */
+    const nn_node **node; /* [n]: the members, the last one running them all */
+} nn_cpu_split;
+
+ffu_status nn_cpu_split_init(nn_cpu_split *sp, int n, int nthr);
+void nn_cpu_split_free(nn_cpu_split *sp);
+void nn_cpu_split_zero(nn_cpu_split *sp);
+/* sec[i]: node i's profiled seconds (g's nodes), the last member's split among all. */
+void nn_cpu_split_apply(const nn_cpu_split *sp, const nn_graph *g, double *sec);
+/* The splits of a pipeline and of strips (cpu_chain.c, cpu_strips.c). */
+nn_cpu_split *nn_cpu_chain_split(struct nn_cpu_chain *ch);
+nn_cpu_split *nn_cpu_strips_split(struct nn_cpu_strips *sg);
+
 /* ---- band pipelines (cpu_chain.c, docs/NN_CPU.md "Band pipelines") --------------------- */
 
 /* Chooses the pipelines of graph g (after its layouts): runs of Conv nodes that our 1x1
@@ -393,8 +415,10 @@ int nn_cpu_chain_member(const cpu_ctx *c);
 ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g);
 /* Frees what a member owns of its pipeline (the last one owns it). */
 void nn_cpu_chain_release(cpu_node *p);
-/* A member's run: records its buffers; the last member runs the pipeline. */
-ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void *scratch);
+/* A member's run: records its buffers; the last member runs the pipeline (timing each
+ * member's rows when prof). */
+ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void *scratch,
+                            int prof);
 
 /* ---- thread strips (cpu_strips.c, docs/NN_CPU.md "Thread strips") ---------------------- */
 
@@ -408,8 +432,10 @@ int nn_cpu_strips_last(const cpu_ctx *c);
 ffu_status nn_cpu_strips_finish(cpu_ctx *c, nn_graph *g);
 /* Frees the strips with their last member. */
 void nn_cpu_strips_release(cpu_node *p);
-/* A member's run: records its buffers; the last member runs every member. */
-ffu_status nn_cpu_strips_run(cpu_node *p, void *const *in, void *const *out, void *scratch);
+/* A member's run: records its buffers; the last member runs every member (timing each
+ * when prof). */
+ffu_status nn_cpu_strips_run(cpu_node *p, void *const *in, void *const *out, void *scratch,
+                             int prof);
 
 /* ---- helpers (cpu_backend.c) ---------------------------------------------------------- */
 

@@ -112,6 +112,8 @@ struct nn_cpu_strips {
     const void **seen;     /* [3 * n]: input, output, residual of each member */
     strip_access *acc;     /* [3 * n]: plan_barriers' list */
     int failed;
+    int prof;           /* this run times each member (split) */
+    nn_cpu_split split; /* profiled seconds per thread and member */
     strip_member m[];
 };
 
@@ -495,6 +497,7 @@ static void strips_free(struct nn_cpu_strips *sg)
     free(sg->stream);
     free(sg->seen);
     free(sg->acc);
+    nn_cpu_split_free(&sg->split);
     free(sg);
 }
 
@@ -539,7 +542,9 @@ static ffu_status strips_make(const cpu_backend *cb, strip_member *cand, int a, 
     sg->stream = calloc((size_t)T, sizeof *sg->stream);
     sg->seen = calloc(3 * (size_t)n, sizeof *sg->seen);
     sg->acc = calloc(3 * (size_t)n, sizeof *sg->acc);
-    int ok = sg->stream && sg->seen && sg->acc;
+    int ok = sg->stream && sg->seen && sg->acc && nn_cpu_split_init(&sg->split, n, T) == FFU_OK;
+    for (int k = 0; ok && k < n; k++)
+        sg->split.node[k] = sg->m[k].n;
     for (int t = 0; ok && t < T; t++)
         ok = dnnl_stream_create(&sg->stream[t], cb->eng, dnnl_stream_default_flags) == dnnl_success;
     if (!ok) {
@@ -610,6 +615,8 @@ void nn_cpu_strips_release(cpu_node *p)
 {
     if (p && p->strips && p->strips_pos == p->strips->n - 1) strips_free(p->strips);
 }
+
+nn_cpu_split *nn_cpu_strips_split(struct nn_cpu_strips *sg) { return &sg->split; }
 
 /* ---- running ------------------------------------------------------------------------------- */
 
@@ -697,14 +704,18 @@ static void strips_thread(void *arg)
     struct nn_cpu_strips *sg = j->sg;
     int t = omp_get_thread_num(), nt = omp_get_num_threads();
     char *pad = j->area + (size_t)t * sg->area;
+    double *sec = sg->prof ? sg->split.sec + (size_t)t * (size_t)sg->n : NULL;
     for (int k = 0; k < sg->n; k++) {
         if (k > 0 && sg->m[k].barrier) GOMP_barrier();
+        int64_t t0 = sec ? ffu_clock_ns() : 0;
         for (int s = t; s < sg->nthr; s += nt)
             run_member(sg, &sg->m[k], s, t, pad);
+        if (sec) sec[k] += 1e-9 * (double)(ffu_clock_ns() - t0);
     }
 }
 
-ffu_status nn_cpu_strips_run(cpu_node *p, void *const *in, void *const *out, void *scratch)
+ffu_status nn_cpu_strips_run(cpu_node *p, void *const *in, void *const *out, void *scratch,
+                             int prof)
 {
     struct nn_cpu_strips *sg = p->strips;
     strip_member *me = &sg->m[p->strips_pos];
@@ -733,6 +744,7 @@ ffu_status nn_cpu_strips_run(cpu_node *p, void *const *in, void *const *out, voi
     char *area = (char *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     strips_job j = {sg, area};
     sg->failed = 0;
+    sg->prof = prof;
     GOMP_parallel(strips_thread, &j, (unsigned)sg->nthr, 0);
     if (sg->failed)
         return nn_node_error(me->n, FFU_ERR_INTERNAL, "oneDNN primitive failed in a strip");
