@@ -1724,6 +1724,44 @@ static void test_band_pipeline_planar(void)
     }
 }
 
+/* The planar 1x1 kernel's wide groups (up to 24 outputs on one vector of pixels, chosen
+ * on cores that run a 512-bit FMA as two halves; FFU_CPU_FMA512_HALVES forces either way)
+ * make every sum in the same order as its groups of twelve: the pipeline of
+ * test_band_pipeline_planar (24 -> 24, 24 -> 40 and 40 -> 40 -> 24 members on planar rows)
+ * gives the same bytes both ways, and what ref gives. */
+static void test_planar_wide_groups(void)
+{
+    static const int64_t args[3] = {1, 67, 128};
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    size_t nw = 0, n[2] = {0, 0};
+    ffu_json *d = NULL;
+    float *want = run_graph(chain_planar_of(args), &o, NULL, 0, &nw, &d);
+    ffu_json_free(d);
+    float *got[2] = {NULL, NULL};
+    o.backend = "cpu";
+    o.threads = 1;
+    int planar = 0;
+    for (int wide = 0; wide < 2; wide++) {
+        setenv("FFU_CPU_FMA512_HALVES", wide ? "1" : "0", 1);
+        got[wide] = run_graph(chain_planar_of(args), &o, NULL, 0, &n[wide], &d);
+        planar = d ? desc_impls(d, " planar ") : 0;
+        ffu_json_free(d);
+    }
+    unsetenv("FFU_CPU_FMA512_HALVES");
+    CHECK(want && got[0] && got[1] && n[0] == nw && n[1] == nw);
+    if (want && got[0] && got[1] && n[0] == nw && n[1] == nw) {
+        double w0 = worst_error(want, nw, got[0], nw), w1 = worst_error(want, nw, got[1], nw);
+        printf("planar 1x1 groups of 12 and wide: %d planar members, worst %.3g and %.3g\n", planar,
+               w0, w1);
+        CHECK(w0 < 1e-4 && w1 < 1e-4);
+        CHECK(memcmp(got[0], got[1], nw * sizeof(float)) == 0);
+        if (ffu_cpu_features() & FFU_CPU_AVX512F) CHECK_EQ_INT(planar, 8);
+    }
+    free(want), free(got[0]), free(got[1]);
+}
+
 /* A graph whose input x is an NHWC image [N,H,W,3], transposed to NCHW in *t (stored
  * channels-last: the image as it came, as TF.js models start). */
 static nn_graph *nhwc_image_graph(int64_t N, int64_t H, int64_t W, int *t)
@@ -1952,12 +1990,12 @@ static void test_h16_gemm(void)
                   1);
 }
 
-TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
-          test_add_padded_prelu,
-          test_prelu_wrong_axis_not_fused,
-          test_not_fused_when_shared, test_add_act, test_residual_fused, test_residual_sessions,
-          test_heads_merged, test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
-          test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
-          test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_residual,
-          test_band_pipeline_random, test_band_pipeline_planar, test_band_pipeline_planar_head,
+TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session,
+          test_conv_bn_clip, test_conv_prelu, test_add_padded_prelu,
+          test_prelu_wrong_axis_not_fused, test_not_fused_when_shared, test_add_act,
+          test_residual_fused, test_residual_sessions, test_heads_merged, test_dw_pool_fused,
+          test_winograd_session, test_winograd_memory_cap, test_winograd_blocked_chain,
+          test_reduce_channels_last, test_empty_and_null, test_band_pipeline,
+          test_band_pipeline_strided, test_band_pipeline_residual, test_band_pipeline_random,
+          test_band_pipeline_planar, test_planar_wide_groups, test_band_pipeline_planar_head,
           test_first_layer_nhwc, test_h16_head, test_h16_gemm)

@@ -362,6 +362,7 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     d->act = oc.av;
     d->P = P;
     d->Ci = C, d->Co = M, d->Cop = Cop;
+    d->wide = ffu_cpu_fma512_halves();
     d->w = tail;
     d->b = d->w + Cop * C;
     d->ns = d->b + Cop;

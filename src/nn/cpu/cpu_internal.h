@@ -211,6 +211,8 @@ void nn_cpu_dw_ring_row_avx512(const nn_cpu_dw *d, const float *const *rows, flo
  * 64-byte aligned. */
 typedef struct nn_cpu_pw {
     int64_t P, Ci, Co, Cop;
+    int wide; /* planar rows: up to 24 outputs a group on one vector of pixels (on cores
+                 that run a 512-bit FMA as two halves, ffu_cpu_fma512_halves) */
     nn_cpu_act act;
     int res;          /* a residual is the kernel step's third argument */
     nn_cpu_scaled sc; /* a fused scale: see nn_cpu_scaled */
