@@ -304,11 +304,12 @@ FFU_API char *ffu_cpu_name(char *buf, size_t len);
  * independent FMA chains, the fastest, about 5-10 ms in all. Benchmarks report it beside
  * their timings so that figures from different hosts can be told apart. */
 FFU_API double ffu_cpu_fma_peak_gflops(void);
-/* 1 when this core runs a 512-bit FMA as two 256-bit halves (AMD Zen 4: a 512-bit FMA
- * chain runs at half the 256-bit one's instruction rate, where Intel's and Zen 5's run at
- * the same), else 0 (also without AVX-512). Timed once per process (under 1 ms) and
- * kept. Kernels that load several vectors per FMA-free step pick their shape by it
- * (docs/NN_CPU.md). FFU_CPU_FMA512_HALVES=0 or 1 overrides it (tests). */
+/* 1 when this core issues 512-bit FMAs at half the rate of 256-bit ones (AMD Zen 4 runs
+ * each as two halves; parts with one 512-bit FMA unit behave alike), 0 where both issue
+ * at the same rate (Intel Xeons with two 512-bit units, Zen 5) or without AVX-512: two
+ * FMA chains timed once per process (about 0.5 ms), the answer kept. A kernel may pick
+ * its register blocking by it (docs/NN_CPU.md "Planar rows"). FFU_CPU_FMA512_HALVES=0 or
+ * 1 overrides it (tests). */
 FFU_API int ffu_cpu_fma512_halves(void);
 
 /* ---- JSON reading --------------------------------------------------------------------- */
