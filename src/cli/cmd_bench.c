@@ -79,29 +79,34 @@ static const ffu_option bench_options[] = {
     {0},
 };
 
-/* The host, measured in the same minutes as the timings: its name and one thread's f32
- * FMA peak (ffu_cpu_fma_peak_gflops). The project's VMs come up on different CPUs, and
- * a timing is only comparable with others taken at the same peak. */
+/* The host, measured in the same minutes as the timings: its name, one thread's f32
+ * FMA peak (ffu_cpu_fma_peak_gflops) and whether its 512-bit FMAs run as two halves
+ * (ffu_cpu_fma512_halves, which picks some kernels' shapes). The project's VMs come up
+ * on different CPUs, and a timing is only comparable with others taken at the same peak. */
 typedef struct bench_host {
     char cpu[128];
     double peak;
+    int halves;
 } bench_host;
 
 static void host_measure(bench_host *h)
 {
     ffu_cpu_name(h->cpu, sizeof h->cpu);
     h->peak = ffu_cpu_fma_peak_gflops();
+    h->halves = ffu_cpu_fma512_halves();
 }
 
 static void host_json(ffu_jw *w, const bench_host *h)
 {
     ffu_jw_key(w, "cpu"), ffu_jw_string(w, h->cpu);
     ffu_jw_key(w, "fma_peak_gflops"), ffu_jw_number(w, h->peak);
+    ffu_jw_key(w, "fma512_halves"), ffu_jw_bool(w, h->halves);
 }
 
 static void host_print(const bench_host *h)
 {
-    printf("host: %s, one thread's f32 FMA peak %.0f GFLOP/s (measured now)\n", h->cpu, h->peak);
+    printf("host: %s, one thread's f32 FMA peak %.0f GFLOP/s%s (measured now)\n", h->cpu, h->peak,
+           h->halves ? ", 512-bit FMAs in two halves" : "");
 }
 
 static int cmp_double(const void *a, const void *b)

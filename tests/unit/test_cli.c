@@ -79,8 +79,9 @@ static void test_info_json(void)
     rmdir(dir);
 }
 
-/* bench nn says where it ran: the CPU with family and model, and the measured FMA peak
- * (positive wherever a vector ISA the peak uses is there). */
+/* bench nn says where it ran: the CPU with family and model, the measured FMA peak
+ * (positive wherever a vector ISA the peak uses is there) and whether 512-bit FMAs run
+ * as two halves (a yes or no: a timing, so not compared with this process's). */
 static void test_bench_host(void)
 {
     const char *model = FFU_TEST_SOURCE_DIR "/tests/fixtures/corpus/onnx/conv.onnx";
@@ -92,6 +93,8 @@ static void test_bench_host(void)
     double peak = ffu_json_number(ffu_json_get(j, "fma_peak_gflops"), -1);
     int named = cpu && cpu[0], family = cpu && strstr(cpu, "(family ");
     double median = ffu_json_number(ffu_json_get(j, "median_ms"), -1);
+    const ffu_json *halves = ffu_json_get(j, "fma512_halves");
+    CHECK(halves && ffu_json_bool(halves, -1) >= 0);
     ffu_json_free(j);
     unsigned f = ffu_cpu_features();
     int vec = (f & FFU_CPU_AVX512F) || ((f & FFU_CPU_AVX2) && (f & FFU_CPU_FMA));
