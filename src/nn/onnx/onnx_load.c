@@ -1102,7 +1102,7 @@ static const char *scope_resolve(const scope *sc, const char *name)
     return name;
 }
 
-static ffu_status add_subgraph_op(loader *L, const Onnx__NodeProto *np, const scope *up, int depth);
+static ffu_status add_subgraph_op(loader *L, const Onnx__NodeProto *np, const scope *up);
 
 /* A copy of branch node np whose input and output names are the graph's: inputs
  * resolved through sc, outputs looked up in sc (registered by the first pass). */
@@ -1151,7 +1151,7 @@ static const char *scope_define(loader *L, scope *sc, const char *prefix, const 
  * its inputs are the graph's tensors named ins[0..nins), outs[j] = the tensor of its
  * output j. */
 static ffu_status add_branch(loader *L, const Onnx__NodeProto *np, const Onnx__GraphProto *b,
-                             const char *which, const scope *up, int depth, const char *const *ins,
+                             const char *which, const scope *up, const char *const *ins,
                              size_t nins, int *outs)
 {
     if (b->n_input != nins)
@@ -1211,7 +1211,7 @@ static ffu_status add_branch(loader *L, const Onnx__NodeProto *np, const Onnx__G
         renamed r = {0};
         if ((st = rename_node(L, bn, &sc, prefix, &r)) >= 0) {
             if (subgraph_op(bn))
-                st = add_subgraph_op(L, &r.np, &sc, depth + 1);
+                st = add_subgraph_op(L, &r.np, &sc);
             else if (file_op(bn) != NN_OP_CONSTANT)
                 st = add_node(L, &r.np, scratch);
         }
@@ -1230,13 +1230,12 @@ static ffu_status add_branch(loader *L, const Onnx__NodeProto *np, const Onnx__G
 
 /* If node np, its names the graph's; up: the scope its branches' outer names are
  * resolved in (NULL at the top). */
-static ffu_status add_if(loader *L, const Onnx__NodeProto *np, const scope *up, int depth)
+static ffu_status add_if(loader *L, const Onnx__NodeProto *np, const scope *up)
 {
     nn_graph *g = L->g;
+    /* both there: checked by check_subgraphs */
     const Onnx__AttributeProto *ta = find_attr(np, "then_branch"),
                                *ea = find_attr(np, "else_branch");
-    if (!ta || !ta->g || !ea || !ea->g)
-        return node_err(np, FFU_ERR_FORMAT, "If without its then_branch and else_branch graphs");
     if (np->n_input != 1 || !*np->input[0])
         return node_err(np, FFU_ERR_FORMAT, "If takes one input, the condition");
     int cond = nn_graph_find(g, np->input[0]);
@@ -1247,8 +1246,8 @@ static ffu_status add_if(loader *L, const Onnx__NodeProto *np, const scope *up, 
                         ta->g->n_output, ea->g->n_output);
     int *outs = malloc(sizeof(int) * (2 * n + 1));
     if (!outs) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-    ffu_status st = add_branch(L, np, ta->g, "then", up, depth, NULL, 0, outs);
-    if (st >= 0) st = add_branch(L, np, ea->g, "else", up, depth, NULL, 0, outs + n);
+    ffu_status st = add_branch(L, np, ta->g, "then", up, NULL, 0, outs);
+    if (st >= 0) st = add_branch(L, np, ea->g, "else", up, NULL, 0, outs + n);
     /* the condition, one bool, as a scalar: Where must not broadcast it into the values */
     static const int64_t none = 0;
     int shp = -1, scalar = -1;
@@ -1330,7 +1329,7 @@ static ffu_status scan_ints(const Onnx__NodeProto *np, const char *name, size_t 
     return FFU_OK;
 }
 
-static ffu_status add_scan(loader *L, const Onnx__NodeProto *np, const scope *up, int depth)
+static ffu_status add_scan(loader *L, const Onnx__NodeProto *np, const scope *up)
 {
     nn_graph *g = L->g;
     if (L->opset < 9)
@@ -1420,7 +1419,7 @@ static ffu_status add_scan(loader *L, const Onnx__NodeProto *np, const scope *up
         }
         char which[32];
         snprintf(which, sizeof which, "step%zu", t);
-        if (st >= 0) st = add_branch(L, np, body, which, up, depth, names, np->n_input, outs);
+        if (st >= 0) st = add_branch(L, np, body, which, up, names, np->n_input, outs);
         for (size_t j = 0; j < nst && st >= 0; j++)
             names[j] = g->tensors[outs[j]].name;
         for (size_t j = 0; j < k && st >= 0; j++)
@@ -1466,12 +1465,10 @@ static ffu_status add_scan(loader *L, const Onnx__NodeProto *np, const scope *up
     return st;
 }
 
-static ffu_status add_subgraph_op(loader *L, const Onnx__NodeProto *np, const scope *up, int depth)
+/* (check_subgraphs has bounded the nesting before any of this runs.) */
+static ffu_status add_subgraph_op(loader *L, const Onnx__NodeProto *np, const scope *up)
 {
-    if (depth > ONNX_MAX_SUBGRAPH_DEPTH)
-        return node_err(np, FFU_ERR_TOO_LARGE, "subgraphs nested more than %d deep",
-                        ONNX_MAX_SUBGRAPH_DEPTH);
-    return subgraph_op(np) == 1 ? add_if(L, np, up, depth) : add_scan(L, np, up, depth);
+    return subgraph_op(np) == 1 ? add_if(L, np, up) : add_scan(L, np, up);
 }
 
 static ffu_status build(loader *L, const Onnx__ModelProto *m)
@@ -1552,7 +1549,7 @@ static ffu_status build(loader *L, const Onnx__ModelProto *m)
     if (!outs) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < gp->n_node && st >= 0; i++)
         if (subgraph_op(gp->node[i]))
-            st = add_subgraph_op(L, gp->node[i], NULL, 1);
+            st = add_subgraph_op(L, gp->node[i], NULL);
         else if (file_op(gp->node[i]) != NN_OP_CONSTANT)
             st = add_node(L, gp->node[i], outs);
     free(outs);
