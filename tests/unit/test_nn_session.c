@@ -602,21 +602,30 @@ static void test_mobilefacenet(void)
     ffu_nn_model_destroy(m);
 }
 
+/* The session's describe, parsed (NULL on any failure; free with ffu_json_free). */
+static ffu_json *describe_json(const ffu_nn_session *s)
+{
+    ffu_jw *w;
+    ffu_json *d = NULL;
+    if (ffu_jw_create(&w, 0) != FFU_OK) return NULL;
+    const char *t = ffu_nn_session_describe(s, w) == FFU_OK ? ffu_jw_text(w, NULL) : NULL;
+    if (t && ffu_json_parse(t, strlen(t), &d) != FFU_OK) d = NULL;
+    ffu_jw_destroy(w);
+    return d;
+}
+
 /* ffu_nn_session_profile: per-node mean times after profiled runs (none before, none
  * after a restart), per-node FLOPs that add up to the model's, and the same outputs
  * as unprofiled runs. */
 static int64_t describe_profile(ffu_nn_session *s, int *timed, int *views, double *sum_ms,
                                 int64_t *sum_flops)
 {
-    ffu_jw *w;
-    ffu_json *d = NULL;
     int64_t runs = -1;
     *timed = *views = 0;
     *sum_ms = 0;
     *sum_flops = 0;
-    if (ffu_jw_create(&w, 0) != FFU_OK) return -1;
-    if (ffu_nn_session_describe(s, w) == FFU_OK &&
-        ffu_json_parse(ffu_jw_text(w, NULL), strlen(ffu_jw_text(w, NULL)), &d) == FFU_OK) {
+    ffu_json *d = describe_json(s);
+    if (d) {
         runs = ffu_json_int(ffu_json_get(d, "profiled_runs"), 0);
         const ffu_json *nodes = ffu_json_get(d, "nodes");
         for (size_t i = 0; i < ffu_json_len(nodes); i++) {
@@ -630,7 +639,6 @@ static int64_t describe_profile(ffu_nn_session *s, int *timed, int *views, doubl
         }
     }
     ffu_json_free(d);
-    ffu_jw_destroy(w);
     return runs;
 }
 
@@ -702,12 +710,9 @@ static void test_profile(void)
  * group's. YuNet has a 15- and a 3-member pipeline at one thread, strips at two. */
 static void profile_groups(ffu_nn_session *s, const char *kind, int *groups)
 {
-    ffu_jw *w;
-    ffu_json *d = NULL;
     *groups = 0;
-    CHECK(ffu_jw_create(&w, 0) == FFU_OK);
-    CHECK(ffu_nn_session_describe(s, w) == FFU_OK);
-    CHECK(ffu_json_parse(ffu_jw_text(w, NULL), strlen(ffu_jw_text(w, NULL)), &d) == FFU_OK);
+    ffu_json *d = describe_json(s);
+    CHECK(d != NULL);
     const ffu_json *nodes = ffu_json_get(d, "nodes");
     double sum = 0, last = 0;
     int seen = 0;
@@ -733,7 +738,6 @@ static void profile_groups(ffu_nn_session *s, const char *kind, int *groups)
     }
     CHECK_EQ_INT(seen, 0); /* every group ended */
     ffu_json_free(d);
-    ffu_jw_destroy(w);
 }
 
 static void test_profile_in_groups(void)
@@ -846,11 +850,8 @@ static void test_empty_nodes_skipped(void)
         CHECK_EQ_INT(t.nbytes, 0);
         CHECK(ffu_nn_session_output(s, 1, &t) == FFU_OK);
         CHECK(((float *)t.data)[0] == 0 && ((float *)t.data)[5] == 2.5f);
-        ffu_jw *jw;
-        ffu_json *d = NULL;
-        CHECK(ffu_jw_create(&jw, 0) == FFU_OK);
-        CHECK(ffu_nn_session_describe(s, jw) == FFU_OK);
-        CHECK(ffu_json_parse(ffu_jw_text(jw, NULL), strlen(ffu_jw_text(jw, NULL)), &d) == FFU_OK);
+        ffu_json *d = describe_json(s);
+        CHECK(d != NULL);
         const ffu_json *nodes = ffu_json_get(d, "nodes");
         CHECK_EQ_INT(ffu_json_len(nodes), 2);
         for (size_t i = 0; i < ffu_json_len(nodes); i++) {
@@ -860,7 +861,6 @@ static void test_empty_nodes_skipped(void)
             CHECK(softmax ? strcmp(be, "empty") == 0 : strcmp(be, "empty") != 0);
         }
         ffu_json_free(d);
-        ffu_jw_destroy(jw);
         ffu_nn_session_destroy(s);
     }
     ffu_nn_model_destroy(m);
@@ -1098,16 +1098,9 @@ static float *strips_run(const ffu_nn_model *m, int threads, unsigned flags, int
             *n = to.nbytes / sizeof(float);
         }
     }
-    ffu_jw *w;
-    ffu_json *d = NULL;
-    *strips = -1;
-    if (ffu_jw_create(&w, 0) == FFU_OK) {
-        const char *t = ffu_nn_session_describe(s, w) == FFU_OK ? ffu_jw_text(w, NULL) : NULL;
-        if (t && ffu_json_parse(t, strlen(t), &d) == FFU_OK)
-            *strips = (int)ffu_json_int(ffu_json_get(d, "strip_nodes"), -1);
-        ffu_json_free(d);
-        ffu_jw_destroy(w);
-    }
+    ffu_json *d = describe_json(s);
+    *strips = d ? (int)ffu_json_int(ffu_json_get(d, "strip_nodes"), -1) : -1;
+    ffu_json_free(d);
     ffu_nn_session_destroy(s);
     return out;
 }
