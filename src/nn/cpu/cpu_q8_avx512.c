@@ -11,10 +11,11 @@
  * Channels-last (NHWC) f32 in and out, any kernel size, stride and pads, output
  * channels in blocks of 32 (the last one may be half). Output pixels go in blocks of at
  * most twelve, up to NN_CPU_Q8_BLOCKS of them at a time: their input patches are packed
- * as A[tap][c][pixels] (zeros for pads). Per 32-output panel the weights are rebuilt chunk
- * by chunk into an L1 buffer, and each block adds the chunk's products to its partial
- * sums with up to 24 accumulators, two weight vectors per patch element and one
- * broadcast from A per pixel. Bias, an optional residual (the node's sum input, which
+ * as A[tap][c][pixels]. Per 32-output panel the weights are rebuilt chunk by chunk into
+ * an L1 buffer, and each run of a block's pixels whose patches read the chunk's tap
+ * inside the input (pads add nothing) adds the chunk's products to its partial sums
+ * with up to 24 accumulators, two weight vectors per patch element and one broadcast
+ * from A per pixel. Bias, an optional residual (the node's sum input, which
  * may be the output itself) and the activation come before one store per pixel and
  * slice. Only called after a runtime AVX-512F check. */
 #include <immintrin.h>
@@ -33,13 +34,13 @@
 
 #define PIX(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 
-/* The patches of output pixels [p, p + np) into A[k][np], k = (ky * KW + kx) * C + c;
- * pads are zeros. Returns the taps (bit ky * KW + kx) that fall inside the input for at
- * least one of the pixels. */
-static uint64_t pack(const nn_cpu_q8 *d, const float *x, int64_t p, int np, float *A)
+/* The patches of output pixels [p, p + np) into A[k][np], k = (ky * KW + kx) * C + c,
+ * where the tap falls inside the input (the rest is left as it was). live[t] gets the pixels (bit
+ * j) for which tap t = ky * KW + kx falls inside the input. */
+static void pack(const nn_cpu_q8 *d, const float *x, int64_t p, int np, float *A, uint16_t *live)
 {
     const int64_t C = d->C, per = d->OH * d->OW;
-    uint64_t taps = 0;
+    memset(live, 0, sizeof *live * (size_t)d->KH * (size_t)d->KW);
     for (int j = 0; j < np; j++) {
         const int64_t n = (p + j) / per, oy = (p + j) % per / d->OW, ox = (p + j) % d->OW;
         for (int ky = 0; ky < d->KH; ky++)
@@ -48,14 +49,12 @@ static uint64_t pack(const nn_cpu_q8 *d, const float *x, int64_t p, int np, floa
                 float *a = A + (ky * d->KW + kx) * C * np + j;
                 if (iy >= 0 && iy < d->IH && ix >= 0 && ix < d->IW) {
                     const float *xp = x + ((n * d->IH + iy) * d->IW + ix) * C;
-                    taps |= (uint64_t)1 << (ky * d->KW + kx);
-                    for (int64_t c = 0; c < C; c++) a[c * np] = xp[c];
-                } else {
-                    for (int64_t c = 0; c < C; c++) a[c * np] = 0.0f;
+                    live[ky * d->KW + kx] |= (uint16_t)(1u << j);
+                    for (int64_t c = 0; c < C; c++)
+                        a[c * np] = xp[c];
                 }
             }
     }
-    return taps;
 }
 
 /* The weights of sixteen codes c: (c * scale + min) * mul, three roundings as the
@@ -183,12 +182,13 @@ int nn_cpu_q8_channel_avx512(const float *v, int64_t n, const float *u, float sc
     return 0;
 }
 
-/* Adds to the partial sums part[np][32] of one pixel block the products of rows [0, nk)
- * of its packed patches A[nk][np] and of the rebuilt weights W[nk][32]. np is a
- * constant in each instance (part_np): pixels past it take no FMAs. Each sum runs over
- * the rows in order, as in one pass over all of them (a float stored and reloaded is
- * the same float). With pf, a prefetch into L2 of the codes at pf + 32 k each row. */
-INLINE void part(const float *A, const float *W, int64_t nk, const int np, float *sums,
+/* Adds to the partial sums part[np][32] of np pixels of a block the products of rows
+ * [0, nk) of their packed patches (row k at A + k * lda) and of the rebuilt weights
+ * W[nk][32]. np is a constant in each instance (part_np): pixels past it take no FMAs.
+ * Each sum runs over the rows in order, as in one pass over all of them (a float
+ * stored and reloaded is the same float). With pf, a prefetch into L2 of the codes at
+ * pf + 32 k each row. */
+INLINE void part(const float *A, int64_t lda, const float *W, int64_t nk, const int np, float *sums,
                  const uint8_t *pf)
 {
 #define ACC(j)                                                           \
@@ -203,7 +203,7 @@ INLINE void part(const float *A, const float *W, int64_t nk, const int np, float
         __m512 w0 = _mm512_loadu_ps(W + k * 32), w1 = _mm512_loadu_ps(W + k * 32 + 16);
         PIN(w0);
         PIN(w1);
-        const float *a = A + k * np;
+        const float *a = A + k * lda;
         if (pf) _mm_prefetch((const char *)(pf + k * 32), _MM_HINT_T1);
 #define FMA(j)                                                   \
     if (j < np) {                                                \
@@ -224,12 +224,14 @@ INLINE void part(const float *A, const float *W, int64_t nk, const int np, float
 }
 
 /* part for np of 1..12 pixels, each count its own instance */
-static void part_np(const float *A, const float *W, int64_t nk, int np, float *sums,
+static void part_np(const float *A, int64_t lda, const float *W, int64_t nk, int np, float *sums,
                     const uint8_t *pf)
 {
     switch (np) {
-#define CASE(j) \
-    case j + 1: part(A, W, nk, j + 1, sums, pf); break;
+#define CASE(j)                                                                                    \
+    case j + 1:                                                                                    \
+        part(A, lda, W, nk, j + 1, sums, pf);                                                      \
+        break;
         PIX(CASE)
 #undef CASE
     default: break;
@@ -270,35 +272,42 @@ void nn_cpu_q8_pixels_avx512(const nn_cpu_q8 *d, const float *src, const float *
      * them: 16 pixels at batch 1 are two blocks of 8, not 12 and 4. */
     const int64_t C = d->C, KK = (int64_t)d->KH * d->KW * C, span = PX * NN_CPU_Q8_BLOCKS;
     float *W = scratch + KK * span, *sums = W + 32 * NN_CPU_Q8_CHUNK;
-    uint64_t taps[NN_CPU_Q8_BLOCKS];
+    uint16_t live[NN_CPU_Q8_BLOCKS][64]; /* per block and tap, its pixels inside */
     int64_t at[NN_CPU_Q8_BLOCKS + 1];
     for (int64_t pc = p0; pc < p1; pc += span) {
         const int64_t n = p1 - pc < span ? p1 - pc : span;
         const int nb = (int)((n + PX - 1) / PX);
-        uint64_t any = 0;
         for (int b = 0; b <= nb; b++) at[b] = pc + n * b / nb;
-        for (int b = 0; b < nb; b++) {
-            taps[b] = pack(d, src, at[b], (int)(at[b + 1] - at[b]), scratch + b * PX * KK);
-            any |= taps[b];
-        }
+        for (int b = 0; b < nb; b++)
+            pack(d, src, at[b], (int)(at[b + 1] - at[b]), scratch + b * PX * KK, live[b]);
         for (int64_t k0 = 0; k0 < d->K; k0 += 32) {
             memset(sums, 0, sizeof(float) * 32 * PX * (size_t)nb);
             for (int64_t ka = 0, kb; ka < KK; ka = kb) {
                 const int64_t t = ka / C; /* the tap; chunks end at its last row */
                 kb = ka + NN_CPU_Q8_CHUNK < (t + 1) * C ? ka + NN_CPU_Q8_CHUNK : (t + 1) * C;
-                if (!(any >> t & 1)) continue; /* it reads only pads for every pixel */
+                unsigned any = 0;
+                for (int b = 0; b < nb; b++)
+                    any |= live[b][t];
+                if (!any) continue; /* it reads only pads for every pixel */
                 expand(d, k0, ka, kb, W);
-                /* the first block that runs asks for the codes after these (the next
+                /* the first run of pixels asks for the codes after these (the next
                  * chunk, or the next panel's first) into L2, one row's 32 bytes per row
                  * it computes: a chunk is one 4 KB page, where the hardware prefetcher
                  * stops, and waiting for it was 45% of the rebuild */
                 const uint8_t *next = d->q + k0 * KK + kb * 32;
-                for (int b = 0; b < nb; b++)
-                    if (taps[b] >> t & 1) {
-                        part_np(scratch + b * PX * KK + ka * (at[b + 1] - at[b]), W, kb - ka,
-                                (int)(at[b + 1] - at[b]), sums + b * PX * 32, next);
+                for (int b = 0; b < nb; b++) {
+                    /* each run of the block's pixels that read the tap inside the
+                     * input (a pad's zero would add nothing: a third of the products of
+                     * a 3x3 layer on 4x4 pixels) */
+                    const int64_t np = at[b + 1] - at[b];
+                    for (unsigned m = live[b][t]; m;) {
+                        const int j = __builtin_ctz(m), len = __builtin_ctz(~(m >> j));
+                        part_np(scratch + b * PX * KK + ka * np + j, np, W, kb - ka, len,
+                                sums + (b * PX + j) * 32, next);
                         next = NULL;
+                        m &= ~(((1u << len) - 1) << j);
                     }
+                }
             }
             for (int b = 0; b < nb; b++)
                 finish(d, sums + b * PX * 32, k0, at[b], (int)(at[b + 1] - at[b]), res, dst);
