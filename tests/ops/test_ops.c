@@ -198,6 +198,9 @@ static const tcase cases[] = {
     {NN_OP_CONV, "pw 100->60 +res prelu[1]", 4, {S4(1, 100, 7, 11), S4(60, 100, 1, 1), S1(60), S4(1, 60, 7, 11)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 2},
     {NN_OP_CONV, "pw 2x13->33 no bias +relu6", 2, {S4(2, 13, 7, 11), S4(33, 13, 1, 1)}, {0, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_RELU6},
     {NN_OP_CONV, "pw 8->64 +clip", 3, {S4(1, 8, 5, 11), S4(64, 8, 1, 1), S1(64)}, {0, 1, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    /* multiples of 64 outputs, 64 at a time (4-pixel blocks and the one-pixel tail) */
+    {NN_OP_CONV, "pw 64->128 +prelu[C]", 3, {S4(1, 64, 7, 9), S4(128, 64, 1, 1), S1(128)}, {0, 1, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "pw 2x24->192 +res in place +relu6", 4, {S4(2, 24, 5, 7), S4(192, 24, 1, 1), S1(192), S4(2, 192, 5, 7)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_RELU6, .inplace = 3},
     {NN_OP_CONV, "pw 64->56 +res in place +prelu[C]", 4, {S4(1, 64, 13, 17), S4(56, 64, 1, 1), S1(56), S4(1, 56, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
     /* a fused 2x2 max pool after the activation (_pool=2, ir.h): our depthwise kernel
      * (odd rows and columns dropped), oneDNN's depthwise and a dense conv */

@@ -1392,34 +1392,106 @@ static nn_graph *g_chain_strided(void)
     return g;
 }
 
-/* The strided graph in one pipeline of six on 1 and 2 threads, against ref. */
-static void test_band_pipeline_strided(void)
+/* x [1,3,111,113] -> [3x3 stride 2 first layer 3->64 relu -> dw 3x3 leaky -> 1x1
+ * 64->128 relu6 -> dw 3x3 stride 2] -> 1x1 128->64 -> y: MobileFaceNet's first block,
+ * a 1x1 member into a multiple of 64 outputs (64 at a time; the value after it over
+ * 1 MiB, the one after the strided layer not, so the pipeline ends there). */
+static nn_graph *g_chain_wide(void)
+{
+    int x, node;
+    nn_graph *g = image_graph(1, 111, 113, &x);
+    if (!g) return NULL;
+    uint64_t seed = 47;
+    int64_t s2[2] = {2, 2};
+    int t = chain_conv(g, x, 3, 64, 0, 3, 1, NN_ACT_RELU, &seed, &node);
+    nn_node_set_ints(g, node, "strides", s2, 2);
+    t = chain_conv(g, t, 64, 64, 1, 3, 1, NN_ACT_LEAKY_RELU, &seed, NULL);
+    t = chain_conv(g, t, 64, 128, 0, 1, 0, NN_ACT_RELU6, &seed, NULL);
+    t = chain_conv(g, t, 128, 128, 1, 3, 1, NN_ACT_NONE, &seed, &node);
+    nn_node_set_ints(g, node, "strides", s2, 2);
+    int y = chain_conv(g, t, 128, 64, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
+    nn_graph_mark_output(g, y);
+    return g;
+}
+
+/* build()'s graph on 1 and 2 threads against ref, with `members` nodes in pipelines. */
+static void check_band_graph(nn_graph *(*build)(void), const char *label, int members)
 {
     ffu_nn_session_opts o;
     ffu_nn_session_opts_default(&o);
     o.backend = "ref";
     size_t nw = 0, n = 0;
     ffu_json *d = NULL;
-    float *want = run_graph(g_chain_strided(), &o, NULL, 0, &nw, &d);
+    float *want = run_graph(build(), &o, NULL, 0, &nw, &d);
     ffu_json_free(d);
     CHECK(want != NULL && nw > 0);
     for (int threads = 1; threads <= 2 && want; threads++) {
         o.backend = "cpu";
         o.threads = threads;
-        float *got = run_graph(g_chain_strided(), &o, NULL, 0, &n, &d);
+        float *got = run_graph(build(), &o, NULL, 0, &n, &d);
         if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
             ffu_json_free(d), free(got);
             continue;
         }
         double worst = n == nw ? worst_error(want, nw, got, n) : 1;
         int bands = desc_int(d, "band_nodes");
-        printf("strided band pipeline, %d threads: %d nodes in it, worst %.3g\n", threads,
-               bands, worst);
+        printf("%s band pipeline, %d threads: %d nodes in it, worst %.3g\n", label, threads, bands,
+               worst);
         CHECK(worst < 1e-4);
-        CHECK_EQ_INT(bands, ffu_cpu_features() & FFU_CPU_AVX512F ? 6 : 0);
+        CHECK_EQ_INT(bands, ffu_cpu_features() & FFU_CPU_AVX512F ? members : 0);
         ffu_json_free(d), free(got);
     }
     free(want);
+}
+
+/* The strided graph in one pipeline of six; MobileFaceNet's block in one of four. */
+static void test_band_pipeline_strided(void)
+{
+    check_band_graph(g_chain_strided, "strided", 6);
+    check_band_graph(g_chain_wide, "64 -> 128", 4);
+}
+
+typedef struct side_run {
+    float *y[2];
+    size_t n[2];
+    int bands[2];
+} side_run;
+
+static void side_job(void *arg, int k)
+{
+    side_run *r = arg;
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "cpu";
+    o.threads = 1;
+    ffu_json *d = NULL;
+    r->y[k] = run_graph(g_chain_wide(), &o, NULL, 0, &r->n[k], &d);
+    r->bands[k] = d && desc_on_cpu(d) ? desc_int(d, "band_nodes") : -1;
+    ffu_json_free(d);
+}
+
+/* One-thread sessions with a pipeline run side by side (as an ensemble's members) give
+ * what one of them gives alone: the second runs as thread 1 of the side-by-side team
+ * and must still compute every row (it once returned at once, leaving its output as
+ * it was). */
+static void test_band_pipeline_side_by_side(void)
+{
+    side_run alone = {0}, side = {0};
+    side_job(&alone, 0);
+    if (alone.bands[0] < 0) { /* no oneDNN in this build */
+        free(alone.y[0]);
+        TEST_SKIP("cpu backend without oneDNN");
+    }
+    ffu_nn_run_side_by_side(2, side_job, &side);
+    for (int k = 0; k < 2; k++) {
+        CHECK(alone.y[0] && side.y[k] && side.n[k] == alone.n[0]);
+        CHECK(side.y[k] && alone.y[0] &&
+              !memcmp(side.y[k], alone.y[0], sizeof(float) * alone.n[0]));
+        CHECK_EQ_INT(side.bands[k], alone.bands[0]);
+        free(side.y[k]);
+    }
+    printf("side by side: %d nodes in pipelines each, outputs equal\n", alone.bands[0]);
+    free(alone.y[0]);
 }
 
 /* t + r, then ReLU: a residual Add the plan fuses into the Conv that produced t. */
@@ -1996,6 +2068,6 @@ TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, tes
           test_residual_fused, test_residual_sessions, test_heads_merged, test_dw_pool_fused,
           test_winograd_session, test_winograd_memory_cap, test_winograd_blocked_chain,
           test_reduce_channels_last, test_empty_and_null, test_band_pipeline,
-          test_band_pipeline_strided, test_band_pipeline_residual, test_band_pipeline_random,
-          test_band_pipeline_planar, test_planar_wide_groups, test_band_pipeline_planar_head,
-          test_first_layer_nhwc, test_h16_head, test_h16_gemm)
+          test_band_pipeline_strided, test_band_pipeline_side_by_side, test_band_pipeline_residual,
+          test_band_pipeline_random, test_band_pipeline_planar, test_planar_wide_groups,
+          test_band_pipeline_planar_head, test_first_layer_nhwc, test_h16_head, test_h16_gemm)

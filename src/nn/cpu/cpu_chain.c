@@ -138,9 +138,9 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
     /* one reading an NHWC image heads a pipeline only with planar output rows (a planar
      * head, planar_node) */
     if (first && C == 3 && planar_head(M, y->shape.d[3], win.stride[2])) return NN_CPU_K_CF;
-    if (group == 1 && win.k[1] == 1 && win.k[2] == 1 && win.stride[1] == 1 &&
-        win.stride[2] == 1 && !win.pad0[1] && !win.pad0[2] && !win.pad1[1] && !win.pad1[2] &&
-        !pool && M <= 64 && C <= 256)
+    if (group == 1 && win.k[1] == 1 && win.k[2] == 1 && win.stride[1] == 1 && win.stride[2] == 1 &&
+        !win.pad0[1] && !win.pad0[2] && !win.pad1[1] && !win.pad1[2] && !pool &&
+        nn_cpu_pw_outputs(M) && C <= 256)
         return NN_CPU_K_PW;
     if (!res && group == C && M == C && w->shape.d[1] == 1 && win.k[1] * win.k[2] <= 64 &&
         (pool == 0 || pool == 2))
@@ -620,11 +620,10 @@ static void pull(chain_pull *c, int s, int64_t r)
 
 /* Thread t of nthr runs strips t, t + nthr, ... of the ch->nthr that the scratch was
  * sized for (fewer threads than planned still cover every row). */
-static void chain_thread(void *arg)
+static void chain_strips(const chain_job *j, int t, int nthr)
 {
-    const chain_job *j = arg;
     const struct nn_cpu_chain *ch = j->ch;
-    int t = omp_get_thread_num(), nthr = omp_get_num_threads(), L = ch->n - 1;
+    int L = ch->n - 1;
     if (t >= ch->nthr) return;
     const chain_stage *s0 = &ch->st[0], *sl = &ch->st[L];
     chain_pull c = {.ch = ch,
@@ -660,6 +659,12 @@ static void chain_thread(void *arg)
     }
 }
 
+/* A thread of the pipeline's team. */
+static void chain_thread(void *arg)
+{
+    chain_strips(arg, omp_get_thread_num(), omp_get_num_threads());
+}
+
 /* 1 when [a, a + na) and [b, b + nb) share a byte. */
 static int overlap(const void *a, size_t na, const void *b, size_t nb)
 {
@@ -692,7 +697,9 @@ ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void
     float *area = (float *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     chain_job j = {ch, x, y, area, prof};
     if (ch->nthr <= 1) {
-        chain_thread(&j);
+        /* no team: all of it on this thread, which may be thread 1 of someone else's
+         * (ensemble members side by side, ffu_nn_run_side_by_side) */
+        chain_strips(&j, 0, 1);
         return FFU_OK;
     }
     GOMP_parallel(chain_thread, &j, (unsigned)ch->nthr, 0);

@@ -333,16 +333,16 @@ static ffu_status build_pw_custom(cpu_ctx *c, const nn_tensor *x, const nn_tenso
     const nn_node *n = c->n;
     int64_t C = x->shape.d[1], M = y->shape.d[1];
     if (x->shape.rank != 4 || nn_attr_int(n, "group", 1) != 1 || nn_attr_int(n, "_pool", 0) ||
-        w->shape.d[2] != 1 || w->shape.d[3] != 1 || win->stride[1] != 1 ||
-        win->stride[2] != 1 || win->pad0[1] || win->pad0[2] || win->pad1[1] || win->pad1[2] ||
-        M > 64 || C > 256 || !(ffu_cpu_features() & FFU_CPU_AVX512F))
+        w->shape.d[2] != 1 || w->shape.d[3] != 1 || win->stride[1] != 1 || win->stride[2] != 1 ||
+        win->pad0[1] || win->pad0[2] || win->pad1[1] || win->pad1[2] || !nn_cpu_pw_outputs(M) ||
+        C > 256 || !(ffu_cpu_features() & FFU_CPU_AVX512F))
         return CPU_UNSUPPORTED;
     /* Measured (docs/NN_CPU.md "Our 1x1 kernel"): ours wins where oneDNN leaves lanes
      * empty (24 outputs: 1.15-1.2x) and on small 16-channel layers (96x96: 2.6x); on
      * large 16- and 32-channel layers (160x160 and up) they tie or oneDNN's blocked
      * kernel wins (320x320 16 -> 16: 0.27 vs 0.32 ms). The node's `_cpu_pw` attribute
-     * (tests) forces the choice: 1 ours, 0 oneDNN. Into 33-64 channels oneDNN stays the
-     * default; a node of a band pipeline takes ours as if forced. */
+     * (tests) forces the choice: 1 ours, 0 oneDNN. Into 33-64 channels (and multiples of
+     * 64) oneDNN stays the default; a node of a band pipeline takes ours as if forced. */
     int64_t force = nn_attr_int(n, "_cpu_pw", -1);
     if (force < 0 && nn_cpu_chain_member(c)) force = 1;
     int scaled = node_scale(c);

@@ -219,6 +219,10 @@ typedef struct nn_cpu_pw {
     float *w, *b, *ns;
 } nn_cpu_pw;
 
+/* 1 when our 1x1 kernel takes M outputs: at most 64, or a multiple of 64 up to 512
+ * (64 at a time). */
+static inline int nn_cpu_pw_outputs(int64_t M) { return M <= 64 || (M % 64 == 0 && M <= 512); }
+
 /* Pixels [p0, p1); res (may be NULL) has dst's shape and may be dst itself. */
 void nn_cpu_pw_pixels_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
                              int64_t p0, int64_t p1);

@@ -1,5 +1,6 @@
 /* Our own 1x1 convolution for the cpu backend's narrow layers: channels-last (NHWC) f32
- * with AVX-512, into at most 64 output channels. oneDNN 2.6 runs such layers well
+ * with AVX-512, into at most 64 output channels (or a multiple of 64, 64 at a time, for
+ * the band pipelines: MobileFaceNet's 64 -> 128 at 56x56). oneDNN 2.6 runs such layers well
  * below the FMA rate: FaceMesh's 16 -> 16 layers at 96x96 at about 70 GFLOP/s (its
  * blocked 1x1 kernel), BlazeFace's 24 -> 24 at 128x128 at about 145 (brgconv; 24
  * channels fill a 32-lane pair of vectors only three quarters); together those layers
@@ -93,10 +94,9 @@ INLINE void blk8x2(const float *x, int64_t Ci, const float *w, int64_t Cop, cons
  * slices blocks of eight (24 accumulators) were up to 7% slower (64 -> 48 at 160x160:
  * 145 against 155 GFLOP/s) and of six up to 3%; with four, blocks of six 1-5%, of seven
  * (28, broadcasts or weights from memory operands) 3-8%, of three about 22%. */
-INLINE void blk4xn(const float *x, int64_t Ci, const float *w, const out_slice *s, const float *res,
-                   float *y, int64_t Co, const int n)
+INLINE void blk4xn(const float *x, int64_t Ci, const float *w, int64_t Cop, const out_slice *s,
+                   const float *res, float *y, int64_t Co, const int n)
 {
-    const int64_t Cop = 16 * n;
     const __m512 b0 = s[0].bias, b1 = s[1].bias, b2 = s[2].bias;
     const __m512 b3 = n == 4 ? s[3].bias : _mm512_setzero_ps();
     const int mode = s[n - 1].mode;
@@ -194,6 +194,22 @@ INLINE void pixels(const nn_cpu_pw *d, const float *src, const float *res, float
     const int64_t Ci = Cc ? Cc : d->Ci, Co = d->Co, Cop = d->Cop;
     const int ns = (int)((Co + 15) / 16), nv = (int)(Cop / 16);
     out_slice s[4];
+    if (ns > 4) {
+        /* a multiple of 64 outputs, 64 at a time over the pixels (their weights, 16 KB
+         * for 64 inputs, stay in L1 meanwhile) */
+        for (int64_t g = 0; g < Co; g += 64) {
+            for (int j = 0; j < 4; j++)
+                s[j] = out_slice_at(d->b, d->ns, &d->act, Co, g + 16 * j);
+            int64_t p = p0;
+            for (; p + 4 <= p1; p += 4)
+                blk4xn(src + p * Ci, Ci, d->w + g, Cop, s, res ? res + p * Co + g : NULL,
+                       dst + p * Co + g, Co, 4);
+            for (; p < p1; p++)
+                pixel(src + p * Ci, Ci, d->w + g, Cop, s, 4, res ? res + p * Co + g : NULL,
+                      dst + p * Co + g);
+        }
+        return;
+    }
     for (int j = 0; j < nv; j++) {
         /* beyond the outputs (24 stored twice over) whole slices */
         s[j] = out_slice_at(d->b, d->ns, &d->act, j < ns ? Co : Cop, 16 * j);
@@ -205,8 +221,10 @@ INLINE void pixels(const nn_cpu_pw *d, const float *src, const float *res, float
         if (Co == 24) blk24(x, Ci, d->w, s, r, dst + p * Co);
         else if (ns == 1) blk16(x, Ci, d->w, s, r, dst + p * Co, Co);
         else if (ns == 2) blk8x2(x, Ci, d->w, Cop, s, r, dst + p * Co, Co);
-        else if (ns == 3) blk4xn(x, Ci, d->w, s, r, dst + p * Co, Co, 3);
-        else blk4xn(x, Ci, d->w, s, r, dst + p * Co, Co, 4);
+        else if (ns == 3)
+            blk4xn(x, Ci, d->w, Cop, s, r, dst + p * Co, Co, 3);
+        else
+            blk4xn(x, Ci, d->w, Cop, s, r, dst + p * Co, Co, 4);
     }
     for (; p < p1; p++)
         pixel(src + p * Ci, Ci, d->w, Cop, s, ns, res ? res + p * Co : NULL, dst + p * Co);
