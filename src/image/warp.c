@@ -116,6 +116,47 @@ static int all_outside(int32_t Xa, int32_t Ya, int32_t Xb, int32_t Yb, int sw, i
     return xhi + 1 < 0 || xlo >= sw || yhi + 1 < 0 || ylo >= sh;
 }
 
+/* Rows of output ahead of the one being computed whose source lines are asked for. */
+#define WARP_PREFETCH_ROWS 2
+
+/* Asks for the source lines that output row y, columns [x0, x0 + n), reads (both rows
+ * under each bilinear position), so that they come in while the rows before it are
+ * computed. A face crop's source has usually been pushed out of the caches by the
+ * models run since the image came in, and a rotated row walks across source rows,
+ * where the hardware prefetchers do not follow it. The row's segment is cut into pieces
+ * of at most 16 source columns (48 or 64 bytes, under a line); for each piece, a
+ * prefetch at its start column in every source row from the one under its start to
+ * the one under its end, plus one. Along an unrotated row shrunk more than 4x (a 1080p
+ * frame's letterbox for a detector) the reads run along two source rows, which the
+ * hardware prefetcher follows once started, and a prefetch per piece would be one per
+ * two or three output pixels: there only the first two pieces. Positions in 16.16
+ * fixed point; maps that reach far outside the image are left alone. Measured in
+ * docs/IMAGE.md ("Prefetching the warp's source"). */
+static void prefetch_row(const warp_ctx *w, const double m[6], int y, int x0, int n)
+{
+    const double one = 65536.0, lim = 1e6;
+    const double ax = fabs(m[0]);
+    const int s = ax * n <= 16 ? n : ax > 16 ? 1 : (int)(16 / ax);
+    const int np = m[1] == 0 && m[3] == 0 && ax > 4 && 2 * s < n ? 2 * s : n;
+    const double X0 = m[0] * x0 + m[1] * y + m[2], Y0 = m[3] * x0 + m[4] * y + m[5];
+    if (!(fabs(X0) < lim && fabs(Y0) < lim && ax * n < lim && fabs(m[3]) * n < lim)) return;
+    int64_t X = (int64_t)(X0 * one), Y = (int64_t)(Y0 * one);
+    for (int i = 0; i < np; i += s) {
+        const int e = i + s < n ? i + s : n - 1; /* the piece's end column */
+        const int64_t X1 = (int64_t)((X0 + m[0] * e) * one), Y1 = (int64_t)((Y0 + m[3] * e) * one);
+        int64_t ix = X >> 16, ylo = (Y < Y1 ? Y : Y1) >> 16, yhi = ((Y < Y1 ? Y1 : Y) >> 16) + 1;
+        if (ix < 0) ix = 0;
+        if (ylo < 0) ylo = 0;
+        if (yhi > w->sh - 1) yhi = w->sh - 1;
+        if (ix < w->sw) {
+            const uint8_t *p = w->src + (size_t)ix * (size_t)w->cn;
+            for (int64_t r = ylo; r <= yhi; r++)
+                __builtin_prefetch(p + (size_t)r * (size_t)w->sstride, 0, 3);
+        }
+        X = X1, Y = Y1;
+    }
+}
+
 ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, const double m[6],
                                       ffu_interp interp, ffu_border border,
                                       const uint8_t border_value[4], int isa)
@@ -150,7 +191,11 @@ ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, cons
             adelta[i] = fix_round(m[0] * (x0 + i) * ab_scale);
             bdelta[i] = fix_round(m[3] * (x0 + i) * ab_scale);
         }
+        for (int y = 0; y < WARP_PREFETCH_ROWS && y < dst->height; y++)
+            prefetch_row(&w, m, y, x0, n);
         for (int y = 0; y < dst->height; y++) {
+            if (y + WARP_PREFETCH_ROWS < dst->height)
+                prefetch_row(&w, m, y + WARP_PREFETCH_ROWS, x0, n);
             ffu_warp_row r = {adelta, bdelta, fix_round((m[1] * y + m[2]) * ab_scale) + round_delta,
                               fix_round((m[4] * y + m[5]) * ab_scale) + round_delta, shift};
 #define ROW_X(i) ((r.x0 + adelta[i]) >> shift)
