@@ -177,6 +177,11 @@ FFU_API ffu_status ffu_nn_session_sync(ffu_nn_session *s);
 FFU_API ffu_status ffu_nn_session_output(const ffu_nn_session *s, int i, ffu_nn_tensor *t);
 /* Bytes of activation memory planned for one run (inputs and outputs included). */
 FFU_API size_t ffu_nn_session_peak_bytes(const ffu_nn_session *s);
+/* FLOPs (two per multiply-add, convolutions in direct form, as `describe`'s per-node
+ * "flops") of every run of every session in this process so far: benchmarks read it
+ * before and after a piece of work to know the arithmetic it did (`facefuse bench
+ * face`'s "at peak" column). Thread-safe; it counts all threads' runs. */
+FFU_API uint64_t ffu_nn_flops_done(void);
 /* Threads the planned session's nodes run on: opts.threads, or fewer where the plan's
  * nodes are too small to be worth splitting (the cpu backend gives each thread at
  * least 1 MFLOP of the average node, so a plan averaging under 2 MFLOP a node runs on

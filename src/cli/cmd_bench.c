@@ -494,28 +494,32 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         goto out;
     }
     int nfaces = 0;
+    /* each stage's FLOPs in the last run (the engine's count, ffu_nn_flops_done) */
+    uint64_t fl[ST_COUNT + 1] = {0};
     for (int r = 0; r < total; r++) {
         double t[ST_COUNT + 1];
-        t[0] = ffu_clock_sec();
+#define MARK(k) (t[k] = ffu_clock_sec(), fl[k] = ffu_nn_flops_done())
+        MARK(0);
         st = ffu_detector_detect(det, &img, &faces);
-        t[1] = ffu_clock_sec();
+        MARK(1);
         if (!st && faces.count == 0)
             st = ffu_error_set(FFU_ERR_FORMAT, "%s: no face found", path);
         ffu_face *f = st ? NULL : &faces.faces[0];
         if (!st && lm) st = ffu_landmarker_run(lm, &img, f);
-        t[2] = ffu_clock_sec();
+        MARK(2);
         if (!st && on[ST_QUALITY]) st = ffu_face_quality_compute(&img, f);
-        t[3] = ffu_clock_sec();
+        MARK(3);
         if (!st && live) st = ffu_liveness_run(live, &img, f);
-        t[4] = ffu_clock_sec();
+        MARK(4);
         if (!st && attr) st = ffu_attributes_run(attr, &img, f);
-        t[5] = ffu_clock_sec();
+        MARK(5);
         if (!st && emb) st = ffu_embedder_run(emb, &img, f, 1);
-        t[6] = ffu_clock_sec();
+        MARK(6);
         if (st) {
             rc = cli_fail(cmd, &o->common, st);
             goto out;
         }
+#undef MARK
         nfaces = faces.count;
         if (r >= o->warmup)
             for (int s = 0; s < ST_COUNT; s++)
@@ -530,6 +534,15 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
     }
     bench_host host;
     host_measure(&host);
+    /* what each stage's arithmetic alone would take at the FMA peak just measured, on
+     * the threads asked for (cpu, f32 only) */
+    double peak_ms[ST_COUNT], peak_sum = 0;
+    int threads = o->threads ? o->threads : ffu_cpu_count();
+    int at_peak = !strcmp(cli_backend_names[o->backend], "cpu") && !o->bf16 && host.peak > 0;
+    for (int s = 0; s < ST_COUNT; s++) {
+        peak_ms[s] = (double)(fl[s + 1] - fl[s]) / (host.peak * 1e6 * threads);
+        if (on[s]) peak_sum += peak_ms[s];
+    }
     if (o->common.json) {
         if ((st = ffu_jw_create(&w, 1))) {
             rc = cli_fail(cmd, &o->common, st);
@@ -549,6 +562,20 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
             if (on[s]) ffu_jw_key(w, stage_names[s]), ffu_jw_number(w, med[s]);
         ffu_jw_end_object(w);
         ffu_jw_key(w, "sum_of_medians_ms"), ffu_jw_number(w, sum);
+        ffu_jw_key(w, "gflop");
+        ffu_jw_begin_object(w);
+        for (int s = 0; s < ST_COUNT; s++)
+            if (on[s])
+                ffu_jw_key(w, stage_names[s]), ffu_jw_number(w, 1e-9 * (double)(fl[s + 1] - fl[s]));
+        ffu_jw_end_object(w);
+        if (at_peak) {
+            ffu_jw_key(w, "at_peak_ms");
+            ffu_jw_begin_object(w);
+            for (int s = 0; s < ST_COUNT; s++)
+                if (on[s]) ffu_jw_key(w, stage_names[s]), ffu_jw_number(w, peak_ms[s]);
+            ffu_jw_key(w, "total"), ffu_jw_number(w, peak_sum);
+            ffu_jw_end_object(w);
+        }
         ffu_jw_key(w, "workspace_bytes"), ffu_jw_int(w, (int64_t)ffu_nn_workspace_bytes(ws));
         host_json(w, &host);
         ffu_jw_end_object(w);
@@ -557,10 +584,21 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         printf("%s at %dx%d, %d face%s, %d thread%s%s, median of %d runs after %d warm-up:\n",
                path, img.width, img.height, nfaces, nfaces == 1 ? "" : "s", o->threads,
                o->threads == 1 ? "" : "s", o->bf16 ? ", bf16" : "", o->runs, o->warmup);
-        printf("  %-11s %8s\n", "stage", "ms");
-        for (int s = 0; s < ST_COUNT; s++)
-            if (on[s]) printf("  %-11s %8.3f\n", stage_names[s], med[s]);
-        printf("  %-11s %8.3f\n", "total", sum);
+        printf("  %-11s %8s %8s %8s\n", "stage", "ms", "GFLOP", at_peak ? "at peak" : "");
+        for (int s = 0; s < ST_COUNT; s++) {
+            if (!on[s]) continue;
+            printf("  %-11s %8.3f %8.3f", stage_names[s], med[s],
+                   1e-9 * (double)(fl[s + 1] - fl[s]));
+            if (at_peak) printf(" %8.3f", peak_ms[s]);
+            printf("\n");
+        }
+        printf("  %-11s %8.3f %8.3f", "total", sum, 1e-9 * (double)(fl[ST_COUNT] - fl[0]));
+        if (at_peak) printf(" %8.3f", peak_sum);
+        printf("\n");
+        if (at_peak)
+            printf("at peak: the stage's GFLOP at the FMA peak below on %d thread%s, as if "
+                   "nothing else cost time (direct form: Winograd layers can beat it)\n",
+                   threads, threads == 1 ? "" : "s");
         printf("activation memory of the stages' models, one workspace: %.2f MiB\n",
                (double)ffu_nn_workspace_bytes(ws) / (1 << 20));
         host_print(&host);
@@ -607,7 +645,8 @@ out:
 const cli_command cli_cmd_bench = {
     "bench",
     "measure inference latency and memory of a model, or a face analysis per stage",
-    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] [--bf16] [--no-winograd] [--no-bands] [--profile] [--cold] [--device N] [--fp16] [--json]\n"
+    "facefuse bench nn MODEL [--backend cpu|ref|cuda] [--threads N] [--runs N] [--warmup N] "
+    "[--bf16] [--no-winograd] [--no-bands] [--profile] [--cold] [--device N] [--fp16] [--json]\n"
     "       facefuse bench face IMG [--size WxH] [--with STAGES] [--threads N] [--runs N]\n"
     "                               [--bf16] [--json]",
     "Loads MODEL, plans it for its declared input shapes (a dynamic first dimension is\n"
@@ -617,9 +656,14 @@ const cli_command cli_cmd_bench = {
     "activation memory. `bench face` times each stage of a full analysis of the photo's\n"
     "first face with the default models (the photo centre-cropped and resized to --size,\n"
     "640x480 by default; --with picks the stages after detection, all by default; the\n"
-    "stages share one workspace, as in the analyzer, whose size it prints). Both\n"
-    "also print the host: the CPU (brand, family, model) and one thread's f32 FMA peak\n"
-    "measured in the same run, since a timing compares only with others taken at the\n"
-    "same peak. Timings are for reading and comparing, never pass/fail.",
+    "stages share one workspace, as in the analyzer, whose size it prints), with each\n"
+    "stage's GFLOP (the engine's count of the models it ran, convolutions in direct\n"
+    "form) and, on the cpu backend in f32, the ms that arithmetic alone would take at\n"
+    "the FMA peak on the threads asked for (\"at peak\": a stage above it loses time\n"
+    "elsewhere; Winograd layers do fewer multiplies and can beat it). Both also print\n"
+    "the host: the CPU (brand, family, model), one thread's f32 FMA peak measured in the\n"
+    "same run and whether the core runs 512-bit FMAs as two 256-bit halves, since a\n"
+    "timing compares only with others taken at the same peak. Timings are for reading\n"
+    "and comparing, never pass/fail.",
     run,
 };

@@ -8,6 +8,7 @@
  * lets the backends prepare, uploads constants into the device spaces that read them,
  * and plans one activation arena per memory space (plan.c, backend.h). Running is a
  * loop over precomputed pointers: it allocates nothing. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,8 @@ struct ffu_nn_session {
     int ncopies;             /* copy nodes between spaces in the plan */
     nn_backend *exec_be;     /* the one backend that runs every node (graphs), or NULL */
     uint64_t plan_id;        /* changes with every plan (backend.h execute) */
+    uint64_t flops_plan;     /* the plan_id run_flops was counted for (0: none) */
+    int64_t run_flops;       /* one run's FLOPs (ffu_nn_flops_done) */
     unsigned inflight;       /* backends (bit per index) with queued work not synced */
     void **io;               /* per node: input pointers, then output pointers */
     int *io_off;             /* node i's pointers start at io + io_off[i] */
@@ -1112,6 +1115,23 @@ static ffu_status run_looped(ffu_nn_session *s)
     return FFU_OK;
 }
 
+/* FLOPs of all runs of all sessions (ffu_nn_flops_done). */
+static _Atomic uint64_t flops_done;
+
+uint64_t ffu_nn_flops_done(void) { return atomic_load_explicit(&flops_done, memory_order_relaxed); }
+
+/* One run's FLOPs: the plan's nodes that run, as `describe` counts them (direct form),
+ * times the items of a looped batch. */
+static int64_t plan_flops(const ffu_nn_session *s)
+{
+    int64_t total = 0;
+    for (int i = 0; s->g && i < s->g->nnodes; i++) {
+        int64_t f = s->skip && s->skip[i] ? 0 : nn_node_flops(s->g, &s->g->nodes[i]);
+        if (f > 0) total += f;
+    }
+    return s->looped ? total * s->batch_n : total;
+}
+
 static ffu_status session_run(ffu_nn_session *s, int finish)
 {
     ffu_status st = s->bound_mode ? FFU_OK : ensure_plan(s);
@@ -1122,6 +1142,11 @@ static ffu_status session_run(ffu_nn_session *s, int finish)
     if (s->inflight && s->io_space == NN_SPACE_HOST && (st = sync_all(s)) < 0) return st;
     if (s->bound_mode && (st = sync_bound(s)) < 0) return st;
     if ((st = s->looped ? run_looped(s) : run_nodes(s, finish)) < 0) return st;
+    if (s->flops_plan != s->plan_id) {
+        s->run_flops = plan_flops(s);
+        s->flops_plan = s->plan_id;
+    }
+    atomic_fetch_add_explicit(&flops_done, (uint64_t)s->run_flops, memory_order_relaxed);
     s->runs++;
     s->prof_runs += s->profile != 0;
     return FFU_OK;

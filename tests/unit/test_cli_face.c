@@ -381,6 +381,18 @@ static void test_bench_face_stages(void)
                !ffu_json_get(med, "liveness") &&
                (int)ffu_json_int(ffu_json_get(j, "faces"), 0) == 1;
     int64_t ws_few = ffu_json_int(ffu_json_get(j, "workspace_bytes"), -1);
+    /* the engine's FLOPs per stage: FaceMesh's two passes, the ensemble's two members
+     * (over 0.9 GFLOP), BlazeFace's 0.38; "at peak" their time at the measured peak */
+    const ffu_json *gf = ffu_json_get(j, "gflop"), *pk = ffu_json_get(j, "at_peak_ms");
+    double gdet = ffu_json_number(ffu_json_get(gf, "detect"), -1);
+    double glm = ffu_json_number(ffu_json_get(gf, "landmarks"), -1);
+    double gemb = ffu_json_number(ffu_json_get(gf, "embed"), -1);
+    double peak = ffu_json_number(ffu_json_get(j, "fma_peak_gflops"), -1);
+    double pemb = ffu_json_number(ffu_json_get(pk, "embed"), -1);
+    double ptot = ffu_json_number(ffu_json_get(pk, "total"), -1);
+    CHECK(gdet > 0.3 && gdet < 0.5 && glm > 0.1 && glm < 0.2 && gemb > 0.9 && gemb < 1.1);
+    CHECK(peak > 0 && fabs(pemb - 1e3 * gemb / peak) < 1e-6 * pemb);
+    CHECK(fabs(ptot - 1e3 * (gdet + glm + gemb) / peak) < 1e-6 * ptot);
     ffu_json_free(j);
     CHECK(only);
     CHECK(det > 0 && lm > 0 && emb > 0 && fabs(sum - (det + lm + emb)) < 1e-6 * sum);

@@ -679,10 +679,13 @@ static void test_profile(void)
     CHECK_EQ_INT(timed, 0);
     CHECK_EQ_INT(flops, model_flops); /* the plan's nodes carry all the model's FLOPs */
 
+    /* ffu_nn_flops_done counts every run's FLOPs (this test runs on one thread) */
+    uint64_t done = ffu_nn_flops_done();
     CHECK(ffu_nn_session_profile(s, 1) == FFU_OK);
     for (int r = 0; r < 3; r++) CHECK(ffu_nn_session_run(s) == FFU_OK);
     CHECK(ffu_nn_session_profile(s, 0) == FFU_OK);
     CHECK(ffu_nn_session_run(s) == FFU_OK); /* not counted */
+    CHECK(ffu_nn_flops_done() - done == 4 * (uint64_t)model_flops);
     CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
     CHECK(memcmp(out.data, plain, sizeof plain) == 0);
     CHECK_EQ_INT(describe_profile(s, &timed, &views, &ms, &flops), 3);
@@ -699,6 +702,9 @@ static void test_profile(void)
     CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
     CHECK_EQ_INT(describe_profile(s, &timed, &views, &ms, &flops), 0);
     CHECK_EQ_INT(flops, 2 * model_flops);
+    done = ffu_nn_flops_done();
+    CHECK(ffu_nn_session_run(s) == FFU_OK); /* the new plan's count: two items */
+    CHECK(ffu_nn_flops_done() - done == 2 * (uint64_t)model_flops);
     CHECK(ffu_nn_session_profile(NULL, 1) == FFU_ERR_INVALID);
     ffu_nn_session_destroy(s);
     ffu_nn_model_destroy(m);
