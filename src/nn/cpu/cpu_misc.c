@@ -540,16 +540,28 @@ static ffu_status build_concat_copy(cpu_ctx *c, int64_t axis)
 }
 
 /* Split as copies, the inverse of build_concat_copy: the input and every output in
- * one layout (YuNet's merged head convolutions are split back into their parts). */
+ * one layout (YuNet's merged head convolutions are split back into their parts). Runs
+ * of a few floats (the heads' 1, 4 and 10 channels of each channels-last pixel) are
+ * copied in a loop rather than by a memcpy call each: YuNet's 80x80 split 0.082 ->
+ * 0.023 ms (docs/NN_CPU.md "Ops and exactness rules"). */
 static void split_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
 {
     const cpu_concat *d = kd;
     const float *x = ptr[0];
     int64_t o0 = d->outer * ithr / nthr, o1 = d->outer * (ithr + 1) / nthr;
-    for (int64_t o = o0; o < o1; o++)
-        for (int i = 0; i < d->n; i++)
-            memcpy((float *)ptr[1 + i] + o * d->chunk[i], x + o * d->out_chunk + d->off[i],
-                   sizeof(float) * (size_t)d->chunk[i]);
+    for (int i = 0; i < d->n; i++) {
+        const int64_t k = d->chunk[i], step = d->out_chunk;
+        const float *src = x + o0 * step + d->off[i];
+        float *dst = (float *)ptr[1 + i] + o0 * k;
+        if (k >= 16) {
+            for (int64_t o = o0; o < o1; o++, src += step, dst += k)
+                memcpy(dst, src, sizeof(float) * (size_t)k);
+            continue;
+        }
+        for (int64_t o = o0; o < o1; o++, src += step, dst += k)
+            for (int64_t j = 0; j < k; j++)
+                dst[j] = src[j];
+    }
 }
 
 ffu_status nn_cpu_build_split(cpu_ctx *c)
