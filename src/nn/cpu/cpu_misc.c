@@ -464,15 +464,31 @@ typedef struct cpu_concat {
     int64_t outer, out_chunk, chunk[CPU_MAX_ARGS], off[CPU_MAX_ARGS]; /* floats */
 } cpu_concat;
 
+/* count runs of k floats, src every ss floats to dst every ds. Runs under 16 floats (a
+ * channels-last tensor's few channels per pixel: YuNet's heads) go in a loop, not a
+ * memcpy call each: YuNet's 80x80 split 0.082 -> 0.023 ms (docs/NN_CPU.md "Ops and
+ * exactness rules"). */
+static void copy_runs(float *dst, int64_t ds, const float *src, int64_t ss, int64_t k,
+                      int64_t count)
+{
+    if (k >= 16) {
+        for (int64_t o = 0; o < count; o++, src += ss, dst += ds)
+            memcpy(dst, src, sizeof(float) * (size_t)k);
+        return;
+    }
+    for (int64_t o = 0; o < count; o++, src += ss, dst += ds)
+        for (int64_t j = 0; j < k; j++)
+            dst[j] = src[j];
+}
+
 static void concat_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
 {
     const cpu_concat *d = kd;
     float *y = ptr[d->n];
     int64_t o0 = d->outer * ithr / nthr, o1 = d->outer * (ithr + 1) / nthr;
-    for (int64_t o = o0; o < o1; o++)
-        for (int i = 0; i < d->n; i++)
-            memcpy(y + o * d->out_chunk + d->off[i], (const float *)ptr[i] + o * d->chunk[i],
-                   sizeof(float) * (size_t)d->chunk[i]);
+    for (int i = 0; i < d->n; i++)
+        copy_runs(y + o0 * d->out_chunk + d->off[i], d->out_chunk,
+                  (const float *)ptr[i] + o0 * d->chunk[i], d->chunk[i], d->chunk[i], o1 - o0);
 }
 
 static int spatial_ones(const nn_tensor *t)
@@ -540,28 +556,15 @@ static ffu_status build_concat_copy(cpu_ctx *c, int64_t axis)
 }
 
 /* Split as copies, the inverse of build_concat_copy: the input and every output in
- * one layout (YuNet's merged head convolutions are split back into their parts). Runs
- * of a few floats (the heads' 1, 4 and 10 channels of each channels-last pixel) are
- * copied in a loop rather than by a memcpy call each: YuNet's 80x80 split 0.082 ->
- * 0.023 ms (docs/NN_CPU.md "Ops and exactness rules"). */
+ * one layout (YuNet's merged head convolutions are split back into their parts). */
 static void split_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
 {
     const cpu_concat *d = kd;
     const float *x = ptr[0];
     int64_t o0 = d->outer * ithr / nthr, o1 = d->outer * (ithr + 1) / nthr;
-    for (int i = 0; i < d->n; i++) {
-        const int64_t k = d->chunk[i], step = d->out_chunk;
-        const float *src = x + o0 * step + d->off[i];
-        float *dst = (float *)ptr[1 + i] + o0 * k;
-        if (k >= 16) {
-            for (int64_t o = o0; o < o1; o++, src += step, dst += k)
-                memcpy(dst, src, sizeof(float) * (size_t)k);
-            continue;
-        }
-        for (int64_t o = o0; o < o1; o++, src += step, dst += k)
-            for (int64_t j = 0; j < k; j++)
-                dst[j] = src[j];
-    }
+    for (int i = 0; i < d->n; i++)
+        copy_runs((float *)ptr[1 + i] + o0 * d->chunk[i], d->chunk[i],
+                  x + o0 * d->out_chunk + d->off[i], d->out_chunk, d->chunk[i], o1 - o0);
 }
 
 ffu_status nn_cpu_build_split(cpu_ctx *c)
