@@ -1368,6 +1368,13 @@ static void test_band_pipeline(void)
     }
 }
 
+/* Makes a convolution node stride 2 in both directions. */
+static void stride2(nn_graph *g, int node)
+{
+    static const int64_t s2[2] = {2, 2};
+    nn_node_set_ints(g, node, "strides", s2, 2);
+}
+
 /* x [1,3,639,481] -> [5x5 stride 2 first layer 3->24 relu6 -> 1x1 24->40 -> dw 3x3
  * stride 2 relu -> 1x1 40->56 leaky -> dw 3x3, MaxPool 2x2 -> 1x1 56->24] -> dense 3x3
  * -> y: strided members, 8-lane channel tails, odd sizes at every stride (the value
@@ -1378,12 +1385,11 @@ static nn_graph *g_chain_strided(void)
     nn_graph *g = image_graph(1, 639, 481, &x);
     if (!g) return NULL;
     uint64_t seed = 43;
-    int64_t s2[2] = {2, 2};
     int t = chain_conv(g, x, 3, 24, 0, 5, 2, NN_ACT_RELU6, &seed, &node);
-    nn_node_set_ints(g, node, "strides", s2, 2);
+    stride2(g, node);
     t = chain_conv(g, t, 24, 40, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
     t = chain_conv(g, t, 40, 40, 1, 3, 1, NN_ACT_RELU, &seed, &node);
-    nn_node_set_ints(g, node, "strides", s2, 2);
+    stride2(g, node);
     t = chain_conv(g, t, 40, 56, 0, 1, 0, NN_ACT_LEAKY_RELU, &seed, NULL);
     t = chain_conv(g, t, 56, 56, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
     t = chain_conv(g, chain_max_pool(g, t), 56, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
@@ -1402,13 +1408,12 @@ static nn_graph *g_chain_wide(void)
     nn_graph *g = image_graph(1, 111, 113, &x);
     if (!g) return NULL;
     uint64_t seed = 47;
-    int64_t s2[2] = {2, 2};
     int t = chain_conv(g, x, 3, 64, 0, 3, 1, NN_ACT_RELU, &seed, &node);
-    nn_node_set_ints(g, node, "strides", s2, 2);
+    stride2(g, node);
     t = chain_conv(g, t, 64, 64, 1, 3, 1, NN_ACT_LEAKY_RELU, &seed, NULL);
     t = chain_conv(g, t, 64, 128, 0, 1, 0, NN_ACT_RELU6, &seed, NULL);
     t = chain_conv(g, t, 128, 128, 1, 3, 1, NN_ACT_NONE, &seed, &node);
-    nn_node_set_ints(g, node, "strides", s2, 2);
+    stride2(g, node);
     int y = chain_conv(g, t, 128, 64, 0, 1, 0, NN_ACT_NONE, &seed, NULL);
     nn_graph_mark_output(g, y);
     return g;
