@@ -139,11 +139,17 @@ static void prefetch_row(const warp_ctx *w, const double m[6], int y, int x0, in
     const int s = ax * n <= 16 ? n : ax > 16 ? 1 : (int)(16 / ax);
     const int np = m[1] == 0 && m[3] == 0 && ax > 4 && 2 * s < n ? 2 * s : n;
     const double X0 = m[0] * x0 + m[1] * y + m[2], Y0 = m[3] * x0 + m[4] * y + m[5];
-    if (!(fabs(X0) < lim && fabs(Y0) < lim && ax * n < lim && fabs(m[3]) * n < lim)) return;
+    const double Xe = X0 + m[0] * (n - 1), Ye = Y0 + m[3] * (n - 1);
+    if (!(fabs(X0) < lim && fabs(Y0) < lim && fabs(Xe) < lim && fabs(Ye) < lim)) return;
+    /* a row wholly beside the image (the letterbox's bars) reads nothing */
+    if (fmax(X0, Xe) < -1 || fmin(X0, Xe) >= w->sw || fmax(Y0, Ye) < -1 || fmin(Y0, Ye) >= w->sh)
+        return;
     int64_t X = (int64_t)(X0 * one), Y = (int64_t)(Y0 * one);
+    const int64_t dX = (int64_t)(m[0] * s * one), dY = (int64_t)(m[3] * s * one);
+    const int64_t XE = (int64_t)(Xe * one), YE = (int64_t)(Ye * one);
     for (int i = 0; i < np; i += s) {
-        const int e = i + s < n ? i + s : n - 1; /* the piece's end column */
-        const int64_t X1 = (int64_t)((X0 + m[0] * e) * one), Y1 = (int64_t)((Y0 + m[3] * e) * one);
+        /* the piece's end: s columns on, or the row's last */
+        const int64_t X1 = i + s < n ? X + dX : XE, Y1 = i + s < n ? Y + dY : YE;
         int64_t ix = X >> 16, ylo = (Y < Y1 ? Y : Y1) >> 16, yhi = ((Y < Y1 ? Y1 : Y) >> 16) + 1;
         if (ix < 0) ix = 0;
         if (ylo < 0) ylo = 0;
