@@ -131,7 +131,7 @@ static int all_outside(int32_t Xa, int32_t Ya, int32_t Xb, int32_t Yb, int sw, i
  * hardware prefetcher follows once started, and a prefetch per piece would be one per
  * two or three output pixels: there only the first two pieces. Positions in 16.16
  * fixed point; maps that reach far outside the image are left alone. Measured in
- * docs/IMAGE.md ("Prefetching the warp's source"). */
+ * docs/BENCHMARKS.md ("Prefetching the warp's source"). */
 static void prefetch_row(const warp_ctx *w, const double m[6], int y, int x0, int n)
 {
     const double one = 65536.0, lim = 1e6;

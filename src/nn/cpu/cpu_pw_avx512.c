@@ -1,14 +1,13 @@
 /* Our own 1x1 convolution for the cpu backend's narrow layers: channels-last (NHWC) f32
  * with AVX-512, into at most 64 output channels (or a multiple of 64, 64 at a time, for
- * the band pipelines: MobileFaceNet's 64 -> 128 at 56x56). oneDNN 2.6 runs such layers well
- * below the FMA rate: FaceMesh's 16 -> 16 layers at 96x96 at about 70 GFLOP/s (its
- * blocked 1x1 kernel), BlazeFace's 24 -> 24 at 128x128 at about 145 (brgconv; 24
- * channels fill a 32-lane pair of vectors only three quarters); together those layers
- * are 20-40% of both models (`facefuse bench nn --profile`). Into 33-64 channels
- * oneDNN's brgconv is about as fast (one thread, FMA peak 179 GFLOP/s; 64 -> 64 at
- * 80x80 and 32 -> 64 at 160x160 called alone: this kernel 166 and 146 GFLOP/s, oneDNN
- * 158-163 and 136-140; in a model after a 3x3 conv both 105 and 77), so there this
- * kernel runs only where the builder is told to (cpu_dense.c, build_pw_custom).
+ * band pipelines and layers with PReLU: MobileFaceNet's expansions). oneDNN 2.6 runs such layers
+ * well below the FMA rate: FaceMesh's 16 -> 16 layers at 96x96 at about 70 GFLOP/s (its blocked 1x1
+ * kernel), BlazeFace's 24 -> 24 at 128x128 at about 145 (brgconv; 24 channels fill a 32-lane pair
+ * of vectors only three quarters); together those layers are 20-40% of both models (`facefuse bench
+ * nn --profile`). Into 33-64 channels oneDNN's brgconv is about as fast (one thread, FMA peak 179
+ * GFLOP/s; 64 -> 64 at 80x80 and 32 -> 64 at 160x160 called alone: this kernel 166 and 146 GFLOP/s,
+ * oneDNN 158-163 and 136-140; in a model after a 3x3 conv both 105 and 77), so there this kernel
+ * runs only where the builder is told to (cpu_dense.c, build_pw_custom).
  *
  * A block is sixteen pixels of one 16-channel slice (up to 16 outputs), eight pixels
  * of two slices (17-32 outputs; exactly 24 as eight pixel pairs filling three whole
