@@ -201,6 +201,9 @@ static const tcase cases[] = {
     /* multiples of 64 outputs, 64 at a time (4-pixel blocks and the one-pixel tail) */
     {NN_OP_CONV, "pw 64->128 +prelu[C]", 3, {S4(1, 64, 7, 9), S4(128, 64, 1, 1), S1(128)}, {0, 1, 1}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 1},
     {NN_OP_CONV, "pw 2x24->192 +res in place +relu6", 4, {S4(2, 24, 5, 7), S4(192, 24, 1, 1), S1(192), S4(2, 192, 5, 7)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_RELU6, .inplace = 3},
+    /* PReLU takes ours by default (oneDNN would run it as a second pass) */
+    {NN_OP_CONV, "pw 48->128 +prelu[C] (default)", 3, {S4(1, 48, 9, 11), S4(128, 48, 1, 1), S1(128)}, {0, 1, 1}, .act = NN_ACT_PRELU, .act_slope = 1, .impl = "facefuse:pw_avx512"},
+    {NN_OP_CONV, "pw 48->96 +prelu[C] (default: oneDNN)", 3, {S4(1, 48, 9, 11), S4(96, 48, 1, 1), S1(96)}, {0, 1, 1}, .act = NN_ACT_PRELU, .act_slope = 1, .impl = "!facefuse:pw_avx512"},
     {NN_OP_CONV, "pw 64->56 +res in place +prelu[C]", 4, {S4(1, 64, 13, 17), S4(56, 64, 1, 1), S1(56), S4(1, 56, 13, 17)}, {0, 1, 1, 0}, .attrs = "_cpu_pw=1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
     /* a fused 2x2 max pool after the activation (_pool=2, ir.h): our depthwise kernel
      * (odd rows and columns dropped), oneDNN's depthwise and a dense conv */
