@@ -81,15 +81,20 @@ INLINE void pw_blk(const nn_cpu_pw *d, const float *x, int64_t S, const float *r
     }
 }
 
-/* Outputs [o0, o0 + n) of the whole row. */
+/* Outputs [o0, o0 + n) of the whole row: two vectors of pixels at a time for up to
+ * twelve outputs, one for more (the wide groups, nn_cpu_pw.wide). */
 INLINE void pw_outputs(const nn_cpu_pw *d, const float *x, int64_t S, const float *res, float *y,
                        int64_t W, int64_t o0, const int n)
 {
     int64_t p = 0;
-    for (; p + 32 <= W; p += 32) pw_blk(d, x + p, S, res ? res + p : NULL, y + p, o0, n, 2);
-    if (p < W) pw_blk(d, x + p, S, res ? res + p : NULL, y + p, o0, n, 1);
+    if (n <= 12)
+        for (; p + 32 <= W; p += 32)
+            pw_blk(d, x + p, S, res ? res + p : NULL, y + p, o0, n, 2);
+    for (; p < W; p += 16)
+        pw_blk(d, x + p, S, res ? res + p : NULL, y + p, o0, n, 1);
 }
 
+/* One instance per group size. */
 #define PW_N(n)                                                                                   \
     static __attribute__((noinline)) void pw_n##n(const nn_cpu_pw *d, const float *x, int64_t S, \
                                                   const float *res, float *y, int64_t W,          \
@@ -97,45 +102,35 @@ INLINE void pw_outputs(const nn_cpu_pw *d, const float *x, int64_t S, const floa
     {                                                                                             \
         pw_outputs(d, x, S, res, y, W, o0, n);                                                    \
     }
-PW_N(1)
-PW_N(2) PW_N(3) PW_N(4) PW_N(5) PW_N(6) PW_N(7) PW_N(8) PW_N(9) PW_N(10) PW_N(11) PW_N(12)
+/* clang-format off */
+PW_N(1) PW_N(2) PW_N(3) PW_N(4) PW_N(5) PW_N(6) PW_N(7) PW_N(8) PW_N(9) PW_N(10) PW_N(11) PW_N(12)
+PW_N(13) PW_N(14) PW_N(15) PW_N(16) PW_N(17) PW_N(18) PW_N(19) PW_N(20) PW_N(21) PW_N(22) PW_N(23)
+PW_N(24)
 
-/* Wide groups: 13-24 outputs on one vector of pixels (nn_cpu_pw.wide). */
-#define PW_W(n)                                                                                    \
-    static                                                                                         \
-        __attribute__((noinline)) void pw_w##n(const nn_cpu_pw *d, const float *x, int64_t S,      \
-                                               const float *res, float *y, int64_t W, int64_t o0)  \
-    {                                                                                              \
-        for (int64_t p = 0; p < W; p += 16)                                                        \
-            pw_blk(d, x + p, S, res ? res + p : NULL, y + p, o0, n, 1);                            \
-    }
-    PW_W(13) PW_W(14) PW_W(15) PW_W(16) PW_W(17) PW_W(18) PW_W(19) PW_W(20) PW_W(21) PW_W(22)
-        PW_W(23) PW_W(24)
-
-            typedef void (*pw_fn)(const nn_cpu_pw *, const float *, int64_t, const float *, float *,
-                                  int64_t, int64_t);
+typedef void (*pw_fn)(const nn_cpu_pw *, const float *, int64_t, const float *, float *, int64_t,
+                      int64_t);
+/* clang-format on */
 
 void nn_cpu_pw_planar_avx512(const nn_cpu_pw *d, const float *src, const float *res, float *dst,
                              int64_t W)
 {
-    static const pw_fn fns[13] = {NULL,   pw_n1,  pw_n2, pw_n3, pw_n4,  pw_n5, pw_n6,
-                                  pw_n7,  pw_n8,  pw_n9, pw_n10, pw_n11, pw_n12};
+    static const pw_fn fns[25] = {NULL,   pw_n1,  pw_n2,  pw_n3,  pw_n4,  pw_n5,  pw_n6,
+                                  pw_n7,  pw_n8,  pw_n9,  pw_n10, pw_n11, pw_n12, pw_n13,
+                                  pw_n14, pw_n15, pw_n16, pw_n17, pw_n18, pw_n19, pw_n20,
+                                  pw_n21, pw_n22, pw_n23, pw_n24};
     const int64_t S = W + 2 * MARGIN;
     const float *x = src + MARGIN, *r = res ? res + MARGIN : NULL;
     float *y = dst + MARGIN;
-    static const pw_fn wide[25] = {
-        [13] = pw_w13, [14] = pw_w14, [15] = pw_w15, [16] = pw_w16, [17] = pw_w17, [18] = pw_w18,
-        [19] = pw_w19, [20] = pw_w20, [21] = pw_w21, [22] = pw_w22, [23] = pw_w23, [24] = pw_w24};
     /* groups of twelve outputs on two vectors of pixels, or of up to 24 on one (wide); the
      * rest split evenly (16 -> 8 + 8, not 12 + 4) */
     const int64_t G = d->wide ? 24 : 12;
     int64_t o0 = 0, Co = d->Co;
     while (Co - o0 > G) {
         int64_t left = Co - o0, n = left > 2 * G ? G : (left + 1) / 2;
-        (n > 12 ? wide : fns)[n](d, x, S, r, y, W, o0);
+        fns[n](d, x, S, r, y, W, o0);
         o0 += n;
     }
-    (Co - o0 > 12 ? wide : fns)[Co - o0](d, x, S, r, y, W, o0);
+    fns[Co - o0](d, x, S, r, y, W, o0);
 }
 
 /* ---- depthwise 3x3, stride 1 --------------------------------------------------------------- */
