@@ -224,19 +224,24 @@ static const tcase cases[] = {
     /* our Winograd kernel (forced with _cpu_wino=1, channels multiples of 16): its
      * column blocks of 96, 64, 48, 32 and 16 (K 160, 128, 48, 32, 16), fewer tiles
      * than a block, batches, partial edge tiles, asymmetric pads, every activation it
-     * takes, the fused pool with odd outputs, a residual in place; F(4x4) and F(6x6)
-     * tiles (chosen by size, or forced with _cpu_wino_m) */
+     * takes, the fused pool with odd outputs, a residual in place; F(2x2), F(4x4) and
+     * F(6x6) tiles (chosen by size, or forced with _cpu_wino_m) */
     {NN_OP_CONV, "wino(ours) 2x32->48 p1 +relu +pool", 3, {S4(2, 32, 19, 23), S4(48, 32, 3, 3), S1(48)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_pool=2;pads=1,1,1,1", .act = NN_ACT_RELU},
-    {NN_OP_CONV, "wino(ours) 16->64 valid +leaky", 3, {S4(1, 16, 9, 11), S4(64, 16, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "_cpu_wino=1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
-    {NN_OP_CONV, "wino(ours) 48->16 p2011 +clip", 3, {S4(1, 48, 13, 17), S4(16, 48, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_wino=1;pads=2,0,1,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
-    {NN_OP_CONV, "wino(ours) 32->32 +res in place +relu6", 4, {S4(1, 32, 14, 18), S4(32, 32, 3, 3), S1(32), S4(1, 32, 14, 18)}, {0, 1, 1, 0}, .attrs = "_cpu_wino=1;pads=1,1,1,1", .act = NN_ACT_RELU6, .inplace = 3},
-    {NN_OP_CONV, "wino(ours) 16->16 +prelu[C] +pool odd", 3, {S4(1, 16, 13, 15), S4(16, 16, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_pool=2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
-    {NN_OP_CONV, "wino(ours) 32->160 +relu", 3, {S4(1, 32, 11, 14), S4(160, 32, 3, 3), S1(160)}, {0, 1, 1}, .attrs = "_cpu_wino=1;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "wino(ours) 16->64 valid +leaky", 3, {S4(1, 16, 9, 11), S4(64, 16, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=4", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
+    {NN_OP_CONV, "wino(ours) 48->16 p2011 +clip", 3, {S4(1, 48, 13, 17), S4(16, 48, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=4;pads=2,0,1,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    {NN_OP_CONV, "wino(ours) 32->32 +res in place +relu6", 4, {S4(1, 32, 14, 18), S4(32, 32, 3, 3), S1(32), S4(1, 32, 14, 18)}, {0, 1, 1, 0}, .attrs = "_cpu_wino=1;_cpu_wino_m=4;pads=1,1,1,1", .act = NN_ACT_RELU6, .inplace = 3},
+    {NN_OP_CONV, "wino(ours) 16->16 +prelu[C] +pool odd", 3, {S4(1, 16, 13, 15), S4(16, 16, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=4;_pool=2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "wino(ours) 32->160 +relu", 3, {S4(1, 32, 11, 14), S4(160, 32, 3, 3), S1(160)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=4;pads=1,1,1,1", .act = NN_ACT_RELU},
     {NN_OP_CONV, "wino(ours) 2x16->128 no bias", 2, {S4(2, 16, 33, 31), S4(128, 16, 3, 3)}, {0, 1}, .attrs = "_cpu_wino=1;pads=1,1,1,1"},
     {NN_OP_CONV, "wino6(ours) 2x32->48 p1 +relu +pool", 3, {S4(2, 32, 19, 23), S4(48, 32, 3, 3), S1(48)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=6;_pool=2;pads=1,1,1,1", .act = NN_ACT_RELU},
     {NN_OP_CONV, "wino6(ours) 48->96 p2011 +clip", 3, {S4(1, 48, 13, 17), S4(96, 48, 3, 3), S1(96)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=6;pads=2,0,1,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
     {NN_OP_CONV, "wino6(ours) 16->16 +res in place prelu[C]", 4, {S4(1, 16, 14, 18), S4(16, 16, 3, 3), S1(16), S4(1, 16, 14, 18)}, {0, 1, 1, 0}, .attrs = "_cpu_wino=1;_cpu_wino_m=6;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
     {NN_OP_CONV, "wino6(ours) 2x16->64 valid +pool odd", 3, {S4(2, 16, 15, 17), S4(64, 16, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=6;_pool=2", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
+    {NN_OP_CONV, "wino2(ours) 2x32->48 p1 +relu +pool odd", 3, {S4(2, 32, 7, 9), S4(48, 32, 3, 3), S1(48)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=2;_pool=2;pads=1,1,1,1", .act = NN_ACT_RELU},
+    {NN_OP_CONV, "wino2(ours) 48->160 p2011 +clip", 3, {S4(1, 48, 9, 11), S4(160, 48, 3, 3), S1(160)}, {0, 1, 1}, .attrs = "_cpu_wino=1;_cpu_wino_m=2;pads=2,0,1,1", .act = NN_ACT_CLIP, .act_a = -0.3f, .act_b = 0.4f},
+    {NN_OP_CONV, "wino2(ours) 16->16 +res in place prelu[C]", 4, {S4(1, 16, 9, 9), S4(16, 16, 3, 3), S1(16), S4(1, 16, 9, 9)}, {0, 1, 1, 0}, .attrs = "_cpu_wino=1;_cpu_wino_m=2;pads=1,1,1,1", .act = NN_ACT_PRELU, .act_slope = 1, .inplace = 3},
+    /* F(2x2) chosen by size (8x8 out, dlib-resnet's 128-channel layers) */
+    {NN_OP_CONV, "wino 128->128 8x8", 3, {S4(1, 128, 8, 8), S4(128, 128, 3, 3), S1(128)}, {0, 1, 1}, .attrs = "pads=1,1,1,1", .act = NN_ACT_RELU, .impl = "facefuse:wino2x2_avx512"},
     /* F(6x6) chosen by size (18x18 out), its check failing at a tolerance that F(4x4)
      * meets: the node falls back to F(4x4), not to oneDNN */
     {NN_OP_CONV, "wino 32->32 6x6 -> 4x4", 3, {S4(1, 32, 18, 18), S4(32, 32, 3, 3), S1(32)}, {0, 1, 1}, .attrs = "pads=1,1,1,1;_cpu_wino_nmse=0.000000000001", .act = NN_ACT_RELU, .impl = "facefuse:wino4x4_avx512"},

@@ -996,6 +996,8 @@ static int strip_conv(nn_graph *g, uint64_t *seed, const char *name, int in, int
     nn_node_set_ints(g, kn, "pads", pads, 4);
     nn_node_set_ints(g, kn, "strides", st, 2);
     nn_node_set_int(g, kn, "group", group);
+    /* off our Winograd kernel, which strips do not cut (the 7x20 3x3 would take F(2x2)) */
+    nn_node_set_int(g, kn, "_cpu_wino", 0);
     if (res >= 0) {
         int z = tensor(g, an, 4, od), ab[2] = {y, res};
         node(g, NN_OP_ADD, ab, 2, z);

@@ -605,15 +605,16 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
         win->dil[1] != 1 || win->dil[2] != 1 || C % 16 || M % 16 ||
         !(ffu_cpu_features() & FFU_CPU_AVX512F))
         return CPU_UNSUPPORTED;
-    /* Measured (docs/NN_CPU.md "Winograd"): its weights are 4x the direct ones and
-     * edge tiles are partly empty, so small layers lose: per call, ours vs oneDNN's
-     * direct, dlib-resnet at batch 2: 17x17 0.108 vs 0.163 ms, 8x8 0.150 vs 0.143, 4x4
-     * 0.42 vs 0.20; gear's 20x20 0.44 vs 0.60, its 8x8 0.24 vs 0.15. So at least 256
-     * output pixels per run. The node's `_cpu_wino` attribute (tests) forces the
-     * choice: 1 ours (still checked), 0 not. */
+    /* Measured (docs/NN_CPU.md "Winograd"): U is 16/9 to 64/9 times the direct weights
+     * and edge tiles are partly empty, so small layers take the smallest tiles and the
+     * smallest lose: per call, F(4x4) vs oneDNN's direct, dlib-resnet at batch 2: 17x17
+     * 0.108 vs 0.163 ms, 8x8 0.150 vs 0.143, 4x4 0.42 vs 0.20; F(2x2) at one thread:
+     * dlib-resnet's 8x8 (128 -> 128) 0.094 vs 0.151, gear's 8x8 (192 outputs) 0.22 vs
+     * 0.34. So at least 64 output pixels per run, F(2x2) under 256. The node's
+     * `_cpu_wino` attribute (tests) forces the choice: 1 ours (still checked), 0 not. */
     int64_t force = nn_attr_int(n, "_cpu_wino", -1);
-    if (force == 0 || (force < 0 && x->shape.d[0] * win->out[1] * win->out[2] < 256))
-        return CPU_UNSUPPORTED;
+    const int64_t pixels = x->shape.d[0] * win->out[1] * win->out[2];
+    if (force == 0 || (force < 0 && pixels < 64)) return CPU_UNSUPPORTED;
     our_conv oc;
     if (!our_conv_io(c, x, y, r, M, &oc)) return CPU_UNSUPPORTED;
     if (!c->p) return FFU_OK; /* dry: the oneDNN path takes the node if the check fails */
@@ -622,13 +623,15 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
      * bigger tiles overhang the edges more and its transforms cost more: measured
      * (docs/NN_CPU.md "Winograd") it wins by 10-33% on gear's 194..45 and dlib-resnet's
      * 35 and 17 outputs, loses on 20x20 (0.26 vs 0.22 ms) and 28x28 (0.033 vs 0.031).
-     * So 6 where its multiplies over the padded tiles are under 0.9x F(4x4)'s. The
-     * `_cpu_wino_m` node attribute (tests) forces 4 or 6. */
+     * So 6 where its multiplies over the padded tiles are under 0.9x F(4x4)'s, and 2
+     * (above) under 256 output pixels. The `_cpu_wino_m` node attribute (tests) forces
+     * 2, 4 or 6. */
     int64_t a4 = (win->out[1] + 3) / 4 * 4 * ((win->out[2] + 3) / 4 * 4);
     int64_t a6 = (win->out[1] + 5) / 6 * 6 * ((win->out[2] + 5) / 6 * 6);
     int m = a6 * 64 * 16 < 0.9 * (double)(a4 * 36 * 36) ? 6 : 4;
     int64_t fm = nn_attr_int(n, "_cpu_wino_m", 0);
-    if (fm == 4 || fm == 6) m = (int)fm;
+    if (pixels < 256) m = 2;
+    if (fm == 2 || fm == 4 || fm == 6) m = (int)fm;
     /* U is (m + 2)^2 / 9 times the weights: at most 16 MB a node (an enhancer's 512 ->
      * 512 layer would hold 38 MB with F(4x4), 67 with F(6x6)); F(4x4) where F(6x6)
      * would pass that, oneDNN beyond it */
@@ -660,8 +663,9 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
         if (e < 0) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
         if (e < tol) break;
         /* F(6x6) rounds about 5x more than F(4x4): where it fails, try the smaller
-         * tiles in the same memory before leaving the node to oneDNN */
-        if (m == 4 || fm == 6) return CPU_UNSUPPORTED;
+         * tiles in the same memory before leaving the node to oneDNN (F(4x4) and
+         * F(2x2) go to oneDNN) */
+        if (m != 6 || fm == 6) return CPU_UNSUPPORTED;
         m = 4;
     }
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:wino%dx%d_avx512", m, m);

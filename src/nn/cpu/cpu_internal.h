@@ -342,7 +342,7 @@ typedef struct nn_cpu_h16 {
 void nn_cpu_h16_heads_avx512(const nn_cpu_h16 *d, const float *src, float *dst, int64_t n0,
                              int64_t n1);
 
-/* Winograd F(m x m, 3x3) convolution, m = 4 or 6, stride 1, NHWC f32, C and K
+/* Winograd F(m x m, 3x3) convolution, m = 2, 4 or 6, stride 1, NHWC f32, C and K
  * multiples of 16 (cpu_wino_avx512.c). OH, OW are the convolution's output; with pool
  * the stored output is its 2x2 max pool (OH / 2, OW / 2). U holds the transformed
  * weights [P][C][K], P = (m + 2)^2 points (nn_cpu_wino_weights), b and ns [K], 64-byte
@@ -352,7 +352,7 @@ void nn_cpu_h16_heads_avx512(const nn_cpu_h16 *d, const float *src, float *dst, 
 typedef struct nn_cpu_wino {
     int64_t N, C, K, IH, IW, OH, OW, TY, TX;
     int PT, PL;
-    int m;    /* output tile side: 4 or 6 */
+    int m; /* output tile side: 2, 4 or 6 */
     nn_cpu_act act;
     int res;  /* a residual is the kernel step's third argument (never with pool) */
     int pool; /* a fused 2x2 stride-2 max pool follows the activation */

@@ -1,7 +1,7 @@
-/* Our own Winograd convolution for the cpu backend, F(4x4, 3x3) and F(6x6, 3x3):
- * channels-last (NHWC) f32 with AVX-512, input and output channels multiples of 16,
- * stride 1, any pads, with bias, residual, activation and an optional fused 2x2 max
- * pool.
+/* Our own Winograd convolution for the cpu backend, F(2x2, 3x3), F(4x4, 3x3) and
+ * F(6x6, 3x3): channels-last (NHWC) f32 with AVX-512, input and output channels
+ * multiples of 16, stride 1, any pads, with bias, residual, activation and an optional
+ * fused 2x2 max pool.
  *
  * Why not oneDNN's (jit_wino_4x3): it transforms the whole input into one array and
  * multiplies into another before the output transform, 33 MB of traffic for gear's
@@ -14,9 +14,11 @@
  * or not. Measured on gear's three big layers (docs/NN_CPU.md "Winograd"): about 2x
  * oneDNN's kernel with its pool.
  *
- * F(4x4, 3x3) uses the usual hand-written matrices (Lavin and Gray, 2016; points 0,
- * +-1, +-2 and infinity); F(6x6, 3x3) builds its own from the points 0, +-1, +-2, +-1/2
- * and infinity (f63_matrices). Weights G g G^T are computed in double at prepare. Only
+ * F(2x2, 3x3) and F(4x4, 3x3) use the usual hand-written matrices (Lavin and Gray,
+ * 2016; points 0, +-1, +-2 and infinity); F(2x2) serves small images, where U (16/9 of
+ * the weights against F(4x4)'s 4x) is read for few tiles (an 8x8 output: 16 tiles, or
+ * 4 of F(4x4)). F(6x6, 3x3) builds its own from the points 0, +-1, +-2, +-1/2 and
+ * infinity (f63_matrices). Weights G g G^T are computed in double at prepare. Only
  * called after a runtime AVX-512F check. */
 #include <immintrin.h>
 #include <math.h>
@@ -66,6 +68,7 @@ static void f63_matrices(double G[8][3], double BT[8][8], double AT[6][8])
 
 void nn_cpu_wino_weights(nn_cpu_wino *d, const float *g)
 {
+    static const double G2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
     static const double G4[6][3] = {{1 / 4., 0, 0},           {-1 / 6., -1 / 6., -1 / 6.},
                                     {-1 / 6., 1 / 6., -1 / 6.}, {1 / 24., 1 / 12., 1 / 6.},
                                     {1 / 24., -1 / 12., 1 / 6.}, {0, 0, 1}};
@@ -90,13 +93,13 @@ void nn_cpu_wino_weights(nn_cpu_wino *d, const float *g)
                 const float *w = g + ((k0 + kk) * C + c) * 9; /* ONNX [K][C][3][3] */
                 double t[8][3];
                 for (int i = 0; i < n; i++) {
-                    const double *Gi = d->m == 6 ? G6[i] : G4[i];
+                    const double *Gi = d->m == 6 ? G6[i] : d->m == 4 ? G4[i] : G2[i];
                     for (int j = 0; j < 3; j++)
                         t[i][j] = Gi[0] * w[j] + Gi[1] * w[3 + j] + Gi[2] * w[6 + j];
                 }
                 for (int i = 0; i < n; i++)
                     for (int j = 0; j < n; j++) {
-                        const double *Gj = d->m == 6 ? G6[j] : G4[j];
+                        const double *Gj = d->m == 6 ? G6[j] : d->m == 4 ? G4[j] : G2[j];
                         blk[i * n + j][kk] =
                             (float)(t[i][0] * Gj[0] + t[i][1] * Gj[1] + t[i][2] * Gj[2]);
                     }
@@ -173,11 +176,24 @@ INLINE void at8(const nn_cpu_wino *d, const __m512 *m, __m512 *o)
     }
 }
 
+/* F(2, 3)'s B^T applied to four vectors (points 0, +-1 and infinity). */
+INLINE void bt4(const __m512 *v, __m512 *o)
+{
+    o[0] = _mm512_sub_ps(v[0], v[2]);
+    o[1] = _mm512_add_ps(v[1], v[2]);
+    o[2] = _mm512_sub_ps(v[2], v[1]);
+    o[3] = _mm512_sub_ps(v[1], v[3]);
+}
+
 /* B^T of F(m, 3) applied to m + 2 vectors (v in, o out). */
 INLINE void bt_m(const nn_cpu_wino *d, __m512 *v, __m512 *o, const int m)
 {
     if (m == 6) {
         bt8(d, v, o);
+        return;
+    }
+    if (m == 2) {
+        bt4(v, o);
         return;
     }
     bt6(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
@@ -219,6 +235,11 @@ INLINE void in_patch(const nn_cpu_wino *d, const float *x, int64_t tile, float *
             for (int i = 0; i < np; i++) _mm512_storeu_ps(vt + c0 + (i * np + j) * vs, o[i]);
         }
     }
+}
+
+static void in_tile2(const nn_cpu_wino *d, const float *x, int64_t tile, float *V, int t)
+{
+    in_patch(d, x, tile, V, t, 2);
 }
 
 static void in_tile4(const nn_cpu_wino *d, const float *x, int64_t tile, float *V, int t)
@@ -358,7 +379,11 @@ INLINE void emit_columns(const nn_cpu_wino *d, const tile_out *o, __m512 *a, __m
 INLINE void at_m(const nn_cpu_wino *d, const __m512 *v, __m512 *o, const int m)
 {
     if (m == 6) at8(d, v, o);
-    else at6(v[0], v[1], v[2], v[3], v[4], v[5], &o[0], &o[1], &o[2], &o[3]);
+    else if (m == 2) { /* F(2, 3): two results */
+        o[0] = _mm512_add_ps(_mm512_add_ps(v[0], v[1]), v[2]);
+        o[1] = _mm512_sub_ps(_mm512_sub_ps(v[1], v[2]), v[3]);
+    } else
+        at6(v[0], v[1], v[2], v[3], v[4], v[5], &o[0], &o[1], &o[2], &o[3]);
 }
 
 /* The output transform of row t of M[(m + 2)^2][tb][K] (tile `tile`), bias, residual,
@@ -391,6 +416,12 @@ INLINE void out_patch(const nn_cpu_wino *d, const float *M, int t, int64_t tile,
     }
 }
 
+static void out_tile2(const nn_cpu_wino *d, const float *M, int t, int64_t tile, const float *res,
+                      float *y)
+{
+    out_patch(d, M, t, tile, res, y, 2);
+}
+
 static void out_tile4(const nn_cpu_wino *d, const float *M, int t, int64_t tile, const float *res,
                       float *y)
 {
@@ -413,7 +444,10 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
         const int nt = (int)(t1 - b0 < TB ? t1 - b0 : TB);
         for (int t = 0; t < nt; t++) {
             if (d->m == 6) in_tile6(d, src, b0 + t, V, t);
-            else in_tile4(d, src, b0 + t, V, t);
+            else if (d->m == 4)
+                in_tile4(d, src, b0 + t, V, t);
+            else
+                in_tile2(d, src, b0 + t, V, t);
         }
         for (int xi = 0; xi < P; xi++) {
             const float *Vx = V + xi * TB * C, *Ux = d->U + xi * C * K;
@@ -442,7 +476,10 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
         }
         for (int t = 0; t < nt; t++) {
             if (d->m == 6) out_tile6(d, M, t, b0 + t, res, dst);
-            else out_tile4(d, M, t, b0 + t, res, dst);
+            else if (d->m == 4)
+                out_tile4(d, M, t, b0 + t, res, dst);
+            else
+                out_tile2(d, M, t, b0 + t, res, dst);
         }
     }
 }
