@@ -626,8 +626,13 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
      * So 6 where its multiplies over the padded tiles are under 0.9x F(4x4)'s, and 2
      * (above) under 256 output pixels. The `_cpu_wino_m` node attribute (tests) forces
      * 2, 4 or 6. */
-    int64_t a4 = (win->out[1] + 3) / 4 * 4 * ((win->out[2] + 3) / 4 * 4);
-    int64_t a6 = (win->out[1] + 5) / 6 * 6 * ((win->out[2] + 5) / 6 * 6);
+    /* the outputs the tiles must cover: under a pool, not the last row (column) of an
+     * odd height (width), which no pooled output reads (antispoof's 61x61 layer: 10x10
+     * tiles of F(6x6), not 11x11) */
+    const int64_t TH = pool ? win->out[1] / 2 * 2 : win->out[1];
+    const int64_t TW = pool ? win->out[2] / 2 * 2 : win->out[2];
+    int64_t a4 = (TH + 3) / 4 * 4 * ((TW + 3) / 4 * 4);
+    int64_t a6 = (TH + 5) / 6 * 6 * ((TW + 5) / 6 * 6);
     int m = a6 * 64 * 16 < 0.9 * (double)(a4 * 36 * 36) ? 6 : 4;
     int64_t fm = nn_attr_int(n, "_cpu_wino_m", 0);
     if (pixels < 256) m = 2;
@@ -656,7 +661,7 @@ static ffu_status build_wino_custom(cpu_ctx *c, const nn_tensor *x, const nn_ten
     double tol = variant_tol(n, "_cpu_wino_nmse", NN_CPU_WINO_NMSE);
     for (;;) {
         d->m = m;
-        d->TY = (d->OH + m - 1) / m, d->TX = (d->OW + m - 1) / m;
+        d->TY = (TH + m - 1) / m, d->TX = (TW + m - 1) / m;
         d->tb = nn_cpu_wino_block(d, c->cb->base.threads);
         nn_cpu_wino_weights(d, w->data);
         double e = wino_check(d, w->data, b ? b->data : NULL);
