@@ -807,20 +807,28 @@ static nn_graph *g_bf16(float tol)
 
 /* Runs g_bf16(tol) on the cpu backend; returns the output (malloc'd; *n floats) and
  * the describe JSON's bf16_nodes / bf16_granted; NULL without oneDNN. */
-static float *run_bf16(int bf16, float tol, size_t *n, int *nodes, int *granted)
+static float *run_bf16_opts(int bf16, float tol, int winograd, size_t *n, int *nodes, int *granted)
 {
     ffu_nn_session_opts o;
     ffu_nn_session_opts_default(&o);
     o.backend = "cpu";
     o.threads = 1;
     o.bf16 = bf16;
-    o.no_winograd = 1; /* a node on Winograd is not tried in bf16 (12x12: F(2x2) would) */
+    o.no_winograd = !winograd;
     ffu_json *d;
     float *y = run_graph(g_bf16(tol), &o, NULL, 0, n, &d);
     *nodes = desc_int(d, "bf16_nodes");
     *granted = d ? ffu_json_bool(ffu_json_get(d, "bf16_granted"), 0) : -1;
     ffu_json_free(d);
     return y;
+}
+
+/* Direct f32 where a layer does not run bf16: an f32 session with Winograd would take
+ * F(2x2) for these 12x12 layers, which a bf16 session leaves to bf16 (or, failing its
+ * check, to direct) */
+static float *run_bf16(int bf16, float tol, size_t *n, int *nodes, int *granted)
+{
+    return run_bf16_opts(bf16, tol, 0, n, nodes, granted);
 }
 
 static double nmse(const float *a, const float *b, size_t n)
@@ -890,6 +898,14 @@ static void test_bf16_session(void)
         CHECK(nodes2 == 0 && !memcmp(a, c, n0 * 4));
     }
     free(a), free(b), free(c);
+    /* with Winograd allowed the bf16 session still runs both layers in bf16: F(2x2),
+     * which an f32 session would use for them, leaves them to bf16 */
+    int nodes3 = -1, g3 = -1;
+    size_t n3 = 0;
+    float *d = run_bf16_opts(1, -1, 1, &n3, &nodes3, &g3);
+    CHECK(d && n3 == n0);
+    CHECK_EQ_INT(nodes3, isa ? 2 : 0);
+    free(d);
 }
 
 /* ---- the cpu backend's Winograd convolutions -------------------------------------------- */
