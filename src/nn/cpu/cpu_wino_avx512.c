@@ -15,10 +15,10 @@
  * oneDNN's kernel with its pool.
  *
  * F(2x2, 3x3) and F(4x4, 3x3) use the usual hand-written matrices (Lavin and Gray,
- * 2016; points 0, +-1, +-2 and infinity); F(2x2) serves small images, where U (16/9 of
- * the weights against F(4x4)'s 4x) is read for few tiles (an 8x8 output: 16 tiles, or
- * 4 of F(4x4)). F(6x6, 3x3) builds its own from the points 0, +-1, +-2, +-1/2 and
- * infinity (f63_matrices). Weights G g G^T are computed in double at prepare. Only
+ * 2016; points 0, +-1 and infinity, F(4x4) also +-2); F(2x2) serves small images,
+ * where U (16/9 of the weights against F(4x4)'s 4x) is read for few tiles (an 8x8
+ * output: 16 tiles, or 4 of F(4x4)). F(6x6, 3x3) builds its own from the points 0,
+ * +-1, +-2, +-1/2 and infinity (f63_matrices). Weights G g G^T are computed in double at prepare. Only
  * called after a runtime AVX-512F check. */
 #include <immintrin.h>
 #include <math.h>
