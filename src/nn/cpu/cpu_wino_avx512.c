@@ -311,6 +311,7 @@ GEMM_KERNEL(gemm2x6, R2, V6)
 GEMM_KERNEL(gemm3x3, R3, V3)
 GEMM_KERNEL(gemm6x2, R6, V2)
 GEMM_KERNEL(gemm6x1, R6, V1)
+GEMM_KERNEL(gemm4x4, R4, V4) /* a last row block of four for 64 outputs */
 
 /* Where a tile's outputs go: image n's output (or pooled output) and residual, at
  * channel k0, with the slice's bias and activation. */
@@ -468,8 +469,9 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
                     /* half the rows where they suffice; the first block asks for the
                      * next point's U */
                     const float *pf = r0 == 0 && xi + 1 < P ? Ux + C * K + kb : NULL;
-                    (nt - r0 <= rows / 2 ? half : fn)(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C,
-                                                      K, pf);
+                    gemm_fn g = nt - r0 <= rows / 2 ? half : fn;
+                    if (fn == gemm6x4 && nt - r0 == 4) g = gemm4x4; /* F(2x2)'s 16 tiles */
+                    g(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K, pf);
                 }
                 kb += width;
             }
