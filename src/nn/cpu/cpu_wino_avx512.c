@@ -18,8 +18,8 @@
  * 2016; points 0, +-1 and infinity, F(4x4) also +-2); F(2x2) serves small images,
  * where U (16/9 of the weights against F(4x4)'s 4x) is read for few tiles (an 8x8
  * output: 16 tiles, or 4 of F(4x4)). F(6x6, 3x3) builds its own from the points 0,
- * +-1, +-2, +-1/2 and infinity (f63_matrices). Weights G g G^T are computed in double at prepare. Only
- * called after a runtime AVX-512F check. */
+ * +-1, +-2, +-1/2 and infinity (f63_matrices). Weights G g G^T are computed in double
+ * at prepare. Only called after a runtime AVX-512F check. */
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
@@ -441,48 +441,49 @@ void nn_cpu_wino_tiles_avx512(const nn_cpu_wino *d, const float *src, const floa
     const int64_t C = d->C, K = d->K, P = NN_CPU_WINO_POINTS(d);
     const int TB = d->tb;
     float *V = scratch, *M = scratch + P * TB * C;
+    /* the transforms of the tile size (each an instance with m a constant) */
+    void (*in_tile)(const nn_cpu_wino *, const float *, int64_t, float *, int) =
+        d->m == 6   ? in_tile6
+        : d->m == 4 ? in_tile4
+                    : in_tile2;
+    void (*out_tile)(const nn_cpu_wino *, const float *, int, int64_t, const float *, float *) =
+        d->m == 6   ? out_tile6
+        : d->m == 4 ? out_tile4
+                    : out_tile2;
     for (int64_t b0 = t0; b0 < t1; b0 += TB) {
         const int nt = (int)(t1 - b0 < TB ? t1 - b0 : TB);
-        for (int t = 0; t < nt; t++) {
-            if (d->m == 6) in_tile6(d, src, b0 + t, V, t);
-            else if (d->m == 4)
-                in_tile4(d, src, b0 + t, V, t);
-            else
-                in_tile2(d, src, b0 + t, V, t);
-        }
+        for (int t = 0; t < nt; t++)
+            in_tile(d, src, b0 + t, V, t);
         for (int xi = 0; xi < P; xi++) {
             const float *Vx = V + xi * TB * C, *Ux = d->U + xi * C * K;
             float *Mx = M + xi * TB * K;
             /* columns in blocks of 64 (6 rows at a time), 96 (4 rows) where 64 does not
              * divide what is left (gear's 96 and 160 outputs: 4 broadcasts per 24 FMAs
-             * where 12 x 2 would need 12), then 48, 32 or 16; rows past nt hold
+             * where 12 x 2 would need 12), then 48, 32 or 16; a last row block takes the
+             * smallest kernel of the width that covers it (half the rows, or four of six
+             * at 64: F(2x2)'s 16 tiles are 12 + 4); rows past nt it still covers hold
              * earlier tiles' values: computed, never stored */
             for (int64_t kb = 0; kb < K;) {
                 const int64_t left = K - kb;
-                gemm_fn fn = gemm12x1, half = gemm6x1;
+                gemm_fn fn = gemm12x1, half = gemm6x1, four = NULL;
                 int rows = 12, width = 16;
                 if (left >= 96 && left % 64) fn = gemm4x6, half = gemm2x6, rows = 4, width = 96;
-                else if (left >= 64) fn = gemm6x4, half = gemm3x4, rows = 6, width = 64;
+                else if (left >= 64)
+                    fn = gemm6x4, four = gemm4x4, half = gemm3x4, rows = 6, width = 64;
                 else if (left == 48) fn = gemm6x3, half = gemm3x3, rows = 6, width = 48;
                 else if (left == 32) fn = gemm12x2, half = gemm6x2, width = 32;
                 for (int r0 = 0; r0 < nt; r0 += rows) {
-                    /* half the rows where they suffice; the first block asks for the
-                     * next point's U */
+                    /* the first block asks for the next point's U */
                     const float *pf = r0 == 0 && xi + 1 < P ? Ux + C * K + kb : NULL;
-                    gemm_fn g = nt - r0 <= rows / 2 ? half : fn;
-                    if (fn == gemm6x4 && nt - r0 == 4) g = gemm4x4; /* F(2x2)'s 16 tiles */
+                    const int n = nt - r0;
+                    gemm_fn g = n <= rows / 2 ? half : four && n <= 4 ? four : fn;
                     g(Vx + r0 * C, Ux + kb, Mx + r0 * K + kb, C, K, pf);
                 }
                 kb += width;
             }
         }
-        for (int t = 0; t < nt; t++) {
-            if (d->m == 6) out_tile6(d, M, t, b0 + t, res, dst);
-            else if (d->m == 4)
-                out_tile4(d, M, t, b0 + t, res, dst);
-            else
-                out_tile2(d, M, t, b0 + t, res, dst);
-        }
+        for (int t = 0; t < nt; t++)
+            out_tile(d, M, t, b0 + t, res, dst);
     }
 }
 
