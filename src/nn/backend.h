@@ -119,6 +119,10 @@ ffu_status nn_backend_ref_create(nn_backend **out);
  * fuzzers, so that the split kernels run on small graphs) */
 enum { NN_CPU_BF16 = 1u, NN_CPU_WINOGRAD = 2u, NN_CPU_BANDS = 4u, NN_CPU_SPLIT_SMALL = 8u };
 ffu_status nn_backend_cpu_create(nn_backend **out, int threads, unsigned flags);
+/* Rows that the cpu backend's band pipelines copied from the row above instead of
+ * computing them (rows of one colour: cpu_chain.c), in every run of this process so
+ * far; 0 in builds without the backend. */
+uint64_t nn_cpu_rows_reused(void);
 
 /* The CUDA backend (src/nn/cuda/) on device `device`: FFU_ERR_DEVICE ("no CUDA device")
  * on machines without one and in builds without CUDA. fp16 asks

@@ -1923,6 +1923,120 @@ static void test_band_pipeline_planar_head(void)
     }
 }
 
+/* ---- rows of one colour: copied, not computed -------------------------------------------- */
+
+/* An image [N,3,H,W] (nhwc: [N,H,W,3]) of random values, except that rows [0, H / 5),
+ * rows [H / 2, H / 2 + 9) and rows [H - H / 6, H) are each one row repeated: the bands
+ * of one colour a letterboxed frame has, and one inside. */
+static float *banded_image(int64_t N, int64_t H, int64_t W, int nhwc, size_t *bytes)
+{
+    size_t n = (size_t)(N * 3 * H * W);
+    float *x = malloc(sizeof(float) * n), *row = malloc(sizeof(float) * (size_t)(4 * 3 * W));
+    if (!x || !row) {
+        free(x), free(row);
+        return NULL;
+    }
+    uint64_t seed = 83;
+    for (int64_t b = 0; b < N; b++) {
+        for (int64_t i = 0; i < 4 * 3 * W; i++)
+            row[i] = 2.0f * test_rand_f(&seed) - 1.0f;
+        for (int64_t h = 0; h < H; h++) {
+            int band = h < H / 5 ? 1 : h >= H / 2 && h < H / 2 + 9 ? 2 : h >= H - H / 6 ? 3 : 0;
+            for (int64_t c = 0; c < 3; c++)
+                for (int64_t w = 0; w < W; w++) {
+                    float v = band ? row[(band * 3 + c) * W + w] : 2.0f * test_rand_f(&seed) - 1.0f;
+                    x[nhwc ? ((b * H + h) * W + w) * 3 + c : ((b * 3 + c) * H + h) * W + w] = v;
+                }
+        }
+    }
+    free(row);
+    *bytes = sizeof(float) * n;
+    return x;
+}
+
+/* x [N,3,H,W] -> [first layer 3x3 3->24 relu -> dw 3x3 -> (1x1, + r) -> dw 3x3] ->
+ * dense 3x3 -> y, r = dense 5x5 (dense 3x3 x): a residual from a buffer that reads more
+ * rows of x than the member adding it does. */
+static nn_graph *g_res_wide(int64_t N, int64_t H, int64_t W)
+{
+    int x;
+    nn_graph *g = image_graph(N, H, W, &x);
+    if (!g) return NULL;
+    uint64_t seed = 89;
+    int r = chain_conv(g, x, 3, 24, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
+    r = chain_conv(g, r, 24, 24, 0, 5, 2, NN_ACT_NONE, &seed, NULL);
+    int t = chain_conv(g, x, 3, 24, 0, 3, 1, NN_ACT_RELU, &seed, NULL);
+    t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    t = chain_add_relu(g, chain_conv(g, t, 24, 24, 0, 1, 0, NN_ACT_NONE, &seed, NULL), r);
+    t = chain_conv(g, t, 24, 24, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+    nn_graph_mark_output(g, chain_conv(g, t, 24, 8, 0, 3, 1, NN_ACT_NONE, &seed, NULL));
+    return g;
+}
+
+static nn_graph *same_rows_graph(const int64_t *a)
+{
+    return a[0] == 0   ? g_head_planar(a[1], a[2], a[3], 24, 2)
+           : a[0] == 1 ? g_chain_res(a[1], a[2], a[3], 0)
+           : a[0] == 2 ? g_chain(a[1], a[2], a[3], 0)
+           : a[0] == 3 ? g_chain_planar(a[1], a[2], a[3])
+                       : g_res_wide(a[1], a[2], a[3]);
+}
+
+/* In an image with bands of one colour, a pipeline copies each row whose inputs are one
+ * row repeated from the row above instead of computing it (cpu_chain.c same_as_above),
+ * and the numbers are still ref's, on one and two threads (the second strip's first rows
+ * are computed): a planar head at stride 2 (BlazeFace's first layers), residuals from a
+ * buffer and from rings, a fused pool and a 5x5 layer, planar rows, a residual whose rows
+ * differ where the adding member's inputs do not; batches of two.
+ * With random images no row is copied. (Copying from two rows above, from the slot the
+ * row is about to take, or not comparing the residual's rows fails this test; checked.) */
+static void test_band_pipeline_same_rows(void)
+{
+    /* graph (same_rows_graph), N, H, W */
+    static const int64_t cases[6][4] = {{0, 1, 61, 256}, {0, 2, 37, 64},  {1, 2, 163, 97},
+                                        {2, 1, 131, 83}, {3, 1, 67, 128}, {4, 1, 163, 97}};
+    int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
+    for (int v = 0; v < 6; v++) {
+        const int64_t *a = cases[v];
+        size_t xb = 0, nw = 0, n = 0;
+        float *x = banded_image(a[1], a[2], a[3], a[0] == 0, &xb);
+        CHECK(x != NULL);
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = "ref";
+        ffu_json *d = NULL;
+        float *want = x ? run_graph(same_rows_graph(a), &o, x, xb, &nw, &d) : NULL;
+        ffu_json_free(d);
+        CHECK(want != NULL && nw > 0);
+        for (int threads = 1; threads <= 2 && want; threads++) {
+            o.backend = "cpu";
+            o.threads = threads;
+            uint64_t r0 = nn_cpu_rows_reused();
+            float *got = run_graph(same_rows_graph(a), &o, x, xb, &n, &d);
+            uint64_t reused = nn_cpu_rows_reused() - r0;
+            if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
+                ffu_json_free(d), free(got);
+                continue;
+            }
+            double worst = n == nw ? worst_error(want, nw, got, n) : 1;
+            int bands = desc_int(d, "band_nodes");
+            ffu_json_free(d), free(got);
+            r0 = nn_cpu_rows_reused();
+            got = run_graph(same_rows_graph(a), &o, NULL, 0, &n, &d); /* random rows */
+            uint64_t random_reused = nn_cpu_rows_reused() - r0;
+            printf("rows of one colour, graph %d, %lldx%lldx%lld, %d threads: %d nodes in "
+                   "pipelines, %llu rows copied (%llu with random rows), worst %.3g\n",
+                   (int)a[0], (long long)a[1], (long long)a[2], (long long)a[3], threads, bands,
+                   (unsigned long long)reused, (unsigned long long)random_reused, worst);
+            CHECK(worst < 1e-4);
+            CHECK(avx512 ? bands > 0 && reused > 0 : reused == 0);
+            CHECK(random_reused == 0);
+            ffu_json_free(d), free(got);
+        }
+        free(want), free(x);
+    }
+}
+
 /* ---- our first-layer kernel on an NHWC image (TF.js models) ------------------------------- */
 
 static int cf_nhwc_variant;
@@ -2091,5 +2205,6 @@ TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, tes
           test_winograd_session, test_winograd_memory_cap, test_winograd_blocked_chain,
           test_reduce_channels_last, test_empty_and_null, test_band_pipeline,
           test_band_pipeline_strided, test_band_pipeline_side_by_side, test_band_pipeline_residual,
-          test_band_pipeline_random, test_band_pipeline_planar, test_planar_wide_groups,
-          test_band_pipeline_planar_head, test_first_layer_nhwc, test_h16_head, test_h16_gemm)
+          test_band_pipeline_same_rows, test_band_pipeline_random, test_band_pipeline_planar,
+          test_planar_wide_groups, test_band_pipeline_planar_head, test_first_layer_nhwc,
+          test_h16_head, test_h16_gemm)

@@ -29,12 +29,16 @@
  * ring of the member that does, which then keeps every row computed since the row the
  * adding member reads.
  *
+ * A row whose inputs are all one row repeated (the bands of one colour of a letterboxed
+ * image) is the row above copied rather than computed (same_as_above).
+ *
  * The members are planned as usual (their builders prefer our kernels,
  * nn_cpu_chain_member) and the session runs them in order: every member but the last
  * only records its buffers, the last runs the pipeline. The planner is told that the
  * values between members need no memory and that the chain's input lives until the
  * last member (else it could put the output over the input, which the first member was
  * the last to read). */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +88,7 @@ struct nn_cpu_chain {
     size_t area, tmp; /* floats per thread; offset of the pool's two conv rows */
     size_t conv, convf; /* offset of two rows for layout conversions, and their floats */
     size_t prep;        /* offset of a planar head's prepared input rows */
+    size_t same;        /* offset of the rows' "same as the row above" bytes */
     nn_cpu_split split; /* profiled seconds per thread and member */
     chain_stage st[];
 };
@@ -366,7 +371,13 @@ static size_t place_rings(struct nn_cpu_chain *ch)
     int planar = 0;
     for (int s = 0; s < ch->n; s++) planar |= ch->st[s].planar;
     ch->conv = at, ch->convf = planar ? (conv + 15) / 16 * 16 : 0;
-    return at + 2 * ch->convf;
+    at += 2 * ch->convf;
+    /* a byte per input row and per row of each stage (same_as_above) */
+    size_t rows = (size_t)s0->IH;
+    for (int s = 0; s < ch->n; s++)
+        rows += (size_t)ch->st[s].OH;
+    ch->same = at;
+    return at + (rows + 63) / 64 * 16;
 }
 
 ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
@@ -524,9 +535,19 @@ typedef struct chain_pull {
     const float *x;
     const float *res[NN_CPU_CHAIN_MAX];
     int64_t done[NN_CPU_CHAIN_MAX];
+    int64_t start[NN_CPU_CHAIN_MAX]; /* the strip's first row of each stage */
+    /* same[0][i]: input row i equals row i - 1; same[s + 1][r]: stage s's row r does
+     * (computed rows only: from start[s] on) */
+    unsigned char *same[NN_CPU_CHAIN_MAX + 1];
+    int64_t reused;  /* rows copied from the row above instead of computed */
     int64_t prepped; /* a planar head: input rows below this are in their slots */
     double *sec;     /* profiling: this thread's seconds per stage, else NULL */
 } chain_pull;
+
+/* Rows reused by every pipeline of this process (nn_cpu_rows_reused). */
+static _Atomic uint64_t rows_reused;
+
+uint64_t nn_cpu_rows_reused(void) { return rows_reused; }
 
 /* Row r of a planar head (stage 0) into dst: the input rows it reads that are not in
  * their slots yet are split into phases first (row ih in slot ih mod KH; the rows come
@@ -597,6 +618,62 @@ static void stage_row(chain_pull *c, int s, int64_t r)
     }
 }
 
+/* 1 when row r of stage s must equal row r - 1, which this strip computed: the input
+ * rows the two read are all one row, none of them padding, and so are the residual's. A letterboxed image's bands of one colour make such rows
+ * (docs/NN_CPU.md "Rows of one colour"); in a photo's rows memcmp stops at once. */
+static int same_as_above(const chain_pull *c, int s, int64_t r)
+{
+    const chain_stage *st = &c->ch->st[s];
+    if (r <= c->start[s]) return 0;
+    int64_t lo = (r - 1) * st->scale - st->pt, hi = r * st->scale - st->pt + st->ext;
+    if (lo < 0 || hi > st->IH) return 0;
+    for (int64_t i = lo + 1; i < hi; i++)
+        if (!c->same[s][i]) return 0;
+    if (st->res == RES_NONE) return 1;
+    if (st->res >= 0) return r > c->start[st->res] && c->same[st->res + 1][r];
+    const float *b = c->res[s] + r * st->OW * st->OC;
+    return memcmp(b, b - st->OW * st->OC, sizeof(float) * (size_t)(st->OW * st->OC)) == 0;
+}
+
+/* 1 when row i of the image x that stage 0 reads equals row i - 1: as stored, planes
+ * (a first layer reading an NCHW image) or channels-last. */
+static int input_same_as_above(const chain_stage *s0, const float *x, int64_t i)
+{
+    if (i == 0) return 0;
+    int planes = s0->kind == NN_CPU_K_CF && !((const nn_cpu_cf *)s0->k)->nhwc;
+    int64_t n = planes ? s0->IW : s0->IW * s0->IC, step = planes ? s0->IH * s0->IW : 0;
+    for (int64_t c = 0; c < (planes ? s0->IC : 1); c++) {
+        const float *row = x + c * step + i * n;
+        if (memcmp(row, row - n, sizeof(float) * (size_t)n)) return 0;
+    }
+    return 1;
+}
+
+/* Row r of stage s as a copy of row r - 1 (a ring of one row holds it already). */
+static void copy_above(chain_pull *c, int s, int64_t r)
+{
+    const struct nn_cpu_chain *ch = c->ch;
+    const chain_stage *st = &ch->st[s];
+    int last = s == ch->n - 1;
+    if (!last && st->cap < 2) return;
+    size_t floats = last ? (size_t)(st->OW * st->OC) : (size_t)st->rowf;
+    memcpy(out_row(ch, s, c->a, c->y, r), out_row(ch, s, c->a, c->y, r - 1),
+           sizeof(float) * floats);
+}
+
+/* Row r of stage s, computed or (same_as_above) copied. */
+static void make_row(chain_pull *c, int s, int64_t r)
+{
+    int same = same_as_above(c, s, r);
+    c->same[s + 1][r] = (unsigned char)same;
+    if (!same) {
+        stage_row(c, s, r);
+        return;
+    }
+    copy_above(c, s, r);
+    c->reused++;
+}
+
 /* Computes stage s up to row r (exclusive), one row at a time, each after the rows of
  * the stage before that it reads: no ring ever holds more than one row's window. */
 static void pull(chain_pull *c, int s, int64_t r)
@@ -609,11 +686,11 @@ static void pull(chain_pull *c, int s, int64_t r)
             pull(c, s - 1, hi);
         }
         if (!c->sec) {
-            stage_row(c, s, q);
+            make_row(c, s, q);
             continue;
         }
         int64_t t0 = ffu_clock_ns();
-        stage_row(c, s, q);
+        make_row(c, s, q);
         c->sec[s] += 1e-9 * (double)(ffu_clock_ns() - t0);
     }
 }
@@ -634,9 +711,14 @@ static void chain_strips(const chain_job *j, int t, int nthr)
         for (int64_t k = 0; st->planar && k < st->cap; k++)
             nn_cpu_planar_margins(c.a + st->ring + k * st->rowf, st->OC, st->OW);
     }
+    c.same[0] = (unsigned char *)(c.a + ch->same);
+    for (int s = 0; s <= L; s++)
+        c.same[s + 1] = c.same[s] + (s ? ch->st[s - 1].OH : s0->IH);
     for (int64_t img = 0; img < ch->N; img++) {
         c.x = j->x + img * s0->IC * s0->IH * s0->IW;
         c.y = j->y + img * sl->OC * sl->OH * sl->OW;
+        for (int64_t i = 0; i < s0->IH; i++)
+            c.same[0][i] = input_same_as_above(s0, c.x, i);
         for (int s = 0; s <= L; s++) {
             const chain_stage *st = &ch->st[s];
             c.res[s] = st->res == RES_BUFFER
@@ -647,16 +729,17 @@ static void chain_strips(const chain_job *j, int t, int nthr)
             int64_t y0 = sl->OH * strip / ch->nthr, ye = sl->OH * (strip + 1) / ch->nthr;
             if (y0 >= ye) continue;
             /* each stage starts at the first row the strip's first output row reads */
-            c.done[L] = y0;
+            c.done[L] = c.start[L] = y0;
             c.prepped = INT64_MIN;
             for (int s = L; s > 0; s--) {
                 int64_t lo, hi;
                 in_rows(&ch->st[s], c.done[s], c.done[s] + 1, &lo, &hi);
-                c.done[s - 1] = lo;
+                c.done[s - 1] = c.start[s - 1] = lo;
             }
             pull(&c, L, ye);
         }
     }
+    if (c.reused) atomic_fetch_add_explicit(&rows_reused, (uint64_t)c.reused, memory_order_relaxed);
 }
 
 /* A thread of the pipeline's team. */
@@ -705,5 +788,9 @@ ffu_status nn_cpu_chain_run(cpu_node *p, void *const *in, void *const *out, void
     GOMP_parallel(chain_thread, &j, (unsigned)ch->nthr, 0);
     return FFU_OK;
 }
+
+#else /* !FFU_HAVE_DNNL */
+
+uint64_t nn_cpu_rows_reused(void) { return 0; }
 
 #endif
