@@ -590,7 +590,8 @@ static int fits_into(const nn_graph *g, const nn_tensor *c, int x)
 
 typedef struct pat {
     nn_graph *g;
-    int *uses;
+    int *uses; /* per tensor of the round's start (nt of them): its readers */
+    int nt;
     unsigned char *dead, *touched;
     int *rep; /* tensor -> the tensor that replaces it for readers (-1: none) */
 } pat;
@@ -599,7 +600,7 @@ typedef struct pat {
 static int private_value(const pat *s, int t)
 {
     int p = producer(s->g, t);
-    return p >= 0 && s->uses[t] == 1 && !s->dead[p] && !s->touched[p] &&
+    return p >= 0 && t < s->nt && s->uses[t] == 1 && !s->dead[p] && !s->touched[p] &&
            s->g->nodes[p].noutputs == 1 && s->g->nodes[p].act.kind == NN_ACT_NONE;
 }
 
@@ -801,6 +802,36 @@ static int rw_redundant_slope(pat *s, int i)
     }
     s->rep[out] = y;
     s->dead[i] = 1;
+    return 1;
+}
+
+/* Conv -> MaxPool -> Relu (or Clip, or LeakyRelu with a slope >= 0) becomes Conv ->
+ * Relu -> MaxPool, so that the activation fuses into the Conv (nn_fuse) instead of
+ * taking a pass of its own: a non-decreasing function commutes with a maximum, value for
+ * value, so the outputs do not change (Keras models that pool before their Activation
+ * layer: the antispoof net). */
+static int rw_act_before_pool(pat *s, int i)
+{
+    nn_graph *g = s->g;
+    nn_node *a = &g->nodes[i];
+    int monotone = a->op == NN_OP_RELU || a->op == NN_OP_CLIP ||
+                   (a->op == NN_OP_LEAKY_RELU && nn_attr_float(a, "alpha", 0.01f) >= 0);
+    if (!monotone || a->act.kind != NN_ACT_NONE || a->ninputs < 1 || a->noutputs != 1) return 0;
+    int t = a->inputs[0], p = producer(g, t);
+    if (p < 0 || !private_value(s, t) || g->nodes[p].op != NN_OP_MAX_POOL ||
+        g->nodes[p].ninputs != 1 || g->nodes[p].noutputs != 1)
+        return 0;
+    int x = g->nodes[p].inputs[0], c = producer(g, x);
+    if (c < 0 || !private_value(s, x) || g->nodes[c].op != NN_OP_CONV) return 0;
+    int mid = nn_graph_add_tensor(g, "", FFU_DTYPE_UNDEFINED, NULL);
+    if (mid < 0) return mid;
+    int y = a->outputs[0];
+    a->inputs[0] = x, a->outputs[0] = mid;
+    g->nodes[p].inputs[0] = mid, g->nodes[p].outputs[0] = y;
+    g->tensors[mid].producer = i;
+    g->tensors[y].producer = p;
+    g->tensors[t].producer = -1;
+    s->touched[i] = s->touched[p] = 1;
     return 1;
 }
 
@@ -1221,7 +1252,7 @@ ffu_status nn_rewrite_patterns(nn_graph *g)
     ffu_status st = nn_rewrite_transposes(g);
     if (st < 0) return st;
     for (int round = 0; round < 32; round++) {
-        pat s = {.g = g, .uses = use_counts(g)};
+        pat s = {.g = g, .uses = use_counts(g), .nt = g->ntensors};
         s.dead = calloc((size_t)g->nnodes + 1, 1);
         s.touched = calloc((size_t)g->nnodes + 1, 1);
         s.rep = malloc(((size_t)g->ntensors + 1) * sizeof(int));
@@ -1239,6 +1270,7 @@ ffu_status nn_rewrite_patterns(nn_graph *g)
             if (r == 0) r = rw_fold_pad(&s, i);
             if (r == 0) r = rw_fold_input_affine(&s, i);
             if (r == 0) r = rw_redundant_slope(&s, i);
+            if (r == 0) r = rw_act_before_pool(&s, i);
             if (r == 0) r = rw_merge_1x1(&s, i);
             if (r < 0) st = r;
             changed |= r > 0;

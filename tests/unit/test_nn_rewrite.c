@@ -3,7 +3,8 @@
  * Softmax / reductions with remapped axes, graph outputs keeping their names) and each
  * arithmetic pattern (both PReLU spellings, ReLU6 chains, per-channel affine and
  * BatchNormalization folding into Conv, a per-channel affine folded into the next
- * Conv through a max pool, Pad folding, redundant PReLU), plus patterns
+ * Conv through a max pool, Pad folding, redundant PReLU, an activation moved before a
+ * max pool), plus patterns
  * that must NOT fire. Every rewritten graph is run with the reference kernels against
  * the original on random data. */
 #include <math.h>
@@ -641,6 +642,56 @@ static void test_fold_input_normalisation(void)
     }
 }
 
+/* Conv -> MaxPool -> activation: a ReLU (after a 2x2 pool) and a Clip (after a padded
+ * 3x3 one) move before the pool, where they can fuse into the Conv, and the numbers are
+ * the same to the bit; a LeakyRelu with a negative slope (not monotone), a Sigmoid (not
+ * worth it: it would then run on four times the values without fusing) and a Conv
+ * output read elsewhere stay. */
+static void test_act_before_pool(void)
+{
+    for (int v = 0; v < 5; v++) {
+        nn_graph *g, *orig;
+        CHECK_EQ_INT(nn_graph_create(&g), FFU_OK);
+        nn_shape in = {.rank = 4, .d = {2, 3, 9, 8}};
+        int x = input(g, "x", in);
+        int c = conv(g, "c", x, 3, 4, 3);
+        int p = node1(g, NN_OP_MAX_POOL, "p", c);
+        int64_t k2[2] = {2, 2}, k3[2] = {3, 3}, pads[4] = {1, 1, 1, 1};
+        nn_node_set_ints(g, g->nnodes - 1, "kernel_shape", v == 1 ? k3 : k2, 2);
+        nn_node_set_ints(g, g->nnodes - 1, "strides", k2, 2);
+        if (v == 1) nn_node_set_ints(g, g->nnodes - 1, "pads", pads, 4);
+        int out;
+        if (v == 1) {
+            int in3[3] = {p, fconst(g, "lo", 0.1f), fconst(g, "hi", 0.6f)};
+            out = node(g, NN_OP_CLIP, "out", in3, 3);
+        } else if (v == 2) {
+            out = node1(g, NN_OP_LEAKY_RELU, "out", p);
+            nn_node_set_float(g, g->nnodes - 1, "alpha", -0.5f);
+        } else {
+            out = node1(g, v == 3 ? NN_OP_SIGMOID : NN_OP_RELU, "out", p);
+        }
+        if (v == 4) out = node2(g, NN_OP_ADD, "sum", out, node1(g, NN_OP_REDUCE_MAX, "m", c));
+        finish(g, &orig, out);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        /* moved: the pool reads the activation, which reads the Conv */
+        int pi = -1;
+        for (int i = 0; i < g->nnodes; i++)
+            if (g->nodes[i].op == NN_OP_MAX_POOL) pi = i;
+        CHECK(pi >= 0);
+        int src = pi >= 0 ? g->tensors[g->nodes[pi].inputs[0]].producer : -1;
+        int moved = src >= 0 && g->nodes[src].op != NN_OP_CONV;
+        CHECK_EQ_INT(moved, v <= 1);
+        if (moved)
+            CHECK(g->tensors[g->nodes[src].inputs[0]].producer >= 0 &&
+                  g->nodes[g->tensors[g->nodes[src].inputs[0]].producer].op == NN_OP_CONV);
+        double d = compare(orig, g, in);
+        printf("  act_before_pool case %d: %s, max diff %.2e\n", v, moved ? "moved" : "kept", d);
+        CHECK(d == 0);
+        nn_graph_destroy(orig);
+        nn_graph_destroy(g);
+    }
+}
+
 /* Two 1x1 convolutions in a row become one where that is less work: 16 -> 16 -> 32 (the
  * MobileFaceNet_TF shape) merges, with results moved by rounding only; a bottleneck
  * 32 -> 8 -> 32 (cheaper as two), an intermediate read twice, an activation between
@@ -676,4 +727,4 @@ static void test_merge_1x1(void)
 TEST_MAIN(test_transposes_chain, test_transposes_axes, test_transposes_blocked,
           test_prelu_mobilefacenet, test_prelu_variants, test_relu6, test_fold_affine,
           test_fold_in_place, test_no_fold, test_fold_input_affine, test_fold_input_normalisation,
-          test_fold_pad_and_slope, test_merge_1x1)
+          test_fold_pad_and_slope, test_merge_1x1, test_act_before_pool)
