@@ -1923,6 +1923,100 @@ static void test_band_pipeline_planar_head(void)
     }
 }
 
+/* ---- forks: a stride-2 block's max pool in the pipeline ------------------------------------ */
+
+/* x [N,H,W,3] NHWC -> [first layer 5x5 stride 2 into C (BlazeFace's) -> two blocks (dw 3x3
+ * -> 1x1, + the block's input) -> a stride-2 block: dw 3x3 stride 2 (pads 0,0,1,1 as
+ * TF's SAME, or 1,1,1,1) -> 1x1 + MaxPool 2x2 of the block's input -> two blocks] ->
+ * dense 3x3 into 8 -> y: BlazeFace's stride-2 boundary, where the value before it has
+ * two readers, the depthwise layer and the pool. */
+static nn_graph *g_fork(int64_t N, int64_t H, int64_t W, int64_t C, int same_pads)
+{
+    int t, node;
+    nn_graph *g = nhwc_image_graph(N, H, W, &t);
+    if (!g) return NULL;
+    uint64_t seed = 97;
+    t = chain_conv(g, t, 3, C, 0, 5, 1, NN_ACT_RELU, &seed, &node);
+    int64_t s2[2] = {2, 2}, head_pads[4] = {1, 1, 2, 2}, tf[4] = {0, 0, 1, 1};
+    nn_node_set_ints(g, node, "strides", s2, 2);
+    nn_node_set_ints(g, node, "pads", head_pads, 4);
+    for (int b = 0; b < 5; b++) {
+        int in = t;
+        if (b == 2) {
+            t = chain_conv(g, t, C, C, 1, 3, 1, NN_ACT_NONE, &seed, &node);
+            nn_node_set_ints(g, node, "strides", s2, 2);
+            if (same_pads) nn_node_set_ints(g, node, "pads", tf, 4);
+            in = chain_max_pool(g, in);
+        } else {
+            t = chain_conv(g, t, C, C, 1, 3, 1, NN_ACT_NONE, &seed, NULL);
+        }
+        t = chain_add_relu(g, chain_conv(g, t, C, C, 0, 1, 0, NN_ACT_NONE, &seed, NULL), in);
+    }
+    nn_graph_mark_output(g, chain_conv(g, t, C, 8, 0, 3, 1, NN_ACT_NONE, &seed, NULL));
+    return g;
+}
+
+static nn_graph *fork_of(const int64_t *a) { return g_fork(a[0], a[1], a[2], a[3], (int)a[4]); }
+
+/* On one thread the pool joins the pipeline beside the stride-2 depthwise layer, which
+ * then reads the value before it from a ring instead of memory: one pipeline of 12 (the
+ * head, 4 + 2 + 4 layers and the pool, 7th) where two of 5 and 6 were, and ref's
+ * numbers; with TF's pads and symmetric ones, 24 channels in planar rows (stride-2 and
+ * pool rows split into even and odd columns) and 32 channels-last (whose first layer
+ * runs alone: 11 and 10), a batch of two. On
+ * two threads strips would compute the rows above the second strip's start through the
+ * whole longer pipeline, so there the pool stays out and there are two pipelines.
+ * (A stride-2 tap off by a column either side, a pool missing its last pixel, or the
+ * pool's rows never pulled fails this test; checked.) */
+static void test_band_pipeline_fork(void)
+{
+    /* N, H, W, C, TF pads */
+    static const int64_t cases[3][5] = {
+        {1, 144, 256, 24, 1}, {2, 80, 128, 24, 0}, {1, 260, 512, 32, 0}};
+    int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
+    for (int v = 0; v < 3; v++) {
+        const int64_t *a = cases[v];
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = "ref";
+        size_t nw = 0, n = 0;
+        ffu_json *d = NULL;
+        float *want = run_graph(fork_of(a), &o, NULL, 0, &nw, &d);
+        ffu_json_free(d);
+        CHECK(want != NULL && nw > 0);
+        for (int threads = 1; threads <= 2 && want; threads++) {
+            o.backend = "cpu";
+            o.threads = threads;
+            float *got = run_graph(fork_of(a), &o, NULL, 0, &n, &d);
+            if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
+                ffu_json_free(d), free(got);
+                continue;
+            }
+            double worst = n == nw ? worst_error(want, nw, got, n) : 1;
+            int bands = desc_int(d, "band_nodes"), pipes = desc_impls(d, "band 1/");
+            /* 24 channels: the planar head is a member; 32: the first layer runs alone */
+            int head = a[3] == 24, members = 11 + head;
+            char at[32];
+            snprintf(at, sizeof at, "band %d/%d ", 6 + head, members);
+            int planar = desc_impls(d, " planar "), pool = desc_impls(d, at);
+            printf("fork %lldx%lldx%lld, %lld channels, %s pads, %d threads: %d nodes in %d "
+                   "pipelines, %d planar, pool %s, worst %.3g\n",
+                   (long long)a[0], (long long)a[1], (long long)a[2], (long long)a[3],
+                   a[4] ? "TF" : "symmetric", threads, bands, pipes, planar, pool ? "in" : "out",
+                   worst);
+            CHECK(worst < 1e-4);
+            int joined = avx512 && threads == 1;
+            CHECK_EQ_INT(bands, avx512 ? members - !joined : 0);
+            CHECK_EQ_INT(pipes, avx512 ? 2 - joined : 0);
+            CHECK_EQ_INT(pool, joined);
+            CHECK_EQ_INT(desc_impls(d, "pool2"), 1);
+            CHECK_EQ_INT(planar, avx512 && head ? members - !joined : 0);
+            ffu_json_free(d), free(got);
+        }
+        free(want);
+    }
+}
+
 /* ---- rows of one colour: copied, not computed -------------------------------------------- */
 
 /* An image [N,3,H,W] (nhwc: [N,H,W,3]) of random values, except that rows [0, H / 5),
@@ -2205,6 +2299,6 @@ TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, tes
           test_winograd_session, test_winograd_memory_cap, test_winograd_blocked_chain,
           test_reduce_channels_last, test_empty_and_null, test_band_pipeline,
           test_band_pipeline_strided, test_band_pipeline_side_by_side, test_band_pipeline_residual,
-          test_band_pipeline_same_rows, test_band_pipeline_random, test_band_pipeline_planar,
-          test_planar_wide_groups, test_band_pipeline_planar_head, test_first_layer_nhwc,
-          test_h16_head, test_h16_gemm)
+          test_band_pipeline_same_rows, test_band_pipeline_fork, test_band_pipeline_random,
+          test_band_pipeline_planar, test_planar_wide_groups, test_band_pipeline_planar_head,
+          test_first_layer_nhwc, test_h16_head, test_h16_gemm)

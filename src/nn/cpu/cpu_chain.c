@@ -29,6 +29,11 @@
  * ring of the member that does, which then keeps every row computed since the row the
  * adding member reads.
  *
+ * A value may also have two readers in one pipeline (a fork, on one thread): a stride-2
+ * depthwise stage and a 2x2 max pool whose output the next 1x1 stage adds (BlazeFace's
+ * stride-2 blocks). The pool is a stage of its own beside the depthwise one; each stage
+ * names the stage it reads (src), and a stage adding a ring's rows pulls them first.
+ *
  * A row whose inputs are all one row repeated (the bands of one colour of a letterboxed
  * image) is the row above copied rather than computed (same_as_above).
  *
@@ -72,6 +77,7 @@ typedef struct chain_stage {
     /* output rows [a, b) read input rows [a * scale - pt, (b - 1) * scale - pt + ext) */
     int64_t scale, pt, ext;
     int64_t cap;      /* ring rows (0 for the last stage: it writes the output) */
+    int src;          /* the stage whose output it reads (-1: the pipeline's input) */
     /* the residual a 1x1 member adds: RES_NONE, RES_BUFFER (a value outside the
      * pipeline, read where it is stored) or the earlier stage whose ring holds it */
     int res;
@@ -103,6 +109,27 @@ static int planar_head(int64_t K, int64_t OW, int64_t SW)
     return K >= 17 && K <= 24 && OW % 16 == 0 && SW <= 2;
 }
 
+/* NN_CPU_K_POOL when MaxPool node n is one our 2x2 kernel runs (cpu_misc.c build_pool2)
+ * on channels-last tensors of even sizes: a pipeline may take it in beside a stride-2
+ * depthwise stage reading the same value (a fork, nn_cpu_chain_plan). */
+static int pool_stage(const cpu_ctx *c, const nn_node *n)
+{
+    const nn_graph *g = c->g;
+    const nn_tensor *x = nn_in(g, n, 0), *y = nn_out(g, n, 0);
+    nn_window win;
+    if (n->ninputs != 1 || n->noutputs != 1 || n->act.kind != NN_ACT_NONE || !x || !y ||
+        x->dtype != FFU_DTYPE_F32 || x->shape.rank != 4 || !nn_shape_known(&x->shape) ||
+        !nn_shape_known(&y->shape) || !nn_cpu_stored_nhwc(c, n->inputs[0]) ||
+        !nn_cpu_stored_nhwc(c, n->outputs[0]) ||
+        nn_window_init(n, NN_WINDOW_POOL, 2, &x->shape.d[2], NULL, &win) != FFU_OK)
+        return NN_CPU_K_NONE;
+    for (int s = 1; s <= 2; s++)
+        if (win.k[s] != 2 || win.stride[s] != 2 || win.dil[s] != 1 || win.pad0[s] || win.pad1[s] ||
+            win.in[s] % 2 || win.out[s] != win.in[s] / 2)
+            return NN_CPU_K_NONE;
+    return NN_CPU_K_POOL;
+}
+
 /* The kind of stage Conv node n can be (NN_CPU_K_NONE: none), from its shape alone; the
  * member's builder still decides (nn_cpu_chain_finish checks what it chose). */
 static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
@@ -110,6 +137,7 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
     const nn_graph *g = c->g;
     /* a fused scale (input 4, ir.h): its epilogue runs on finished rows (nn_cpu_scaled),
      * not on a pipeline's ring rows */
+    if (n->backend == me && n->op == NN_OP_MAX_POOL) return pool_stage(c, n);
     if (n->backend != me || n->op != NN_OP_CONV || n->ninputs < 2 || n->ninputs > 4 ||
         n->noutputs != 1)
         return NN_CPU_K_NONE;
@@ -161,20 +189,26 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
 static int planar_channels(int64_t C) { return C > 16 && C % 16; }
 
 /* 1 when node n, a stage of kind k, will have a planar kernel (what planar_kernel checks
- * on the built stage): a 1x1 layer, or a 3x3 stride-1 depthwise one with one column of
- * padding either side, without a pool, the width a multiple of 16; or a first layer
+ * on the built stage): a 1x1 layer, or a 3x3 depthwise one without a pool, at stride 1
+ * with one column of padding either side or at stride 2 with at most one on the left;
+ * the 2x2 max pool; each with the output width a multiple of 16; or a first layer
  * reading an NHWC image (planar_head). */
 static int planar_node(const cpu_ctx *c, const nn_node *n, int k)
 {
     const nn_graph *g = c->g;
     const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *y = nn_out(g, n, 0);
     int64_t W = y->shape.d[3];
+    if (k == NN_CPU_K_POOL) return W % 16 == 0; /* pool_stage: twice as wide in */
     nn_window win;
     if (nn_window_init(n, NN_WINDOW_CONV, 2, &x->shape.d[2], &w->shape.d[2], &win) != FFU_OK)
         return 0;
     if (k == NN_CPU_K_CF) /* a planar head (stage_kind), not one reading a plain input */
         return nn_cpu_layout(c, n->inputs[0]) && planar_head(y->shape.d[1], W, win.stride[2]);
-    if (W % 16 || x->shape.d[3] != W) return 0;
+    if (W % 16) return 0;
+    if (k == NN_CPU_K_DW && win.stride[1] == 2 && win.stride[2] == 2) /* planar_kernel's */
+        return x->shape.d[3] == 2 * W && !nn_attr_int(n, "_pool", 0) && win.k[1] == 3 &&
+               win.k[2] == 3 && win.pad0[2] <= 1;
+    if (x->shape.d[3] != W) return 0;
     if (k == NN_CPU_K_PW) return 1;
     return k == NN_CPU_K_DW && !nn_attr_int(n, "_pool", 0) && win.k[1] == 3 && win.k[2] == 3 &&
            win.stride[1] == 1 && win.stride[2] == 1 && win.pad0[2] == 1;
@@ -226,6 +260,42 @@ static void mark_linked(const int *next, int nn, unsigned char *has_prev)
         if (next[i] >= 0) has_prev[next[i]] = 1;
 }
 
+/* Forks (BlazeFace's stride-2 blocks): a value t read only by a stride-2 depthwise stage
+ * D and a 2x2 max pool A, whose output only the 1x1 stage K reading D's output adds. A
+ * joins the pipeline beside D (fork[D] = A), so t counts as D's alone (data[t] = D). */
+static void find_forks(const nn_graph *g, const unsigned char *kind, int *data, const int *added,
+                       int *fork)
+{
+    for (int i = 0; i < g->nnodes; i++) {
+        const nn_node *A = &g->nodes[i];
+        if (kind[i] != NN_CPU_K_POOL) continue;
+        int t = A->inputs[0], q = A->outputs[0], k = added[q], d = -1, readers = 0;
+        if (k < 0 || kind[k] != NN_CPU_K_PW || data[q] != -1 || (g->tensors[q].flags & NN_T_OUTPUT))
+            continue;
+        for (int j = 0; j < g->nnodes; j++)
+            for (int m = 0; m < g->nodes[j].ninputs; m++)
+                if (g->nodes[j].inputs[m] == t) {
+                    readers++;
+                    if (j != i && m == 0) d = j;
+                }
+        if (readers != 2 || d < 0 || kind[d] != NN_CPU_K_DW ||
+            g->nodes[k].inputs[0] != g->nodes[d].outputs[0])
+            continue;
+        const nn_shape *ds = &nn_out(g, &g->nodes[d], 0)->shape, *qs = &g->tensors[q].shape;
+        if (ds->d[2] != qs->d[2] || ds->d[3] != qs->d[3]) continue;
+        data[t] = d;
+        fork[d] = i;
+    }
+}
+
+/* Drops the fork at D (and the link into D, so that t is stored for A to read). */
+static void drop_fork(const nn_graph *g, int *next, int *fork, int d)
+{
+    int p = g->tensors[g->nodes[d].inputs[0]].producer;
+    if (p >= 0 && next[p] == d) next[p] = -1;
+    fork[d] = -1;
+}
+
 ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
 {
     int nn = g->nnodes, nt = g->ntensors;
@@ -235,9 +305,10 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
         nn < CHAIN_MIN_NODES)
         return FFU_OK;
     int *a = malloc(sizeof(int) * 3 * (size_t)nn), *data = malloc(sizeof(int) * 2 * (size_t)nt);
+    int *fork = malloc(sizeof(int) * (size_t)nn);
     unsigned char *kind = malloc((size_t)nn), *has_prev = malloc((size_t)nn);
-    if (!a || !data || !kind || !has_prev) {
-        free(a), free(data), free(kind), free(has_prev);
+    if (!a || !data || !fork || !kind || !has_prev) {
+        free(a), free(data), free(fork), free(kind), free(has_prev);
         return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
     }
     int *last = a, *next = a + nn, *first = a + 2 * nn, *added = data + nt;
@@ -256,27 +327,41 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
                 data[t] = data[t] == -1 && j == 0 ? i : -2;
         }
     for (int i = 0; i < nn; i++) {
-        last[i] = first[i] = -1;
+        last[i] = first[i] = fork[i] = -1;
         kind[i] = (unsigned char)stage_kind(&ctx, &g->nodes[i], me);
     }
+    /* forks (find_forks), on one thread only: a pipeline cut into strips computes the
+     * rows above each strip's start twice, through every member, and a fork joins two
+     * pipelines into one (BlazeFace at two threads 2.24 -> 2.49 ms with them) */
+    if (nn_cpu_run_threads(cb) == 1) find_forks(g, kind, data, added, fork);
     /* links: a stage's output read by one later stage only (the session runs that one
      * after it; nodes between them do not see the value), and at most added as the
-     * residual of one 1x1 stage */
+     * residual of one 1x1 stage; a pool only ever joins beside a fork's D */
     for (int i = 0; i < nn; i++) {
         int t = kind[i] ? g->nodes[i].outputs[0] : -1, r = t >= 0 ? data[t] : -1;
         int ok = r > i && kind[r] && kind[r] != NN_CPU_K_CF && /* a first layer heads */
+                 kind[i] != NN_CPU_K_POOL && kind[r] != NN_CPU_K_POOL &&
                  !(g->tensors[t].flags & NN_T_OUTPUT) &&
                  (added[t] == -1 || (added[t] >= 0 && kind[added[t]] == NN_CPU_K_PW));
         next[i] = ok ? r : -1;
     }
-    /* Drop links until two rules hold (dropping a link can break either elsewhere):
-     * a value between members lives only in its pipeline's rings, so the stage adding
-     * it must come later in the same pipeline; and a pipeline ends at the reader of its
-     * last large value, since members on small tensors, which stay in L2 anyway, only
-     * pay the row-by-row overhead (MediaPipe's full-range detector: a pipeline of 20
-     * reaching into its 48x48 layers ran 3% slower than none). */
+    /* Drop links until the rules hold (dropping a link can break any of them elsewhere):
+     * a fork holds while D reads t from its producer's ring and K reads D's output; a
+     * value between members lives only in its pipeline's rings, so the stage adding it
+     * must come later in the same pipeline; a pipeline ends at the reader of its last
+     * large value, since members on small tensors, which stay in L2 anyway, only pay
+     * the row-by-row overhead (MediaPipe's full-range detector: a pipeline of 20
+     * reaching into its 48x48 layers ran 3% slower than none); and one too long with
+     * its pools loses a fork (else it would not be a pipeline at all). */
     for (int changed = 1; changed;) {
         changed = 0;
+        for (int d = 0; d < nn; d++) {
+            if (fork[d] < 0) continue;
+            int p = g->tensors[g->nodes[d].inputs[0]].producer;
+            if (p >= 0 && next[p] == d && next[d] == added[g->nodes[fork[d]].outputs[0]]) continue;
+            drop_fork(g, next, fork, d);
+            changed = 1;
+        }
         for (int i = 0; i < nn; i++) {
             int t = g->nodes[i].outputs[0];
             if (next[i] >= 0 && added[t] >= 0 && !follows(next, next[i], added[t])) {
@@ -287,12 +372,18 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
         mark_linked(next, nn, has_prev);
         for (int i = 0; i < nn; i++) {
             if (!kind[i] || has_prev[i]) continue;
-            int end = -1;
+            int end = -1, len = 1, d = -1;
             for (int k = i, steps = 0; next[k] >= 0 && steps <= NN_CPU_CHAIN_MAX;
-                 k = next[k], steps++)
+                 k = next[k], steps++) {
                 if (worth_banding(&ctx, kind, next, k)) end = next[k];
+                len += 1 + (fork[k] >= 0);
+                if (fork[k] >= 0 && d < 0) d = k;
+            }
             if (end >= 0 && next[end] >= 0) {
                 next[end] = -1;
+                changed = 1;
+            } else if (len > NN_CPU_CHAIN_MAX && d >= 0) { /* too long with its pools */
+                drop_fork(g, next, fork, d);
                 changed = 1;
             }
         }
@@ -301,11 +392,23 @@ ffu_status nn_cpu_chain_plan(cpu_backend *cb, const nn_graph *g, int me)
     for (int i = 0; i < nn; i++) {
         if (!kind[i] || has_prev[i]) continue;
         int len = 1, j = i, worth = 0;
-        for (; next[j] >= 0; j = next[j], len++) worth |= worth_banding(&ctx, kind, next, j);
+        for (; next[j] >= 0; j = next[j], len++) {
+            worth |= worth_banding(&ctx, kind, next, j);
+            len += fork[j] >= 0;
+        }
         if (len < CHAIN_MIN_NODES || len > NN_CPU_CHAIN_MAX || !worth) continue;
-        for (int k = i; k >= 0; k = next[k]) last[k] = j, first[k] = i;
+        for (int k = i; k >= 0; k = next[k]) {
+            last[k] = j, first[k] = i;
+            if (fork[k] >= 0) last[fork[k]] = j, first[fork[k]] = i;
+        }
     }
-    free(data), free(kind), free(has_prev);
+    /* the members in run order for nn_cpu_chain_finish: a fork's A right after D */
+    for (int d = 0; d < nn; d++)
+        if (fork[d] >= 0 && last[d] >= 0) {
+            next[fork[d]] = next[d];
+            next[d] = fork[d];
+        }
+    free(data), free(fork), free(kind), free(has_prev);
     cb->chain_last = last, cb->chain_next = next, cb->chain_first = first;
     return FFU_OK;
 }
@@ -325,16 +428,24 @@ static void in_rows(const chain_stage *s, int64_t a, int64_t b, int64_t *lo, int
     if (*hi > s->IH) *hi = s->IH;
 }
 
-/* 1 when stage s has a planar kernel (cpu_planar_avx512.c): a 1x1 layer, or a 3x3
- * stride-1 depthwise one keeping the width, without a pool, the width a multiple of 16;
- * or a planar head. */
+/* 1 when stage s has a planar kernel (cpu_planar_avx512.c): a 1x1 layer, a 3x3
+ * depthwise one without a pool, stride 1 keeping the width or stride 2 halving it with
+ * at most a column of padding on the left, or the 2x2 max pool, the output width a
+ * multiple of 16; or a planar head. */
 static int planar_kernel(const chain_stage *s)
 {
     if (s->kind == NN_CPU_K_CF) {
         const nn_cpu_cf *d = s->k;
         return d->nhwc && d->C == 3 && !d->pool && planar_head(d->K, d->OW, d->SW);
     }
-    if (s->OW % 16 || s->OW != s->IW) return 0;
+    if (s->OW % 16) return 0;
+    if (s->kind == NN_CPU_K_POOL) return s->IW == 2 * s->OW;
+    if (s->kind == NN_CPU_K_DW && ((const nn_cpu_dw *)s->k)->SW == 2) {
+        const nn_cpu_dw *d = s->k; /* nn_cpu_dw2_planar_avx512 */
+        return s->IW == 2 * s->OW && d->KH == 3 && d->KW == 3 && d->SH == 2 && d->PL <= 1 &&
+               !d->pool;
+    }
+    if (s->OW != s->IW) return 0;
     if (s->kind == NN_CPU_K_PW) return 1;
     if (s->kind != NN_CPU_K_DW) return 0;
     const nn_cpu_dw *d = s->k;
@@ -405,8 +516,17 @@ ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
         s->IC = x->shape.d[1], s->IH = x->shape.d[2], s->IW = x->shape.d[3];
         s->OC = y->shape.d[1], s->OH = y->shape.d[2], s->OW = y->shape.d[3];
         ch->N = x->shape.d[0];
+        s->src = -1;
+        for (int j = 0; j < k; j++)
+            if (ch->st[j].n->outputs[0] == m->inputs[0]) s->src = j;
+        if (k > 0 && s->src < 0) { /* not a pipeline's shape */
+            free(ch);
+            return FFU_OK;
+        }
         if (s->kind == NN_CPU_K_PW) {
             s->scale = 1, s->pt = 0, s->ext = 1;
+        } else if (s->kind == NN_CPU_K_POOL) {
+            s->scale = 2, s->pt = 0, s->ext = 2;
         } else if (s->kind == NN_CPU_K_CF) {
             const nn_cpu_cf *d = s->k;
             s->scale = d->SH, s->pt = d->PT, s->ext = d->KH;
@@ -420,8 +540,23 @@ ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
             }
         }
     }
-    /* a ring holds the rows one output row of the next stage reads */
-    for (int k = 0; k + 1 < n; k++) ch->st[k].cap = ch->st[k + 1].ext;
+    /* a ring holds the rows one output row of the next stage reads; of a fork's two
+     * readers (at one stride, pulled for the same row) the rows either reads */
+    for (int k = 0; k + 1 < n; k++) {
+        int64_t lo = INT64_MAX, hi = INT64_MIN, scale = 0;
+        for (int q = k + 1; q < n; q++) {
+            const chain_stage *r = &ch->st[q];
+            if (r->src != k) continue;
+            if (scale && r->scale != scale) {
+                free(ch);
+                return FFU_OK;
+            }
+            scale = r->scale;
+            if (-r->pt < lo) lo = -r->pt;
+            if (r->ext - r->pt > hi) hi = r->ext - r->pt;
+        }
+        ch->st[k].cap = scale ? hi - lo : 0;
+    }
     /* and, for a residual added later, every row computed since the row the adding
      * stage reads: when stage s computes row r, stage j (stride 1 up to s) has computed
      * rows up to r + lead, lead the sum of ext - 1 - pt of the stages between */
@@ -449,16 +584,18 @@ ffu_status nn_cpu_chain_finish(cpu_ctx *c, nn_graph *g)
         }
         if (ch->st[s->res].cap < lead + 1) ch->st[s->res].cap = lead + 1;
     }
-    /* a ring is planar when its channels and the next stage's suit (planar_channels), its
-     * writer and every reader (the next stage, stages adding it) have planar kernels,
-     * and so does the ring before or after it (as planar_link and worth_banding); rows
-     * are converted where planar meets channels-last */
+    /* a ring is planar when its channels and its readers' outputs suit (planar_channels),
+     * its writer and every reader (the stages reading it, stages adding it) have planar
+     * kernels, and so does the ring before or after it (as planar_link and
+     * worth_banding); rows are converted where planar meets channels-last */
     unsigned char ok[NN_CPU_CHAIN_MAX] = {0};
     for (int k = 0; k + 1 < n; k++) {
-        ok[k] = planar_channels(ch->st[k].OC) && planar_channels(ch->st[k + 1].OC) &&
-                planar_kernel(&ch->st[k]) && planar_kernel(&ch->st[k + 1]);
-        for (int q = k + 1; q < n; q++)
-            if (ch->st[q].res == k) ok[k] &= planar_kernel(&ch->st[q]);
+        ok[k] = planar_channels(ch->st[k].OC) && planar_kernel(&ch->st[k]);
+        for (int q = k + 1; q < n; q++) {
+            const chain_stage *r = &ch->st[q];
+            if (r->src == k) ok[k] &= planar_channels(r->OC) && planar_kernel(r);
+            if (r->res == k) ok[k] &= planar_kernel(r);
+        }
     }
     for (int k = 0; k + 1 < n; k++)
         ch->st[k].planar = ok[k] && ((k > 0 && ok[k - 1]) || ok[k + 1]);
@@ -523,8 +660,9 @@ static float *out_row(const struct nn_cpu_chain *ch, int s, float *a, float *y, 
 static const float *in_row(const struct nn_cpu_chain *ch, int s, float *a, const float *x,
                            float *y, int64_t r)
 {
-    if (s == 0) return x + r * ch->st[0].IW * ch->st[0].IC;
-    return out_row(ch, s - 1, a, y, r);
+    const chain_stage *st = &ch->st[s];
+    if (st->src < 0) return x + r * st->IW * st->IC;
+    return out_row(ch, st->src, a, y, r);
 }
 
 /* One thread's pipeline on one image: done[s] is the next row stage s computes; res[s]
@@ -586,7 +724,7 @@ static void stage_row(chain_pull *c, int s, int64_t r)
         head_row(c, r, dst);
         return;
     }
-    const int pin = s > 0 && ch->st[s - 1].planar, convert = pin != st->planar;
+    const int pin = st->src >= 0 && ch->st[st->src].planar, convert = pin != st->planar;
     float *kd = convert ? a + ch->conv : dst;
     if (st->kind == NN_CPU_K_CF) { /* the first stage: x is the image */
         nn_cpu_cf_row_avx512(st->k, x, kd, r);
@@ -603,14 +741,25 @@ static void stage_row(chain_pull *c, int s, int64_t r)
         }
         if (pin) nn_cpu_pw_planar_avx512(st->k, in_row(ch, s, a, x, y, r), res, kd, st->OW);
         else nn_cpu_pw_pixels_avx512(st->k, in_row(ch, s, a, x, y, r), res, kd, 0, st->OW);
+    } else if (st->kind == NN_CPU_K_POOL) {
+        const float *r0 = in_row(ch, s, a, x, y, 2 * r), *r1 = in_row(ch, s, a, x, y, 2 * r + 1);
+        if (pin)
+            nn_cpu_pool2_planar_avx512(r0, r1, st->OC, st->OW, kd);
+        else
+            nn_cpu_pool2_row_avx512(r0, r1, kd, st->OW, st->OC);
     } else {
         const float *rows[NN_CPU_DW_MAX_KH + 2];
         for (int64_t k = 0; k < st->ext; k++) {
             int64_t ih = r * st->scale - st->pt + k;
             rows[k] = ih >= 0 && ih < st->IH ? in_row(ch, s, a, x, y, ih) : NULL;
         }
-        if (pin) nn_cpu_dw_planar_avx512(st->k, rows, kd);
-        else nn_cpu_dw_ring_row_avx512(st->k, rows, kd, a + ch->tmp);
+        const nn_cpu_dw *d = st->k;
+        if (pin && d->SW == 2)
+            nn_cpu_dw2_planar_avx512(d, rows, kd);
+        else if (pin)
+            nn_cpu_dw_planar_avx512(d, rows, kd);
+        else
+            nn_cpu_dw_ring_row_avx512(d, rows, kd, a + ch->tmp);
     }
     if (convert) {
         if (st->planar) nn_cpu_planar_from_nhwc_avx512(kd, st->OC, st->OW, dst);
@@ -628,7 +777,7 @@ static int same_as_above(const chain_pull *c, int s, int64_t r)
     int64_t lo = (r - 1) * st->scale - st->pt, hi = r * st->scale - st->pt + st->ext;
     if (lo < 0 || hi > st->IH) return 0;
     for (int64_t i = lo + 1; i < hi; i++)
-        if (!c->same[s][i]) return 0;
+        if (!c->same[st->src + 1][i]) return 0;
     if (st->res == RES_NONE) return 1;
     if (st->res >= 0) return r > c->start[st->res] && c->same[st->res + 1][r];
     const float *b = c->res[s] + r * st->OW * st->OC;
@@ -681,10 +830,13 @@ static void pull(chain_pull *c, int s, int64_t r)
     const chain_stage *st = &c->ch->st[s];
     for (; c->done[s] < r; c->done[s]++) {
         int64_t q = c->done[s], lo, hi;
-        if (s > 0) {
+        if (st->src >= 0) {
             in_rows(st, q, q + 1, &lo, &hi);
-            pull(c, s - 1, hi);
+            pull(c, st->src, hi);
         }
+        /* a residual from a ring: already there when the adder's input path passes
+         * through its writer; a fork's pool is computed here */
+        if (st->res >= 0) pull(c, st->res, q + 1);
         if (!c->sec) {
             make_row(c, s, q);
             continue;
@@ -729,12 +881,17 @@ static void chain_strips(const chain_job *j, int t, int nthr)
             int64_t y0 = sl->OH * strip / ch->nthr, ye = sl->OH * (strip + 1) / ch->nthr;
             if (y0 >= ye) continue;
             /* each stage starts at the first row the strip's first output row reads */
-            c.done[L] = c.start[L] = y0;
+            for (int s = 0; s < L; s++)
+                c.start[s] = INT64_MAX;
+            c.start[L] = y0;
             c.prepped = INT64_MIN;
-            for (int s = L; s > 0; s--) {
+            for (int s = L; s >= 0; s--) {
+                const chain_stage *st = &ch->st[s];
                 int64_t lo, hi;
-                in_rows(&ch->st[s], c.done[s], c.done[s] + 1, &lo, &hi);
-                c.done[s - 1] = c.start[s - 1] = lo;
+                in_rows(st, c.start[s], c.start[s] + 1, &lo, &hi);
+                if (st->src >= 0 && lo < c.start[st->src]) c.start[st->src] = lo;
+                if (st->res >= 0 && c.start[s] < c.start[st->res]) c.start[st->res] = c.start[s];
+                c.done[s] = c.start[s];
             }
             pull(&c, L, ye);
         }

@@ -676,6 +676,11 @@ void nn_cpu_dw_ring_row_avx512(const nn_cpu_dw *d, const float *const *rows, flo
     else conv_row(d, rows, NULL, dst);
 }
 
+void nn_cpu_pool2_row_avx512(const float *a, const float *b, float *y, int64_t PW, int64_t C)
+{
+    pool2_row(a, b, y, PW, C);
+}
+
 void nn_cpu_pool2_rows_avx512(const nn_cpu_pool2 *d, const float *x, float *y, int64_t r0,
                               int64_t r1)
 {

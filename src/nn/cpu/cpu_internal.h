@@ -76,9 +76,9 @@ typedef struct cpu_node {
 } cpu_node;
 
 /* Our kernels a band pipeline can run (cpu_chain.c). */
-enum { NN_CPU_K_NONE = 0, NN_CPU_K_PW, NN_CPU_K_DW, NN_CPU_K_CF };
+enum { NN_CPU_K_NONE = 0, NN_CPU_K_PW, NN_CPU_K_DW, NN_CPU_K_CF, NN_CPU_K_POOL };
 /* Members a band pipeline may have. */
-#define NN_CPU_CHAIN_MAX 32
+#define NN_CPU_CHAIN_MAX 40
 
 typedef struct cpu_backend {
     nn_backend base;
@@ -234,6 +234,8 @@ typedef struct nn_cpu_pool2 {
 } nn_cpu_pool2;
 void nn_cpu_pool2_rows_avx512(const nn_cpu_pool2 *d, const float *x, float *y, int64_t r0,
                               int64_t r1);
+/* One output row of it from input rows a and b (2 PW pixels of C channels each). */
+void nn_cpu_pool2_row_avx512(const float *a, const float *b, float *y, int64_t PW, int64_t C);
 
 /* Planar rows (cpu_planar_avx512.c) for the band pipelines' rings: a row of W pixels
  * (W a multiple of 16) and C channels as C planes of W + 2 * NN_CPU_PLANAR_MARGIN floats,
@@ -246,6 +248,10 @@ void nn_cpu_pw_planar_avx512(const nn_cpu_pw *d, const float *src, const float *
 /* One output row of the depthwise layer d (3x3, stride 1, one column of padding either
  * side, no pool), rows[k] as in nn_cpu_dw_ring_row_avx512 but planar. */
 void nn_cpu_dw_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst);
+/* The same at stride 2 (3x3, 2 OW input columns, PL 0 or 1, no pool). */
+void nn_cpu_dw2_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst);
+/* The 2x2 stride-2 max pool of planar rows a and b (2 OW pixels) into OW pixels. */
+void nn_cpu_pool2_planar_avx512(const float *a, const float *b, int64_t C, int64_t OW, float *dst);
 /* A row between channels-last (C values per pixel) and planar. */
 void nn_cpu_planar_from_nhwc_avx512(const float *src, int64_t C, int64_t W, float *dst);
 void nn_cpu_planar_to_nhwc_avx512(const float *src, int64_t C, int64_t W, float *dst);

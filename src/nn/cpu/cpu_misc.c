@@ -86,6 +86,7 @@ static ffu_status build_pool2(cpu_ctx *c, const nn_window *win, int *taken)
     if (!s) return st;
     if ((st = nn_cpu_step_arg(c, s, 0, NULL, CPU_BIND_IN, 0, 0, NULL)) < 0) return st;
     snprintf(c->p->impl, sizeof c->p->impl, "facefuse:pool2");
+    c->p->kkind = NN_CPU_K_POOL, c->p->kdata = d; /* a band pipeline may take it over */
     return nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_OUT, 0, 0, NULL);
 }
 

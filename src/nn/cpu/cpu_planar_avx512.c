@@ -204,6 +204,104 @@ void nn_cpu_dw_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float
     fns[nk](d, rows, kk, dst, d->OW);
 }
 
+/* ---- depthwise 3x3, stride 2; the 2x2 max pool --------------------------------------------- */
+
+/* The even and odd columns of the 32 values at p. */
+INLINE void split_phases(const float *p, __m512 *ev, __m512 *od)
+{
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    const __m512 a = _mm512_load_ps(p), b = _mm512_load_ps(p + 16);
+    *ev = _mm512_permutex2var_ps(a, ie, b);
+    *od = _mm512_permutex2var_ps(a, io, b);
+}
+
+/* Channel c of one output row at stride 2 from the nk input rows p (each at channel c's
+ * first value, 2 OW values), taps w as in dw_channel: output column j reads input
+ * columns 2j - PL + kw (PL 0 or 1, a constant; past either end, the margin's zeros). */
+INLINE void dw2_channel(const float *const *p, const int nk, const __m512 *w, __m512 bias, actv av,
+                        float *y, int64_t OW, const int PL)
+{
+    for (int64_t x = 0; x < OW; x += 16) {
+        __m512 a = bias;
+#pragma GCC unroll 3
+        for (int k = 0; k < nk; k++) {
+            const float *q = p[k] + 2 * x;
+            __m512 ev, od, t0, t1, t2;
+            split_phases(q, &ev, &od);
+            if (PL == 0) {
+                t0 = ev, t1 = od;
+                t2 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+                    _mm512_castps_si512(_mm512_load_ps(q + 32)), _mm512_castps_si512(ev), 1));
+            } else {
+                t0 = _mm512_castsi512_ps(_mm512_alignr_epi32(
+                    _mm512_castps_si512(od), _mm512_castps_si512(_mm512_load_ps(q - 16)), 15));
+                t1 = ev, t2 = od;
+            }
+            a = _mm512_fmadd_ps(w[3 * k], t0, a);
+            a = _mm512_fmadd_ps(w[3 * k + 1], t1, a);
+            a = _mm512_fmadd_ps(w[3 * k + 2], t2, a);
+        }
+        _mm512_store_ps(y + x, act(av, a));
+    }
+}
+
+INLINE void dw2_rows(const nn_cpu_dw *d, const float *const *rows, const int *kk, const int nk,
+                     float *dst, const int PL)
+{
+    const int64_t OW = d->OW, Si = 2 * OW + 2 * MARGIN, So = OW + 2 * MARGIN;
+    const actv av = act_init(&d->act, d->ns);
+    for (int64_t c = 0; c < d->C; c++) {
+        const float *p[3];
+        __m512 w[9];
+#pragma GCC unroll 3
+        for (int k = 0; k < nk; k++) {
+            p[k] = rows[kk[k]] + c * Si + MARGIN;
+            for (int j = 0; j < 3; j++)
+                w[3 * k + j] = _mm512_set1_ps(d->w[(kk[k] * 3 + j) * d->Cp + c]);
+        }
+        dw2_channel(p, nk, w, _mm512_set1_ps(d->b[c]), act_one(av, d->ns, c), dst + c * So + MARGIN,
+                    OW, PL);
+    }
+}
+
+#define DW2_N(n, pl)                                                                               \
+    static __attribute__((noinline)) void dw2_rows##n##_##pl(                                      \
+        const nn_cpu_dw *d, const float *const *rows, const int *kk, float *dst)                   \
+    {                                                                                              \
+        dw2_rows(d, rows, kk, n, dst, pl);                                                         \
+    }
+DW2_N(0, 0)
+DW2_N(1, 0) DW2_N(2, 0) DW2_N(3, 0) DW2_N(0, 1) DW2_N(1, 1) DW2_N(2, 1) DW2_N(3, 1)
+
+    typedef void (*dw2_fn)(const nn_cpu_dw *, const float *const *, const int *, float *);
+
+void nn_cpu_dw2_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst)
+{
+    static const dw2_fn fns[2][4] = {{dw2_rows0_0, dw2_rows1_0, dw2_rows2_0, dw2_rows3_0},
+                                     {dw2_rows0_1, dw2_rows1_1, dw2_rows2_1, dw2_rows3_1}};
+    int kk[3], nk = 0;
+    for (int k = 0; k < 3; k++)
+        if (rows[k]) kk[nk++] = k;
+    fns[d->PL][nk](d, rows, kk, dst);
+}
+
+void nn_cpu_pool2_planar_avx512(const float *a, const float *b, int64_t C, int64_t OW, float *dst)
+{
+    const int64_t Si = 2 * OW + 2 * MARGIN, So = OW + 2 * MARGIN;
+    for (int64_t c = 0; c < C; c++) {
+        const float *pa = a + c * Si + MARGIN, *pb = b + c * Si + MARGIN;
+        float *y = dst + c * So + MARGIN;
+        for (int64_t x = 0; x < OW; x += 16) {
+            __m512 ae, ao, be, bo;
+            split_phases(pa + 2 * x, &ae, &ao);
+            split_phases(pb + 2 * x, &be, &bo);
+            /* pool2_row's order: the top pair, then the bottom pixels */
+            _mm512_store_ps(y + x, pool_max(pool_max(pool_max(ae, ao), be), bo));
+        }
+    }
+}
+
 /* ---- first layer: an NHWC image of 3 channels, stride 1 or 2 ------------------------------ */
 
 /* Input row x (IW pixels of 3 values) as its SW * 3 phase rows of L floats in slot: phase
