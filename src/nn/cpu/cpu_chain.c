@@ -880,7 +880,8 @@ static void chain_strips(const chain_job *j, int t, int nthr)
         for (int strip = t; strip < ch->nthr; strip += nthr) {
             int64_t y0 = sl->OH * strip / ch->nthr, ye = sl->OH * (strip + 1) / ch->nthr;
             if (y0 >= ye) continue;
-            /* each stage starts at the first row the strip's first output row reads */
+            /* each stage starts at the first row any of its readers reads (for its own
+             * first row, back from the strip's first output row) */
             for (int s = 0; s < L; s++)
                 c.start[s] = INT64_MAX;
             c.start[L] = y0;
@@ -888,6 +889,7 @@ static void chain_strips(const chain_job *j, int t, int nthr)
             for (int s = L; s >= 0; s--) {
                 const chain_stage *st = &ch->st[s];
                 int64_t lo, hi;
+                if (c.start[s] == INT64_MAX) continue; /* read by no stage: never pulled */
                 in_rows(st, c.start[s], c.start[s] + 1, &lo, &hi);
                 if (st->src >= 0 && lo < c.start[st->src]) c.start[st->src] = lo;
                 if (st->res >= 0 && c.start[s] < c.start[st->res]) c.start[st->res] = c.start[s];
