@@ -2073,7 +2073,8 @@ static nn_graph *same_rows_graph(const int64_t *a)
            : a[0] == 1 ? g_chain_res(a[1], a[2], a[3], 0)
            : a[0] == 2 ? g_chain(a[1], a[2], a[3], 0)
            : a[0] == 3 ? g_chain_planar(a[1], a[2], a[3])
-                       : g_res_wide(a[1], a[2], a[3]);
+           : a[0] == 4 ? g_res_wide(a[1], a[2], a[3])
+                       : g_fork(a[1], a[2], a[3], 24, 1);
 }
 
 /* In an image with bands of one colour, a pipeline copies each row whose inputs are one
@@ -2081,19 +2082,21 @@ static nn_graph *same_rows_graph(const int64_t *a)
  * and the numbers are still ref's, on one and two threads (the second strip's first rows
  * are computed): a planar head at stride 2 (BlazeFace's first layers), residuals from a
  * buffer and from rings, a fused pool and a 5x5 layer, planar rows, a residual whose rows
- * differ where the adding member's inputs do not; batches of two.
+ * differ where the adding member's inputs do not, a fork (a stride-2 block's pool in
+ * the pipeline, on one thread); batches of two.
  * With random images no row is copied. (Copying from two rows above, from the slot the
  * row is about to take, or not comparing the residual's rows fails this test; checked.) */
 static void test_band_pipeline_same_rows(void)
 {
     /* graph (same_rows_graph), N, H, W */
-    static const int64_t cases[6][4] = {{0, 1, 61, 256}, {0, 2, 37, 64},  {1, 2, 163, 97},
-                                        {2, 1, 131, 83}, {3, 1, 67, 128}, {4, 1, 163, 97}};
+    static const int64_t cases[7][4] = {{0, 1, 61, 256}, {0, 2, 37, 64},  {1, 2, 163, 97},
+                                        {2, 1, 131, 83}, {3, 1, 67, 128}, {4, 1, 163, 97},
+                                        {5, 1, 144, 256}};
     int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
-    for (int v = 0; v < 6; v++) {
+    for (int v = 0; v < 7; v++) {
         const int64_t *a = cases[v];
         size_t xb = 0, nw = 0, n = 0;
-        float *x = banded_image(a[1], a[2], a[3], a[0] == 0, &xb);
+        float *x = banded_image(a[1], a[2], a[3], a[0] == 0 || a[0] == 5, &xb);
         CHECK(x != NULL);
         ffu_nn_session_opts o;
         ffu_nn_session_opts_default(&o);
