@@ -12,9 +12,10 @@
  * BlazeFace 2-3% faster on the Zen 4 host, bench/ab), and the depthwise layer's left
  * and right taps are the aligned neighbours shifted by one lane (valignd), which a
  * throwaway loop measured at 94 against 66 GFLOP/s for unaligned loads (one thread,
- * Intel host, in L1). Only the pipelines' rings are planar; rows are converted where a
- * pipeline meets channels-last tensors (its input, a residual read from its buffer,
- * its output), sixteen by sixteen through registers.
+ * Intel host, in L1); at stride 2, and in the 2x2 max pool, a row's even and odd
+ * columns are split apart with two permutes per sixteen outputs. Only the pipelines' rings are
+ * planar; rows are converted where a pipeline meets channels-last tensors (its input, a residual
+ * read from its buffer, its output), sixteen by sixteen through registers.
  *
  * A planar row is C planes of S = W + 32 floats, W a multiple of 16: plane c's values
  * at [c * S + 16, c * S + 16 + W), with a zero margin of 16 either side that the
@@ -133,7 +134,7 @@ void nn_cpu_pw_planar_avx512(const nn_cpu_pw *d, const float *src, const float *
     fns[Co - o0](d, x, S, r, y, W, o0);
 }
 
-/* ---- depthwise 3x3, stride 1 --------------------------------------------------------------- */
+/* ---- depthwise 3x3, stride 1 and 2 --------------------------------------------------------- */
 
 /* Channel c of one output row from the nk input rows p (each at channel c's first
  * value), with the taps w (row k's three at w[3 * k]); nk a constant. */
@@ -164,47 +165,6 @@ INLINE void dw_channel(const float *const *p, const int nk, const __m512 *w, __m
         _mm512_store_ps(y + x, act(av, a));
     }
 }
-
-INLINE void dw_rows(const nn_cpu_dw *d, const float *const *rows, const int *kk, const int nk,
-                    float *dst, int64_t W)
-{
-    const int64_t S = W + 2 * MARGIN;
-    const actv av = act_init(&d->act, d->ns);
-    for (int64_t c = 0; c < d->C; c++) {
-        const float *p[3];
-        __m512 w[9];
-#pragma GCC unroll 3
-        for (int k = 0; k < nk; k++) {
-            p[k] = rows[kk[k]] + c * S + MARGIN;
-            for (int j = 0; j < 3; j++)
-                w[3 * k + j] = _mm512_set1_ps(d->w[(kk[k] * 3 + j) * d->Cp + c]);
-        }
-        dw_channel(p, nk, w, _mm512_set1_ps(d->b[c]), act_one(av, d->ns, c),
-                   dst + c * S + MARGIN, W);
-    }
-}
-
-/* Instances per count of valid input rows (none: a row all padding, bias and activation). */
-#define DW_N(n)                                                                                   \
-    static __attribute__((noinline)) void dw_rows##n(const nn_cpu_dw *d, const float *const *rows, \
-                                                     const int *kk, float *dst, int64_t W)        \
-    {                                                                                             \
-        dw_rows(d, rows, kk, n, dst, W);                                                          \
-    }
-DW_N(0) DW_N(1) DW_N(2) DW_N(3)
-
-typedef void (*dw_fn)(const nn_cpu_dw *, const float *const *, const int *, float *, int64_t);
-
-void nn_cpu_dw_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst)
-{
-    static const dw_fn fns[4] = {dw_rows0, dw_rows1, dw_rows2, dw_rows3};
-    int kk[3], nk = 0;
-    for (int k = 0; k < 3; k++)
-        if (rows[k]) kk[nk++] = k;
-    fns[nk](d, rows, kk, dst, d->OW);
-}
-
-/* ---- depthwise 3x3, stride 2; the 2x2 max pool --------------------------------------------- */
 
 /* The even and odd columns of the 32 values at p. */
 INLINE void split_phases(const float *p, __m512 *ev, __m512 *od)
@@ -246,10 +206,12 @@ INLINE void dw2_channel(const float *const *p, const int nk, const __m512 *w, __
     }
 }
 
-INLINE void dw2_rows(const nn_cpu_dw *d, const float *const *rows, const int *kk, const int nk,
-                     float *dst, const int PL)
+/* A row of every channel: stride 1, or (pl >= 0) stride 2 with pl columns of padding on
+ * the left (dw2_channel); nk and pl constants. */
+INLINE void dw_rows(const nn_cpu_dw *d, const float *const *rows, const int *kk, const int nk,
+                    float *dst, const int pl)
 {
-    const int64_t OW = d->OW, Si = 2 * OW + 2 * MARGIN, So = OW + 2 * MARGIN;
+    const int64_t W = d->OW, Si = (pl >= 0 ? 2 * W : W) + 2 * MARGIN, So = W + 2 * MARGIN;
     const actv av = act_init(&d->act, d->ns);
     for (int64_t c = 0; c < d->C; c++) {
         const float *p[3];
@@ -260,30 +222,51 @@ INLINE void dw2_rows(const nn_cpu_dw *d, const float *const *rows, const int *kk
             for (int j = 0; j < 3; j++)
                 w[3 * k + j] = _mm512_set1_ps(d->w[(kk[k] * 3 + j) * d->Cp + c]);
         }
-        dw2_channel(p, nk, w, _mm512_set1_ps(d->b[c]), act_one(av, d->ns, c), dst + c * So + MARGIN,
-                    OW, PL);
+        const __m512 b = _mm512_set1_ps(d->b[c]);
+        float *y = dst + c * So + MARGIN;
+        if (pl < 0)
+            dw_channel(p, nk, w, b, act_one(av, d->ns, c), y, W);
+        else
+            dw2_channel(p, nk, w, b, act_one(av, d->ns, c), y, W, pl);
     }
 }
 
-#define DW2_N(n, pl)                                                                               \
-    static __attribute__((noinline)) void dw2_rows##n##_##pl(                                      \
+/* Instances per count of valid input rows (none: a row all padding, bias and activation)
+ * and stride: 1 (s1), 2 with no column of padding on the left (p0) or one (p1). */
+#define DW_N(n, name, pl)                                                                          \
+    static __attribute__((noinline)) void dw_rows##n##_##name(                                     \
         const nn_cpu_dw *d, const float *const *rows, const int *kk, float *dst)                   \
     {                                                                                              \
-        dw2_rows(d, rows, kk, n, dst, pl);                                                         \
+        dw_rows(d, rows, kk, n, dst, pl);                                                          \
     }
-DW2_N(0, 0)
-DW2_N(1, 0) DW2_N(2, 0) DW2_N(3, 0) DW2_N(0, 1) DW2_N(1, 1) DW2_N(2, 1) DW2_N(3, 1)
+/* clang-format off */
+DW_N(0, s1, -1) DW_N(1, s1, -1) DW_N(2, s1, -1) DW_N(3, s1, -1)
+DW_N(0, p0, 0) DW_N(1, p0, 0) DW_N(2, p0, 0) DW_N(3, p0, 0)
+DW_N(0, p1, 1) DW_N(1, p1, 1) DW_N(2, p1, 1) DW_N(3, p1, 1)
+    /* clang-format on */
 
-    typedef void (*dw2_fn)(const nn_cpu_dw *, const float *const *, const int *, float *);
+    typedef void (*dw_fn)(const nn_cpu_dw *, const float *const *, const int *, float *);
 
-void nn_cpu_dw2_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst)
+/* The valid input rows (rows[k] not NULL) as kk[0..nk), then fns[nk]. */
+static void dw_dispatch(const dw_fn *fns, const nn_cpu_dw *d, const float *const *rows, float *dst)
 {
-    static const dw2_fn fns[2][4] = {{dw2_rows0_0, dw2_rows1_0, dw2_rows2_0, dw2_rows3_0},
-                                     {dw2_rows0_1, dw2_rows1_1, dw2_rows2_1, dw2_rows3_1}};
     int kk[3], nk = 0;
     for (int k = 0; k < 3; k++)
         if (rows[k]) kk[nk++] = k;
-    fns[d->PL][nk](d, rows, kk, dst);
+    fns[nk](d, rows, kk, dst);
+}
+
+void nn_cpu_dw_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst)
+{
+    static const dw_fn fns[4] = {dw_rows0_s1, dw_rows1_s1, dw_rows2_s1, dw_rows3_s1};
+    dw_dispatch(fns, d, rows, dst);
+}
+
+void nn_cpu_dw2_planar_avx512(const nn_cpu_dw *d, const float *const *rows, float *dst)
+{
+    static const dw_fn fns[2][4] = {{dw_rows0_p0, dw_rows1_p0, dw_rows2_p0, dw_rows3_p0},
+                                    {dw_rows0_p1, dw_rows1_p1, dw_rows2_p1, dw_rows3_p1}};
+    dw_dispatch(fns[d->PL], d, rows, dst);
 }
 
 void nn_cpu_pool2_planar_avx512(const float *a, const float *b, int64_t C, int64_t OW, float *dst)
