@@ -130,14 +130,15 @@ static int pool_stage(const cpu_ctx *c, const nn_node *n)
     return NN_CPU_K_POOL;
 }
 
-/* The kind of stage Conv node n can be (NN_CPU_K_NONE: none), from its shape alone; the
- * member's builder still decides (nn_cpu_chain_finish checks what it chose). */
+/* The kind of stage Conv node n can be (NN_CPU_K_NONE: none), from its shape alone (or
+ * MaxPool node n: pool_stage); the member's builder still decides (nn_cpu_chain_finish
+ * checks what it chose). */
 static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
 {
     const nn_graph *g = c->g;
+    if (n->backend == me && n->op == NN_OP_MAX_POOL) return pool_stage(c, n);
     /* a fused scale (input 4, ir.h): its epilogue runs on finished rows (nn_cpu_scaled),
      * not on a pipeline's ring rows */
-    if (n->backend == me && n->op == NN_OP_MAX_POOL) return pool_stage(c, n);
     if (n->backend != me || n->op != NN_OP_CONV || n->ninputs < 2 || n->ninputs > 4 ||
         n->noutputs != 1)
         return NN_CPU_K_NONE;
@@ -768,8 +769,9 @@ static void stage_row(chain_pull *c, int s, int64_t r)
 }
 
 /* 1 when row r of stage s must equal row r - 1, which this strip computed: the input
- * rows the two read are all one row, none of them padding, and so are the residual's. A letterboxed image's bands of one colour make such rows
- * (docs/NN_CPU.md "Rows of one colour"); in a photo's rows memcmp stops at once. */
+ * rows the two read are all one row, none of them padding, and so are the residual's.
+ * A letterboxed image's bands of one colour make such rows (docs/NN_CPU.md "Rows of one
+ * colour"); in a photo's rows memcmp stops at once. */
 static int same_as_above(const chain_pull *c, int s, int64_t r)
 {
     const chain_stage *st = &c->ch->st[s];
