@@ -13,9 +13,10 @@
  * and right taps are the aligned neighbours shifted by one lane (valignd), which a
  * throwaway loop measured at 94 against 66 GFLOP/s for unaligned loads (one thread,
  * Intel host, in L1); at stride 2, and in the 2x2 max pool, a row's even and odd
- * columns are split apart with two permutes per sixteen outputs. Only the pipelines' rings are
- * planar; rows are converted where a pipeline meets channels-last tensors (its input, a residual
- * read from its buffer, its output), sixteen by sixteen through registers.
+ * columns are split apart with two permutes per sixteen outputs. Only the pipelines'
+ * rings are planar; rows are converted where a pipeline meets channels-last tensors
+ * (its input, a residual read from its buffer, its output), sixteen by sixteen through
+ * registers.
  *
  * A planar row is C planes of S = W + 32 floats, W a multiple of 16: plane c's values
  * at [c * S + 16, c * S + 16 + W), with a zero margin of 16 either side that the
@@ -233,19 +234,19 @@ INLINE void dw_rows(const nn_cpu_dw *d, const float *const *rows, const int *kk,
 
 /* Instances per count of valid input rows (none: a row all padding, bias and activation)
  * and stride: 1 (s1), 2 with no column of padding on the left (p0) or one (p1). */
-#define DW_N(n, name, pl)                                                                          \
-    static __attribute__((noinline)) void dw_rows##n##_##name(                                     \
-        const nn_cpu_dw *d, const float *const *rows, const int *kk, float *dst)                   \
-    {                                                                                              \
-        dw_rows(d, rows, kk, n, dst, pl);                                                          \
-    }
 /* clang-format off */
+#define DW_N(n, name, pl)                                                                         \
+    static __attribute__((noinline)) void dw_rows##n##_##name(                                   \
+        const nn_cpu_dw *d, const float *const *rows, const int *kk, float *dst)                 \
+    {                                                                                             \
+        dw_rows(d, rows, kk, n, dst, pl);                                                         \
+    }
 DW_N(0, s1, -1) DW_N(1, s1, -1) DW_N(2, s1, -1) DW_N(3, s1, -1)
 DW_N(0, p0, 0) DW_N(1, p0, 0) DW_N(2, p0, 0) DW_N(3, p0, 0)
 DW_N(0, p1, 1) DW_N(1, p1, 1) DW_N(2, p1, 1) DW_N(3, p1, 1)
-    /* clang-format on */
 
-    typedef void (*dw_fn)(const nn_cpu_dw *, const float *const *, const int *, float *);
+typedef void (*dw_fn)(const nn_cpu_dw *, const float *const *, const int *, float *);
+/* clang-format on */
 
 /* The valid input rows (rows[k] not NULL) as kk[0..nk), then fns[nk]. */
 static void dw_dispatch(const dw_fn *fns, const nn_cpu_dw *d, const float *const *rows, float *dst)
