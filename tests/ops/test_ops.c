@@ -63,6 +63,7 @@ static const float sc_batch[4] = {1.05f, 1, 2, 2};
 static const int64_t sz_down[4] = {1, 3, 7, 9};
 static const int64_t pad_ch[8] = {0, 0, 0, 0, 0, 5, 0, 0}, pad_hw[8] = {0, 0, 1, 2, 0, 0, 3, 0};
 static const int64_t pad_ax[2] = {1, 3}, pad_ax_v[4] = {2, 0, 1, 4}, pad_neg[8] = {0, 0, -1, 0, 0, 0, 0, 0};
+static const int64_t pad_w[8] = {0, 0, 0, 2, 0, 0, 0, 5}; /* the innermost axis only */
 static const float pad_val[1] = {-0.75f};
 static const int64_t ax_23[2] = {2, 3}, ax_1[1] = {1}, ax_m1[1] = {-1}, ax_13[2] = {1, 3};
 
@@ -306,6 +307,7 @@ static const tcase cases[] = {
     /* ---- Pad (constant; the cpu backend keeps the tensor's layout) ---- */
     {NN_OP_PAD, "1x3x13x17 channels +5", 2, {X4, S1(8)}, {0, 1}, {NULL, pad_ch}, {0, FFU_DTYPE_I64}},
     {NN_OP_PAD, "1x3x13x17 hw value", 3, {X4, S1(8), S1(1)}, {0, 1, 1}, {NULL, pad_hw, pad_val}, {0, FFU_DTYPE_I64}},
+    {NN_OP_PAD, "1x3x13x17 w only value", 3, {X4, S1(8), S1(1)}, {0, 1, 1}, {NULL, pad_w, pad_val}, {0, FFU_DTYPE_I64}},
     {NN_OP_PAD, "2x3x5x7 axes 1,3", 4, {S4(2, 3, 5, 7), S1(4), S1(0), S1(2)}, {0, 1, 1, 1}, {NULL, pad_ax_v, NULL, pad_ax}, {0, FFU_DTYPE_I64, 0, FFU_DTYPE_I64}, .absent = {0, 0, 1, 0}},
     {NN_OP_PAD, "crop (negative pads)", 2, {X4, S1(8)}, {0, 1}, {NULL, pad_neg}, {0, FFU_DTYPE_I64}},
     {NN_OP_PAD, "reflect", 2, {X4, S1(8)}, {0, 1}, {NULL, pad_hw}, {0, FFU_DTYPE_I64}, .attrs = "mode=reflect"},
