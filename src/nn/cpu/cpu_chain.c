@@ -121,12 +121,9 @@ static int pool_stage(const cpu_ctx *c, const nn_node *n)
         x->dtype != FFU_DTYPE_F32 || x->shape.rank != 4 || !nn_shape_known(&x->shape) ||
         !nn_shape_known(&y->shape) || !nn_cpu_stored_nhwc(c, n->inputs[0]) ||
         !nn_cpu_stored_nhwc(c, n->outputs[0]) ||
-        nn_window_init(n, NN_WINDOW_POOL, 2, &x->shape.d[2], NULL, &win) != FFU_OK)
+        nn_window_init(n, NN_WINDOW_POOL, 2, &x->shape.d[2], NULL, &win) != FFU_OK ||
+        !nn_cpu_pool2_window(&win) || win.in[1] % 2 || win.in[2] % 2)
         return NN_CPU_K_NONE;
-    for (int s = 1; s <= 2; s++)
-        if (win.k[s] != 2 || win.stride[s] != 2 || win.dil[s] != 1 || win.pad0[s] || win.pad1[s] ||
-            win.in[s] % 2 || win.out[s] != win.in[s] / 2)
-            return NN_CPU_K_NONE;
     return NN_CPU_K_POOL;
 }
 
@@ -189,17 +186,16 @@ static int stage_kind(const cpu_ctx *c, const nn_node *n, int me)
  * 32-channel values that would be converted). */
 static int planar_channels(int64_t C) { return C > 16 && C % 16; }
 
-/* 1 when node n, a stage of kind k, will have a planar kernel (what planar_kernel checks
- * on the built stage): a 1x1 layer, or a 3x3 depthwise one without a pool, at stride 1
- * with one column of padding either side or at stride 2 with at most one on the left;
- * the 2x2 max pool; each with the output width a multiple of 16; or a first layer
- * reading an NHWC image (planar_head). */
+/* 1 when node n, a linked stage of kind k, will have a planar kernel (what planar_kernel
+ * checks on the built stage): a 1x1 layer, or a 3x3 depthwise one without a pool, at
+ * stride 1 with one column of padding either side or at stride 2 with at most one on
+ * the left, the output width a multiple of 16; or a first layer reading an NHWC image
+ * (planar_head). A fork's pool is never linked, so never asked. */
 static int planar_node(const cpu_ctx *c, const nn_node *n, int k)
 {
     const nn_graph *g = c->g;
     const nn_tensor *x = nn_in(g, n, 0), *w = nn_in(g, n, 1), *y = nn_out(g, n, 0);
     int64_t W = y->shape.d[3];
-    if (k == NN_CPU_K_POOL) return W % 16 == 0; /* pool_stage: twice as wide in */
     nn_window win;
     if (nn_window_init(n, NN_WINDOW_CONV, 2, &x->shape.d[2], &w->shape.d[2], &win) != FFU_OK)
         return 0;

@@ -234,6 +234,10 @@ typedef struct nn_cpu_pool2 {
 } nn_cpu_pool2;
 void nn_cpu_pool2_rows_avx512(const nn_cpu_pool2 *d, const float *x, float *y, int64_t r0,
                               int64_t r1);
+/* 1 when a pooling window (spatial dims at [1] and [2]) is the one this kernel runs:
+ * 2x2, stride 2, no padding or dilation (cpu_misc.c). */
+struct nn_window;
+int nn_cpu_pool2_window(const struct nn_window *win);
 /* One output row of it from input rows a and b (2 PW pixels of C channels each). */
 void nn_cpu_pool2_row_avx512(const float *a, const float *b, float *y, int64_t PW, int64_t C);
 
