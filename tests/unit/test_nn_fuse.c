@@ -1760,29 +1760,53 @@ static nn_graph *g_chain_planar(int64_t N, int64_t H, int64_t W)
     return g;
 }
 
+/* make(args) on the ref backend: its outputs (*nw floats), or NULL. */
+static float *ref_outputs(nn_graph *(*make)(const int64_t *), const int64_t *args, size_t *nw)
+{
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    ffu_json *d = NULL;
+    float *want = run_graph(make(args), &o, NULL, 0, nw, &d);
+    ffu_json_free(d);
+    return want;
+}
+
+/* make(args) on cpu at `threads` against want (nw floats): *worst its worst error and
+ * *d the session's description; 1 when the build has no oneDNN (nothing to check, *d
+ * NULL), -1 when the session did not run, else 0. */
+static int cpu_against(nn_graph *(*make)(const int64_t *), const int64_t *args, int threads,
+                       const float *want, size_t nw, double *worst, ffu_json **d)
+{
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "cpu";
+    o.threads = threads;
+    size_t n = 0;
+    float *got = run_graph(make(args), &o, NULL, 0, &n, d);
+    *worst = n == nw ? worst_error(want, nw, got, n) : 1;
+    free(got);
+    if (!*d) return -1;
+    if (desc_on_cpu(*d)) return 0;
+    ffu_json_free(*d), *d = NULL;
+    return 1;
+}
+
 /* Runs the graph make(args) builds on ref, then on cpu with one and two threads: the
  * outputs agree to 1e-4, and with AVX-512 `bands` nodes run in pipelines, `planar` of
  * them on planar rows and `nimpl` have an impl containing `impl` (none without it). */
 static void pipeline_vs_ref(nn_graph *(*make)(const int64_t *), const int64_t *args,
                             const char *label, int bands, int planar, const char *impl, int nimpl)
 {
-    ffu_nn_session_opts o;
-    ffu_nn_session_opts_default(&o);
-    o.backend = "ref";
-    size_t nw = 0, n = 0;
-    ffu_json *d = NULL;
-    float *want = run_graph(make(args), &o, NULL, 0, &nw, &d);
-    ffu_json_free(d);
+    size_t nw = 0;
+    float *want = ref_outputs(make, args, &nw);
     CHECK(want != NULL && nw > 0);
     for (int threads = 1; threads <= 2 && want; threads++) {
-        o.backend = "cpu";
-        o.threads = threads;
-        float *got = run_graph(make(args), &o, NULL, 0, &n, &d);
-        if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
-            ffu_json_free(d), free(got);
-            continue;
-        }
-        double worst = n == nw ? worst_error(want, nw, got, n) : 1;
+        ffu_json *d = NULL;
+        double worst;
+        int r = cpu_against(make, args, threads, want, nw, &worst, &d);
+        CHECK(r >= 0);
+        if (r) continue; /* no oneDNN in this build */
         int nb = desc_int(d, "band_nodes"), np = desc_impls(d, " planar ");
         int ni = desc_impls(d, impl);
         printf("%s, %d threads: %d nodes in pipelines, %d planar, %d %s, worst %.3g\n", label,
@@ -1792,7 +1816,7 @@ static void pipeline_vs_ref(nn_graph *(*make)(const int64_t *), const int64_t *a
         CHECK_EQ_INT(nb, avx512 ? bands : 0);
         CHECK_EQ_INT(np, avx512 ? planar : 0);
         CHECK_EQ_INT(ni, avx512 ? nimpl : 0);
-        ffu_json_free(d), free(got);
+        ffu_json_free(d);
     }
     free(want);
 }
@@ -1976,23 +2000,15 @@ static void test_band_pipeline_fork(void)
     int avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0;
     for (int v = 0; v < 3; v++) {
         const int64_t *a = cases[v];
-        ffu_nn_session_opts o;
-        ffu_nn_session_opts_default(&o);
-        o.backend = "ref";
-        size_t nw = 0, n = 0;
-        ffu_json *d = NULL;
-        float *want = run_graph(fork_of(a), &o, NULL, 0, &nw, &d);
-        ffu_json_free(d);
+        size_t nw = 0;
+        float *want = ref_outputs(fork_of, a, &nw);
         CHECK(want != NULL && nw > 0);
         for (int threads = 1; threads <= 2 && want; threads++) {
-            o.backend = "cpu";
-            o.threads = threads;
-            float *got = run_graph(fork_of(a), &o, NULL, 0, &n, &d);
-            if (d && !desc_on_cpu(d)) { /* no oneDNN in this build */
-                ffu_json_free(d), free(got);
-                continue;
-            }
-            double worst = n == nw ? worst_error(want, nw, got, n) : 1;
+            ffu_json *d = NULL;
+            double worst;
+            int r = cpu_against(fork_of, a, threads, want, nw, &worst, &d);
+            CHECK(r >= 0);
+            if (r) continue; /* no oneDNN in this build */
             int bands = desc_int(d, "band_nodes"), pipes = desc_impls(d, "band 1/");
             /* 24 channels: the planar head is a member; 32: the first layer runs alone */
             int head = a[3] == 24, members = 11 + head;
@@ -2011,7 +2027,7 @@ static void test_band_pipeline_fork(void)
             CHECK_EQ_INT(pool, joined);
             CHECK_EQ_INT(desc_impls(d, "pool2"), 1);
             CHECK_EQ_INT(planar, avx512 && head ? members - !joined : 0);
-            ffu_json_free(d), free(got);
+            ffu_json_free(d);
         }
         free(want);
     }
