@@ -713,8 +713,12 @@ static void test_profile(void)
 /* Profiles inside band pipelines and thread strips (cpu backend): the last member runs
  * every member, and its time is split among them (per-member seconds measured in the
  * pipeline), so each member has a time of its own and the last no longer holds the
- * group's. YuNet has a 15- and a 3-member pipeline at one thread, strips at two. */
-static void profile_groups(ffu_nn_session *s, const char *kind, int *groups)
+ * group's. YuNet has a 15- and a 3-member pipeline at one thread, strips at two.
+ * *heavy counts the groups whose last member has half the group's time or more: what
+ * the last would have if it still held the group's total, and what a profile of a few
+ * runs can also show when this shared 2-core host stops a thread for a millisecond
+ * inside one member, so the caller measures again before calling that a failure. */
+static void profile_groups(ffu_nn_session *s, const char *kind, int *groups, int *heavy)
 {
     *groups = 0;
     ffu_json *d = describe_json(s);
@@ -737,9 +741,10 @@ static void profile_groups(ffu_nn_session *s, const char *kind, int *groups)
         if (k < of) continue;
         last = ms;
         (*groups)++;
-        CHECK(last < 0.5 * sum);
-        if (last >= 0.5 * sum)
+        if (last >= 0.5 * sum) {
+            (*heavy)++;
             printf("%s of %d members: the last has %.3f of %.3f ms\n", kind, of, last, sum);
+        }
         sum = 0, seen = 0;
     }
     CHECK_EQ_INT(seen, 0); /* every group ended */
@@ -768,13 +773,17 @@ static void test_profile_in_groups(void)
         for (size_t i = 0; i < in.nbytes / 4; i++)
             ((float *)in.data)[i] = test_rand_f(&seed) * 255;
         CHECK(ffu_nn_session_run(s) == FFU_OK);
-        CHECK(ffu_nn_session_profile(s, 1) == FFU_OK);
-        for (int r = 0; r < 3; r++)
-            CHECK(ffu_nn_session_run(s) == FFU_OK);
-        CHECK(ffu_nn_session_profile(s, 0) == FFU_OK);
-        int bands, strips;
-        profile_groups(s, "band", &bands);
-        profile_groups(s, "strip", &strips);
+        int bands = 0, strips = 0, heavy = 1;
+        for (int attempt = 0; attempt < 3 && heavy; attempt++) {
+            CHECK(ffu_nn_session_profile(s, 1) == FFU_OK); /* a restart clears */
+            for (int r = 0; r < 3; r++)
+                CHECK(ffu_nn_session_run(s) == FFU_OK);
+            CHECK(ffu_nn_session_profile(s, 0) == FFU_OK);
+            heavy = 0;
+            profile_groups(s, "band", &bands, &heavy);
+            profile_groups(s, "strip", &strips, &heavy);
+        }
+        CHECK_EQ_INT(heavy, 0); /* three profiles in a row: the split is missing */
         printf("%d thread(s): %d band pipelines, %d strip groups profiled per member\n", threads,
                bands, strips);
         if (threads == 1) CHECK_EQ_INT(bands, 2);
