@@ -129,8 +129,11 @@ typedef struct ffu_nn_session_opts {
                             thread the same rows of every layer ("Thread strips") */
     int free_dims;       /* 1: ffu_nn_session_set_input_shape may change any declared input
                             dim, for models exported at one size that compute their shapes
-                            at run time (OpenCV's YuNet 2022mar); a graph that really needs
-                            its declared size then fails at planning, naming the node */
+                            at run time (OpenCV's YuNet 2022mar) or that bake them into
+                            Reshape targets which only merge dims and split the innermost
+                            one (BlazeFace's heads: re-derived for the new size); a graph
+                            that really needs its declared size then fails at planning,
+                            naming the node */
     /* cuda only */
     int fp16;            /* 1: fp16 compute with fp32 accumulation where each node's accuracy
                             check against fp32 passes (fp32 elsewhere) */

@@ -163,7 +163,11 @@ typedef struct nn_tensor {
  *   values bit for bit (a dynamically quantised layer's dequantisation and bias).
  *   Conv int attribute `_pool` = 2 (never with R): a MaxPool with 2x2 windows,
  *   stride 2, no padding (floor) follows the activation: Y = maxpool(act(conv(X))),
- *   so the output is half the convolution's size in H and W. */
+ *   so the output is half the convolution's size in H and W.
+ * Reshape int-list attributes `_declared_in` and `_declared_out` (model.c, at load):
+ *   the input's shape and the constant target at the model's declared input shapes, so
+ *   that a session with free_dims can re-derive a target the exporter computed for that
+ *   size (movement.c, nn_reshape_rederive). */
 typedef struct nn_node {
     nn_op op;
     const char *name;
@@ -240,6 +244,18 @@ const char *nn_attr_string(const nn_node *n, const char *name, const char *fallb
 /* The list and its length (*count = 0 and NULL when absent). */
 const int64_t *nn_attr_ints(const nn_node *n, const char *name, int *count);
 const float *nn_attr_floats(const nn_node *n, const char *name, int *count);
+
+/* A Reshape's target for input shape s (rank r) from the shapes it had at the model's
+ * declared input size: s0 (rank r) reshaped into t0 (rank q, every dim > 0). Dims are
+ * grouped into the blocks whose products match in s0 and t0 (a reshape only merges and
+ * splits contiguous dims); a block whose source dims did not change keeps its target
+ * dims, a block with one target dim takes the product of its new source dims, and a
+ * block of several source and target dims takes the change in its first target dim
+ * when the others only split its innermost source dim, which did not change
+ * (BlazeFace's heads: [1,16,16,32] -> [1,512,16], at 12 rows [1,384,16]). Anything
+ * else is ambiguous. Returns 1 with t (rank q) filled, 0 when ambiguous. */
+int nn_reshape_rederive(const int64_t *s0, const int64_t *s, int r, const int64_t *t0, int q,
+                        int64_t *t);
 
 /* The input / output tensor i of a node, or NULL when omitted or out of range. */
 nn_tensor *nn_in(const nn_graph *g, const nn_node *n, int i);

@@ -165,6 +165,27 @@ out:
 
 /* ---- loading ----------------------------------------------------------------------------- */
 
+/* Notes on each Reshape of g with a constant target the shapes it has in sg (g at its
+ * declared input shapes): `_declared_in` and `_declared_out` (ir.h), matched by output
+ * tensor name (names are unique; sg may have folded or dropped nodes). */
+static ffu_status note_reshapes(nn_graph *g, const nn_graph *sg)
+{
+    for (int i = 0; i < sg->nnodes; i++) {
+        const nn_node *n = &sg->nodes[i];
+        const nn_tensor *x = nn_in(sg, n, 0), *sh = nn_in(sg, n, 1), *y = nn_out(sg, n, 0);
+        if (n->op != NN_OP_RESHAPE || !x || !sh || !y || !(sh->flags & NN_T_CONST) ||
+            !nn_shape_known(&x->shape) || !nn_shape_known(&y->shape))
+            continue;
+        int t = nn_graph_find(g, y->name), k = t >= 0 ? g->tensors[t].producer : -1;
+        if (k < 0 || g->nodes[k].op != NN_OP_RESHAPE) continue;
+        ffu_status st;
+        if ((st = nn_node_set_ints(g, k, "_declared_in", x->shape.d, x->shape.rank)) < 0 ||
+            (st = nn_node_set_ints(g, k, "_declared_out", y->shape.d, y->shape.rank)) < 0)
+            return st;
+    }
+    return FFU_OK;
+}
+
 static ffu_status compute_stats(ffu_nn_model *m)
 {
     nn_graph *g = m->g;
@@ -191,19 +212,22 @@ static ffu_status compute_stats(ffu_nn_model *m)
 
     /* FLOPs at the declared shapes, dynamic dims taken as 1 */
     m->flops = -1;
+    ffu_status st = FFU_OK;
     nn_shape *shapes = calloc((size_t)(m->ninputs ? m->ninputs : 1), sizeof(nn_shape));
     ffu_arena *arena = NULL;
     nn_graph *sg = NULL;
     int nfolded;
     if (!shapes || ffu_arena_create(&arena, 0) < 0) goto done;
+    int declared = 1; /* every input dim declared */
     for (int i = 0; i < m->ninputs; i++) {
         shapes[i] = g->tensors[m->inputs[i]].shape;
         if (shapes[i].rank < 0) goto done;
         for (int k = 0; k < shapes[i].rank; k++)
-            if (shapes[i].d[k] < 0) shapes[i].d[k] = 1;
+            if (shapes[i].d[k] < 0) shapes[i].d[k] = 1, declared = 0;
     }
     int dd;
     if (nn_graph_specialize(g, shapes, NULL, m->ninputs, arena, &sg, &nfolded, &dd) < 0) goto done;
+    if (declared && (st = note_reshapes(g, sg)) < 0) goto done;
     int64_t total = 0;
     for (int i = 0; i < sg->nnodes && total >= 0; i++) {
         int64_t f = nn_node_flops(sg, &sg->nodes[i]);
@@ -211,11 +235,11 @@ static ffu_status compute_stats(ffu_nn_model *m)
     }
     m->flops = total;
 done:
-    ffu_error_clear();
+    if (st >= 0) ffu_error_clear(); /* a model whose shapes depend on data has no count */
     nn_graph_destroy(sg);
     ffu_arena_destroy(arena);
     free(shapes);
-    return FFU_OK;
+    return st < 0 ? st : FFU_OK;
 }
 
 /* Passes, the input list and the statistics of a freshly loaded graph. */

@@ -228,6 +228,84 @@ static void test_chain_runs(void)
     ffu_nn_model_destroy(NULL);
 }
 
+/* free_dims and Reshapes whose constant target was computed for the declared size
+ * (BlazeFace's heads): the model notes each one's declared shapes at load, and a plan at
+ * another size re-derives the target where that is unambiguous (nn_reshape_rederive),
+ * and refuses, naming the node, where it is not. */
+static void test_free_dims_reshape(void)
+{
+    int64_t t[4];
+    /* the rule alone: a merge and an inner split, trailing 1s, a batch */
+    const int64_t s0[4] = {1, 16, 16, 32}, t0[3] = {1, 512, 16}, s1[4] = {1, 12, 16, 32};
+    CHECK(nn_reshape_rederive(s0, s1, 4, t0, 3, t) == 1);
+    CHECK(t[0] == 1 && t[1] == 384 && t[2] == 16);
+    const int64_t c0[4] = {1, 16, 16, 2}, ct[3] = {1, 512, 1}, c1[4] = {1, 16, 12, 2};
+    CHECK(nn_reshape_rederive(c0, c1, 4, ct, 3, t) == 1);
+    CHECK(t[0] == 1 && t[1] == 384 && t[2] == 1);
+    const int64_t b1[4] = {3, 12, 16, 32};
+    CHECK(nn_reshape_rederive(s0, b1, 4, t0, 3, t) == 1);
+    CHECK(t[0] == 3 && t[1] == 384 && t[2] == 16);
+    /* ambiguous: a changed dim split in two, a changed innermost dim under a split */
+    const int64_t p0[3] = {1, 16, 8}, pt[4] = {1, 4, 4, 8}, p1[3] = {1, 12, 8};
+    CHECK(nn_reshape_rederive(p0, p1, 3, pt, 4, t) == 0);
+    const int64_t i1[4] = {1, 16, 16, 24};
+    CHECK(nn_reshape_rederive(s0, i1, 4, t0, 3, t) == 0);
+
+    /* in a model: x [1,4,4,8] -> relu -> reshape to [1,32,4] and to [1,4,32] */
+    nn_graph *g;
+    CHECK(nn_graph_create(&g) == FFU_OK);
+    int64_t dx[4] = {1, 4, 4, 8};
+    int x = tensor(g, "x", 4, dx);
+    nn_graph_mark_input(g, x);
+    int r = tensor(g, "r", 4, dx);
+    node(g, NN_OP_RELU, &x, 1, r);
+    const int64_t tv[2][3] = {{1, 32, 4}, {1, 4, 32}};
+    nn_shape ts = {.rank = 1, .d = {3}};
+    for (int k = 0; k < 2; k++) {
+        char name[8];
+        snprintf(name, sizeof name, "t%d", k);
+        int c = nn_graph_add_const(g, name, FFU_DTYPE_I64, &ts, tv[k], sizeof tv[k], NN_COPY);
+        snprintf(name, sizeof name, "y%d", k);
+        int y = tensor(g, name, 3, tv[k]);
+        int in[2] = {r, c};
+        node(g, NN_OP_RESHAPE, in, 2, y);
+        nn_graph_mark_output(g, y);
+    }
+    ffu_nn_model *m;
+    CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+    for (int b = 0; b < 2; b++) {
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = b ? "cpu" : "ref";
+        o.free_dims = 1;
+        ffu_nn_session *s;
+        CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+        int64_t d[4] = {1, 3, 4, 8}; /* three rows */
+        CHECK(ffu_nn_session_set_input_shape(s, 0, 4, d) == FFU_OK);
+        ffu_nn_tensor in, y0, y1;
+        CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+        float *xv = in.data;
+        for (int i = 0; i < 96; i++) xv[i] = (float)(i % 11) - 4;
+        CHECK(ffu_nn_session_run(s) == FFU_OK);
+        CHECK(ffu_nn_session_output(s, 0, &y0) == FFU_OK);
+        CHECK(ffu_nn_session_output(s, 1, &y1) == FFU_OK);
+        CHECK(y0.rank == 3 && y0.dims[0] == 1 && y0.dims[1] == 24 && y0.dims[2] == 4);
+        CHECK(y1.rank == 3 && y1.dims[0] == 1 && y1.dims[1] == 3 && y1.dims[2] == 32);
+        for (int i = 0; i < 96; i++) {
+            CHECK_NEAR(((float *)y0.data)[i], fmaxf(xv[i], 0), 0);
+            CHECK_NEAR(((float *)y1.data)[i], fmaxf(xv[i], 0), 0);
+        }
+        /* six channels: [1,32,4] split the changed innermost dim, so nothing says
+         * which target dim should change */
+        int64_t d6[4] = {1, 4, 4, 6};
+        CHECK(ffu_nn_session_set_input_shape(s, 0, 4, d6) == FFU_OK);
+        CHECK(ffu_nn_session_input(s, 0, &in) < 0);
+        CHECK(strstr(ffu_error_message(), "Reshape") != NULL);
+        ffu_nn_session_destroy(s);
+    }
+    ffu_nn_model_destroy(m);
+}
+
 /* After the first run, runs allocate nothing and the plan does not move. */
 static void test_no_allocation_after_first_run(void)
 {
@@ -1288,7 +1366,7 @@ static void test_side_by_side(void)
 #endif
 }
 
-TEST_MAIN(test_chain_runs, test_empty_nodes_skipped, test_profile, test_profile_in_groups,
+TEST_MAIN(test_chain_runs, test_free_dims_reshape, test_empty_nodes_skipped, test_profile, test_profile_in_groups,
           test_workspace, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
           test_shape_chain_folds, test_value_bound_inputs, test_load_passes, test_mobilefacenet,
           test_ultraface_folds, test_threads_used, test_thread_strips, test_side_by_side)

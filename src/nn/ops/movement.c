@@ -46,6 +46,72 @@ static ffu_status need_rank(const nn_node *n, const nn_tensor *x)
 
 /* ---- Reshape ---------------------------------------------------------------------------- */
 
+int nn_reshape_rederive(const int64_t *s0, const int64_t *s, int r, const int64_t *t0, int q,
+                        int64_t *t)
+{
+    int i = 0, j = 0;
+    while (i < r || j < q) {
+        if (i == r || j == q) { /* trailing 1s on one side only */
+            if (i < r && (s0[i] != 1 || s[i] != 1)) return 0;
+            if (j < q) {
+                if (t0[j] != 1) return 0;
+                t[j] = 1;
+            }
+            i += i < r, j += j < q;
+            continue;
+        }
+        int a = i, c = j;
+        if (s0[i] <= 0 || t0[j] <= 0) return 0;
+        int64_t ps = s0[i], pt = t0[j];
+        while (ps != pt) {
+            if (ps < pt) {
+                if (++i == r || s0[i] <= 0 || ps > INT64_MAX / s0[i]) return 0;
+                ps *= s0[i];
+            } else {
+                if (++j == q || t0[j] <= 0 || pt > INT64_MAX / t0[j]) return 0;
+                pt *= t0[j];
+            }
+        }
+        int b = i++, d = j++; /* the block: source [a, b], target [c, d] */
+        int changed = 0;
+        int64_t pn = 1;
+        for (int k = a; k <= b; k++) {
+            if (s[k] <= 0 || pn > INT64_MAX / s[k]) return 0;
+            changed |= s[k] != s0[k];
+            pn *= s[k];
+        }
+        if (!changed) {
+            for (int k = c; k <= d; k++)
+                t[k] = t0[k];
+        } else if (c == d) {
+            t[c] = pn;
+        } else {
+            int64_t inner = 1;
+            for (int k = c + 1; k <= d; k++)
+                inner *= t0[k];
+            if (a == b || s[b] != s0[b] || s0[b] % inner) return 0;
+            t[c] = pn / inner;
+            for (int k = c + 1; k <= d; k++)
+                t[k] = t0[k];
+        }
+    }
+    return 1;
+}
+
+/* A constant target that no longer fits the input (a session with free_dims planned
+ * at another size): re-derived from the shapes noted at load, or 0. */
+static int rederive_target(const nn_node *n, const nn_shape *x, const int64_t *v, int cnt,
+                           nn_shape *o)
+{
+    int r, q;
+    const int64_t *s0 = nn_attr_ints(n, "_declared_in", &r);
+    const int64_t *t0 = nn_attr_ints(n, "_declared_out", &q);
+    if (!s0 || !t0 || r != x->rank || q != cnt) return 0;
+    for (int k = 0; k < q; k++)
+        if (v[k] <= 0) return 0; /* -1 and 0 adapt by themselves */
+    return nn_reshape_rederive(s0, x->d, r, t0, q, o->d);
+}
+
 static ffu_status reshape_infer(nn_graph *g, nn_node *n)
 {
     ffu_status st = nn_check_inputs(g, n, 2, 2);
@@ -110,6 +176,7 @@ static ffu_status reshape_infer(nn_graph *g, nn_node *n)
         else
             o.d[infer_at] = in_numel / known;
     } else if (in_numel >= 0 && !unknown && known != in_numel) {
+        if (rederive_target(n, &x->shape, v, cnt, &o)) return nn_set_out(g, n, 0, x->dtype, &o);
         char a[64];
         return nn_node_error(n, FFU_ERR_FORMAT, "cannot reshape %s into %lld elements",
                              nn_shape_str(&x->shape, a, sizeof a), (long long)known);
