@@ -117,6 +117,11 @@ typedef struct ffu_zoo_entry {
      * ensemble (family "ensemble", file "A+B": member names) weighs each member's
      * cosine by 1 / spread. 0 = not measured (cannot be a member). */
     float spread;
+    /* detectors with a square input: 1 = fed at the frame's aspect ratio (the square's
+     * side along the longer axis) where the graph plans there, instead of a letterbox;
+     * set where WIDER FACE measured no loss (docs/EVAL.md "Detectors at the frame's
+     * aspect") */
+    int aspect;
 } ffu_zoo_entry;
 
 FFU_API int ffu_zoo_count(void);

@@ -1,7 +1,10 @@
 /* The face detector: one mechanism for every detector family. A family decoder
  * (detect_<family>.c) turns raw network outputs into candidates in network-input
- * pixels; this file does the rest once: choosing what to feed (letterbox, stretch, or
- * the image at its own size for dynamic-input models), tiles for small faces, the
+ * pixels; this file does the rest once: choosing what to feed (letterbox, stretch, the
+ * image at its own size for dynamic-input models, or a square model at the frame's
+ * aspect ratio where its zoo row says so and its graph plans there: BlazeFace on a
+ * 640x480 frame computes 256x192 instead of 256x256 with 64 rows of bars, same AP;
+ * docs/EVAL.md "Detectors at the frame's aspect"), tiles for small faces, the
  * rotated passes for sideways photos, mapping back to image coordinates, thresholds,
  * NMS or MediaPipe-style weighted merging, sorting and the face-count cap.
  *
@@ -16,6 +19,7 @@
  * a view is a matrix whatever holds the pixels, and det_src only tells face_net which
  * fill to use. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +49,10 @@ struct ffu_detector {
     float min_score, nms_iou;
     int dynamic;  /* fed at the image's own size (any input size, zoo size 0) */
     int side_cap; /* dynamic models: longest side fed to the net */
+    int aspect;   /* a square model fed at the frame's aspect (zoo row `aspect`, and the
+                     graph plans off its square): sides multiple of `align`, tiles
+                     (square) on `tiles` */
+    int align, side; /* ... and the declared square's side */
     det_cands tmp;  /* one slot's candidates, network coordinates */
     det_cands pass; /* one rotation's candidates, image coordinates */
     det_cands all;  /* survivors of every rotation */
@@ -375,6 +383,21 @@ static ffu_status plan_views(ffu_detector *d, int W, int H, int rot)
         if ((st = push_view(d, m, w, h, 0, 0, 0)))
             return st;
         tw = th = round_up(d->side_cap < DET_TILE_SIDE ? d->side_cap : DET_TILE_SIDE, f->stride);
+    } else if (d->aspect) {
+        /* the declared square's side along the longer axis, the frame's aspect on the
+         * other, rounded up to the model's grid and centred: no rows of letterbox bars
+         * to compute (BlazeFace at 640x480: 256x192 instead of 256x256) */
+        int side = d->side;
+        s0 = (double)(uw > uh ? uw : uh) / side;
+        int w = round_up((int)ceil(uw / s0 - 1e-6), d->align);
+        int h = round_up((int)ceil(uh / s0 - 1e-6), d->align);
+        w = w > side ? side : w < d->align ? d->align : w;
+        h = h > side ? side : h < d->align ? d->align : h;
+        double vv[6] = {s0, 0, (uw - s0 * w) / 2, 0, s0, (uh - s0 * h) / 2};
+        memcpy(v, vv, sizeof v);
+        compose(rm, v, m);
+        if ((st = push_view(d, m, w, h, 0, 0, 0))) return st;
+        tw = th = side;
     } else {
         double sx = (double)uw / n->in_w, sy = (double)uh / n->in_h;
         if (f->fit == DET_FIT_STRETCH) {
@@ -449,7 +472,7 @@ static ffu_status run_views(ffu_detector *d, const det_src *src, int first, int 
     const det_view *v0 = &d->views[first];
     face_net *n = &d->net;
     ffu_status st;
-    if (d->dynamic && v0->level > 0) {
+    if ((d->dynamic || d->aspect) && v0->level > 0) {
         n = &d->tiles;
         if (!n->session) {
             ffu_face_model_opts mo = d->opts.m; /* threads, device, fp16 */
@@ -562,6 +585,27 @@ void ffu_detector_opts_default(ffu_detector_opts *o)
         memset(o, 0, sizeof *o);
 }
 
+/* A zoo row with `aspect`: whether the graph plans off its declared square (at half its height:
+ * BlazeFace TF.js does, its Reshapes re-derived; a graph with a constant block of the
+ * declared size beside its data does not). Either way the session is left at the
+ * square, planned at first use. */
+static ffu_status probe_aspect(ffu_detector *d)
+{
+    face_net *n = &d->net;
+    d->side = n->in_w;
+    d->align = d->fam->align ? d->fam->align(d->state) : 1;
+    if (n->in_w != n->in_h || d->align < 1 || d->align > d->side / 2) return FFU_OK;
+    ffu_nn_tensor t;
+    ffu_status st = face_net_reshape(n, 1, d->side, round_up(d->side / 2, d->align));
+    if (!st) st = ffu_nn_session_input(n->session, 0, &t);
+    d->aspect = st == FFU_OK;
+    if (st < 0 && st != FFU_ERR_NOMEM)
+        ffu_error_clear(); /* not for this graph: the letterbox */
+    else if (st)
+        return st;
+    return face_net_reshape(n, 1, d->side, d->side);
+}
+
 ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
 {
     if (!out)
@@ -591,7 +635,19 @@ ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
         ffu_detector_destroy(d);
         return ffu_error_set(FFU_ERR_NOMEM, "detector options");
     }
-    ffu_status st = face_net_open(&d->net, FFU_ROLE_DETECT, &o->m);
+    /* the family decides whether the session may leave its declared size */
+    ffu_zoo_entry row;
+    char path[1024];
+    ffu_status st = ffu_zoo_resolve(FFU_ROLE_DETECT, o->m.model, &row, path, sizeof path);
+    const det_family *fam = NULL;
+    for (size_t i = 0; !st && i < sizeof families / sizeof families[0] && !fam; i++)
+        if (row.family && !strcmp(families[i]->name, row.family)) fam = families[i];
+    /* not on cuda: there frames of several streams go in one batch, which needs one
+     * input size, and a session changing size re-plans its CUDA graphs (not measured) */
+    int cuda = o->m.backend && !strcmp(o->m.backend, "cuda");
+    int aspect = fam && fam->align && row.aspect && !cuda;
+    st = aspect ? face_net_open_free(&d->net, FFU_ROLE_DETECT, &o->m)
+                : face_net_open(&d->net, FFU_ROLE_DETECT, &o->m);
     if (st)
         goto fail;
     for (size_t i = 0; i < sizeof families / sizeof families[0] && !d->fam; i++)
@@ -619,6 +675,7 @@ ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
     d->side_cap = o->input_size > 0 ? o->input_size : d->fam->dynamic_side;
     if (d->side_cap < d->fam->stride)
         d->side_cap = d->fam->stride;
+    if (!d->dynamic && aspect && (st = probe_aspect(d))) goto fail;
     *out = d;
     return FFU_OK;
 fail:
@@ -789,19 +846,19 @@ static ffu_status detect_multi(ffu_detector *d, const det_src *srcs, ffu_face_li
         return FFU_OK;
     }
     face_net *net = &d->net;
-    for (int i = 0; i < n; i += DET_MAX_BATCH) {
-        int k = n - i < DET_MAX_BATCH ? n - i : DET_MAX_BATCH;
-        int slots = padded_batch(k);
+    for (int i = 0; i < n;) {
         det_view views[DET_MAX_BATCH];
         ffu_status st;
-        for (int j = 0; j < k; j++) {
-            /* batchable: exactly one whole-frame view per image */
-            if ((st = plan_views(d, srcs[i + j].w, srcs[i + j].h, 0)))
-                return st;
-            views[j] = d->views[0];
+        int k = 0;
+        /* batchable: exactly one whole-frame view per image; a batch's views are one
+         * size (frames of another aspect start the next batch: DET_FIT_ASPECT) */
+        while (k < DET_MAX_BATCH && i + k < n) {
+            if ((st = plan_views(d, srcs[i + k].w, srcs[i + k].h, 0))) return st;
+            if (k > 0 && (d->views[0].w != views[0].w || d->views[0].h != views[0].h)) break;
+            views[k++] = d->views[0];
         }
-        if ((st = face_net_reshape(net, slots, net->in_w, net->in_h)))
-            return st;
+        int slots = padded_batch(k);
+        if ((st = face_net_reshape(net, slots, views[0].w, views[0].h))) return st;
         for (int b = 0; b < slots; b++) {
             int j = b < k ? b : k - 1;
             if ((st = fill_src(net, b, &srcs[i + j], views[j].m)))
@@ -825,6 +882,7 @@ static ffu_status detect_multi(ffu_detector *d, const det_src *srcs, ffu_face_li
             if ((st = emit_faces(d, outs[i + j])))
                 return st;
         }
+        i += k;
     }
     return FFU_OK;
 }

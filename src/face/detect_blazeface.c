@@ -34,21 +34,20 @@ typedef struct bf_seg {
     int count;              /* anchors in this segment */
 } bf_seg;
 
+/* One anchor layer: a cell every `stride` input pixels, `per` anchors in each. */
+typedef struct bf_layer {
+    int stride, per;
+} bf_layer;
+
 typedef struct bf_state {
     int nseg;
     bf_seg seg[BF_MAX_SEG];
-    int n;          /* anchors in all */
-    float *anchors; /* n x 2, normalised centres */
+    int n;      /* anchors in all at the declared input size */
+    int nlayer; /* 1 or 2 (finest first); nseg is 1 or nlayer */
+    bf_layer layer[2];
 } bf_state;
 
-static void bf_fini(void *p)
-{
-    bf_state *s = p;
-    if (s) {
-        free(s->anchors);
-        free(s);
-    }
-}
+static void bf_fini(void *p) { free(p); }
 
 static int isqrt_exact(int v)
 {
@@ -56,35 +55,42 @@ static int isqrt_exact(int v)
     return r * r == v ? r : -1;
 }
 
-/* Anchor centres for n anchors: MediaPipe's two-layer (2 + 6 per cell) or one-layer grids. */
+/* The anchor layers for n anchors at the declared square input: MediaPipe's two-layer
+ * (2 + 6 per cell, the second layer half the first's grid) or one-layer grids. */
 static ffu_status bf_anchors(bf_state *s, const face_net *n)
 {
-    int g1 = -1, a1 = 0, g2 = 0, a2 = 0;
-    if ((2 * s->n) % 7 == 0 && (g1 = isqrt_exact(2 * s->n / 7)) > 0 && g1 % 2 == 0) {
-        a1 = 2;
-        g2 = g1 / 2;
-        a2 = 6;
-    } else if ((g1 = isqrt_exact(s->n)) > 0) {
-        a1 = 1;
+    int g1 = -1;
+    if ((2 * s->n) % 7 == 0 && (g1 = isqrt_exact(2 * s->n / 7)) > 0 && g1 % 2 == 0 &&
+        n->in_w % g1 == 0 && (s->nseg == 1 || s->nseg == 2)) {
+        s->nlayer = 2;
+        s->layer[0] = (bf_layer){n->in_w / g1, 2};
+        s->layer[1] = (bf_layer){2 * (n->in_w / g1), 6};
+    } else if ((g1 = isqrt_exact(s->n)) > 0 && n->in_w % g1 == 0 && s->nseg == 1) {
+        s->nlayer = 1;
+        s->layer[0] = (bf_layer){n->in_w / g1, 1};
     } else {
         return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: %d anchors fit no BlazeFace anchor grid",
                              n->path, s->n);
     }
-    s->anchors = malloc((size_t)s->n * 2 * sizeof(float));
-    if (!s->anchors)
-        return ffu_error_set(FFU_ERR_NOMEM, "BlazeFace anchors");
-    int k = 0;
-    for (int layer = 0; layer < 2; layer++) {
-        int g = layer ? g2 : g1, a = layer ? a2 : a1;
-        for (int y = 0; y < g; y++)
-            for (int x = 0; x < g; x++)
-                for (int i = 0; i < a; i++) {
-                    s->anchors[2 * k] = (x + 0.5f) / g;
-                    s->anchors[2 * k + 1] = (y + 0.5f) / g;
-                    k++;
-                }
-    }
     return FFU_OK;
+}
+
+static int bf_align(const void *state)
+{
+    const bf_state *s = state;
+    int a = 1;
+    for (int k = 0; k < s->nlayer; k++)
+        a = s->layer[k].stride > a ? s->layer[k].stride : a;
+    return a;
+}
+
+/* Anchor a's centre at input size w x h, where layer 0 holds the first n0 anchors. */
+static void bf_anchor(const bf_state *s, int a, int w, int h, int n0, float *ax, float *ay)
+{
+    const bf_layer *l = &s->layer[a >= n0];
+    int gw = w / l->stride, gh = h / l->stride, cell = (a - (a >= n0 ? n0 : 0)) / l->per;
+    *ax = (cell % gw + 0.5f) / gw * (float)w;
+    *ay = (cell / gw + 0.5f) / gh * (float)h;
 }
 
 static ffu_status bf_init(face_net *n, void **state)
@@ -173,28 +179,35 @@ static ffu_status bf_decode(void *state, const face_net *n, int b, float min_sco
                             det_cands *out)
 {
     const bf_state *s = state;
-    float sx = (float)n->in_w, sy = (float)n->in_h;
     /* scores are tested on the logit: no exp for the many background anchors */
     float p = fminf(fmaxf(min_score, 1e-6f), 1 - 1e-6f);
     float min_logit = logf(p / (1 - p));
+    /* the layers' anchors at this input size (not square where fed at the frame's
+     * aspect: detect.c, zoo row `aspect`) */
+    int lc[2] = {0, 0};
+    for (int k = 0; k < s->nlayer; k++)
+        lc[k] = (n->in_w / s->layer[k].stride) * (n->in_h / s->layer[k].stride) * s->layer[k].per;
     int base = 0;
     for (int k = 0; k < s->nseg; k++) {
         const bf_seg *g = &s->seg[k];
+        const int count = s->nseg == 1 ? lc[0] + lc[1] : lc[k];
         int64_t ns_, nr_;
         const float *sc = det_output_slot(n, g->score_out, b, &ns_, NULL);
         const float *rg = det_output_slot(n, g->reg_out, b, &nr_, NULL);
         if (!sc || !rg)
             return FFU_ERR_UNSUPPORTED;
-        if (ns_ != (int64_t)g->count * g->cols_score || nr_ != (int64_t)g->count * g->cols_reg)
-            return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: BlazeFace output sizes changed",
-                                 n->path);
-        for (int i = 0; i < g->count; i++) {
+        if (ns_ != (int64_t)count * g->cols_score || nr_ != (int64_t)count * g->cols_reg)
+            return ffu_error_set(FFU_ERR_UNSUPPORTED,
+                                 "%s: BlazeFace output sizes do not fit "
+                                 "its anchor grid at %dx%d",
+                                 n->path, n->in_w, n->in_h);
+        for (int i = 0; i < count; i++) {
             float logit = sc[(size_t)i * g->cols_score + g->score_col];
             if (!(logit >= min_logit))
                 continue;
             const float *r = rg + (size_t)i * g->cols_reg + g->reg_col;
-            const float *a = s->anchors + 2 * (base + i);
-            float ax = a[0] * sx, ay = a[1] * sy;
+            float ax, ay;
+            bf_anchor(s, base + i, n->in_w, n->in_h, lc[0], &ax, &ay);
             /* MediaPipe's square eyes-to-mouth box, reshaped to the forehead-to-chin
              * boxes of WIDER FACE that every other family predicts */
             float cx = ax + r[0], cy = ay + r[1] - BF_BOX_DY * r[3];
@@ -213,7 +226,7 @@ static ffu_status bf_decode(void *state, const face_net *n, int b, float min_sco
             float kp[10] = {ex0, ey0, ex1, ey1, nx, ny, mx - dx, my - dy, mx + dx, my + dy};
             memcpy(c->kps, kp, sizeof kp);
         }
-        base += g->count;
+        base += count;
     }
     return FFU_OK;
 }
@@ -227,6 +240,7 @@ const det_family det_family_blazeface = {
     .stride = 16,
     .dynamic_side = 256,
     .min_face_net = 14.0f,
+    .align = bf_align,
     .init = bf_init,
     .fini = bf_fini,
     .decode = bf_decode,

@@ -48,6 +48,10 @@ typedef struct det_family {
     /* Smallest face side (network-input pixels) the family finds reliably; decides when
      * tiling is needed for opts.min_face. */
     float min_face_net;
+    /* Square models fed at the frame's aspect (zoo row `aspect`, detect.c): the multiple
+     * the input sides must be for this model (its coarsest output grid's stride); NULL:
+     * the family cannot be fed so */
+    int (*align)(const void *state);
     /* Checks the model's outputs and builds per-model state (anchors, output indices);
      * *state is passed back to decode and freed with fini. May tweak n->norm (per-channel
      * means). */

@@ -18,6 +18,8 @@
 #include "facefuse/image_gpu.h"
 #include "facefuse/nn.h"
 
+#define FACE_NET_SPARES 7
+
 typedef struct face_net {
     ffu_zoo_entry entry;   /* entry.file points at path */
     char path[1024];
@@ -46,6 +48,16 @@ typedef struct face_net {
     size_t h_slot_cap;
     void *d_stage;       /* host_io: one slot filled on the GPU, copied into the host input */
     size_t d_stage_cap;
+    /* models that change input size on the CPU (dynamic_hw): the sessions of the last
+     * sizes used besides the current one, most recent first, so that photos of a few
+     * aspect ratios in turn do not re-plan for each (face_net_reshape) */
+    struct face_plan {
+        ffu_nn_session *session;
+        int batch, w, h;
+    } spare[FACE_NET_SPARES];
+    int nspare;
+    char backend[8];          /* the host session's backend, for opening spares */
+    ffu_nn_workspace *own_ws; /* the spares' shared activations when the caller gave none */
 } face_net;
 
 /* The engine session options a model's ffu_face_model_opts asks for (backend, threads,
@@ -54,6 +66,10 @@ void face_model_session_opts(const ffu_face_model_opts *o, ffu_nn_session_opts *
 /* Resolves o->model (NULL = the role's default) and opens a session: batch 1, the zoo
  * entry's input size for dynamic models (or the declared one). */
 ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o);
+/* The same, and the session may change any input dim (free_dims, nn.h) also when the zoo
+ * row gives a size: face_net_reshape then asks for sizes the model did not declare, and
+ * planning says whether the graph can run there. */
+ffu_status face_net_open_free(face_net *n, ffu_face_role role, const ffu_face_model_opts *o);
 void face_net_close(face_net *n); /* zeroed or closed: no-op */
 /* Changes batch and (for dynamic models) input size; a no-op when unchanged. */
 ffu_status face_net_reshape(face_net *n, int batch, int w, int h);

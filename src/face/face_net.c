@@ -4,7 +4,9 @@
  * and a new model convention is a zoo row, not new plumbing. The same place decides
  * where it runs: with backend "cuda" the warp and normalisation become one GPU kernel
  * writing the session's device input, and the outputs come back to pinned mirrors, so
- * every stage gets the GPU without a line of its own. */
+ * every stage gets the GPU without a line of its own. A model that runs at several
+ * input sizes on the CPU keeps a session per recent size (spares, face_net_reshape),
+ * so that photos of a few aspect ratios in turn are planned once each. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,7 +261,8 @@ void face_model_session_opts(const ffu_face_model_opts *o, ffu_nn_session_opts *
     so->workspace = o->workspace;
 }
 
-ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o)
+static ffu_status open_net(face_net *n, ffu_face_role role, const ffu_face_model_opts *o,
+                           int free_dims)
 {
     memset(n, 0, sizeof *n);
     ffu_status st = ffu_zoo_resolve(role, o ? o->model : NULL, &n->entry, n->path,
@@ -287,7 +290,7 @@ ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_o
     /* a zoo row of size 0 x 0 says the model runs at any size, also when its file
      * declares one (the session is then opened with free_dims) */
     int zoo_dynamic = n->entry.input_w <= 0 && n->entry.input_h <= 0;
-    n->dynamic_hw = dh <= 0 || dw <= 0 || zoo_dynamic;
+    n->dynamic_hw = dh <= 0 || dw <= 0 || zoo_dynamic || free_dims;
     n->in_h = dh > 0 ? dh : n->entry.input_h;
     n->in_w = dw > 0 ? dw : n->entry.input_w;
     if (n->in_w <= 0 || n->in_h <= 0) {
@@ -303,8 +306,14 @@ ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_o
 
     ffu_nn_session_opts so;
     face_model_session_opts(o, &so);
-    so.free_dims = zoo_dynamic;
-    if (o && o->backend && !strcmp(o->backend, "cuda")) {
+    so.free_dims = zoo_dynamic || free_dims;
+    int cuda = o && o->backend && !strcmp(o->backend, "cuda");
+    if (n->dynamic_hw && !cuda && !so.workspace) {
+        /* one activation memory for this net's sessions of several sizes (spares) */
+        if ((st = ffu_nn_workspace_create(&n->own_ws))) goto fail;
+        so.workspace = n->own_ws;
+    }
+    if (cuda) {
         if ((st = open_gpu(n, o->device)))
             goto fail;
         so.backend = "cuda"; /* o's string is borrowed; n->so outlives it */
@@ -313,8 +322,11 @@ ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_o
     if ((st = ffu_nn_session_create(n->model, &so, &n->session)))
         goto fail;
     n->so = so;
-    if (!n->gpu)
-        n->so.backend = NULL; /* borrowed from o; only the cuda copy is ever reused */
+    if (!n->gpu) {
+        /* o's string is borrowed: spares (face_net_reshape) use this copy */
+        snprintf(n->backend, sizeof n->backend, "%s", so.backend ? so.backend : "cpu");
+        n->so.backend = n->backend;
+    }
     n->batch = 1;
     int w = n->in_w, h = n->in_h;
     n->in_w = n->in_h = -1; /* force the first reshape */
@@ -326,6 +338,16 @@ fail:
     return st;
 }
 
+ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o)
+{
+    return open_net(n, role, o, 0);
+}
+
+ffu_status face_net_open_free(face_net *n, ffu_face_role role, const ffu_face_model_opts *o)
+{
+    return open_net(n, role, o, 1);
+}
+
 void face_net_close(face_net *n)
 {
     if (!n)
@@ -333,6 +355,9 @@ void face_net_close(face_net *n)
     if (n->gpu && n->stream && !ffu_gpu_make_current(n->gpu))
         (void)ffu_gpu_stream_sync(n->stream); /* nothing may still use what goes below */
     ffu_nn_session_destroy(n->session);
+    for (int i = 0; i < n->nspare; i++)
+        ffu_nn_session_destroy(n->spare[i].session);
+    ffu_nn_workspace_destroy(n->own_ws);
     ffu_nn_model_destroy(n->model);
     ffu_image_release(&n->scratch);
     ffu_gpu_image_release(&n->up);
@@ -351,6 +376,33 @@ void face_net_close(face_net *n)
     memset(n, 0, sizeof *n);
 }
 
+/* Before a host session of a dynamic_hw model leaves its shape: the current session
+ * becomes the most recent spare, and the current one is the spare planned for
+ * batch x w x h if there is one, else a new session while there is room, else the
+ * least recent spare (re-planned by the caller). */
+static ffu_status swap_session(face_net *n, int batch, int w, int h)
+{
+    struct face_plan cur = {n->session, n->batch, n->in_w, n->in_h}, next = {0};
+    int at = -1;
+    for (int i = 0; i < n->nspare && at < 0; i++)
+        if (n->spare[i].batch == batch && n->spare[i].w == w && n->spare[i].h == h) at = i;
+    if (at < 0 && n->nspare < FACE_NET_SPARES) {
+        ffu_status st = ffu_nn_session_create(n->model, &n->so, &next.session);
+        if (st) return st;
+        next.batch = 1, next.w = next.h = -1; /* shaped by the caller */
+        at = n->nspare++;
+        n->spare[at] = next;
+    }
+    if (at < 0) at = n->nspare - 1;
+    next = n->spare[at];
+    memmove(n->spare + 1, n->spare, sizeof n->spare[0] * (size_t)at);
+    n->spare[0] = cur;
+    n->session = next.session;
+    n->batch = next.batch, n->in_w = next.w, n->in_h = next.h;
+    n->out_ready = 0;
+    return FFU_OK;
+}
+
 ffu_status face_net_reshape(face_net *n, int batch, int w, int h)
 {
     if (batch < 1 || w < 1 || h < 1)
@@ -360,6 +412,10 @@ ffu_status face_net_reshape(face_net *n, int batch, int w, int h)
                              n->path, n->in_w, n->in_h, w, h);
     if (batch == n->batch && w == n->in_w && h == n->in_h)
         return FFU_OK;
+    ffu_status st = n->dynamic_hw && !n->gpu && n->in_w > 0 ? swap_session(n, batch, w, h) : 0;
+    if (st) return st;
+    if (batch == n->batch && w == n->in_w && h == n->in_h)
+        return FFU_OK; /* a spare had this shape */
     int64_t dims[4] = {batch, 0, 0, 0};
     if (n->layout == FFU_LAYOUT_NHWC) {
         dims[1] = h;
@@ -370,7 +426,7 @@ ffu_status face_net_reshape(face_net *n, int batch, int w, int h)
         dims[2] = h;
         dims[3] = w;
     }
-    ffu_status st = ffu_nn_session_set_input_shape(n->session, 0, 4, dims);
+    st = ffu_nn_session_set_input_shape(n->session, 0, 4, dims);
     if (!st && n->gpu && !n->host_io) {
         /* plan now: a model that cannot keep device I/O says so here, and then gets
          * host I/O before anything was filled */

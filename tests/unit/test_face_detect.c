@@ -11,6 +11,7 @@
 
 #include "face/face_internal.h"
 #include "facefuse/face.h"
+#include "facefuse/nn.h"
 #include "test.h"
 
 /* ---- helpers ------------------------------------------------------------------------- */
@@ -494,6 +495,77 @@ static void test_tiling_small_face(void)
         TEST_SKIP("no detector installed");
 }
 
+/* ---- square models at the frame's aspect --------------------------------------------- */
+
+/* The default BlazeFace (zoo row `aspect`) runs at a photo's aspect ratio: fewer
+ * multiply-adds than on the same photo padded to a square (which the letterbox sees),
+ * the same faces, and photos of several aspects in turn (the detector's spare
+ * sessions, face_net.c) give each photo the answer a fresh detector gives. */
+static void same_faces(const ffu_face_list *a, const ffu_face_list *b, float tol_box,
+                       float tol_score)
+{
+    CHECK_EQ_INT(a->count, b->count);
+    for (int k = 0; k < a->count && k < b->count; k++) {
+        float size = fmaxf(a->faces[k].box[2], a->faces[k].box[3]);
+        CHECK_NEAR(a->faces[k].score, b->faces[k].score, tol_score);
+        for (int j = 0; j < 4; j++)
+            CHECK_NEAR(a->faces[k].box[j], b->faces[k].box[j], tol_box * size);
+    }
+}
+
+static void test_blazeface_aspect(void)
+{
+    ffu_detector *d;
+    CHECK(open_det("blazeface", 0, &d) || !d);
+    if (!d) TEST_SKIP("blazeface not installed");
+    const char *imgs[] = {"two_people.jpg", "obama-480p.jpg",
+                          "knn_examples/test/obama_and_biden.jpg", "obama-240p.jpg"};
+    ffu_face_list photo_faces[4] = {0}, l = {0};
+    for (int i = 0; i < 4; i++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "data/face_recognition_examples/examples/%s", imgs[i]);
+        ffu_image photo = {0}, sq = {0};
+        if (!load_shared(rel, &photo))
+            TEST_SKIP("../shared/data/face_recognition_examples missing");
+        int side = photo.width > photo.height ? photo.width : photo.height;
+        CHECK(ffu_image_create(&sq, photo.fmt, side, side) == FFU_OK);
+        CHECK(ffu_image_crop_pad(&photo, &sq, (photo.width - side) / 2, (photo.height - side) / 2,
+                                 NULL) == FFU_OK);
+        uint64_t f0 = ffu_nn_flops_done();
+        CHECK(ffu_detector_detect(d, &photo, &photo_faces[i]) == FFU_OK);
+        uint64_t f1 = ffu_nn_flops_done();
+        CHECK(ffu_detector_detect(d, &sq, &l) == FFU_OK);
+        uint64_t f2 = ffu_nn_flops_done();
+        printf("  %s %dx%d: %d face(s), %.3f GFLOP against %.3f padded to a square\n", imgs[i],
+               photo.width, photo.height, photo_faces[i].count, (f1 - f0) * 1e-9, (f2 - f1) * 1e-9);
+        CHECK(photo_faces[i].count >= 1);
+        CHECK(f1 - f0 < 0.9 * (double)(f2 - f1)); /* every photo here is under 4:3.6 */
+        /* the square's faces in photo coordinates */
+        for (int k = 0; k < l.count; k++) {
+            l.faces[k].box[0] -= (float)(side - photo.width) / 2;
+            l.faces[k].box[1] -= (float)(side - photo.height) / 2;
+        }
+        same_faces(&photo_faces[i], &l, 0.05f, 0.05f);
+        ffu_image_release(&photo);
+        ffu_image_release(&sq);
+    }
+    /* again in turn, on the spare sessions: exactly the first answers */
+    for (int r = 0; r < 2; r++)
+        for (int i = 3; i >= 0; i--) {
+            char rel[256];
+            snprintf(rel, sizeof rel, "data/face_recognition_examples/examples/%s", imgs[i]);
+            ffu_image photo = {0};
+            CHECK(load_shared(rel, &photo));
+            CHECK(ffu_detector_detect(d, &photo, &l) == FFU_OK);
+            same_faces(&photo_faces[i], &l, 0, 0);
+            ffu_image_release(&photo);
+        }
+    for (int i = 0; i < 4; i++)
+        ffu_face_list_free(&photo_faces[i]);
+    ffu_face_list_free(&l);
+    ffu_detector_destroy(d);
+}
+
 /* ---- TF.js vs ONNX, options ------------------------------------------------------------ */
 
 static void test_blazeface_twins(void)
@@ -512,9 +584,17 @@ static void test_blazeface_twins(void)
     for (int i = 0; i < 4; i++) {
         char rel[256];
         snprintf(rel, sizeof rel, "data/face_recognition_examples/examples/%s", imgs[i]);
-        ffu_image img = {0};
-        if (!load_shared(rel, &img))
+        ffu_image photo = {0}, img = {0};
+        if (!load_shared(rel, &photo))
             TEST_SKIP("../shared/data/face_recognition_examples missing");
+        /* padded to a centred square with black: the TF.js model (fed at a frame's
+         * aspect, zoo row `aspect`) and its ONNX twin (letterboxed: its graph needs
+         * the square) then see the same network input */
+        int side = photo.width > photo.height ? photo.width : photo.height;
+        CHECK(ffu_image_create(&img, photo.fmt, side, side) == FFU_OK);
+        CHECK(ffu_image_crop_pad(&photo, &img, (photo.width - side) / 2, (photo.height - side) / 2,
+                                 NULL) == FFU_OK);
+        ffu_image_release(&photo);
         CHECK(ffu_detector_detect(a, &img, &la) == FFU_OK);
         CHECK(ffu_detector_detect(b, &img, &lb) == FFU_OK);
         CHECK(la.count >= 1);
@@ -633,5 +713,5 @@ static void test_pixel_formats(void)
 }
 
 TEST_MAIN(test_bad_input, test_expected_counts, test_dlib_recall, test_no_face, test_rotated,
-          test_tiling_small_face, test_blazeface_twins, test_low_score_and_caps,
-          test_pixel_formats)
+          test_tiling_small_face, test_blazeface_aspect, test_blazeface_twins,
+          test_low_score_and_caps, test_pixel_formats)
