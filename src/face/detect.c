@@ -851,7 +851,7 @@ static ffu_status detect_multi(ffu_detector *d, const det_src *srcs, ffu_face_li
         ffu_status st;
         int k = 0;
         /* batchable: exactly one whole-frame view per image; a batch's views are one
-         * size (frames of another aspect start the next batch: DET_FIT_ASPECT) */
+         * size (frames of another aspect start the next batch: zoo row `aspect`) */
         while (k < DET_MAX_BATCH && i + k < n) {
             if ((st = plan_views(d, srcs[i + k].w, srcs[i + k].h, 0))) return st;
             if (k > 0 && (d->views[0].w != views[0].w || d->views[0].h != views[0].h)) break;
