@@ -155,6 +155,8 @@ static int run(const cli_command *cmd, int argc, char **argv)
             ffu_jw_key(w, "family"), ffu_jw_string(w, e->family);
             ffu_jw_key(w, "default"), ffu_jw_bool(w, e->is_default);
             ffu_jw_key(w, "input"), ffu_jw_string(w, input);
+            if (e->role == FFU_ROLE_DETECT && e->input_w > 0)
+                ffu_jw_key(w, "aspect"), ffu_jw_bool(w, e->aspect);
             ffu_jw_key(w, "path"), ffu_jw_string(w, path);
             ffu_jw_key(w, "state"), ffu_jw_string(w, ffu_model_state_name(s));
             if (load) {
@@ -173,6 +175,8 @@ static int run(const cli_command *cmd, int argc, char **argv)
                    ffu_model_state_name(s), load ? (*load ? "does not load: " : "loads") : "",
                    load ? load : "");
         } else {
+            if (e->aspect) /* fed at the frame's aspect where its graph can be */
+                strncat(input, "+", sizeof input - strlen(input) - 1);
             printf("%-18s %-10s %-3s %-9s %-9s %s%s\n", e->name, ffu_face_role_name(e->role),
                    e->is_default ? "*" : "", input, ffu_model_state_name(s), e->licence,
                    eval_only ? " [evaluation only]" : "");
@@ -201,8 +205,10 @@ const cli_command cli_cmd_models = {
     "models",
     "list the model zoo, or verify installed models",
     "facefuse models [list|verify] [--role ROLE] [--all] [--json]",
-    "list: every named model (* = default for its role), its input size, whether its\n"
-    "file is installed, and its licence. Evaluation-only models come from ../shared/models\n"
+    "list: every named model (* = default for its role), its input size (256x256+: a\n"
+    "square detector fed at the frame's aspect ratio, 256x192 for a 4:3 frame, instead of\n"
+    "a letterbox), whether its file is installed, and its licence. Evaluation-only models come "
+    "from ../shared/models\n"
     "(set FFU_SHARED_DIR) and are never defaults. Any stage also takes a user file as\n"
     "FAMILY:PATH, e.g. --detector yunet:/path/model.onnx.\n"
     "verify: checks each default model's files against the pinned sha256 sums and loads\n"

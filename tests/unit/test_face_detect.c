@@ -40,6 +40,19 @@ static int load_shared(const char *rel, ffu_image *img)
     return p && ffu_image_load(p, FFU_PIX_RGB24, img) == FFU_OK;
 }
 
+/* An example photo (face_recognition_examples/examples/NAME) and the same photo padded
+ * with black to a centred square, the picture a letterbox shows a square model. */
+static int load_example_square(const char *name, ffu_image *photo, ffu_image *sq)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "data/face_recognition_examples/examples/%s", name);
+    if (!load_shared(rel, photo)) return 0;
+    int side = photo->width > photo->height ? photo->width : photo->height;
+    return ffu_image_create(sq, photo->fmt, side, side) == FFU_OK &&
+           ffu_image_crop_pad(photo, sq, (photo->width - side) / 2, (photo->height - side) / 2,
+                              NULL) == FFU_OK;
+}
+
 /* Every zoo detector, in zoo order. */
 static int detector_names(const char **names, int max)
 {
@@ -522,15 +535,10 @@ static void test_blazeface_aspect(void)
                           "knn_examples/test/obama_and_biden.jpg", "obama-240p.jpg"};
     ffu_face_list photo_faces[4] = {0}, l = {0};
     for (int i = 0; i < 4; i++) {
-        char rel[256];
-        snprintf(rel, sizeof rel, "data/face_recognition_examples/examples/%s", imgs[i]);
         ffu_image photo = {0}, sq = {0};
-        if (!load_shared(rel, &photo))
+        if (!load_example_square(imgs[i], &photo, &sq))
             TEST_SKIP("../shared/data/face_recognition_examples missing");
-        int side = photo.width > photo.height ? photo.width : photo.height;
-        CHECK(ffu_image_create(&sq, photo.fmt, side, side) == FFU_OK);
-        CHECK(ffu_image_crop_pad(&photo, &sq, (photo.width - side) / 2, (photo.height - side) / 2,
-                                 NULL) == FFU_OK);
+        int side = sq.width;
         uint64_t f0 = ffu_nn_flops_done();
         CHECK(ffu_detector_detect(d, &photo, &photo_faces[i]) == FFU_OK);
         uint64_t f1 = ffu_nn_flops_done();
@@ -582,18 +590,12 @@ static void test_blazeface_twins(void)
                           "knn_examples/test/obama_and_biden.jpg"};
     ffu_face_list la = {0}, lb = {0};
     for (int i = 0; i < 4; i++) {
-        char rel[256];
-        snprintf(rel, sizeof rel, "data/face_recognition_examples/examples/%s", imgs[i]);
-        ffu_image photo = {0}, img = {0};
-        if (!load_shared(rel, &photo))
-            TEST_SKIP("../shared/data/face_recognition_examples missing");
         /* padded to a centred square with black: the TF.js model (fed at a frame's
          * aspect, zoo row `aspect`) and its ONNX twin (letterboxed: its graph needs
          * the square) then see the same network input */
-        int side = photo.width > photo.height ? photo.width : photo.height;
-        CHECK(ffu_image_create(&img, photo.fmt, side, side) == FFU_OK);
-        CHECK(ffu_image_crop_pad(&photo, &img, (photo.width - side) / 2, (photo.height - side) / 2,
-                                 NULL) == FFU_OK);
+        ffu_image photo = {0}, img = {0};
+        if (!load_example_square(imgs[i], &photo, &img))
+            TEST_SKIP("../shared/data/face_recognition_examples missing");
         ffu_image_release(&photo);
         CHECK(ffu_detector_detect(a, &img, &la) == FFU_OK);
         CHECK(ffu_detector_detect(b, &img, &lb) == FFU_OK);
