@@ -207,10 +207,9 @@ const cli_command cli_cmd_models = {
     "facefuse models [list|verify] [--role ROLE] [--all] [--json]",
     "list: every named model (* = default for its role), its input size (256x256+: a\n"
     "square detector fed at the frame's aspect ratio, 256x192 for a 4:3 frame, instead of\n"
-    "a letterbox), whether its file is installed, and its licence. Evaluation-only models come "
-    "from ../shared/models\n"
-    "(set FFU_SHARED_DIR) and are never defaults. Any stage also takes a user file as\n"
-    "FAMILY:PATH, e.g. --detector yunet:/path/model.onnx.\n"
+    "a letterbox), whether its file is installed, and its licence. Evaluation-only\n"
+    "models come from ../shared/models (set FFU_SHARED_DIR) and are never defaults. Any\n"
+    "stage also takes a user file as FAMILY:PATH, e.g. --detector yunet:/path/model.onnx.\n"
     "verify: checks each default model's files against the pinned sha256 sums and loads\n"
     "it into the engine; exit 4 when one is missing or broken (--all adds evaluation\n"
     "models, checked by presence and loading).",

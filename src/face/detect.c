@@ -19,7 +19,6 @@
  * a view is a matrix whatever holds the pixels, and det_src only tells face_net which
  * fill to use. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -585,25 +584,35 @@ void ffu_detector_opts_default(ffu_detector_opts *o)
         memset(o, 0, sizeof *o);
 }
 
-/* A zoo row with `aspect`: whether the graph plans off its declared square (at half its height:
- * BlazeFace TF.js does, its Reshapes re-derived; a graph with a constant block of the
- * declared size beside its data does not). Either way the session is left at the
- * square, planned at first use. */
+/* A zoo row with `aspect`: whether the graph plans off its declared square (at half its
+ * height: BlazeFace TF.js does, its Reshapes re-derived; a graph with a constant block
+ * of the declared size beside its data does not). Asked of a throwaway session on the
+ * ref backend, whose plan is shapes and buffers only, so the detector's own session is
+ * not planned at a size no frame may have. */
 static ffu_status probe_aspect(ffu_detector *d)
 {
     face_net *n = &d->net;
     d->side = n->in_w;
     d->align = d->fam->align ? d->fam->align(d->state) : 1;
     if (n->in_w != n->in_h || d->align < 1 || d->align > d->side / 2) return FFU_OK;
+    ffu_nn_session_opts so;
+    ffu_nn_session_opts_default(&so);
+    so.backend = "ref";
+    so.free_dims = 1;
+    ffu_nn_session *s;
+    ffu_status st = ffu_nn_session_create(n->model, &so, &s);
+    if (st) return st;
+    int h = round_up(d->side / 2, d->align);
+    int64_t dims[4] = {1, h, d->side, n->in_c};
+    if (n->layout == FFU_LAYOUT_NCHW) dims[1] = n->in_c, dims[2] = h, dims[3] = d->side;
     ffu_nn_tensor t;
-    ffu_status st = face_net_reshape(n, 1, d->side, round_up(d->side / 2, d->align));
-    if (!st) st = ffu_nn_session_input(n->session, 0, &t);
+    st = ffu_nn_session_set_input_shape(s, 0, 4, dims);
+    if (!st) st = ffu_nn_session_input(s, 0, &t);
+    ffu_nn_session_destroy(s);
     d->aspect = st == FFU_OK;
-    if (st < 0 && st != FFU_ERR_NOMEM)
-        ffu_error_clear(); /* not for this graph: the letterbox */
-    else if (st)
-        return st;
-    return face_net_reshape(n, 1, d->side, d->side);
+    if (st == FFU_ERR_NOMEM) return st;
+    ffu_error_clear(); /* not for this graph: the letterbox */
+    return FFU_OK;
 }
 
 ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
@@ -635,7 +644,8 @@ ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
         ffu_detector_destroy(d);
         return ffu_error_set(FFU_ERR_NOMEM, "detector options");
     }
-    /* the family decides whether the session may leave its declared size */
+    /* the family (and the zoo row) decide whether the session may leave its declared
+     * size */
     ffu_zoo_entry row;
     char path[1024];
     ffu_status st = ffu_zoo_resolve(FFU_ROLE_DETECT, o->m.model, &row, path, sizeof path);
@@ -650,9 +660,7 @@ ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
                 : face_net_open(&d->net, FFU_ROLE_DETECT, &o->m);
     if (st)
         goto fail;
-    for (size_t i = 0; i < sizeof families / sizeof families[0] && !d->fam; i++)
-        if (d->net.entry.family && !strcmp(families[i]->name, d->net.entry.family))
-            d->fam = families[i];
+    d->fam = fam; /* the row d->net opened is the one resolved above */
     if (!d->fam) {
         st = ffu_error_set(FFU_ERR_UNSUPPORTED, "no detector decoder for family '%s'",
                            d->net.entry.family ? d->net.entry.family : "(none)");
