@@ -594,6 +594,64 @@ out:
     return st;
 }
 
+/* ---- plan time: Resize + Add --------------------------------------------------------------- */
+
+/* A Resize that changes its f32 input's size, without an activation, whose only reader
+ * is an Add of a tensor of its output's shape becomes the Resize with that tensor as
+ * input 4 and the Add's activation (ir.h). A feature pyramid's top-down path (YuNet,
+ * RetinaFace, SCRFD: a coarse map upsampled and added to a finer one) then writes the
+ * upsampled map once instead of writing it, reading it back and writing the sum. */
+static ffu_status fuse_resize_adds(nn_graph *g)
+{
+    int nn = g->nnodes, nt = g->ntensors, removed = 0;
+    int *nreaders = calloc((size_t)nt, sizeof(int)), *reader = malloc(sizeof(int) * (size_t)nt);
+    unsigned char *keep = malloc((size_t)(nn ? nn : 1));
+    ffu_status st = FFU_OK;
+    if (!nreaders || !reader || !keep) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    memset(keep, 1, (size_t)(nn ? nn : 1));
+    count_readers(g, nreaders, reader);
+    for (int i = 0; i < nn; i++) {
+        const nn_node *z = &g->nodes[i];
+        if (z->op != NN_OP_RESIZE || z->ninputs < 1 || z->ninputs > 4 || z->noutputs != 1 ||
+            z->inputs[0] < 0 || z->outputs[0] < 0 || z->act.kind != NN_ACT_NONE)
+            continue;
+        const nn_tensor *x = &g->tensors[z->inputs[0]], *y = &g->tensors[z->outputs[0]];
+        if (y->dtype != FFU_DTYPE_F32 || x->dtype != FFU_DTYPE_F32 || !nn_shape_known(&y->shape) ||
+            nn_shape_equal(&x->shape, &y->shape))
+            continue;
+        int r, add = binary_reader(g, nreaders, reader, z->outputs[0], NN_OP_ADD, &r);
+        if (add <= i || !keep[add] || !same_shape_f32(&g->tensors[r], &y->shape) ||
+            (g->tensors[r].flags & NN_T_CONST))
+            continue;
+        int *in = ffu_arena_alloc(g->arena, sizeof(int) * 5);
+        if (!in) {
+            st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        for (int k = 0; k < 4; k++)
+            in[k] = k < z->ninputs ? z->inputs[k] : -1;
+        in[4] = r;
+        /* the Resize moves to the Add's place: the addend may be computed after it */
+        nn_node fused = *z, *a = &g->nodes[add];
+        fused.inputs = in;
+        fused.ninputs = 5;
+        fused.outputs = a->outputs;
+        fused.noutputs = 1;
+        fused.act = a->act;
+        g->tensors[a->outputs[0]].producer = add;
+        *a = fused;
+        keep[i] = 0;
+        removed++;
+    }
+    if (removed) nn_graph_compact(g, keep);
+out:
+    free(nreaders), free(reader), free(keep);
+    return st;
+}
+
 /* ---- plan time: Conv + 2x2 MaxPool --------------------------------------------------------- */
 
 /* A MaxPool with 2x2 windows, stride 2, no padding, dilation or ceil mode, one output. */
@@ -733,7 +791,8 @@ ffu_status nn_fuse_planned(nn_graph *g)
         removed++;
     }
     if (removed) nn_graph_compact(g, keep);
-    if ((st = fuse_scales(g)) < 0 || (st = fuse_pools(g)) < 0) goto out;
+    if ((st = fuse_scales(g)) < 0 || (st = fuse_pools(g)) < 0 || (st = fuse_resize_adds(g)) < 0)
+        goto out;
     /* sibling groups, one at a time (each rewrite renumbers the nodes) */
     for (int round = 0; st >= 0 && round < 64; round++) {
         int r = fuse_siblings(g);

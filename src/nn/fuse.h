@@ -25,6 +25,9 @@ ffu_status nn_fuse(nn_graph *g);
  *    the Conv with the value as input 4 (the scale, ir.h), the constant as its bias
  *    and the Add's activation; each intermediate read once and not a graph output.
  *    The fused node takes the last fused node's place.
+ *  - Resize (f32, changing the size, no activation) + Add of a tensor of its output's
+ *    shape, the Resize output read only there and not a graph output -> the Resize
+ *    with that tensor as input 4 (ir.h) and the Add's activation, in the Add's place.
  *  - Sibling pointwise Convs (1x1, no group/stride/pad/dilation, constant weights,
  *    the same activation) of one tensor -> one Conv with all their output channels,
  *    then (when each sibling's only reader is a depthwise Conv of the same geometry

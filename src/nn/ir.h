@@ -164,6 +164,9 @@ typedef struct nn_tensor {
  *   Conv int attribute `_pool` = 2 (never with R): a MaxPool with 2x2 windows,
  *   stride 2, no padding (floor) follows the activation: Y = maxpool(act(conv(X))),
  *   so the output is half the convolution's size in H and W.
+ *   Resize inputs [X, roi?, scales?, sizes?, R]: R (input 4, f32, the output's shape)
+ *   is the other operand of an Add that followed the Resize: Y = act(resize(X) + R).
+ *   Never in place of R.
  * Reshape int-list attributes `_declared_in` and `_declared_out` (model.c, at load):
  *   the input's shape and the constant target at the model's declared input shapes, so
  *   that a session with free_dims can re-derive a target the exporter computed for that

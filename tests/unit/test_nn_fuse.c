@@ -2311,13 +2311,134 @@ static void test_h16_gemm(void)
                   1);
 }
 
-TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512, test_bf16_session,
-          test_conv_bn_clip, test_conv_prelu, test_add_padded_prelu,
-          test_prelu_wrong_axis_not_fused, test_not_fused_when_shared, test_add_act,
-          test_residual_fused, test_residual_sessions, test_heads_merged, test_dw_pool_fused,
-          test_winograd_session, test_winograd_memory_cap, test_winograd_blocked_chain,
-          test_reduce_channels_last, test_empty_and_null, test_band_pipeline,
-          test_band_pipeline_strided, test_band_pipeline_side_by_side, test_band_pipeline_residual,
-          test_band_pipeline_same_rows, test_band_pipeline_fork, test_band_pipeline_random,
-          test_band_pipeline_planar, test_planar_wide_groups, test_band_pipeline_planar_head,
-          test_first_layer_nhwc, test_h16_head, test_h16_gemm)
+/* ---- Resize + Add (a feature pyramid's top-down sum) ------------------------------------------
+ */
+
+#define FK 20 /* channels: a whole vector and a masked tail of four */
+static float fw3[FK * 3 * 9], fb3[FK], fw1[FK * FK], fslope[FK], fx[3 * 6 * 8];
+
+static void init_fpn(void)
+{
+    uint64_t s = 41;
+    for (size_t i = 0; i < sizeof fw3 / 4; i++)
+        fw3[i] = test_rand_f(&s) - 0.5f;
+    for (size_t i = 0; i < sizeof fw1 / 4; i++)
+        fw1[i] = (test_rand_f(&s) - 0.5f) * 0.5f;
+    for (int c = 0; c < FK; c++)
+        fb3[c] = test_rand_f(&s) - 0.5f, fslope[c] = 0.05f * (float)c;
+    for (size_t i = 0; i < sizeof fx / 4; i++)
+        fx[i] = 2.0f * test_rand_f(&s) - 1.0f;
+}
+
+/* x [1,3,6,8] -> Conv 3x3 pad 1 (FK) = fine; MaxPool 2x2 -> Conv 1x1 = coarse [1,FK,3,4];
+ * Resize x2 (nearest; variant 2 linear) = up; Add(fine, up) (variant 3: Add(up, fine))
+ * -> Relu (variant 4: PRelu, a slope per channel) -> Conv 1x1 = y (the sum stays inside
+ * the cpu backend, which may then store it channels-last). Variant 1 also outputs up. */
+static nn_graph *g_fpn(int variant)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    nn_shape xs = {.rank = 4, .d = {1, 3, 6, 8}}, w3s = {.rank = 4, .d = {FK, 3, 3, 3}};
+    nn_shape bs = {.rank = 1, .d = {FK}}, w1s = {.rank = 4, .d = {FK, FK, 1, 1}};
+    nn_shape ss = {.rank = 1, .d = {4}}, sls = {.rank = 3, .d = {FK, 1, 1}};
+    static const float scales[4] = {1, 1, 2, 2};
+    int x = nn_graph_add_tensor(g, "x", FFU_DTYPE_F32, &xs);
+    nn_graph_mark_input(g, x);
+    int w3 = nn_graph_add_const(g, "w3", FFU_DTYPE_F32, &w3s, fw3, sizeof fw3, NN_BORROW);
+    int b3 = nn_graph_add_const(g, "b3", FFU_DTYPE_F32, &bs, fb3, sizeof fb3, NN_BORROW);
+    int w1 = nn_graph_add_const(g, "w1", FFU_DTYPE_F32, &w1s, fw1, sizeof fw1, NN_BORROW);
+    int sc = nn_graph_add_const(g, "scales", FFU_DTYPE_F32, &ss, scales, sizeof scales, NN_BORROW);
+    const char *names[7] = {"fine", "pooled", "coarse", "up", "sum", "act", "y"};
+    int t[7];
+    for (int k = 0; k < 7; k++)
+        t[k] = nn_graph_add_tensor(g, names[k], FFU_DTYPE_UNDEFINED, NULL);
+    int64_t pads[4] = {1, 1, 1, 1}, k2[2] = {2, 2};
+    int in1[3] = {x, w3, b3}, in2[2] = {t[1], w1}, in3[3] = {t[2], -1, sc};
+    int n = nn_graph_add_node(g, NN_OP_CONV, "conv3", in1, 3, &t[0], 1);
+    nn_node_set_ints(g, n, "pads", pads, 4);
+    n = nn_graph_add_node(g, NN_OP_MAX_POOL, "pool", &t[0], 1, &t[1], 1);
+    nn_node_set_ints(g, n, "kernel_shape", k2, 2);
+    nn_node_set_ints(g, n, "strides", k2, 2);
+    nn_graph_add_node(g, NN_OP_CONV, "conv1", in2, 2, &t[2], 1);
+    n = nn_graph_add_node(g, NN_OP_RESIZE, "resize", in3, 3, &t[3], 1);
+    nn_node_set_string(g, n, "mode", variant == 2 ? "linear" : "nearest");
+    int in4[2] = {variant == 3 ? t[3] : t[0], variant == 3 ? t[0] : t[3]};
+    nn_graph_add_node(g, NN_OP_ADD, "add", in4, 2, &t[4], 1);
+    if (variant == 4) {
+        int sl =
+            nn_graph_add_const(g, "slope", FFU_DTYPE_F32, &sls, fslope, sizeof fslope, NN_BORROW);
+        int in5[2] = {t[4], sl};
+        nn_graph_add_node(g, NN_OP_PRELU, "prelu", in5, 2, &t[5], 1);
+    } else {
+        nn_graph_add_node(g, NN_OP_RELU, "relu", &t[4], 1, &t[5], 1);
+    }
+    int in6[2] = {t[5], w1};
+    nn_graph_add_node(g, NN_OP_CONV, "conv_out", in6, 2, &t[6], 1);
+    nn_graph_mark_output(g, t[6]);
+    if (variant == 1) nn_graph_mark_output(g, t[3]);
+    return g;
+}
+
+/* The fusion takes the Add (and its activation) into the Resize unless the upsampled map
+ * is read elsewhere; the fused graph gives the unfused one's values bit for bit on ref,
+ * and sessions on both backends (which fuse at plan time) give them too, the cpu backend
+ * through its one-pass kernel where the upscale is nearest (linear: oneDNN's resampling,
+ * then a binary step). With no_avx512 only the cpu session of variant 0 runs (in a
+ * child without AVX-512: the kernel's plain loop). 1 when every check passed. */
+static int resize_add_variants(int no_avx512)
+{
+    init_fpn();
+    int ok = 1;
+    for (int variant = 0; variant <= 4 && ok; variant++) {
+        if (no_avx512 && variant) break;
+        nn_graph *a = g_fpn(variant), *b = g_fpn(variant);
+        ok = a && b && fuse_both(b) == 0;
+        int fused = variant != 1, with_sum = 0;
+        for (int i = 0; ok && i < b->nnodes; i++)
+            with_sum += b->nodes[i].op == NN_OP_RESIZE && b->nodes[i].ninputs == 5 &&
+                        b->nodes[i].inputs[4] >= 0;
+        ok = ok && with_sum == fused && count_op(b, NN_OP_ADD) == !fused;
+        size_t na = 0, nb = 0;
+        float *ra = ok ? run_ref(a, fx, &na) : NULL, *rb = ok ? run_ref(b, fx, &nb) : NULL;
+        ok = ok && ra && rb && na == FK * 6 * 8 && nb == na && !memcmp(ra, rb, na * 4);
+        if (!ok)
+            fprintf(stderr, "resize + add variant %d: fused %d, %zu / %zu values\n", variant,
+                    with_sum, na, nb);
+        for (int k = no_avx512; ok && variant != 1 && k < 2; k++) {
+            const char *backend = k ? "cpu" : "ref";
+            ffu_json *d = NULL;
+            double worst = 1;
+            int rc = run_session(g_fpn(variant), backend, fx, sizeof fx, ra, na, &worst, &d);
+            int ours = desc_impls(d, "facefuse:upsample_add");
+            ok = rc == 0 || (rc == 1 && worst < 1e-5 && ours == (k && variant != 2));
+            if (!ok)
+                fprintf(stderr, "resize + add variant %d on %s: rc %d, worst %g, kernel %d\n",
+                        variant, backend, rc, worst, ours);
+            ffu_json_free(d);
+        }
+        free(ra), free(rb);
+        nn_graph_destroy(a), nn_graph_destroy(b);
+    }
+    return ok;
+}
+
+static int resize_add_without_avx512_body(void) { return resize_add_variants(1); }
+
+static void test_resize_add_without_avx512(void)
+{
+    CHECK(in_child_without_avx512(resize_add_without_avx512_body));
+}
+
+static void test_resize_add_fused(void) { CHECK(resize_add_variants(0)); }
+
+TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512,
+          test_resize_add_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
+          test_add_padded_prelu, test_prelu_wrong_axis_not_fused, test_not_fused_when_shared,
+          test_add_act, test_residual_fused, test_residual_sessions, test_heads_merged,
+          test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
+          test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
+          test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_side_by_side,
+          test_band_pipeline_residual, test_band_pipeline_same_rows, test_band_pipeline_fork,
+          test_band_pipeline_random, test_band_pipeline_planar, test_planar_wide_groups,
+          test_band_pipeline_planar_head, test_first_layer_nhwc, test_h16_head, test_h16_gemm,
+          test_resize_add_fused)

@@ -681,6 +681,24 @@ void nn_cpu_pool2_row_avx512(const float *a, const float *b, float *y, int64_t P
     pool2_row(a, b, y, PW, C);
 }
 
+void nn_cpu_upadd_row_avx512(const float *x, const float *r, float *y, int64_t OW, int64_t C,
+                             int64_t kw)
+{
+    const __mmask16 tail = (__mmask16)((1u << (C & 15)) - 1);
+    for (int64_t ow = 0; ow < OW; ow++) {
+        const float *xp = x + ow / kw * C, *rp = r + ow * C;
+        float *yp = y + ow * C;
+        int64_t c = 0;
+        for (; c + 16 <= C; c += 16)
+            _mm512_storeu_ps(yp + c,
+                             _mm512_add_ps(_mm512_loadu_ps(xp + c), _mm512_loadu_ps(rp + c)));
+        if (tail)
+            _mm512_mask_storeu_ps(yp + c, tail,
+                                  _mm512_add_ps(_mm512_maskz_loadu_ps(tail, xp + c),
+                                                _mm512_maskz_loadu_ps(tail, rp + c)));
+    }
+}
+
 void nn_cpu_pool2_rows_avx512(const nn_cpu_pool2 *d, const float *x, float *y, int64_t r0,
                               int64_t r1)
 {

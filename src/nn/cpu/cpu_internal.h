@@ -234,6 +234,10 @@ typedef struct nn_cpu_pool2 {
 } nn_cpu_pool2;
 void nn_cpu_pool2_rows_avx512(const nn_cpu_pool2 *d, const float *x, float *y, int64_t r0,
                               int64_t r1);
+/* One output row of a nearest-neighbour integer upscale plus an addend, channels-last
+ * f32 (cpu_misc.c, build_upadd): y[ow] = x[ow / kw] + r[ow], C channels a pixel. */
+void nn_cpu_upadd_row_avx512(const float *x, const float *r, float *y, int64_t OW, int64_t C,
+                             int64_t kw);
 /* 1 when a pooling window (spatial dims at [1] and [2]) is the one this kernel runs:
  * 2x2, stride 2, no padding or dilation (cpu_misc.c). */
 struct nn_window;

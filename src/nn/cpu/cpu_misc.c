@@ -695,6 +695,109 @@ ffu_status nn_cpu_build_softmax(cpu_ctx *c)
 
 /* ---- Resize -------------------------------------------------------------------------------- */
 
+/* A nearest-neighbour integer upscale of an NHWC tensor plus a fused Add's other
+ * operand (ir.h), then the activation: one pass that reads the small input and the
+ * addend and writes the output. oneDNN 2.6 runs resampling with a binary post-op on its
+ * reference loop (YuNet's 80x80x64 FPN sum: 16.7 ms instead of 0.07). */
+typedef struct cpu_upadd {
+    int64_t N, OH, OW, C, IH, IW, kh, kw;
+    nn_act act;
+    const float *slope;
+    int64_t slope_n;
+    int avx512;
+} cpu_upadd;
+
+static void upadd_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const cpu_upadd *d = kd;
+    const float *x = ptr[0], *r = ptr[1];
+    float *y = ptr[2];
+    const int64_t rows = d->N * d->OH, C = d->C, row = d->OW * C;
+    for (int64_t i = rows * ithr / nthr; i < rows * (ithr + 1) / nthr; i++) {
+        const int64_t n = i / d->OH, oh = i % d->OH;
+        const float *xr = x + (n * d->IH + oh / d->kh) * d->IW * C;
+        const float *rr = r + i * row;
+        float *yr = y + i * row;
+        if (d->avx512) {
+            nn_cpu_upadd_row_avx512(xr, rr, yr, d->OW, C, d->kw);
+        } else {
+            for (int64_t ow = 0; ow < d->OW; ow++) {
+                const float *xp = xr + ow / d->kw * C, *rp = rr + ow * C;
+                float *yp = yr + ow * C;
+                for (int64_t c = 0; c < C; c++)
+                    yp[c] = xp[c] + rp[c];
+            }
+        }
+        if (d->act.kind != NN_ACT_NONE)
+            nn_act_apply(&d->act, d->slope, d->slope_n, yr, d->OW, C, 1);
+    }
+}
+
+/* A PReLU activation's slopes, constant f32, one or one per channel; NULL otherwise. */
+static const nn_tensor *prelu_slopes(const cpu_ctx *c)
+{
+    const nn_act *a = &c->n->act;
+    const nn_tensor *y = nn_out(c->g, c->n, 0);
+    if (a->slope < 0 || a->slope >= c->g->ntensors || !y || y->shape.rank < 2) return NULL;
+    const nn_tensor *sl = &c->g->tensors[a->slope];
+    int64_t k = nn_shape_numel(&sl->shape);
+    return nn_cpu_is_const(sl) && sl->dtype == FFU_DTYPE_F32 && (k == 1 || k == y->shape.d[1])
+               ? sl
+               : NULL;
+}
+
+static ffu_status build_upadd(cpu_ctx *c)
+{
+    const nn_node *n = c->n;
+    const nn_tensor *x = nn_in(c->g, n, 0), *y = nn_out(c->g, n, 0);
+    if (!c->p) return FFU_OK;
+    cpu_upadd *d = nn_cpu_own(c, sizeof *d);
+    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    *d = (cpu_upadd){.N = y->shape.d[0],
+                     .C = y->shape.d[1],
+                     .OH = y->shape.d[2],
+                     .OW = y->shape.d[3],
+                     .IH = x->shape.d[2],
+                     .IW = x->shape.d[3],
+                     .act = n->act,
+                     .avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0};
+    d->kh = d->OH / d->IH, d->kw = d->OW / d->IW;
+    const nn_tensor *sl = n->act.kind == NN_ACT_PRELU ? prelu_slopes(c) : NULL;
+    if (sl) d->slope = sl->data, d->slope_n = nn_shape_numel(&sl->shape);
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_kernel_step(c, upadd_kernel, d, &st);
+    if (!s) return st;
+    if ((st = nn_cpu_step_arg(c, s, 0, NULL, CPU_BIND_IN, 0, 0, NULL)) < 0 ||
+        (st = nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_IN, 4, 0, NULL)) < 0)
+        return st;
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:upsample_add");
+    return nn_cpu_step_arg(c, s, 2, NULL, CPU_BIND_OUT, 0, 0, NULL);
+}
+
+/* The fused Add of a Resize oneDNN computes (ir.h) as a binary step over the output in
+ * place, with the activation. */
+static ffu_status resize_add_step(cpu_ctx *c, const dnnl_memory_desc_t *dst)
+{
+    const nn_node *n = c->n;
+    dnnl_memory_desc_t r;
+    if (nn_cpu_md_tensor(c, n->inputs[4], &r) < 0) return CPU_UNSUPPORTED;
+    dnnl_binary_desc_t desc;
+    if (dnnl_binary_desc_init(&desc, dnnl_binary_add, dst, &r, dst) != dnnl_success)
+        return CPU_UNSUPPORTED;
+    dnnl_primitive_desc_t pd;
+    int split;
+    ffu_status st = nn_cpu_pd_with_act(c, &desc, 0, 0, &pd, &split);
+    if (st < 0) return st;
+    const int64_t ch = nn_out(c->g, n, 0)->shape.d[1];
+    cpu_step *s = nn_cpu_add_step(c, pd, &st);
+    if (!s) return st < 0 ? st : split ? nn_cpu_act_step(c, dst, ch, CPU_BIND_OUT, 0) : FFU_OK;
+    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC_0, dst, CPU_BIND_OUT, 0, 0, NULL)) < 0 ||
+        (st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC_1, &r, CPU_BIND_IN, 4, 0, NULL)) < 0 ||
+        (st = nn_cpu_step_arg(c, s, DNNL_ARG_DST, dst, CPU_BIND_OUT, 0, 0, NULL)) < 0)
+        return st;
+    return split ? nn_cpu_act_step(c, dst, ch, CPU_BIND_OUT, 0) : FFU_OK;
+}
+
 /* oneDNN resampling maps output o to input (o + 0.5) * in / out - 0.5 (ONNX
  * half_pixel with scale out/in); nearest rounds that, linear clamps at the borders as
  * ONNX does. Claimed: linear with half_pixel (pytorch_half_pixel when out > 1) and a
@@ -704,7 +807,11 @@ ffu_status nn_cpu_build_resize(cpu_ctx *c)
 {
     const nn_node *n = c->n;
     const nn_tensor *x = nn_cpu_f32_in(c, 0), *y = f32_out(c);
-    if (!x || !y || y->shape.rank != x->shape.rank || n->ninputs > 4) return CPU_UNSUPPORTED;
+    /* a fused Add's other operand (ir.h) */
+    const int sum = n->ninputs > 4 && n->inputs[4] >= 0;
+    if (!x || !y || y->shape.rank != x->shape.rank || n->ninputs > 5 ||
+        (sum && !nn_cpu_f32_in(c, 4)))
+        return CPU_UNSUPPORTED;
     int r = x->shape.rank, nd = r - 2;
     if (r < 3 || r > 5) return CPU_UNSUPPORTED;
     const char *mode = nn_attr_string(n, "mode", "nearest");
@@ -755,10 +862,15 @@ ffu_status nn_cpu_build_resize(cpu_ctx *c)
                                           linear ? dnnl_resampling_linear : dnnl_resampling_nearest,
                                           NULL, &src_md, &dst_md) != dnnl_success)
         return CPU_UNSUPPORTED;
+    if (sum && nearest && r == 4 && nn_cpu_stored_nhwc(c, n->inputs[0]) &&
+        nn_cpu_stored_nhwc(c, n->inputs[4]) && nn_cpu_stored_nhwc(c, n->outputs[0]) &&
+        (n->act.kind != NN_ACT_PRELU || prelu_slopes(c)))
+        return build_upadd(c);
     dnnl_primitive_desc_t pd;
     ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
     if (st < 0) return st;
-    return simple_step(c, pd, &src_md, &dst_md, NULL);
+    if ((st = simple_step(c, pd, &src_md, &dst_md, NULL)) < 0 || !sum) return st;
+    return resize_add_step(c, &dst_md);
 }
 
 /* ---- BatchNormalization ---------------------------------------------------------------------- */

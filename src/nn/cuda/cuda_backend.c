@@ -1095,6 +1095,10 @@ static int build(cu_backend *cb, const nn_graph *g, const nn_node *n, cu_node *p
     case NN_OP_RESIZE:
     case NN_OP_UPSAMPLE: {
         if (!x || !dtype_movable(x->dtype) || x->shape.rank > NN_CU_MAX_RANK) return 0;
+        /* a fused Add (ir.h): the resize, then the sum and activation in place */
+        const int sum = n->ninputs > 4 && n->inputs[4] >= 0;
+        if (n->ninputs > 5 || (sum && (!f32_in(g, n, 0) || !f32_in(g, n, 4) || !act_ok(g, n))))
+            return 0;
         const nn_op_def *def = nn_op_get(n->op);
         size_t tb = def->scratch_bytes ? def->scratch_bytes(g, n) : 0;
         nn_resize_tap *tab = malloc(tb ? tb : sizeof(nn_resize_tap));
@@ -1131,7 +1135,10 @@ static int build(cu_backend *cb, const nn_graph *g, const nn_node *n, cu_node *p
             free(ct);
         }
         free(tab);
-        snprintf(p->impl, sizeof p->impl, "kernel resize %s", info.linear ? "linear" : "nearest");
+        /* after the taps: they are dev[0] (a PReLU's slopes come next) */
+        if (sum && prepare && *err == FFU_OK) *err = make_act(cb, g, n, p, &nn_out(g, n, 0)->shape);
+        snprintf(p->impl, sizeof p->impl, "kernel resize %s%s", info.linear ? "linear" : "nearest",
+                 sum ? " + add" : "");
         return *err == FFU_OK;
     }
     default:
@@ -1309,9 +1316,16 @@ static ffu_status cu_run(nn_backend *b, const nn_graph *g, const nn_node *n, voi
     }
     case K_GATHER:
         return LAUNCH(nn_cu_gather(s, p->esize, in[0], out[0], p->outer, p->len, p->inner, p->dev[0], p->n));
-    case K_RESIZE:
-        return LAUNCH(nn_cu_resize(s, p->esize, p->op, in[0], out[0], p->rank, p->s0, p->d, p->ntap,
-                                   p->dev[0], p->fill));
+    case K_RESIZE: {
+        if ((st = LAUNCH(nn_cu_resize(s, p->esize, p->op, in[0], out[0], p->rank, p->s0, p->d,
+                                      p->ntap, p->dev[0], p->fill))) < 0 ||
+            n->ninputs <= 4 || n->inputs[4] < 0)
+            return st;
+        int64_t sy[NN_CU_MAX_RANK];
+        nn_strides(&nn_out(g, n, 0)->shape, sy);
+        return LAUNCH(
+            nn_cu_binary(s, NN_CU_ADD, out[0], in[4], out[0], p->rank, p->d, sy, sy, &p->act));
+    }
     default:
         return nn_node_error(n, FFU_ERR_INTERNAL, "cuda: node kind %d", p->kind);
     }

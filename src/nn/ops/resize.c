@@ -81,7 +81,8 @@ static const nn_tensor *given(const nn_graph *g, const nn_node *n, int i)
 static ffu_status resize_geom_init(const nn_graph *g, const nn_node *n, resize_geom *rg)
 {
     int upsample = n->op == NN_OP_UPSAMPLE;
-    ffu_status e = nn_check_inputs(g, n, 1, upsample ? 2 : 4);
+    /* Resize's input 4 is a fused Add's other operand (ir.h) */
+    ffu_status e = nn_check_inputs(g, n, 1, upsample ? 2 : 5);
     if (e < 0) return e;
     const nn_tensor *x = nn_in(g, n, 0);
     memset(rg, 0, sizeof *rg);
@@ -216,7 +217,14 @@ static ffu_status resize_infer(nn_graph *g, nn_node *n)
     nn_shape s = {.rank = rg.rank};
     for (int i = 0; i < rg.rank; i++)
         s.d[i] = rg.known ? rg.out[i] : -1;
-    return nn_set_out(g, n, 0, x->dtype, &s);
+    if ((e = nn_set_out(g, n, 0, x->dtype, &s)) < 0) return e;
+    const nn_tensor *r = n->ninputs > 4 ? nn_in(g, n, 4) : NULL, *y = nn_out(g, n, 0);
+    if (r && (r->dtype != FFU_DTYPE_F32 || x->dtype != FFU_DTYPE_F32 ||
+              (nn_shape_known(&r->shape) && nn_shape_known(&y->shape) &&
+               !nn_shape_equal(&r->shape, &y->shape))))
+        return nn_node_error(n, FFU_ERR_FORMAT,
+                             "the fused addend must be f32 with the output's shape");
+    return FFU_OK;
 }
 
 /* ---- taps -------------------------------------------------------------------------------- */
@@ -414,6 +422,17 @@ static ffu_status resize_run(const nn_graph *g, const nn_node *n, void *const *i
             if (++idx[d] < rg.out[d]) break;
             idx[d] = 0;
         }
+    }
+    if (n->ninputs > 4 && n->inputs[4] >= 0) {
+        /* a fused Add (ir.h): f32, the output's shape */
+        const float *R = in[4];
+        float *y = out[0];
+        for (int64_t o = 0; o < numel; o++)
+            y[o] += R[o];
+        int64_t inner = 1;
+        for (int d = 2; d < rank; d++)
+            inner *= rg.out[d];
+        nn_apply_node_act(g, n, y, rank > 0 ? rg.out[0] : 1, rank > 1 ? rg.out[1] : 1, inner);
     }
     return FFU_OK;
 }
