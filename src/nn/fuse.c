@@ -38,6 +38,33 @@ static void count_readers(const nn_graph *g, int *nreaders, int *last)
     }
 }
 
+/* Removes the nodes f no longer keeps (when removed is not 0) and frees f's arrays. */
+static void fuse_ctx_close(fuse_ctx *f, int removed)
+{
+    if (removed) nn_graph_compact(f->g, f->keep);
+    free(f->nreaders), free(f->reader), free(f->keep);
+    f->nreaders = f->reader = NULL;
+    f->keep = NULL;
+}
+
+/* A pass over g: readers counted (count_readers), every node kept. FFU_ERR_NOMEM (and
+ * nothing to close) on failure. */
+static ffu_status fuse_ctx_open(fuse_ctx *f, nn_graph *g)
+{
+    size_t nt = (size_t)(g->ntensors ? g->ntensors : 1), nn = (size_t)(g->nnodes ? g->nnodes : 1);
+    *f = (fuse_ctx){.g = g};
+    f->nreaders = calloc(nt, sizeof(int));
+    f->reader = malloc(sizeof(int) * nt);
+    f->keep = malloc(nn);
+    if (!f->nreaders || !f->reader || !f->keep) {
+        fuse_ctx_close(f, 0);
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    }
+    memset(f->keep, 1, nn);
+    count_readers(g, f->nreaders, f->reader);
+    return FFU_OK;
+}
+
 static int is_const_f32(const nn_tensor *t)
 {
     return t && (t->flags & NN_T_CONST) && t->data && t->dtype == FFU_DTYPE_F32 &&
@@ -517,16 +544,11 @@ static int binary_reader(const nn_graph *g, const int *nreaders, const int *read
  * three passes over the layer's output go. */
 static ffu_status fuse_scales(nn_graph *g)
 {
-    int nn = g->nnodes, nt = g->ntensors, removed = 0;
-    int *nreaders = calloc((size_t)nt, sizeof(int)), *reader = malloc(sizeof(int) * (size_t)nt);
-    unsigned char *keep = malloc((size_t)(nn ? nn : 1));
-    ffu_status st = FFU_OK;
-    if (!nreaders || !reader || !keep) {
-        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    memset(keep, 1, (size_t)(nn ? nn : 1));
-    count_readers(g, nreaders, reader);
+    fuse_ctx f;
+    ffu_status st = fuse_ctx_open(&f, g);
+    if (st < 0) return st;
+    int nn = g->nnodes, removed = 0, *nreaders = f.nreaders, *reader = f.reader;
+    unsigned char *keep = f.keep;
     for (int i = 0; i < nn; i++) {
         const nn_node *c = &g->nodes[i];
         if (!keep[i] || c->op != NN_OP_CONV || c->ninputs < 2 || c->ninputs > 3 ||
@@ -588,9 +610,8 @@ static ffu_status fuse_scales(nn_graph *g)
         removed++;
         if (last == add) keep[mul] = 0, removed++;
     }
-    if (removed) nn_graph_compact(g, keep);
 out:
-    free(nreaders), free(reader), free(keep);
+    fuse_ctx_close(&f, st >= 0 ? removed : 0);
     return st;
 }
 
@@ -599,20 +620,17 @@ out:
 /* A Resize that changes its f32 input's size, without an activation, whose only reader
  * is an Add of a tensor of its output's shape becomes the Resize with that tensor as
  * input 4 and the Add's activation (ir.h). A feature pyramid's top-down path (YuNet,
- * RetinaFace, SCRFD: a coarse map upsampled and added to a finer one) then writes the
- * upsampled map once instead of writing it, reading it back and writing the sum. */
+ * RetinaFace: a coarse map upsampled and added to a finer one) then writes the
+ * upsampled map once instead of writing it, reading it back and writing the sum. Runs
+ * after the Conv + residual fusion, which takes such an Add first where a Conv made the
+ * other operand for it alone (SCRFD's laterals). */
 static ffu_status fuse_resize_adds(nn_graph *g)
 {
-    int nn = g->nnodes, nt = g->ntensors, removed = 0;
-    int *nreaders = calloc((size_t)nt, sizeof(int)), *reader = malloc(sizeof(int) * (size_t)nt);
-    unsigned char *keep = malloc((size_t)(nn ? nn : 1));
-    ffu_status st = FFU_OK;
-    if (!nreaders || !reader || !keep) {
-        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    memset(keep, 1, (size_t)(nn ? nn : 1));
-    count_readers(g, nreaders, reader);
+    fuse_ctx f;
+    ffu_status st = fuse_ctx_open(&f, g);
+    if (st < 0) return st;
+    int nn = g->nnodes, removed = 0, *nreaders = f.nreaders, *reader = f.reader;
+    unsigned char *keep = f.keep;
     for (int i = 0; i < nn; i++) {
         const nn_node *z = &g->nodes[i];
         if (z->op != NN_OP_RESIZE || z->ninputs < 1 || z->ninputs > 4 || z->noutputs != 1 ||
@@ -646,9 +664,8 @@ static ffu_status fuse_resize_adds(nn_graph *g)
         keep[i] = 0;
         removed++;
     }
-    if (removed) nn_graph_compact(g, keep);
 out:
-    free(nreaders), free(reader), free(keep);
+    fuse_ctx_close(&f, st >= 0 ? removed : 0);
     return st;
 }
 
@@ -809,25 +826,14 @@ out:
 ffu_status nn_fuse(nn_graph *g)
 {
     if (!g || g->nnodes == 0) return FFU_OK;
-    fuse_ctx f = {.g = g};
-    f.nreaders = calloc((size_t)g->ntensors, sizeof(int));
-    f.reader = malloc((size_t)g->ntensors * sizeof(int));
-    f.keep = malloc((size_t)g->nnodes);
-    ffu_status st = FFU_OK;
-    if (!f.nreaders || !f.reader || !f.keep) {
-        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    memset(f.keep, 1, (size_t)g->nnodes);
-    count_readers(g, f.nreaders, f.reader);
+    fuse_ctx f;
+    ffu_status st = fuse_ctx_open(&f, g);
+    if (st < 0) return st;
+    int removed = 0;
     for (int i = 0; i < g->nnodes; i++)
         if (f.keep[i]) fuse_act(&f, &g->nodes[i]);
-    if (st >= 0) {
-        int removed = 0;
-        for (int i = 0; i < g->nnodes; i++) removed += !f.keep[i];
-        if (removed) nn_graph_compact(g, f.keep);
-    }
-out:
-    free(f.nreaders), free(f.reader), free(f.keep);
-    return st;
+    for (int i = 0; i < g->nnodes; i++)
+        removed += !f.keep[i];
+    fuse_ctx_close(&f, removed);
+    return FFU_OK;
 }
