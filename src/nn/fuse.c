@@ -65,6 +65,19 @@ static ffu_status fuse_ctx_open(fuse_ctx *f, nn_graph *g)
     return FFU_OK;
 }
 
+/* Runs one plan-time pass over g with fresh reader counts; the nodes it marks as no
+ * longer kept (*removed of them) are then removed. */
+static ffu_status fuse_pass(nn_graph *g, ffu_status (*pass)(fuse_ctx *f, int *removed))
+{
+    fuse_ctx f;
+    int removed = 0;
+    ffu_status st = fuse_ctx_open(&f, g);
+    if (st < 0) return st;
+    st = pass(&f, &removed);
+    fuse_ctx_close(&f, st >= 0 ? removed : 0);
+    return st;
+}
+
 static int is_const_f32(const nn_tensor *t)
 {
     return t && (t->flags & NN_T_CONST) && t->data && t->dtype == FFU_DTYPE_F32 &&
@@ -542,13 +555,12 @@ static int binary_reader(const nn_graph *g, const int *nreaders, const int *read
  * dynamically quantised layer (rewrite_integer.c) is the convolution of integer steps,
  * a Mul by the run-time product of the two scales and the bias Add, and two of the
  * three passes over the layer's output go. */
-static ffu_status fuse_scales(nn_graph *g)
+static ffu_status fuse_scales(fuse_ctx *f, int *nremoved)
 {
-    fuse_ctx f;
-    ffu_status st = fuse_ctx_open(&f, g);
-    if (st < 0) return st;
-    int nn = g->nnodes, removed = 0, *nreaders = f.nreaders, *reader = f.reader;
-    unsigned char *keep = f.keep;
+    nn_graph *g = f->g;
+    ffu_status st = FFU_OK;
+    int nn = g->nnodes, removed = 0, *nreaders = f->nreaders, *reader = f->reader;
+    unsigned char *keep = f->keep;
     for (int i = 0; i < nn; i++) {
         const nn_node *c = &g->nodes[i];
         if (!keep[i] || c->op != NN_OP_CONV || c->ninputs < 2 || c->ninputs > 3 ||
@@ -611,7 +623,7 @@ static ffu_status fuse_scales(nn_graph *g)
         if (last == add) keep[mul] = 0, removed++;
     }
 out:
-    fuse_ctx_close(&f, st >= 0 ? removed : 0);
+    *nremoved = removed;
     return st;
 }
 
@@ -624,13 +636,12 @@ out:
  * upsampled map once instead of writing it, reading it back and writing the sum. Runs
  * after the Conv + residual fusion, which takes such an Add first where a Conv made the
  * other operand for it alone (SCRFD's laterals). */
-static ffu_status fuse_resize_adds(nn_graph *g)
+static ffu_status fuse_resize_adds(fuse_ctx *f, int *nremoved)
 {
-    fuse_ctx f;
-    ffu_status st = fuse_ctx_open(&f, g);
-    if (st < 0) return st;
-    int nn = g->nnodes, removed = 0, *nreaders = f.nreaders, *reader = f.reader;
-    unsigned char *keep = f.keep;
+    nn_graph *g = f->g;
+    ffu_status st = FFU_OK;
+    int nn = g->nnodes, removed = 0, *nreaders = f->nreaders, *reader = f->reader;
+    unsigned char *keep = f->keep;
     for (int i = 0; i < nn; i++) {
         const nn_node *z = &g->nodes[i];
         if (z->op != NN_OP_RESIZE || z->ninputs < 1 || z->ninputs > 4 || z->noutputs != 1 ||
@@ -665,7 +676,7 @@ static ffu_status fuse_resize_adds(nn_graph *g)
         removed++;
     }
 out:
-    fuse_ctx_close(&f, st >= 0 ? removed : 0);
+    *nremoved = removed;
     return st;
 }
 
@@ -742,20 +753,13 @@ static ffu_status fuse_pools(nn_graph *g)
     return FFU_OK;
 }
 
-ffu_status nn_fuse_planned(nn_graph *g)
+/* Conv + residual Add (fuse.h). */
+static ffu_status fuse_residuals(fuse_ctx *f, int *nremoved)
 {
-    if (!g || g->nnodes == 0) return FFU_OK;
-    int nt = g->ntensors, nn = g->nnodes;
-    int *nreaders = calloc((size_t)nt, sizeof(int)), *last = malloc(sizeof(int) * (size_t)nt);
-    unsigned char *keep = malloc((size_t)nn);
+    nn_graph *g = f->g;
     ffu_status st = FFU_OK;
-    if (!nreaders || !last || !keep) {
-        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    memset(keep, 1, (size_t)nn);
-    count_readers(g, nreaders, last);
-    int removed = 0;
+    int nn = g->nnodes, removed = 0, *nreaders = f->nreaders, *last = f->reader;
+    unsigned char *keep = f->keep;
     for (int i = 0; i < nn; i++) {
         nn_node *add = &g->nodes[i];
         if (add->op != NN_OP_ADD || add->ninputs != 2 || add->noutputs != 1 || add->outputs[0] < 0)
@@ -807,18 +811,24 @@ ffu_status nn_fuse_planned(nn_graph *g)
         nreaders[a] = 0;
         removed++;
     }
-    if (removed) nn_graph_compact(g, keep);
-    if ((st = fuse_scales(g)) < 0 || (st = fuse_pools(g)) < 0 || (st = fuse_resize_adds(g)) < 0)
-        goto out;
-    /* sibling groups, one at a time (each rewrite renumbers the nodes) */
-    for (int round = 0; st >= 0 && round < 64; round++) {
-        int r = fuse_siblings(g);
-        if (r < 0) st = r;
-        if (r <= 0) break;
-    }
 out:
-    free(nreaders), free(last), free(keep);
+    *nremoved = removed;
     return st;
+}
+
+ffu_status nn_fuse_planned(nn_graph *g)
+{
+    if (!g || g->nnodes == 0) return FFU_OK;
+    ffu_status st;
+    if ((st = fuse_pass(g, fuse_residuals)) < 0 || (st = fuse_pass(g, fuse_scales)) < 0 ||
+        (st = fuse_pools(g)) < 0 || (st = fuse_pass(g, fuse_resize_adds)) < 0)
+        return st;
+    /* sibling groups, one at a time (each rewrite renumbers the nodes) */
+    for (int round = 0; round < 64; round++) {
+        int r = fuse_siblings(g);
+        if (r <= 0) return r < 0 ? r : FFU_OK;
+    }
+    return FFU_OK;
 }
 
 /* ---- the pass ----------------------------------------------------------------------------------- */
