@@ -166,7 +166,8 @@ typedef struct nn_tensor {
  *   so the output is half the convolution's size in H and W.
  *   Resize inputs [X, roi?, scales?, sizes?, R]: R (input 4, f32, the output's shape)
  *   is the other operand of an Add that followed the Resize: Y = act(resize(X) + R).
- *   Never in place of R.
+ *   As with a Conv's residual, R may share the output's buffer: kernels read each R
+ *   element before writing that output element.
  * Reshape int-list attributes `_declared_in` and `_declared_out` (model.c, at load):
  *   the input's shape and the constant target at the model's declared input shapes, so
  *   that a session with free_dims can re-derive a target the exporter computed for that

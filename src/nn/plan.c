@@ -130,6 +130,16 @@ static int needs_memory(const nn_tensor *t)
            (t->producer >= 0 || (t->flags & NN_T_INPUT));
 }
 
+/* The input a node adds to its output element by element, which its kernels read
+ * before they write that element (ir.h): a Conv's residual, a Resize's fused Add
+ * operand; -1 for none. */
+static int fused_addend(const nn_node *n)
+{
+    if (n->op == NN_OP_CONV && n->ninputs > 3) return n->inputs[3];
+    if (n->op == NN_OP_RESIZE && n->ninputs > 4) return n->inputs[4];
+    return -1;
+}
+
 ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
 {
     memset(stats, 0, sizeof *stats);
@@ -185,11 +195,12 @@ ffu_status nn_plan_memory(nn_graph *g, int allow_alias, nn_plan_stats *stats)
             out->alias = root;
             if (last[o] > last[root]) last[root] = last[o];
             stats->nviews++;
-        } else if (n->op == NN_OP_CONV && n->ninputs > 3 && n->inputs[3] >= 0) {
-            /* a Conv with a fused residual (ir.h) writes over the residual when it dies
-             * here: the sum then needs no copy. Not when the data input shares that
-             * memory (the convolution would read what it overwrites). */
-            int in = n->inputs[3];
+        } else if (fused_addend(n) >= 0) {
+            /* a Conv with a fused residual, or a Resize with a fused Add (ir.h), writes
+             * over the addend when it dies here: the sum then needs no copy. Not when
+             * the data input shares that memory (the node would read what it
+             * overwrites). */
+            int in = fused_addend(n);
             const nn_tensor *x = &g->tensors[in];
             int root = x->alias >= 0 ? x->alias : in;
             const nn_tensor *r = &g->tensors[root];

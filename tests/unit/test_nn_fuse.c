@@ -2381,10 +2381,11 @@ static nn_graph *g_fpn(int variant)
 
 /* The fusion takes the Add (and its activation) into the Resize unless the upsampled map
  * is read elsewhere; the fused graph gives the unfused one's values bit for bit on ref,
- * and sessions on both backends (which fuse at plan time) give them too, the cpu backend
- * through its one-pass kernel where the upscale is nearest (linear: oneDNN's resampling,
- * then a binary step). With no_avx512 only the cpu session of variant 0 runs (in a
- * child without AVX-512: the kernel's plain loop). 1 when every check passed. */
+ * and sessions on both backends (which fuse at plan time, and put the sum in place of
+ * the fine map) give them too, the cpu backend through its one-pass kernel where the
+ * upscale is nearest (linear: oneDNN's resampling into scratch, then a binary step). With no_avx512
+ * only the cpu session of variant 0 runs (in a child without AVX-512: the kernel's plain loop). 1
+ * when every check passed. */
 static int resize_add_variants(int no_avx512)
 {
     init_fpn();
@@ -2410,10 +2411,14 @@ static int resize_add_variants(int no_avx512)
             double worst = 1;
             int rc = run_session(g_fpn(variant), backend, fx, sizeof fx, ra, na, &worst, &d);
             int ours = desc_impls(d, "facefuse:upsample_add");
-            ok = rc == 0 || (rc == 1 && worst < 1e-5 && ours == (k && variant != 2));
+            int inplace = desc_int(d, "inplace_nodes");
+            /* the sum is planned over the fine map, which dies there */
+            ok =
+                rc == 0 || (rc == 1 && worst < 1e-5 && ours == (k && variant != 2) && inplace >= 1);
             if (!ok)
-                fprintf(stderr, "resize + add variant %d on %s: rc %d, worst %g, kernel %d\n",
-                        variant, backend, rc, worst, ours);
+                fprintf(stderr,
+                        "resize + add variant %d on %s: rc %d, worst %g, kernel %d, %d in place\n",
+                        variant, backend, rc, worst, ours, inplace);
             ffu_json_free(d);
         }
         free(ra), free(rb);

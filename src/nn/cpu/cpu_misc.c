@@ -774,27 +774,36 @@ static ffu_status build_upadd(cpu_ctx *c)
     return nn_cpu_step_arg(c, s, 2, NULL, CPU_BIND_OUT, 0, 0, NULL);
 }
 
-/* The fused Add of a Resize oneDNN computes (ir.h) as a binary step over the output in
- * place, with the activation. */
-static ffu_status resize_add_step(cpu_ctx *c, const dnnl_memory_desc_t *dst)
+/* A Resize with a fused Add (ir.h) on oneDNN: resampling into scratch, then a binary
+ * add of that and the operand into the output, with the activation. The output may be
+ * the operand's own buffer, so the resampling cannot write there first. */
+static ffu_status resize_add_steps(cpu_ctx *c, dnnl_primitive_desc_t rpd,
+                                   const dnnl_memory_desc_t *src, const dnnl_memory_desc_t *dst)
 {
     const nn_node *n = c->n;
+    ffu_status st;
+    const size_t off = nn_cpu_scratch(c, dnnl_memory_desc_get_size(dst));
+    cpu_step *s = nn_cpu_add_step(c, rpd, &st);
+    if (s && ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC, src, CPU_BIND_IN, 0, 0, NULL)) < 0 ||
+              (st = nn_cpu_step_arg(c, s, DNNL_ARG_DST, dst, CPU_BIND_SCRATCH, 0, off, NULL)) < 0))
+        return st;
+    if (st < 0) return st;
     dnnl_memory_desc_t r;
-    if (nn_cpu_md_tensor(c, n->inputs[4], &r) < 0) return CPU_UNSUPPORTED;
     dnnl_binary_desc_t desc;
-    if (dnnl_binary_desc_init(&desc, dnnl_binary_add, dst, &r, dst) != dnnl_success)
+    if (nn_cpu_md_tensor(c, n->inputs[4], &r) < 0 ||
+        dnnl_binary_desc_init(&desc, dnnl_binary_add, dst, &r, dst) != dnnl_success)
         return CPU_UNSUPPORTED;
     dnnl_primitive_desc_t pd;
     int split;
-    ffu_status st = nn_cpu_pd_with_act(c, &desc, 0, 0, &pd, &split);
-    if (st < 0) return st;
+    if ((st = nn_cpu_pd_with_act(c, &desc, 0, 0, &pd, &split)) < 0) return st;
     const int64_t ch = nn_out(c->g, n, 0)->shape.d[1];
-    cpu_step *s = nn_cpu_add_step(c, pd, &st);
-    if (!s) return st < 0 ? st : split ? nn_cpu_act_step(c, dst, ch, CPU_BIND_OUT, 0) : FFU_OK;
-    if ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC_0, dst, CPU_BIND_OUT, 0, 0, NULL)) < 0 ||
-        (st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC_1, &r, CPU_BIND_IN, 4, 0, NULL)) < 0 ||
-        (st = nn_cpu_step_arg(c, s, DNNL_ARG_DST, dst, CPU_BIND_OUT, 0, 0, NULL)) < 0)
+    s = nn_cpu_add_step(c, pd, &st);
+    if (s &&
+        ((st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC_0, dst, CPU_BIND_SCRATCH, 0, off, NULL)) < 0 ||
+         (st = nn_cpu_step_arg(c, s, DNNL_ARG_SRC_1, &r, CPU_BIND_IN, 4, 0, NULL)) < 0 ||
+         (st = nn_cpu_step_arg(c, s, DNNL_ARG_DST, dst, CPU_BIND_OUT, 0, 0, NULL)) < 0))
         return st;
+    if (st < 0) return st;
     return split ? nn_cpu_act_step(c, dst, ch, CPU_BIND_OUT, 0) : FFU_OK;
 }
 
@@ -869,8 +878,8 @@ ffu_status nn_cpu_build_resize(cpu_ctx *c)
     dnnl_primitive_desc_t pd;
     ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
     if (st < 0) return st;
-    if ((st = simple_step(c, pd, &src_md, &dst_md, NULL)) < 0 || !sum) return st;
-    return resize_add_step(c, &dst_md);
+    return sum ? resize_add_steps(c, pd, &src_md, &dst_md)
+               : simple_step(c, pd, &src_md, &dst_md, NULL);
 }
 
 /* ---- BatchNormalization ---------------------------------------------------------------------- */

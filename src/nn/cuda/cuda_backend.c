@@ -1095,7 +1095,7 @@ static int build(cu_backend *cb, const nn_graph *g, const nn_node *n, cu_node *p
     case NN_OP_RESIZE:
     case NN_OP_UPSAMPLE: {
         if (!x || !dtype_movable(x->dtype) || x->shape.rank > NN_CU_MAX_RANK) return 0;
-        /* a fused Add (ir.h): the resize, then the sum and activation in place */
+        /* a fused Add (ir.h): the sum in the resize kernel, then the activation in place */
         const int sum = n->ninputs > 4 && n->inputs[4] >= 0;
         if (n->ninputs > 5 || (sum && (!f32_in(g, n, 0) || !f32_in(g, n, 4) || !act_ok(g, n))))
             return 0;
@@ -1110,6 +1110,7 @@ static int build(cu_backend *cb, const nn_graph *g, const nn_node *n, cu_node *p
             return 0;
         }
         p->kind = K_RESIZE;
+        p->n = nn_shape_numel(&nn_out(g, n, 0)->shape);
         p->esize = ffu_dtype_size(x->dtype);
         p->rank = info.rank;
         p->op = info.linear;
@@ -1317,14 +1318,12 @@ static ffu_status cu_run(nn_backend *b, const nn_graph *g, const nn_node *n, voi
     case K_GATHER:
         return LAUNCH(nn_cu_gather(s, p->esize, in[0], out[0], p->outer, p->len, p->inner, p->dev[0], p->n));
     case K_RESIZE: {
+        const float *addend = n->ninputs > 4 && n->inputs[4] >= 0 ? in[4] : NULL;
         if ((st = LAUNCH(nn_cu_resize(s, p->esize, p->op, in[0], out[0], p->rank, p->s0, p->d,
-                                      p->ntap, p->dev[0], p->fill))) < 0 ||
-            n->ninputs <= 4 || n->inputs[4] < 0)
+                                      p->ntap, p->dev[0], p->fill, addend))) < 0 ||
+            !addend)
             return st;
-        int64_t sy[NN_CU_MAX_RANK];
-        nn_strides(&nn_out(g, n, 0)->shape, sy);
-        return LAUNCH(
-            nn_cu_binary(s, NN_CU_ADD, out[0], in[4], out[0], p->rank, p->d, sy, sy, &p->act));
+        return fused_act_in_place(s, p, out[0]);
     }
     default:
         return nn_node_error(n, FFU_ERR_INTERNAL, "cuda: node kind %d", p->kind);

@@ -69,7 +69,7 @@ typedef struct nn_cu_tap {
 } nn_cu_tap;
 int nn_cu_resize(void *stream, size_t esize, int linear, const void *x, void *y, int rank,
                  const int64_t *in, const int64_t *out, const int *ntap, const nn_cu_tap *taps,
-                 const void *fill);
+                 const void *fill, const float *addend);
 /* Softmax / LogSoftmax over [outer][len][inner]. */
 int nn_cu_softmax(void *stream, int log_form, const float *x, float *y, int64_t outer,
                   int64_t len, int64_t inner);

@@ -225,9 +225,11 @@ struct resize_t {
     int ntap[NN_CU_MAX_RANK];
 };
 
-/* resize.c's resize_run for one output element */
+/* resize.c's resize_run for one output element; R (f32 only, or NULL) a fused Add's
+ * operand, which may be Y itself: each element is read before it is written */
 template <typename T>
-__global__ void k_resize(const T *X, T *Y, resize_t r, const nn_cu_tap *tab, T fill, int64_t n)
+__global__ void k_resize(const T *X, T *Y, resize_t r, const nn_cu_tap *tab, T fill, int64_t n,
+                         const T *R)
 {
     GRID_LOOP(o, n)
     {
@@ -240,13 +242,13 @@ __global__ void k_resize(const T *X, T *Y, resize_t r, const nn_cu_tap *tab, T f
             outside |= tab[r.tab0[d] + idx[d]].idx[0] == -1;
         }
         if (outside) {
-            Y[o] = fill;
+            Y[o] = R ? (T)(fill + R[o]) : fill;
             continue;
         }
         if (!r.linear) {
             int64_t off = 0;
             for (int d = 0; d < r.rank; d++) off += tab[r.tab0[d] + idx[d]].idx[0] * r.xs[d];
-            Y[o] = X[off];
+            Y[o] = R ? (T)(X[off] + R[o]) : X[off];
             continue;
         }
         int c[NN_CU_MAX_RANK] = {0};
@@ -267,7 +269,7 @@ __global__ void k_resize(const T *X, T *Y, resize_t r, const nn_cu_tap *tab, T f
             }
             if (d < 0) break;
         }
-        Y[o] = (T)acc;
+        Y[o] = R ? (T)((T)acc + R[o]) : (T)acc;
     }
 }
 
@@ -459,7 +461,7 @@ int nn_cu_pad(void *stream, size_t esize, const void *x, void *y, int rank, cons
 
 int nn_cu_resize(void *stream, size_t esize, int linear, const void *x, void *y, int rank,
                  const int64_t *in, const int64_t *out, const int *ntap, const nn_cu_tap *taps,
-                 const void *fill)
+                 const void *fill, const float *addend)
 {
     int64_t n = numel(rank, out);
     if (n <= 0) return 0;
@@ -479,17 +481,17 @@ int nn_cu_resize(void *stream, size_t esize, int linear, const void *x, void *y,
         t0 += out[d];
     }
     cudaStream_t st = (cudaStream_t)stream;
-    if (linear) {
+    if (linear || addend) {
         if (esize != 4) return (int)cudaErrorInvalidValue;
         k_resize<<<blocks_for(n), kThreads, 0, st>>>((const float *)x, (float *)y, r, taps,
-                                                     *(const float *)fill, n);
+                                                     *(const float *)fill, n, addend);
         return launched();
     }
     switch (esize) {
-    case 1: k_resize<<<blocks_for(n), kThreads, 0, st>>>((const uint8_t *)x, (uint8_t *)y, r, taps, *(const uint8_t *)fill, n); break;
-    case 2: k_resize<<<blocks_for(n), kThreads, 0, st>>>((const uint16_t *)x, (uint16_t *)y, r, taps, *(const uint16_t *)fill, n); break;
-    case 4: k_resize<<<blocks_for(n), kThreads, 0, st>>>((const uint32_t *)x, (uint32_t *)y, r, taps, *(const uint32_t *)fill, n); break;
-    case 8: k_resize<<<blocks_for(n), kThreads, 0, st>>>((const uint64_t *)x, (uint64_t *)y, r, taps, *(const uint64_t *)fill, n); break;
+    case 1: k_resize<<<blocks_for(n), kThreads, 0, st>>>((const uint8_t *)x, (uint8_t *)y, r, taps, *(const uint8_t *)fill, n, (const uint8_t *)nullptr); break;
+    case 2: k_resize<<<blocks_for(n), kThreads, 0, st>>>((const uint16_t *)x, (uint16_t *)y, r, taps, *(const uint16_t *)fill, n, (const uint16_t *)nullptr); break;
+    case 4: k_resize<<<blocks_for(n), kThreads, 0, st>>>((const uint32_t *)x, (uint32_t *)y, r, taps, *(const uint32_t *)fill, n, (const uint32_t *)nullptr); break;
+    case 8: k_resize<<<blocks_for(n), kThreads, 0, st>>>((const uint64_t *)x, (uint64_t *)y, r, taps, *(const uint64_t *)fill, n, (const uint64_t *)nullptr); break;
     default: return (int)cudaErrorInvalidValue;
     }
     return launched();

@@ -385,17 +385,26 @@ static ffu_status resize_run(const nn_graph *g, const nn_node *n, void *const *i
     if (esz <= sizeof fill && (e = nn_convert(&ev, FFU_DTYPE_F32, fill, x->dtype, 1)) < 0) return e;
     const unsigned char *X = in[0];
     unsigned char *Y = out[0];
+    /* a fused Add's operand (ir.h, f32): may be Y itself, so each element is read
+     * before that output element is written */
+    const float *R = n->ninputs > 4 && n->inputs[4] >= 0 ? in[4] : NULL;
     for (int64_t o = 0; o < numel; o++) {
         int outside = 0;
         for (int d = 0; d < rank; d++)
             outside |= tab[d][idx[d]].idx[0] == -1;
         if (outside) {
-            memcpy(Y + (size_t)o * esz, fill, esz);
+            if (R)
+                ((float *)Y)[o] = ev + R[o];
+            else
+                memcpy(Y + (size_t)o * esz, fill, esz);
         } else if (rg.mode == RZ_NEAREST) {
             int64_t off = 0;
             for (int d = 0; d < rank; d++)
                 off += tab[d][idx[d]].idx[0] * xs[d];
-            memcpy(Y + (size_t)o * esz, X + (size_t)off * esz, esz);
+            if (R)
+                ((float *)Y)[o] = ((const float *)X)[off] + R[o];
+            else
+                memcpy(Y + (size_t)o * esz, X + (size_t)off * esz, esz);
         } else {
             /* tensor-product sum over every axis's taps */
             int c[FFU_NN_MAX_RANK] = {0};
@@ -416,23 +425,19 @@ static ffu_status resize_run(const nn_graph *g, const nn_node *n, void *const *i
                 }
                 if (d < 0) break;
             }
-            ((float *)Y)[o] = (float)acc;
+            ((float *)Y)[o] = R ? (float)acc + R[o] : (float)acc;
         }
         for (int d = rank - 1; d >= 0; d--) {
             if (++idx[d] < rg.out[d]) break;
             idx[d] = 0;
         }
     }
-    if (n->ninputs > 4 && n->inputs[4] >= 0) {
-        /* a fused Add (ir.h): f32, the output's shape */
-        const float *R = in[4];
-        float *y = out[0];
-        for (int64_t o = 0; o < numel; o++)
-            y[o] += R[o];
+    if (R) {
         int64_t inner = 1;
         for (int d = 2; d < rank; d++)
             inner *= rg.out[d];
-        nn_apply_node_act(g, n, y, rank > 0 ? rg.out[0] : 1, rank > 1 ? rg.out[1] : 1, inner);
+        nn_apply_node_act(g, n, (float *)Y, rank > 0 ? rg.out[0] : 1, rank > 1 ? rg.out[1] : 1,
+                          inner);
     }
     return FFU_OK;
 }
