@@ -704,6 +704,42 @@ static inline void ob_fill_pattern(const ob_fill *fill, size_t nf, int mul, int 
             fill[f].w[i] = (float)((i * mul + (int)f) % mod - mod / 2) / 16;
 }
 
+/* A feature pyramid's top-down sums (fuse.c: Resize + Add, planned in place of the
+ * operand): a 3x3 convolution into 20 channels at 16x16, pooled and 1x1-convolved to
+ * 8x8, upsampled by nearest (added to the fine map, then ReLU) and by linear (added to
+ * that), then a 1x1 convolution. */
+static inline ob_model *ob_seed_pyramid(void)
+{
+    ob_model *b = ob_new(13);
+    static float w0[20 * 3 * 9], w1[20 * 20], w2[20 * 20], bias[20];
+    static const float scales[4] = {1, 1, 2, 2};
+    const ob_fill fill[] = {{w0, 540}, {w1, 400}, {w2, 400}, {bias, 20}};
+    ob_fill_pattern(fill, sizeof fill / sizeof fill[0], 5, 13);
+    int64_t p1[] = {1, 1, 1, 1}, k2[] = {2, 2}, sd = 4;
+    ob_input(b, "x", OB_F32, (int64_t[]){1, 3, 16, 16}, 4);
+    ob_initializer(b, ob_const_f32(b, "w0", (int64_t[]){20, 3, 3, 3}, 4, w0, 540));
+    ob_initializer(b, ob_const_f32(b, "w1", (int64_t[]){20, 20, 1, 1}, 4, w1, 400));
+    ob_initializer(b, ob_const_f32(b, "w2", (int64_t[]){20, 20, 1, 1}, 4, w2, 400));
+    ob_initializer(b, ob_const_f32(b, "b", (int64_t[]){20}, 1, bias, 20));
+    ob_initializer(b, ob_const_f32(b, "scales", &sd, 1, scales, 4));
+    Onnx__NodeProto *n = ob_node(b, "Conv", "fine", "x,w0,b", "fine");
+    ob_attr_ints(b, n, "pads", p1, 4);
+    n = ob_node(b, "MaxPool", "pool", "fine", "pooled");
+    ob_attr_ints(b, n, "kernel_shape", k2, 2);
+    ob_attr_ints(b, n, "strides", k2, 2);
+    ob_node(b, "Conv", "coarse", "pooled,w1,b", "coarse");
+    n = ob_node(b, "Resize", "up", "coarse,,scales", "up");
+    ob_attr_string(b, n, "mode", "nearest");
+    ob_node(b, "Add", "sum", "fine,up", "sum");
+    ob_node(b, "Relu", "relu", "sum", "r");
+    n = ob_node(b, "Resize", "up2", "coarse,,scales", "up2");
+    ob_attr_string(b, n, "mode", "linear");
+    ob_node(b, "Add", "sum2", "up2,r", "sum2");
+    ob_node(b, "Conv", "out", "sum2,w2,b", "y");
+    ob_output(b, "y", OB_F32, (int64_t[]){1, 20, 16, 16}, 4);
+    return b;
+}
+
 /* Layers in the shapes the cpu backend gives its own kernels and oneDNN's fused forms
  * (docs/NN_CPU.md): a 3-channel stride-2 first layer, a 16 -> 16 3x3 convolution at
  * 16x16 (Winograd), a depthwise layer with PReLU, a 1x1 with ReLU6, max and average
@@ -1198,6 +1234,7 @@ static const struct {
     {"dynamic_quant.onnx", ob_seed_dynamic_quant},
     {"planned.onnx", ob_seed_planned},
     {"cpu_kernels.onnx", ob_seed_cpu_kernels},
+    {"pyramid.onnx", ob_seed_pyramid},
     {"value_shapes.onnx", ob_seed_value_shapes},
     {"strips.onnx", ob_seed_strips},
     {"einsum.onnx", ob_seed_einsum},
