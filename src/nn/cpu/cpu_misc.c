@@ -698,7 +698,7 @@ ffu_status nn_cpu_build_softmax(cpu_ctx *c)
 /* A nearest-neighbour integer upscale of an NHWC tensor plus a fused Add's other
  * operand (ir.h), then the activation: one pass that reads the small input and the
  * addend and writes the output. oneDNN 2.6 runs resampling with a binary post-op on its
- * reference loop (YuNet's 80x80x64 FPN sum: 16.7 ms instead of 0.07). */
+ * reference loop (YuNet's 80x80x64 FPN sum: 16.7 ms; this kernel about 0.05). */
 typedef struct cpu_upadd {
     int64_t N, OH, OW, C, IH, IW, kh, kw;
     nn_act act;
