@@ -205,6 +205,15 @@ static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     int nimg = o->limit > 0 && o->limit < gt->count ? o->limit : gt->count;
     const char *names[64];
     int n = model_list(o->detector, FFU_ROLE_DETECT, names, 64);
+    /* every name resolved before the table starts: a typo is one error line */
+    for (int i = 0; i < n; i++) {
+        ffu_zoo_entry e;
+        char path[1024];
+        if ((st = ffu_zoo_resolve(FFU_ROLE_DETECT, names[i], &e, path, sizeof path)) < 0) {
+            wider_gt_free(gt);
+            return cli_fail(cmd, &o->common, st);
+        }
+    }
     int rc = CLI_EXIT_OK;
     if (w) {
         ffu_jw_begin_object(w);

@@ -321,6 +321,16 @@ static void test_errors(void)
     CHECK_EQ_INT(r.code, 2);
     run(&r, (const char *[]){"detect", obama, "--min-score", "2", NULL});
     CHECK_EQ_INT(r.code, 2);
+
+    /* an unknown detector among several for `eval wider`: exit 4 before any row (no
+     * table header on stdout), the name in one error line */
+    char wider[4096];
+    if (test_shared_path("data/widerface", wider, sizeof wider)) {
+        run(&r, (const char *[]){"eval", "wider", "--detector", "blazeface,nosuch", NULL});
+        CHECK_EQ_INT(r.code, 4);
+        CHECK_EQ_INT((int)strlen(r.out), 0);
+        CHECK_EQ_INT(count_of(r.err, "nosuch"), 1);
+    }
 }
 
 /* enroll the kNN training photos (a folder per person), then identify two other photos
