@@ -42,7 +42,8 @@ static const ffu_option eval_options[] = {
      NULL, 0, 0, NULL, "DIR"},
     {"detector", 'd', FFU_OPT_STRING, offsetof(eval_opts, detector),
      "detector(s), comma-separated zoo names or FAMILY:PATH; wider: `all` = every detector "
-     "in the zoo", NULL, 0, 0, NULL, "LIST"},
+     "in the zoo",
+     NULL, 0, 0, NULL, "LIST"},
     {"embedder", 'e', FFU_OPT_STRING, offsetof(eval_opts, embedder),
      "lfw: embedder(s), comma-separated, or `all`", NULL, 0, 0, NULL, "LIST"},
     {"landmarker", 'l', FFU_OPT_STRING, offsetof(eval_opts, landmarker),
@@ -52,24 +53,26 @@ static const ffu_option eval_options[] = {
      NULL, 0, 0, NULL, "LIST"},
     {"liveness-model", 0, FFU_OPT_STRING, offsetof(eval_opts, liveness),
      "liveness: model(s), comma-separated, `default` (the library's default combination) "
-     "or `all` (default + every liveness model in the zoo)", NULL, 0, 0, NULL, "LIST"},
+     "or `all` (default + every liveness model in the zoo)",
+     NULL, 0, 0, NULL, "LIST"},
     {"min-score", 0, FFU_OPT_FLOAT, offsetof(eval_opts, min_score),
      "detection score threshold; 0 = 0.02 for wider (the protocol wants the whole PR "
      "curve), 0.3 for lfw (every image holds a face; the centre one is used), the "
-     "detector's default for liveness", "0", 0, 1,
-     NULL, "S"},
-    {"nms", 0, FFU_OPT_FLOAT, offsetof(eval_opts, nms), "NMS IoU (0 = the detector's default)",
-     "0", 0, 1, NULL, "IOU"},
+     "detector's default for liveness",
+     "0", 0, 1, NULL, "S"},
+    {"nms", 0, FFU_OPT_FLOAT, offsetof(eval_opts, nms), "NMS IoU (0 = the detector's default)", "0",
+     0, 1, NULL, "IOU"},
     {"input-size", 0, FFU_OPT_INT, offsetof(eval_opts, input_size),
      "dynamic-input detectors: longest side fed to the net (0 = the image's own size)", "0", 0,
      8192, NULL, "PX"},
     {"min-face", 0, FFU_OPT_INT, offsetof(eval_opts, min_face),
      "wider: smallest face to look for (tiles); 0 = none", "0", 0, 10000, NULL, "PX"},
     {"limit", 0, FFU_OPT_INT, offsetof(eval_opts, limit),
-     "use only the first N images (wider, landmarks) or pairs (lfw), N images spread over "
-     "the list (liveness); 0 = all", "0", 0, 1000000, NULL, "N"},
-    {"threads", 't', FFU_OPT_INT, offsetof(eval_opts, threads),
-     "inference threads (0 = all CPUs)", "0", 0, 1024, NULL, "N"},
+     "use only the first N images (wider, landmarks), or N pairs (lfw) or images "
+     "(liveness) spread over the list; 0 = all",
+     "0", 0, 1000000, NULL, "N"},
+    {"threads", 't', FFU_OPT_INT, offsetof(eval_opts, threads), "inference threads (0 = all CPUs)",
+     "0", 0, 1024, NULL, "N"},
     {"backend", 'b', FFU_OPT_ENUM, offsetof(eval_opts, backend), CLI_BACKEND_HELP, "cpu", 0, 0,
      cli_backend_names, NULL},
     CLI_MODEL_OPTIONS(eval_opts),
@@ -109,6 +112,19 @@ static int model_list(char *spec, ffu_face_role role, const char **names, int ca
     for (char *tok = strtok(spec, ","); tok && n < cap; tok = strtok(NULL, ","))
         names[n++] = tok;
     return n;
+}
+
+/* FFU_OK when every name of the list resolves (a zoo row, or FAMILY:PATH to a file that
+ * exists), so that a typo is one error line before any table or work starts. */
+static ffu_status resolve_models(ffu_face_role role, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        ffu_zoo_entry e;
+        char path[1024];
+        ffu_status st = ffu_zoo_resolve(role, names[i], &e, path, sizeof path);
+        if (st < 0) return st;
+    }
+    return FFU_OK;
 }
 
 static ffu_face_model_opts model_opts(const eval_opts *o, const char *name)
@@ -205,14 +221,9 @@ static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     int nimg = o->limit > 0 && o->limit < gt->count ? o->limit : gt->count;
     const char *names[64];
     int n = model_list(o->detector, FFU_ROLE_DETECT, names, 64);
-    /* every name resolved before the table starts: a typo is one error line */
-    for (int i = 0; i < n; i++) {
-        ffu_zoo_entry e;
-        char path[1024];
-        if ((st = ffu_zoo_resolve(FFU_ROLE_DETECT, names[i], &e, path, sizeof path)) < 0) {
-            wider_gt_free(gt);
-            return cli_fail(cmd, &o->common, st);
-        }
+    if ((st = resolve_models(FFU_ROLE_DETECT, names, n)) < 0) {
+        wider_gt_free(gt);
+        return cli_fail(cmd, &o->common, st);
     }
     int rc = CLI_EXIT_OK;
     if (w) {
@@ -275,10 +286,33 @@ static int run_lfw(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     ffu_status st = lfw_pairs_load(dir, &pairs);
     if (st)
         return cli_fail(cmd, &o->common, st);
-    if (o->limit > 0 && o->limit < pairs->count)
-        pairs->count = o->limit; /* the first N pairs: a quick check, folds incomplete */
+    if (o->limit > 0 && o->limit < pairs->count) {
+        /* N pairs spread over the list: the file holds each fold's same pairs, then its
+         * different ones, so the first N would leave folds and a class out */
+        int n = o->limit;
+        for (int i = 0; i < n; i++)
+            pairs->pairs[i] = pairs->pairs[(int64_t)i * pairs->count / n];
+        pairs->count = n;
+        unsigned char seen[64] = {0}; /* per fold: bit 0 a same pair, bit 1 a different one */
+        for (int i = 0; i < n; i++)
+            if (pairs->pairs[i].fold >= 0 && pairs->pairs[i].fold < 64)
+                seen[pairs->pairs[i].fold] |= pairs->pairs[i].same ? 1 : 2;
+        for (int k = 0; k < pairs->folds && k < 64; k++)
+            if (seen[k] != 3) {
+                int folds = pairs->folds;
+                lfw_pairs_free(pairs);
+                return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE,
+                                    "--limit %d leaves fold %d of the %d without both same and "
+                                    "different pairs (give at least %d)",
+                                    n, k + 1, folds, 2 * folds);
+            }
+    }
     const char *names[32];
     int n = model_list(o->embedder, FFU_ROLE_EMBED, names, 32);
+    if ((st = resolve_models(FFU_ROLE_EMBED, names, n)) < 0) {
+        lfw_pairs_free(pairs);
+        return cli_fail(cmd, &o->common, st);
+    }
     float *sims = calloc((size_t)pairs->count, sizeof *sims);
     ffu_detector_opts d;
     ffu_detector_opts_default(&d);
@@ -551,6 +585,10 @@ static int run_landmarks(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     int n = o->limit > 0 && o->limit < count ? o->limit : count;
     const char *names[64];
     int nm = model_list(o->landmarker, FFU_ROLE_LANDMARKS, names, 64);
+    if ((st = resolve_models(FFU_ROLE_LANDMARKS, names, nm)) < 0) {
+        free(set);
+        return cli_fail(cmd, &o->common, st);
+    }
     int rc = CLI_EXIT_OK;
     if (w) {
         ffu_jw_begin_object(w);

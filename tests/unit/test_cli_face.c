@@ -331,6 +331,24 @@ static void test_errors(void)
         CHECK_EQ_INT((int)strlen(r.out), 0);
         CHECK_EQ_INT(count_of(r.err, "nosuch"), 1);
     }
+    char lfw[4096];
+    if (test_shared_path("data/lfw", lfw, sizeof lfw)) {
+        run(&r, (const char *[]){"eval", "lfw", "--embedder", "nosuch", NULL});
+        CHECK_EQ_INT(r.code, 4);
+        CHECK_EQ_INT((int)strlen(r.out), 0);
+        /* --limit N takes N pairs spread over the list: every fold keeps both classes
+         * (the first N would be one fold's same pairs), and too few is a usage error */
+        run(&r, (const char *[]){"eval", "lfw", "--limit", "5", NULL});
+        CHECK_EQ_INT(r.code, 2);
+        CHECK(strstr(r.err, "--limit 5") != NULL);
+        run(&r, (const char *[]){"eval", "lfw", "--limit", "10", "--json", NULL});
+        CHECK_EQ_INT(r.code, 0);
+        ffu_json *lj = parse_out();
+        const ffu_json *e0 = ffu_json_at(ffu_json_get(lj, "embedders"), 0);
+        CHECK_EQ_INT((int)ffu_json_int(ffu_json_get(lj, "pairs"), -1), 10);
+        CHECK(e0 && ffu_json_get(e0, "accuracy_mean") != NULL);
+        ffu_json_free(lj);
+    }
 }
 
 /* enroll the kNN training photos (a folder per person), then identify two other photos
