@@ -77,6 +77,14 @@ static int role_matches(const models_opts *o, const ffu_zoo_entry *e)
     return !o->role || !strcmp(o->role, ffu_face_role_name(e->role));
 }
 
+/* 1 when e is one of the n names given after the subcommand (every model when none). */
+static int named(const ffu_zoo_entry *e, char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], e->name)) return 1;
+    return n == 0;
+}
+
 static int run(const cli_command *cmd, int argc, char **argv)
 {
     models_opts o;
@@ -92,6 +100,15 @@ static int run(const cli_command *cmd, int argc, char **argv)
                           "unknown subcommand '%s' (list or verify)", sub);
         goto out;
     }
+    /* models named after the subcommand: only those, evaluation ones included */
+    char *const *names = argv + (npos > 0);
+    int nnames = npos > 0 ? npos - 1 : 0;
+    for (int i = 0; i < nnames; i++)
+        if (!ffu_zoo_find(names[i])) {
+            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_NOT_FOUND,
+                              "unknown model '%s' (see `facefuse models list`)", names[i]);
+            goto out;
+        }
     if (o.role) {
         int known = 0;
         for (int r = 0; r < FFU_ROLE_COUNT; r++)
@@ -116,11 +133,9 @@ static int run(const cli_command *cmd, int argc, char **argv)
     int bad_default = 0, bad = 0, checked = 0;
     for (int i = 0; i < ffu_zoo_count(); i++) {
         const ffu_zoo_entry *e = ffu_zoo_get(i);
-        if (!role_matches(&o, e))
-            continue;
+        if (!role_matches(&o, e) || !named(e, names, nnames)) continue;
         int eval_only = !strncmp(e->file, "shared:", 7);
-        if (verify && eval_only && !o.all)
-            continue;
+        if (verify && eval_only && !o.all && !nnames) continue;
         char path[1200] = "";
         ffu_model_state s = entry_state(e, verify, path, sizeof path);
         const char *load = NULL; /* verify: NULL = not tried, "" = ok, else the error */
@@ -204,14 +219,15 @@ out:
 const cli_command cli_cmd_models = {
     "models",
     "list the model zoo, or verify installed models",
-    "facefuse models [list|verify] [--role ROLE] [--all] [--json]",
+    "facefuse models [list|verify] [NAME...] [--role ROLE] [--all] [--json]",
     "list: every named model (* = default for its role), its input size (256x256+: a\n"
     "square detector fed at the frame's aspect ratio, 256x192 for a 4:3 frame, instead of\n"
     "a letterbox), whether its file is installed, and its licence. Evaluation-only\n"
     "models come from ../shared/models (set FFU_SHARED_DIR) and are never defaults. Any\n"
     "stage also takes a user file as FAMILY:PATH, e.g. --detector yunet:/path/model.onnx.\n"
-    "verify: checks each default model's files against the pinned sha256 sums and loads\n"
+    "verify: checks each packaged model's files against the pinned sha256 sums and loads\n"
     "it into the engine; exit 4 when one is missing or broken (--all adds evaluation\n"
-    "models, checked by presence and loading).",
+    "models, checked by presence and loading). NAMEs limit either to those models\n"
+    "(evaluation ones included); an unknown name is an error (exit 4).",
     run,
 };

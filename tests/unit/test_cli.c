@@ -1,6 +1,7 @@
 /* The facefuse command line, run as a user would: help and usage, exit codes,
  * one-line errors on stderr, --json documents that parse, --config files, and an
  * image round trip through `facefuse image`. */
+#include "facefuse/face.h"
 #include "facefuse/image.h"
 #include "facefuse/models.h"
 #include "facefuse/gpu.h"
@@ -265,5 +266,54 @@ static void test_gpu_options(void)
     CHECK(strstr(r.err, "none, auto, cuda") != NULL);
 }
 
+/* `models list|verify [NAME...]`: the whole zoo with one default per role, a named model
+ * alone, an unknown name or role refused before anything is checked. */
+static void test_models_command(void)
+{
+    run(&r, (const char *[]){"models", "list", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = NULL;
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    const ffu_json *ms = ffu_json_get(j, "models");
+    int n = (int)ffu_json_len(ms), defaults[FFU_ROLE_COUNT] = {0};
+    for (int i = 0; i < n; i++) {
+        const ffu_json *m = ffu_json_at(ms, i);
+        const char *role = ffu_json_string(ffu_json_get(m, "role"));
+        for (int k = 0; k < FFU_ROLE_COUNT; k++)
+            if (role && !strcmp(role, ffu_face_role_name((ffu_face_role)k)))
+                defaults[k] += ffu_json_bool(ffu_json_get(m, "default"), 0);
+    }
+    ffu_json_free(j);
+    CHECK(n >= 10);
+    for (int k = 0; k < FFU_ROLE_COUNT; k++)
+        CHECK_EQ_INT(defaults[k], 1);
+
+    run(&r, (const char *[]){"models", "list", "facemesh", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    ms = ffu_json_get(j, "models");
+    int one = ffu_json_len(ms) == 1 &&
+              !strcmp(ffu_json_string(ffu_json_get(ffu_json_at(ms, 0), "name")), "facemesh");
+    ffu_json_free(j);
+    CHECK(one);
+
+    /* verify one model: exit 0 exactly when it was found and loads */
+    run(&r, (const char *[]){"models", "verify", "blazeface", "--json", NULL});
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    int checked = (int)ffu_json_int(ffu_json_get(j, "checked"), -1);
+    int failed = (int)ffu_json_int(ffu_json_get(j, "failed"), -1);
+    ffu_json_free(j);
+    CHECK_EQ_INT(checked, 1);
+    CHECK_EQ_INT(r.code, failed ? 4 : 0);
+
+    run(&r, (const char *[]){"models", "verify", "nosuch", NULL});
+    CHECK_EQ_INT(r.code, 4);
+    CHECK_EQ_INT((int)strlen(r.out), 0);
+    CHECK(strstr(r.err, "'nosuch'") != NULL);
+    CHECK_EQ_INT(count_lines(r.err), 1);
+    run(&r, (const char *[]){"models", "list", "--role", "nosuch", NULL});
+    CHECK_EQ_INT(r.code, 2);
+}
+
 TEST_MAIN(test_help_and_usage, test_version_json, test_info_json, test_bench_host, test_bench_cold,
-          test_image_round_trip, test_image_errors, test_gpu_options)
+          test_image_round_trip, test_image_errors, test_gpu_options, test_models_command)
