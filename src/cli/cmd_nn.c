@@ -555,6 +555,16 @@ static int cmd_run(const cli_command *cmd, nn_opts *o, const char *path)
                           o->inputs.count);
         goto out;
     }
+    /* the output folder made (one level) before the model runs, not found missing after */
+    struct stat sb;
+    if (o->output_dir && mkdir(o->output_dir, 0777) != 0 && errno != EEXIST) {
+        st = ffu_error_set(FFU_ERR_IO, "%s: %s", o->output_dir, strerror(errno));
+        goto fail;
+    }
+    if (o->output_dir && (stat(o->output_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+        st = ffu_error_set(FFU_ERR_IO, "%s: not a folder", o->output_dir);
+        goto fail;
+    }
     if ((st = open_session(m, o, o->backend == 3 ? "cpu" : backend_names[o->backend], &s)) < 0) goto fail;
     for (int i = 0; i < nin; i++) {
         const char *f = o->inputs.items[i];
@@ -567,7 +577,6 @@ static int cmd_run(const cli_command *cmd, nn_opts *o, const char *path)
     int64_t t0 = ffu_clock_ns();
     if ((st = ffu_nn_session_run(s)) < 0) goto fail;
     double ms = (double)(ffu_clock_ns() - t0) / 1e6;
-    if (o->output_dir) mkdir(o->output_dir, 0777);
     if (o->common.json) {
         if ((st = ffu_jw_create(&w, 0)) < 0) goto fail;
         ffu_jw_begin_object(w);

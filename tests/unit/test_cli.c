@@ -266,6 +266,46 @@ static void test_gpu_options(void)
     CHECK(strstr(r.err, "none, auto, cuda") != NULL);
 }
 
+/* `nn run MODEL --input IMG -o DIR`: the outputs summarised and written, one file per
+ * output, the folder made; a path that is not a folder, or a wrong number of inputs,
+ * refused before the model runs (nothing on stdout). */
+static void test_nn_run(void)
+{
+    char model[1024], img[1024];
+    if (!test_shared_path("models/mobilefacenet_insightface_pytorch.onnx", model, sizeof model) ||
+        !test_shared_path("data/face_recognition_examples/examples/obama.jpg", img, sizeof img))
+        TEST_SKIP("../shared models or photos absent");
+    char dir[] = "/tmp/ffu_cli_nnrun_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char out[1100], file[1200];
+    snprintf(out, sizeof out, "%s/out", dir); /* made by the command */
+    run(&r, (const char *[]){"nn", "run", model, "--input", img, "-o", out, "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = NULL;
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    const ffu_json *outs = ffu_json_get(j, "outputs");
+    int nout = (int)ffu_json_len(outs), files = 0;
+    for (int i = 0; i < nout; i++) {
+        const char *f = ffu_json_string(ffu_json_get(ffu_json_at(outs, i), "file"));
+        files += f && access(f, R_OK) == 0;
+    }
+    ffu_json_free(j);
+    CHECK(nout >= 1);
+    CHECK_EQ_INT(files, nout);
+    snprintf(file, sizeof file, "%s/plain", dir);
+    FILE *fp = fopen(file, "w");
+    CHECK(fp && fputs("x", fp) >= 0 && fclose(fp) == 0);
+    run(&r, (const char *[]){"nn", "run", model, "--input", img, "-o", file, NULL});
+    CHECK_EQ_INT(r.code, 1);
+    CHECK_EQ_INT((int)strlen(r.out), 0);
+    CHECK(strstr(r.err, "not a folder") != NULL);
+    run(&r, (const char *[]){"nn", "run", model, "--input", img, "--input", img, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
 /* `models list|verify [NAME...]`: the whole zoo with one default per role, a named model
  * alone, an unknown name or role refused before anything is checked. */
 static void test_models_command(void)
@@ -316,4 +356,5 @@ static void test_models_command(void)
 }
 
 TEST_MAIN(test_help_and_usage, test_version_json, test_info_json, test_bench_host, test_bench_cold,
-          test_image_round_trip, test_image_errors, test_gpu_options, test_models_command)
+          test_image_round_trip, test_image_errors, test_gpu_options, test_models_command,
+          test_nn_run)
