@@ -301,7 +301,7 @@ static int embed_one(const cli_command *cmd, const face_opts *o, ffu_analyzer *a
     if (!st)
         st = ffu_analyzer_run(an, &img, &faces);
     if (st) {
-        rc = cli_fail_path(cmd, NULL, st, path);
+        rc = cli_fail_path(cmd, &o->common, st, path);
         goto out;
     }
     *nfaces = faces.count;

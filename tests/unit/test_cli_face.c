@@ -312,10 +312,17 @@ static void test_errors(void)
     ffu_json_free(j);
     CHECK(ok);
 
-    /* a missing file: exit 4 */
+    /* a missing file: exit 4; with --json also an error object on stdout */
     run(&r, (const char *[]){"compare", obama, "/nonexistent/face.jpg", NULL});
     CHECK_EQ_INT(r.code, 4);
     CHECK_EQ_INT(count_of(r.err, "/nonexistent/face.jpg"), 1);
+    run(&r, (const char *[]){"compare", obama, "/nonexistent/face.jpg", "--json", NULL});
+    CHECK_EQ_INT(r.code, 4);
+    j = parse_out();
+    int json_err = j && !ffu_json_bool(ffu_json_get(j, "ok"), 1) &&
+                   ffu_json_int(ffu_json_get(j, "exit_code"), 0) == 4;
+    ffu_json_free(j);
+    CHECK(json_err);
     /* usage errors: exit 2 */
     run(&r, (const char *[]){"compare", obama, NULL});
     CHECK_EQ_INT(r.code, 2);
