@@ -125,6 +125,11 @@ int cli_arg_given(int argc, char **argv, const char *name);
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);
 
+/* Makes the output folder dir and its missing parents, so that a command can refuse an
+ * unusable one before its work rather than after: 0 when dir is then a folder, else -1
+ * with errno set (ENOTDIR when something else is there). */
+int cli_make_dirs(const char *dir);
+
 /* --with STAGES (comma-separated: landmarks, quality, liveness, attributes, embed or
  * embedding, all) -> FFU_STAGE_* bits in *out; -1 on an unknown name. */
 int cli_parse_stages(const char *s, unsigned *out);

@@ -1,5 +1,6 @@
 /* Command-line plumbing shared by every command: parsing with the common options,
  * config files, exit codes and error reporting. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -108,6 +109,29 @@ int cli_print_json(ffu_jw *w)
     fwrite(text, 1, len, stdout);
     fputc('\n', stdout);
     return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
+}
+
+int cli_make_dirs(const char *dir)
+{
+    char buf[4096];
+    if (!dir || !*dir || snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) < 0 && errno != EEXIST) return -1;
+            *p = '/';
+        }
+    if (mkdir(buf, 0777) < 0 && errno != EEXIST) return -1;
+    struct stat st;
+    if (stat(buf, &st) != 0) return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
 }
 
 int cli_parse_stages(const char *s, unsigned *out)

@@ -164,8 +164,7 @@ static int annotate_path(const analyze_opts *o, int i, char *buf, size_t len, co
         *out = a;
         return 0;
     }
-    if (mkdir(a, 0777) != 0 && errno != EEXIST)
-        return -1;
+    if (cli_make_dirs(a) != 0) return -1;
     snprintf(buf, len, "%s%s{name}.mp4", a, al && a[al - 1] == '/' ? "" : "/");
     *out = buf;
     return 0;
@@ -321,6 +320,14 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
             goto out;
         }
     }
+    /* output folders made or refused now, not after the streams ran */
+    const char *dirs[2] = {o.heatmap, o.snapshots}, *flags[2] = {"--heatmap", "--snapshots"};
+    for (int i = 0; i < 2; i++)
+        if (dirs[i] && cli_make_dirs(dirs[i]) != 0) {
+            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "%s %s: %s", flags[i], dirs[i],
+                              strerror(errno));
+            goto out;
+        }
     ffu_pipeline_opts po;
     ffu_pipeline_opts_default(&po);
     po.sample_fps = o.fps;

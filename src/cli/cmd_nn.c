@@ -555,14 +555,9 @@ static int cmd_run(const cli_command *cmd, nn_opts *o, const char *path)
                           o->inputs.count);
         goto out;
     }
-    /* the output folder made (one level) before the model runs, not found missing after */
-    struct stat sb;
-    if (o->output_dir && mkdir(o->output_dir, 0777) != 0 && errno != EEXIST) {
+    /* the output folder made before the model runs, not found unusable after */
+    if (o->output_dir && cli_make_dirs(o->output_dir) != 0) {
         st = ffu_error_set(FFU_ERR_IO, "%s: %s", o->output_dir, strerror(errno));
-        goto fail;
-    }
-    if (o->output_dir && (stat(o->output_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
-        st = ffu_error_set(FFU_ERR_IO, "%s: not a folder", o->output_dir);
         goto fail;
     }
     if ((st = open_session(m, o, o->backend == 3 ? "cpu" : backend_names[o->backend], &s)) < 0) goto fail;

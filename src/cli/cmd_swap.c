@@ -787,20 +787,6 @@ static int same_file(const char *a, const char *b)
            sa.st_ino == sb.st_ino;
 }
 
-/* Creates dir and its missing parents. */
-static int make_dirs(const char *dir)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) return -1;
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) < 0 && errno != EEXIST) return -1;
-            *p = '/';
-        }
-    return mkdir(buf, 0777) < 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* Output names: the target's name in --output-dir (other video containers -> .mp4). */
 static int plan_outputs(const cli_command *cmd, swap_opts *o, target_list *tl)
 {
@@ -978,7 +964,7 @@ static int run_swap(const cli_command *cmd, int argc, char **argv)
         goto out;
     }
     c.batch = o.output_dir != NULL;
-    if (c.batch && make_dirs(o.output_dir) < 0) {
+    if (c.batch && cli_make_dirs(o.output_dir) < 0) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "--output-dir %s: %s", o.output_dir,
                           strerror(errno));
         goto out;

@@ -298,9 +298,41 @@ static void test_nn_run(void)
     run(&r, (const char *[]){"nn", "run", model, "--input", img, "-o", file, NULL});
     CHECK_EQ_INT(r.code, 1);
     CHECK_EQ_INT((int)strlen(r.out), 0);
-    CHECK(strstr(r.err, "not a folder") != NULL);
+    CHECK(strstr(r.err, file) != NULL);
     run(&r, (const char *[]){"nn", "run", model, "--input", img, "--input", img, NULL});
     CHECK_EQ_INT(r.code, 2);
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* `analyze --heatmap DIR --snapshots DIR`: missing folders (and their parents) are made;
+ * a file in the way is refused before any stream runs (exit 1, nothing on stdout),
+ * where the heatmaps used to fail after the whole video and the snapshots only warned. */
+static void test_analyze_output_dirs(void)
+{
+    char clip[1024];
+    if (!test_shared_path("data/videos/dlib_MOT20-05-raw_even_shorter.mp4", clip, sizeof clip))
+        TEST_SKIP("../shared videos absent");
+    char dir[] = "/tmp/ffu_cli_analyze_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    char heat[1100], file[1100], png[1300];
+    snprintf(heat, sizeof heat, "%s/heat/maps", dir);
+    snprintf(file, sizeof file, "%s/plain", dir);
+    FILE *fp = fopen(file, "w");
+    CHECK(fp && fputs("x", fp) >= 0 && fclose(fp) == 0);
+    run(&r,
+        (const char *[]){"analyze", "-i", clip, "--fps", "1", "--heatmap", heat, "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    snprintf(png, sizeof png, "%s/dlib_MOT20-05-raw_even_shorter.png", heat);
+    CHECK(access(png, R_OK) == 0);
+    const char *flags[2] = {"--heatmap", "--snapshots"};
+    for (int i = 0; i < 2; i++) {
+        run(&r, (const char *[]){"analyze", "-i", clip, "--fps", "1", flags[i], file, NULL});
+        CHECK_EQ_INT(r.code, 1);
+        CHECK_EQ_INT((int)strlen(r.out), 0);
+        CHECK(strstr(r.err, flags[i]) != NULL);
+    }
     char cmd[1300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);
@@ -357,4 +389,4 @@ static void test_models_command(void)
 
 TEST_MAIN(test_help_and_usage, test_version_json, test_info_json, test_bench_host, test_bench_cold,
           test_image_round_trip, test_image_errors, test_gpu_options, test_models_command,
-          test_nn_run)
+          test_nn_run, test_analyze_output_dirs)
