@@ -68,6 +68,8 @@ int cli_exit_code(ffu_status st);
  * not). */
 int cli_fail_path(const cli_command *cmd, const cli_common *common, ffu_status st,
                   const char *path);
+/* The last error about the file at path, naming the path once, written into buf. */
+const char *cli_error_about(const char *path, char *buf, size_t size);
 /* A batch command's failure on one of its input files (it goes on with the others):
  * "facefuse CMD: PATH: reason" on stderr and, when w is not NULL, {"path", "error"}
  * into w's open array. Returns the exit code for st. */
@@ -129,6 +131,10 @@ int cli_print_json(ffu_jw *w);
  * unusable one before its work rather than after: 0 when dir is then a folder, else -1
  * with errno set (ENOTDIR when something else is there). */
 int cli_make_dirs(const char *dir);
+/* 0 when a file could be written at path as far as folders go: the folder that would hold
+ * it exists and path is not itself a folder; else -1 with errno set. For commands that
+ * write one file at the end of long work. */
+int cli_output_file_ok(const char *path);
 
 /* --with STAGES (comma-separated: landmarks, quality, liveness, attributes, embed or
  * embedding, all) -> FFU_STAGE_* bits in *out; -1 on an unknown name. */

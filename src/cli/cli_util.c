@@ -54,8 +54,7 @@ int cli_fail(const cli_command *cmd, const cli_common *common, ffu_status st)
     return report(cmd, common, cli_exit_code(st), ffu_status_str(st), ffu_error_message());
 }
 
-/* The last error about the file at path, naming the path once, written into buf. */
-static const char *cli_error_about(const char *path, char *buf, size_t size)
+const char *cli_error_about(const char *path, char *buf, size_t size)
 {
     const char *msg = ffu_error_message();
     size_t n = strlen(path);
@@ -127,6 +126,33 @@ int cli_make_dirs(const char *dir)
     if (mkdir(buf, 0777) < 0 && errno != EEXIST) return -1;
     struct stat st;
     if (stat(buf, &st) != 0) return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = ENOTDIR;
+        return -1;
+    }
+    return 0;
+}
+
+int cli_output_file_ok(const char *path)
+{
+    char dir[4096];
+    struct stat st;
+    if (!path || !*path || snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        errno = EISDIR;
+        return -1;
+    }
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = 0;
+    else
+        *slash = 0;
+    if (stat(dir, &st) != 0) return -1;
     if (!S_ISDIR(st.st_mode)) {
         errno = ENOTDIR;
         return -1;

@@ -243,7 +243,9 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
                 failed++;
                 if (worst == CLI_EXIT_OK)
                     worst = cli_exit_code(st);
-                fprintf(stderr, "facefuse detect: %s: %s\n", out_path, ffu_error_message());
+                char msg[1024];
+                fprintf(stderr, "facefuse detect: %s\n",
+                        cli_error_about(out_path, msg, sizeof msg));
             }
         }
         ffu_image_release(&img);

@@ -6,6 +6,7 @@
  *                          reaches the embedder's threshold (or --threshold)
  * Both run the analyzer with landmarks + embedding, so enrolment and identification see
  * faces the same way (src/gallery/, docs/GALLERY.md). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,11 @@ static int run_enroll(const cli_command *cmd, int argc, char **argv)
     if (npos != 1 || !o.output) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "%s",
                           npos != 1 ? "give one folder of photos" : "give --output G.ffgl");
+        goto out;
+    }
+    if (cli_output_file_ok(o.output) != 0) { /* refused now, not after the enrolment */
+        rc = cli_fail_msg(cmd, &o.common, errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_FAILURE,
+                          "--output %s: %s", o.output, strerror(errno));
         goto out;
     }
     const char *model = NULL;

@@ -367,6 +367,11 @@ static void test_enroll_identify(void)
     int fd = mkstemps(gal, 5);
     CHECK(fd >= 0);
     close(fd);
+    /* an output that cannot be written is refused before any photo is enrolled */
+    run(&r, (const char *[]){"enroll", train, "-o", "/nonexistent/dir/g.ffgl", NULL});
+    CHECK_EQ_INT(r.code, 4);
+    CHECK_EQ_INT((int)strlen(r.out), 0);
+    CHECK(strstr(r.err, "enrolled") == NULL && strstr(r.err, "--output") != NULL);
     run(&r, (const char *[]){"enroll", train, "-o", gal, NULL});
     CHECK_EQ_INT(r.code, 0);
     CHECK(strstr(r.out, "5 identities"));
