@@ -151,6 +151,10 @@ FFU_API ffu_status ffu_dir_list(const char *dir,
                                 int (*keep)(const char *dir, const char *name, void *ctx),
                                 void *ctx, char ***names, int *count);
 FFU_API void ffu_dir_list_free(char **names, int count);
+/* Creates the folder dir and its missing parents (mode 0777 less the umask); FFU_OK when
+ * dir is then a folder, else FFU_ERR_IO with the path and reason ("Not a directory" when
+ * a file is in the way), so that work that writes there can refuse it before it starts. */
+FFU_API ffu_status ffu_dir_make(const char *dir);
 
 /* Memory for one large buffer (weights, activations, images, file contents), released
  * with free(); 64-byte aligned. From 2 MiB up it is 2 MiB-aligned and the kernel is

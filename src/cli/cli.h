@@ -127,10 +127,6 @@ int cli_arg_given(int argc, char **argv, const char *name);
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);
 
-/* Makes the output folder dir and its missing parents, so that a command can refuse an
- * unusable one before its work rather than after: 0 when dir is then a folder, else -1
- * with errno set (ENOTDIR when something else is there). */
-int cli_make_dirs(const char *dir);
 /* 0 when a file could be written at path as far as folders go: the folder that would hold
  * it exists and path is not itself a folder; else -1 with errno set. For commands that
  * write one file at the end of long work. */

@@ -110,29 +110,6 @@ int cli_print_json(ffu_jw *w)
     return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }
 
-int cli_make_dirs(const char *dir)
-{
-    char buf[4096];
-    if (!dir || !*dir || snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) < 0 && errno != EEXIST) return -1;
-            *p = '/';
-        }
-    if (mkdir(buf, 0777) < 0 && errno != EEXIST) return -1;
-    struct stat st;
-    if (stat(buf, &st) != 0) return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
-    return 0;
-}
-
 int cli_output_file_ok(const char *path)
 {
     char dir[4096];

@@ -164,7 +164,7 @@ static int annotate_path(const analyze_opts *o, int i, char *buf, size_t len, co
         *out = a;
         return 0;
     }
-    if (cli_make_dirs(a) != 0) return -1;
+    if (ffu_dir_make(a) < 0) return -1;
     snprintf(buf, len, "%s%s{name}.mp4", a, al && a[al - 1] == '/' ? "" : "/");
     *out = buf;
     return 0;
@@ -320,12 +320,13 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
             goto out;
         }
     }
-    /* output folders made or refused now, not after the streams ran */
+    /* output folders made or refused now, naming the option, before the models load (the
+     * pipeline makes them too, for library callers) */
     const char *dirs[2] = {o.heatmap, o.snapshots}, *flags[2] = {"--heatmap", "--snapshots"};
     for (int i = 0; i < 2; i++)
-        if (dirs[i] && cli_make_dirs(dirs[i]) != 0) {
-            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "%s %s: %s", flags[i], dirs[i],
-                              strerror(errno));
+        if (dirs[i] && ffu_dir_make(dirs[i]) < 0) {
+            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "%s %s", flags[i],
+                              ffu_error_message());
             goto out;
         }
     ffu_pipeline_opts po;
@@ -375,8 +376,8 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
         so.hw_device = o.hw_device;
         char buf[4096];
         if (annotate_path(&o, i, buf, sizeof buf, &so.annotate)) {
-            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "--annotate %s: %s",
-                              o.annotate.items[0], strerror(errno));
+            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "--annotate %s",
+                              ffu_error_message());
             goto out;
         }
         if ((st = ffu_pipeline_add_stream(p, &so, NULL))) {

@@ -293,11 +293,12 @@ static int run_lfw(const cli_command *cmd, eval_opts *o, ffu_jw *w)
         for (int i = 0; i < n; i++)
             pairs->pairs[i] = pairs->pairs[(int64_t)i * pairs->count / n];
         pairs->count = n;
-        unsigned char seen[64] = {0}; /* per fold: bit 0 a same pair, bit 1 a different one */
+        /* per fold: bit 0 a same pair, bit 1 a different one */
+        unsigned char seen[LFW_MAX_FOLDS] = {0};
         for (int i = 0; i < n; i++)
-            if (pairs->pairs[i].fold >= 0 && pairs->pairs[i].fold < 64)
+            if (pairs->pairs[i].fold >= 0 && pairs->pairs[i].fold < LFW_MAX_FOLDS)
                 seen[pairs->pairs[i].fold] |= pairs->pairs[i].same ? 1 : 2;
-        for (int k = 0; k < pairs->folds && k < 64; k++)
+        for (int k = 0; k < pairs->folds && k < LFW_MAX_FOLDS; k++)
             if (seen[k] != 3) {
                 int folds = pairs->folds;
                 lfw_pairs_free(pairs);

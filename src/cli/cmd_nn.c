@@ -556,10 +556,7 @@ static int cmd_run(const cli_command *cmd, nn_opts *o, const char *path)
         goto out;
     }
     /* the output folder made before the model runs, not found unusable after */
-    if (o->output_dir && cli_make_dirs(o->output_dir) != 0) {
-        st = ffu_error_set(FFU_ERR_IO, "%s: %s", o->output_dir, strerror(errno));
-        goto fail;
-    }
+    if (o->output_dir && (st = ffu_dir_make(o->output_dir)) < 0) goto fail;
     if ((st = open_session(m, o, o->backend == 3 ? "cpu" : backend_names[o->backend], &s)) < 0) goto fail;
     for (int i = 0; i < nin; i++) {
         const char *f = o->inputs.items[i];

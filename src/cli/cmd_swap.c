@@ -964,9 +964,8 @@ static int run_swap(const cli_command *cmd, int argc, char **argv)
         goto out;
     }
     c.batch = o.output_dir != NULL;
-    if (c.batch && cli_make_dirs(o.output_dir) < 0) {
-        rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "--output-dir %s: %s", o.output_dir,
-                          strerror(errno));
+    if (c.batch && ffu_dir_make(o.output_dir) < 0) {
+        rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "--output-dir %s", ffu_error_message());
         goto out;
     }
     if ((rc = plan_outputs(cmd, &o, &tl))) goto out;

@@ -172,6 +172,27 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+ffu_status ffu_dir_make(const char *dir)
+{
+    char buf[4096];
+    if (!dir || !*dir) return ffu_error_set(FFU_ERR_INVALID, "no folder named");
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf)
+        return ffu_error_set(FFU_ERR_IO, "%.64s...: %s", dir, strerror(ENAMETOOLONG));
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+                return ffu_error_set(FFU_ERR_IO, "%s: %s", dir, strerror(errno));
+            *p = '/';
+        }
+    struct stat st;
+    if (mkdir(buf, 0777) < 0 && errno != EEXIST)
+        return ffu_error_set(FFU_ERR_IO, "%s: %s", dir, strerror(errno));
+    if (stat(buf, &st) != 0) return ffu_error_set(FFU_ERR_IO, "%s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return ffu_error_set(FFU_ERR_IO, "%s: %s", dir, strerror(ENOTDIR));
+    return FFU_OK;
+}
+
 ffu_status ffu_dir_list(const char *dir, int (*keep)(const char *dir, const char *name, void *ctx),
                         void *ctx, char ***names, int *count)
 {

@@ -599,14 +599,13 @@ static ffu_status probe_aspect(ffu_detector *d)
     ffu_nn_session_opts_default(&so);
     so.backend = "ref";
     so.free_dims = 1;
-    ffu_nn_session *s;
-    ffu_status st = ffu_nn_session_create(n->model, &so, &s);
-    if (st) return st;
+    ffu_nn_session *s = NULL;
     int h = round_up(d->side / 2, d->align);
     int64_t dims[4] = {1, h, d->side, n->in_c};
     if (n->layout == FFU_LAYOUT_NCHW) dims[1] = n->in_c, dims[2] = h, dims[3] = d->side;
     ffu_nn_tensor t;
-    st = ffu_nn_session_set_input_shape(s, 0, 4, dims);
+    ffu_status st = ffu_nn_session_create(n->model, &so, &s);
+    if (!st) st = ffu_nn_session_set_input_shape(s, 0, 4, dims);
     if (!st) st = ffu_nn_session_input(s, 0, &t);
     ffu_nn_session_destroy(s);
     d->aspect = st == FFU_OK;

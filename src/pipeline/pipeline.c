@@ -340,10 +340,7 @@ ffu_status ffu_pipeline_create(const ffu_pipeline_opts *o, ffu_pipeline **out)
     if ((st = ffu_jw_create(&p->jw, 0)))
         goto fail;
     for (const char *d = p->snapshot_dir; d; d = d == p->snapshot_dir ? p->heatmap_dir : NULL)
-        if (mkdir(d, 0777) != 0 && errno != EEXIST) {
-            st = ffu_error_set(FFU_ERR_IO, "cannot create directory %s: %s", d, strerror(errno));
-            goto fail;
-        }
+        if ((st = ffu_dir_make(d)) < 0) goto fail;
     p->stats.detect_batched = p->detect_batchable;
     p->stats.on_gpu = p->on_gpu;
     if (p->on_gpu)

@@ -251,9 +251,7 @@ static int act_alg(const nn_act *act, dnnl_alg_kind_t *alg, float *alpha, float 
     }
 }
 
-/* The constant PReLU slopes of the node's activation, or NULL when they are not
- * usable (numel must be 1 or the channel count). */
-static const nn_tensor *act_slopes(const cpu_ctx *c, int64_t channels)
+const nn_tensor *nn_cpu_act_slopes(const cpu_ctx *c, int64_t channels)
 {
     const nn_act *act = &c->n->act;
     if (act->slope < 0 || act->slope >= c->g->ntensors) return NULL;
@@ -365,7 +363,7 @@ ffu_status nn_cpu_act_step(cpu_ctx *c, const dnnl_memory_desc_t *md, int64_t cha
     const nn_tensor *slopes = NULL;
     dnnl_status_t ds;
     if (act->kind == NN_ACT_PRELU) {
-        slopes = act_slopes(c, channels);
+        slopes = nn_cpu_act_slopes(c, channels);
         if (!slopes || md->ndims < 2 ||
             nn_cpu_md_prelu(&wmd, md->ndims, nn_shape_numel(&slopes->shape) == 1 ? 1 : channels) < 0)
             return CPU_UNSUPPORTED;

@@ -515,6 +515,9 @@ typedef struct cpu_binary_po {
  * oneDNN's reference kernel when nothing else takes them. */
 ffu_status nn_cpu_pd_with_post(cpu_ctx *c, const void *desc, const cpu_binary_po *bin, int nbin,
                                int with_sum, dnnl_primitive_desc_t *pd, int *split);
+/* The constant PReLU slopes of the node's activation, or NULL when they are not
+ * usable (numel must be 1 or the channel count). */
+const nn_tensor *nn_cpu_act_slopes(const cpu_ctx *c, int64_t channels);
 /* Adds the node's activation as an in-place step on the data bound as (bind, off):
  * output 0 or a scratch staging buffer, laid out as md. */
 ffu_status nn_cpu_act_step(cpu_ctx *c, const dnnl_memory_desc_t *md, int64_t channels,

@@ -733,19 +733,6 @@ static void upadd_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
     }
 }
 
-/* A PReLU activation's slopes, constant f32, one or one per channel; NULL otherwise. */
-static const nn_tensor *prelu_slopes(const cpu_ctx *c)
-{
-    const nn_act *a = &c->n->act;
-    const nn_tensor *y = nn_out(c->g, c->n, 0);
-    if (a->slope < 0 || a->slope >= c->g->ntensors || !y || y->shape.rank < 2) return NULL;
-    const nn_tensor *sl = &c->g->tensors[a->slope];
-    int64_t k = nn_shape_numel(&sl->shape);
-    return nn_cpu_is_const(sl) && sl->dtype == FFU_DTYPE_F32 && (k == 1 || k == y->shape.d[1])
-               ? sl
-               : NULL;
-}
-
 static ffu_status build_upadd(cpu_ctx *c)
 {
     const nn_node *n = c->n;
@@ -762,7 +749,7 @@ static ffu_status build_upadd(cpu_ctx *c)
                      .act = n->act,
                      .avx512 = (ffu_cpu_features() & FFU_CPU_AVX512F) != 0};
     d->kh = d->OH / d->IH, d->kw = d->OW / d->IW;
-    const nn_tensor *sl = n->act.kind == NN_ACT_PRELU ? prelu_slopes(c) : NULL;
+    const nn_tensor *sl = n->act.kind == NN_ACT_PRELU ? nn_cpu_act_slopes(c, d->C) : NULL;
     if (sl) d->slope = sl->data, d->slope_n = nn_shape_numel(&sl->shape);
     ffu_status st;
     cpu_step *s = nn_cpu_add_kernel_step(c, upadd_kernel, d, &st);
@@ -873,7 +860,7 @@ ffu_status nn_cpu_build_resize(cpu_ctx *c)
         return CPU_UNSUPPORTED;
     if (sum && nearest && r == 4 && nn_cpu_stored_nhwc(c, n->inputs[0]) &&
         nn_cpu_stored_nhwc(c, n->inputs[4]) && nn_cpu_stored_nhwc(c, n->outputs[0]) &&
-        (n->act.kind != NN_ACT_PRELU || prelu_slopes(c)))
+        (n->act.kind != NN_ACT_PRELU || nn_cpu_act_slopes(c, y->shape.d[1])))
         return build_upadd(c);
     dnnl_primitive_desc_t pd;
     ffu_status st = make_pd(c, &desc, nn_cpu_attr(c, 0), &pd);
