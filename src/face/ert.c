@@ -47,22 +47,28 @@
 /* dlib goes to the left child when pixel[idx1] - pixel[idx2] > thresh (a float). The
  * difference of two 8-bit pixels is an integer in [-255, 255], so the test is the same
  * as difference > floor(thresh), with floor(thresh) clamped to [-256, 255]: integer
- * compares only, no conversions, and the same answers. */
-typedef struct ert_split {
-    uint16_t idx1, idx2; /* feature pixels of the cascade */
-    int32_t thresh;      /* floor of dlib's threshold, clamped */
-} ert_split;
+ * compares only, no conversions, and the same answers.
+ *
+ * A split is one 32-bit word: idx1 in bits 0-10, idx2 in bits 11-21 (ERT_MAX_FEATURES
+ * is 2^11) and floor(thresh) + 256 in bits 22-31. A tree's splits are followed by one
+ * unused word, so that a depth-4 tree (15 splits) takes exactly one 64-byte line, line
+ * aligned. The splits are evicted between faces by everything else a program does (in
+ * bench/ert, by dlib's own cascade): read from memory, dlib's 8-byte form spread a
+ * tree over 2-3 lines, 1.3 MB per face beside 4.3 MB of leaf rows, and flushing them
+ * before each face cost 60 us of a 220 us face on the Turin host (docs/BENCHMARKS.md,
+ * "dlib 68-point ERT"). */
+typedef uint32_t ert_split;
+#define SPLIT_IDX_BITS 11
+#define SPLIT_IDX_MASK ((1u << SPLIT_IDX_BITS) - 1)
+#define SPLIT_THRESH_SHIFT (2 * SPLIT_IDX_BITS)
+#define SPLIT_THRESH_BIAS 256
+_Static_assert(ERT_MAX_FEATURES <= 1u << SPLIT_IDX_BITS, "a split index must fit its field");
 
 typedef struct ert_tree {
-    uint32_t split0;  /* first split in m->splits */
+    uint32_t split0;  /* first split in m->splits (the tree takes nsplits + 1 words) */
     uint32_t nsplits; /* complete binary tree: nsplits + 1 leaves, a power of two */
     uint32_t leaf0;   /* first leaf (index of a stride-float row in m->leaves) */
 } ert_tree;
-
-typedef struct ert_feature {
-    float dx, dy;    /* offset from the anchor in the initial shape's normalised space */
-    uint32_t anchor; /* landmark index */
-} ert_feature;
 
 typedef struct ert_cascade {
     uint32_t tree0, ntrees;
@@ -76,7 +82,10 @@ struct ert_model {
     int num_cascades;
     float *initial; /* stride floats */
     ert_cascade cascades[ERT_MAX_CASCADES];
-    ert_feature *feat;
+    /* feature pixels, all cascades': offset from the anchor in the initial shape's
+     * normalised space, 2 * the anchor's part index (ert_feature_job) */
+    float *feat_dx, *feat_dy;
+    uint32_t *feat_anchor2;
     ert_split *splits;
     ert_tree *trees;
     float *leaves; /* 64-byte aligned, nleaves rows of stride floats */
@@ -271,7 +280,7 @@ static ffu_status parse(const uint8_t *data, size_t size, ert_model *m, int fill
             /* a split is two integers and a float: at least 4 bytes */
             if ((st = rd_count(&r, &ns, ERT_MAX_SPLITS, 4, "splits in a tree")) < 0) return st;
             if (fill) {
-                if (ntree >= m->ntrees || nsplit + ns > m->nsplits)
+                if (ntree >= m->ntrees || nsplit + ns + 1 > m->nsplits)
                     return bad(&r, "file changed while reading");
                 m->trees[ntree].split0 = (uint32_t)nsplit;
                 m->trees[ntree].nsplits = (uint32_t)ns;
@@ -290,13 +299,13 @@ static ffu_status parse(const uint8_t *data, size_t size, ert_model *m, int fill
                     if (i1 >= cas->idx_end) cas->idx_end = (uint32_t)i1 + 1;
                     if (i2 >= cas->idx_end) cas->idx_end = (uint32_t)i2 + 1;
                 } else {
-                    ert_split *sp = &m->splits[nsplit + s];
-                    sp->idx1 = (uint16_t)i1;
-                    sp->idx2 = (uint16_t)i2;
-                    sp->thresh = th >= 255.0f ? 255 : th < -256.0f ? -256 : (int32_t)floorf(th);
+                    int32_t ft = th >= 255.0f ? 255 : th < -256.0f ? -256 : (int32_t)floorf(th);
+                    m->splits[nsplit + s] = (uint32_t)i1 | (uint32_t)i2 << SPLIT_IDX_BITS |
+                                            (uint32_t)(ft + SPLIT_THRESH_BIAS)
+                                                << SPLIT_THRESH_SHIFT;
                 }
             }
-            nsplit += ns;
+            nsplit += ns + 1; /* and the unused word that aligns the next tree */
             /* a leaf is at least a matrix header and two floats */
             if ((st = rd_count(&r, &nl, (uint64_t)ERT_MAX_SPLITS + 1, 4, "leaves in a tree")) < 0)
                 return st;
@@ -340,7 +349,7 @@ static ffu_status parse(const uint8_t *data, size_t size, ert_model *m, int fill
             uint64_t a;
             if ((st = rd_u64(&r, &a, "anchor index")) < 0) return st;
             if (a >= (uint64_t)m->num_parts) return bad(&r, "anchor index is not a part");
-            if (fill) m->feat[nfeat + i].anchor = (uint32_t)a;
+            if (fill) m->feat_anchor2[nfeat + i] = 2 * (uint32_t)a;
         }
         nfeat += n;
     }
@@ -357,8 +366,8 @@ static ffu_status parse(const uint8_t *data, size_t size, ert_model *m, int fill
             if ((st = rd_float(&r, &dx, "delta")) < 0 || (st = rd_float(&r, &dy, "delta")) < 0)
                 return st;
             if (fill) {
-                m->feat[cas->feat0 + i].dx = dx;
-                m->feat[cas->feat0 + i].dy = dy;
+                m->feat_dx[cas->feat0 + i] = dx;
+                m->feat_dy[cas->feat0 + i] = dy;
             }
         }
     }
@@ -376,7 +385,9 @@ void ert_model_free(ert_model *m)
 {
     if (!m) return;
     free(m->initial);
-    free(m->feat);
+    free(m->feat_dx);
+    free(m->feat_dy);
+    free(m->feat_anchor2);
     free(m->splits);
     free(m->trees);
     free(m->leaves);
@@ -405,11 +416,14 @@ ffu_status ert_model_load_mem(const void *data, size_t size, ert_model **out)
     ffu_status st = parse(data, size, m, 0);
     if (st < 0) goto fail;
     m->initial = alloc_lines((size_t)m->stride * sizeof(float));
-    m->feat = alloc_lines(m->nfeat * sizeof(ert_feature));
+    m->feat_dx = alloc_lines(m->nfeat * sizeof(float));
+    m->feat_dy = alloc_lines(m->nfeat * sizeof(float));
+    m->feat_anchor2 = alloc_lines(m->nfeat * sizeof(uint32_t));
     m->splits = alloc_lines(m->nsplits * sizeof(ert_split));
     m->trees = alloc_lines(m->ntrees * sizeof(ert_tree));
     m->leaves = alloc_lines(m->nleaves * (size_t)m->stride * sizeof(float));
-    if (!m->initial || !m->feat || !m->splits || !m->trees || !m->leaves) {
+    if (!m->initial || !m->feat_dx || !m->feat_dy || !m->feat_anchor2 || !m->splits || !m->trees ||
+        !m->leaves) {
         st = ffu_error_set(FFU_ERR_NOMEM, "dlib shape predictor: out of memory for %zu leaves",
                            m->nleaves);
         goto fail;
@@ -545,30 +559,67 @@ typedef struct box_map {
     double ox, oy, sx, sy;
 } box_map;
 
+void ert_feature_xy_c(const ert_feature_job *j, int32_t *px, int32_t *py)
+{
+    for (uint32_t i = 0; i < j->n; i++) {
+        /* dlib keeps the 2x2 in float and forms m*d in float, one product then the
+         * other added; the anchor is added last */
+        float vx = j->a00 * j->dx[i];
+        vx += j->a01 * j->dy[i];
+        float vy = j->a10 * j->dx[i];
+        vy += j->a11 * j->dy[i];
+        vx += j->shape[j->anchor2[i]];
+        vy += j->shape[j->anchor2[i] + 1];
+        /* dlib maps to the image in double and rounds half up */
+        double x = floor(j->ox + j->sx * (double)vx + 0.5);
+        double y = floor(j->oy + j->sy * (double)vy + 0.5);
+        /* NaN fails both tests, so an absurd shape reads zeros, never out of bounds */
+        if (x >= 0 && x < j->w && y >= 0 && y < j->h) {
+            px[i] = (int32_t)x;
+            py[i] = (int32_t)y;
+        } else {
+            px[i] = -1;
+            py[i] = 0;
+        }
+    }
+}
+
+ert_feature_xy_fn ert_feature_xy_pick(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (ffu_cpu_features() & FFU_CPU_AVX512F) return ert_feature_xy_avx512;
+#endif
+    return ert_feature_xy_c;
+}
+
 /* Where each feature pixel of cascade cas falls for the current shape: its address in
  * the image, NULL outside it; each address is prefetched. */
-static void feature_pixels(const ert_model *m, const ert_cascade *cas, const float *shape,
-                           const grey_src *g, const box_map *bm, const uint8_t **at)
+static void feature_pixels(const ert_model *m, ert_feature_xy_fn xy, const ert_cascade *cas,
+                           const float *shape, const grey_src *g, const box_map *bm,
+                           const uint8_t **at)
 {
     float a, b;
     fit_similarity(m, shape, &a, &b);
-    /* dlib keeps the 2x2 as [[a, -b], [b, a]] in float and forms m*d in float, one
-     * product then the other added; the anchor is added last */
-    const float a00 = a, a01 = -b, a10 = b, a11 = a;
-    const ert_feature *f = m->feat + cas->feat0;
+    const ert_feature_job j = {m->feat_dx + cas->feat0,
+                               m->feat_dy + cas->feat0,
+                               m->feat_anchor2 + cas->feat0,
+                               cas->nfeat,
+                               shape,
+                               a,
+                               -b,
+                               b,
+                               a,
+                               bm->ox,
+                               bm->oy,
+                               bm->sx,
+                               bm->sy,
+                               g->w,
+                               g->h};
+    _Alignas(64) int32_t px[ERT_MAX_FEATURES], py[ERT_MAX_FEATURES];
+    xy(&j, px, py);
     for (uint32_t i = 0; i < cas->nfeat; i++) {
-        float vx = a00 * f[i].dx;
-        vx += a01 * f[i].dy;
-        float vy = a10 * f[i].dx;
-        vy += a11 * f[i].dy;
-        vx += shape[2 * f[i].anchor];
-        vy += shape[2 * f[i].anchor + 1];
-        /* dlib maps to the image in double and rounds half up */
-        double px = floor(bm->ox + bm->sx * (double)vx + 0.5);
-        double py = floor(bm->oy + bm->sy * (double)vy + 0.5);
-        /* NaN fails both tests, so an absurd shape reads zeros, never out of bounds */
-        if (px >= 0 && px < g->w && py >= 0 && py < g->h) {
-            at[i] = g->data + (ptrdiff_t)py * g->stride + (ptrdiff_t)px * g->bpp;
+        if (px[i] >= 0) {
+            at[i] = g->data + (ptrdiff_t)py[i] * g->stride + (ptrdiff_t)px[i] * g->bpp;
             __builtin_prefetch(at[i], 0, 3);
         } else {
             at[i] = NULL;
@@ -579,7 +630,10 @@ static void feature_pixels(const ert_model *m, const ert_cascade *cas, const flo
 static inline uint32_t go(const ert_split *sp, const uint8_t *pix)
 {
     /* 0 = left child (difference above the threshold), 1 = right */
-    return (int)pix[sp->idx1] - (int)pix[sp->idx2] <= sp->thresh;
+    const uint32_t s = *sp;
+    return (int)pix[s & SPLIT_IDX_MASK] - (int)pix[(s >> SPLIT_IDX_BITS) & SPLIT_IDX_MASK] +
+               SPLIT_THRESH_BIAS <=
+           (int)(s >> SPLIT_THRESH_SHIFT);
 }
 
 /* The splits of the TREE_BLOCK trees from global tree g on (those after the block whose
@@ -789,6 +843,7 @@ ffu_status ert_predict(const ert_model *m, const ffu_image *img, const float box
         return ffu_error_set(FFU_ERR_INVALID, "ert_predict: box %gx%g is empty", box[2], box[3]);
 
     ert_sum_rows_fn sum = ert_sum_rows_pick();
+    ert_feature_xy_fn xy = ert_feature_xy_pick();
     const box_map bm = {box[0], box[1], (double)box[2] - 1, (double)box[3] - 1};
     _Alignas(64) float shape[MAX_STRIDE];
     uint8_t pix[ERT_MAX_FEATURES];
@@ -798,7 +853,7 @@ ffu_status ert_predict(const ert_model *m, const ffu_image *img, const float box
 
     for (int c = 0; c < m->num_cascades; c++) {
         const ert_cascade *cas = &m->cascades[c];
-        feature_pixels(m, cas, shape, &g, &bm, at);
+        feature_pixels(m, xy, cas, shape, &g, &bm, at);
         /* The pixels are read once all are asked for: the leaf rows of the cascade
          * before have pushed the image out of cache, and reading each as it was found
          * waited on one miss after another (a quarter of perf's samples in ert_predict

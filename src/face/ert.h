@@ -17,6 +17,7 @@
 #define FFU_FACE_ERT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "facefuse/core.h"
 #include "facefuse/face.h"
@@ -27,7 +28,7 @@
 #define ERT_MAX_PARTS 512
 #define ERT_MAX_CASCADES 64
 #define ERT_MAX_TREES 20000                        /* per cascade */
-#define ERT_MAX_FEATURES 4096                      /* feature pixels per cascade */
+#define ERT_MAX_FEATURES 2048                      /* feature pixels per cascade */
 #define ERT_MAX_SPLITS 4095                        /* per tree (depth 12) */
 #define ERT_MAX_LEAF_BYTES (1024u * 1024u * 1024u) /* all leaves together */
 #define ERT_MAX_FILE_BYTES ((size_t)2 << 30)
@@ -78,6 +79,34 @@ void ert_sum_rows_avx2(float *shape, const float *const *rows, int n, int stride
 void ert_sum_rows_avx512(float *shape, const float *const *rows, int n, int stride);
 /* The fastest version this CPU runs (honours FFU_CPU_MASK). */
 ert_sum_rows_fn ert_sum_rows_pick(void);
+
+/* ---- kernels: where a cascade's feature pixels fall ------------------------------- */
+
+/* One cascade's feature pixels for the current shape. Feature i hangs from shape point
+ * anchor2[i] / 2 at offset (dx[i], dy[i]) in the mean shape's normalised space; the
+ * offset is turned by [[a00, a01], [a10, a11]] and added to the point in float, each
+ * product rounded and the sums formed in dlib's order (a00 * dx + a01 * dy, then the
+ * point), and the result is mapped to the image in double and rounded half up as
+ * dlib does: x = floor(ox + sx * v.x + 0.5), y = floor(oy + sy * v.y + 0.5). */
+typedef struct ert_feature_job {
+    const float *dx, *dy;
+    const uint32_t *anchor2; /* 2 * the anchor's part index */
+    uint32_t n;
+    const float *shape;
+    float a00, a01, a10, a11;
+    double ox, oy, sx, sy;
+    int w, h; /* the image */
+} ert_feature_job;
+/* px[i], py[i] = feature i's pixel when it lies in the w x h image, px[i] = -1 when it
+ * does not (NaN included). px and py have room for n rounded up to 16. Every version
+ * gives the same pixels; ert_feature_xy_avx512 runs only on CPUs with AVX512F. It is
+ * a quarter of a face's time in plain C (15 cascades of 500 pixels, docs/BENCHMARKS.md
+ * "dlib 68-point ERT"). */
+typedef void (*ert_feature_xy_fn)(const ert_feature_job *j, int32_t *px, int32_t *py);
+void ert_feature_xy_c(const ert_feature_job *j, int32_t *px, int32_t *py);
+void ert_feature_xy_avx512(const ert_feature_job *j, int32_t *px, int32_t *py);
+/* The fastest version this CPU runs (honours FFU_CPU_MASK). */
+ert_feature_xy_fn ert_feature_xy_pick(void);
 
 /* ---- the face module's "dlib68" landmarker (landmark_dlib.c) --------------------- */
 

@@ -147,6 +147,15 @@ static void test_split_direction(void)
     CHECK_EQ_INT(side(pts), 0); /* below every difference: always left */
     run_split(300, 255, 0, pts, &st);
     CHECK_EQ_INT(side(pts), 1); /* above every difference: always right */
+    /* the ends of the stored threshold's range */
+    run_split(-255.5f, 0, 255, pts, &st);
+    CHECK_EQ_INT(side(pts), 0); /* -255 > -256 */
+    run_split(-255, 0, 255, pts, &st);
+    CHECK_EQ_INT(side(pts), 1);
+    run_split(254.5f, 255, 0, pts, &st);
+    CHECK_EQ_INT(side(pts), 0); /* 255 > 254 */
+    run_split(255, 255, 0, pts, &st);
+    CHECK_EQ_INT(side(pts), 1);
 }
 
 /* dlib's grey of an RGB pixel is (r + g + b) / 3 rounded down, in any channel order */
@@ -301,6 +310,7 @@ static void test_malformed(void)
     REFUSE(leaves, 3, FFU_ERR_FORMAT);             /* not splits + 1 */
     REFUSE(idx1, 2, FFU_ERR_FORMAT);               /* the cascade has 2 feature pixels */
     REFUSE(idx1, 70000, FFU_ERR_FORMAT);           /* beyond the feature cap */
+    REFUSE(idx1, ERT_MAX_FEATURES, FFU_ERR_FORMAT); /* the first index past it */
     REFUSE(anchor1, 2, FFU_ERR_FORMAT);            /* only 2 parts */
     REFUSE(nfeat_delta, 3, FFU_ERR_FORMAT);        /* deltas != anchors */
     REFUSE(thresh_special, 32000, FFU_ERR_FORMAT); /* +inf */
@@ -409,6 +419,82 @@ static void test_kernels_bitwise(void)
         }
     }
     if (!tried) TEST_SKIP("no AVX2 or AVX-512 on this CPU");
+}
+
+/* Where feature pixels fall: the AVX-512 kernel gives the plain one's pixels, lane for
+ * lane, on random jobs whose pixels straddle the image's edges, with lengths around the
+ * vector's 16, rounding ties (x + 0.5 an integer) and a NaN in the shape. Every third
+ * job maps the box to 10^8 pixels (the kernel reads no pixel, so the image may be that
+ * big): there an ulp of a float changes the pixel, so any difference in how the float
+ * sums are formed (an FMA, another order) shows. */
+static void test_feature_kernels_same(void)
+{
+    if (!(ffu_cpu_features() & FFU_CPU_AVX512F)) TEST_SKIP("no AVX-512 on this CPU");
+    uint64_t s = 5;
+    static float dx[ERT_MAX_FEATURES], dy[ERT_MAX_FEATURES], shape[144];
+    static uint32_t anchor2[ERT_MAX_FEATURES];
+    static _Alignas(64) int32_t px0[ERT_MAX_FEATURES], py0[ERT_MAX_FEATURES], px1[ERT_MAX_FEATURES],
+        py1[ERT_MAX_FEATURES];
+    static const uint32_t lengths[] = {1, 15, 16, 17, 33, 500, ERT_MAX_FEATURES};
+    int inside = 0, outside = 0, ties = 0;
+    for (int trial = 0; trial < 200; trial++) {
+        ert_feature_job j;
+        j.n = lengths[trial % 7];
+        for (int i = 0; i < 136; i++)
+            shape[i] = test_rand_f(&s) * 1.2f - 0.1f;
+        if (trial % 5 == 0) shape[2 * (trial % 68)] = NAN;
+        for (uint32_t i = 0; i < j.n; i++) {
+            dx[i] = (test_rand_f(&s) - 0.5f) * 0.4f;
+            dy[i] = (test_rand_f(&s) - 0.5f) * 0.4f;
+            anchor2[i] = 2 * (uint32_t)(test_rand_u64(&s) % 68);
+            /* every fourth trial, offsets on a 1/64 grid: with a 63-pixel box and no
+             * rotation many pixels land on x + 0.5 exactly */
+            if (trial % 4 == 1) {
+                dx[i] = (float)(int)(dx[i] * 64) / 64;
+                dy[i] = (float)(int)(dy[i] * 64) / 64;
+            }
+        }
+        if (trial % 4 == 1) {
+            for (int i = 0; i < 136; i++)
+                shape[i] = (float)(int)(shape[i] * 64) / 64;
+            j.a00 = j.a11 = 1, j.a01 = j.a10 = 0;
+            j.sx = j.sy = 63;
+            j.ox = 10, j.oy = -3;
+        } else if (trial % 3 == 0) {
+            j.a00 = j.a11 = 0.9f, j.a01 = -0.3f, j.a10 = 0.3f;
+            j.sx = j.sy = 1e8 + trial, j.ox = j.oy = 5e7;
+        } else {
+            float ang = test_rand_f(&s) * 6.3f, sc = 0.8f + test_rand_f(&s) * 0.4f;
+            j.a00 = j.a11 = sc * cosf(ang);
+            j.a10 = sc * sinf(ang);
+            j.a01 = -j.a10;
+            j.sx = 40 + test_rand_f(&s) * 200, j.sy = 40 + test_rand_f(&s) * 200;
+            j.ox = (test_rand_f(&s) - 0.3) * 100, j.oy = (test_rand_f(&s) - 0.3) * 100;
+        }
+        j.dx = dx, j.dy = dy, j.anchor2 = anchor2, j.shape = shape;
+        j.w = 64 + (int)(test_rand_u64(&s) % 200), j.h = 64 + (int)(test_rand_u64(&s) % 200);
+        if (trial % 3 == 0 && trial % 4 != 1) j.w = j.h = 1 << 30;
+        ert_feature_xy_c(&j, px0, py0);
+        ert_feature_xy_avx512(&j, px1, py1);
+        for (uint32_t i = 0; i < j.n; i++) {
+            if (px0[i] != px1[i] || (px0[i] >= 0 && py0[i] != py1[i])) {
+                fprintf(stderr, "  trial %d feature %u: (%d, %d) against (%d, %d)\n", trial, i,
+                        px0[i], py0[i], px1[i], py1[i]);
+                CHECK(0);
+                return;
+            }
+            if (px0[i] < 0) {
+                outside++;
+                continue;
+            }
+            inside++;
+            CHECK(px0[i] < j.w && py0[i] >= 0 && py0[i] < j.h);
+            double v = j.ox + j.sx * (double)(j.a00 * dx[i] + shape[anchor2[i]]);
+            if (trial % 4 == 1 && v == floor(v) + 0.5) ties++;
+        }
+    }
+    printf("  %d pixels inside, %d outside, %d rounding ties\n", inside, outside, ties);
+    CHECK(inside > 1000 && outside > 1000 && ties > 100);
 }
 
 /* ---- the real model ----------------------------------------------------------------- */
@@ -644,5 +730,5 @@ static void cleanup(void)
 }
 
 TEST_MAIN(test_split_direction, test_rgb_grey, test_features_follow_shape, test_predict_arguments,
-          test_malformed, test_kernels_bitwise, test_real_model_shape, test_golden_dlib,
-          test_xml_points, test_nme_helen, test_face_adapter, cleanup)
+          test_malformed, test_kernels_bitwise, test_feature_kernels_same, test_real_model_shape,
+          test_golden_dlib, test_xml_points, test_nme_helen, test_face_adapter, cleanup)
