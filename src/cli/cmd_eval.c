@@ -678,6 +678,9 @@ static int run_liveness(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     } else {
         nm = model_list(o->liveness, FFU_ROLE_LIVENESS, names, LV_MAX);
     }
+    if (o->limit == 1) /* one image is one class: no error rates */
+        return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE,
+                            "--limit 1: the rates need live and spoof images (give at least 2)");
     ffu_liveness *lv[LV_MAX] = {0};
     float *score[LV_MAX] = {0};
     double secs[LV_MAX] = {0};
@@ -762,6 +765,18 @@ static int run_liveness(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     int nlive = 0;
     for (int i = 0; i < n; i++)
         nlive += live[i];
+    if (nlive == 0 || nlive == n) {
+        const char *more = o->limit > 0 ? " (give a larger --limit)" : "";
+        if (n == 0)
+            rc = cli_fail_msg(cmd, &o->common, CLI_EXIT_DATA,
+                              "liveness: no face found in the %d images%s", rows, more);
+        else
+            rc = cli_fail_msg(cmd, &o->common, CLI_EXIT_DATA,
+                              "liveness: the %d faces found are all %s: APCER and BPCER need "
+                              "both live and spoof faces%s",
+                              n, nlive ? "live" : "spoof", more);
+        goto out;
+    }
     if (w) {
         ffu_jw_begin_object(w);
         ffu_jw_key(w, "dataset"), ffu_jw_string(w, dir);

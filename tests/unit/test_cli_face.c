@@ -356,6 +356,41 @@ static void test_errors(void)
         CHECK(e0 && ffu_json_get(e0, "accuracy_mean") != NULL);
         ffu_json_free(lj);
     }
+    /* eval liveness: one image is one class, a usage error; --limit 2 takes a live and
+     * a spoof image (the list is sorted by class); a list of live faces only is refused
+     * with a reason instead of printing NaN rates */
+    char nuaa[4096];
+    if (test_shared_path("data/antispoof_nuaa", nuaa, sizeof nuaa)) {
+        run(&r, (const char *[]){"eval", "liveness", "--limit", "1", NULL});
+        CHECK_EQ_INT(r.code, 2);
+        CHECK_EQ_INT((int)strlen(r.out), 0);
+        run(&r, (const char *[]){"eval", "liveness", "--limit", "2", "--json", NULL});
+        CHECK_EQ_INT(r.code, 0);
+        ffu_json *vj = parse_out();
+        CHECK_EQ_INT((int)ffu_json_int(ffu_json_get(vj, "live"), -1), 1);
+        CHECK_EQ_INT((int)ffu_json_int(ffu_json_get(vj, "spoof"), -1), 1);
+        ffu_json_free(vj);
+        char dir[] = "/tmp/ffu_cliface_nuaa_XXXXXX", csv[64], img[4200];
+        CHECK(mkdtemp(dir) != NULL);
+        snprintf(csv, sizeof csv, "%s/labels.csv", dir);
+        snprintf(img, sizeof img, "%s/ClientRaw/0007/0007_01_05_03_10.jpg", nuaa);
+        /* rows name images under the data folder: "root" links to / */
+        char link[128];
+        snprintf(link, sizeof link, "%s/root", dir);
+        CHECK(symlink("/", link) == 0);
+        FILE *f = fopen(csv, "w");
+        CHECK(f != NULL);
+        if (f) {
+            fprintf(f, "path,label\nroot%s,1\nroot%s,1\n", img, img);
+            fclose(f);
+        }
+        run(&r, (const char *[]){"eval", "liveness", "--data", dir, NULL});
+        CHECK_EQ_INT(r.code, 3);
+        CHECK(strstr(r.err, "all live") != NULL && strstr(r.out, "nan") == NULL);
+        remove(link);
+        remove(csv);
+        rmdir(dir);
+    }
 }
 
 /* enroll the kNN training photos (a folder per person), then identify two other photos
