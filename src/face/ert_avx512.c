@@ -90,15 +90,39 @@ void ert_sum_rows_avx512(float *shape, const float *const *rows, int n, int stri
     }
 }
 
+/* Eight features' floats (vx, vy) to pixels: px = -1 where outside the image. */
+static inline __attribute__((always_inline)) void pixels8(const ert_feature_job *j, __m256 vx,
+                                                          __m256 vy, int32_t *px, int32_t *py)
+{
+    const __m512d half = _mm512_set1_pd(0.5), zero = _mm512_setzero_pd();
+    __m512d x =
+        _mm512_add_pd(_mm512_add_pd(_mm512_set1_pd(j->ox),
+                                    _mm512_mul_pd(_mm512_set1_pd(j->sx), _mm512_cvtps_pd(vx))),
+                      half);
+    __m512d y =
+        _mm512_add_pd(_mm512_add_pd(_mm512_set1_pd(j->oy),
+                                    _mm512_mul_pd(_mm512_set1_pd(j->sy), _mm512_cvtps_pd(vy))),
+                      half);
+    x = _mm512_roundscale_pd(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    y = _mm512_roundscale_pd(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    /* ordered compares: a NaN is outside */
+    const __mmask8 in = _mm512_cmp_pd_mask(x, zero, _CMP_GE_OQ) &
+                        _mm512_cmp_pd_mask(x, _mm512_set1_pd((double)j->w), _CMP_LT_OQ) &
+                        _mm512_cmp_pd_mask(y, zero, _CMP_GE_OQ) &
+                        _mm512_cmp_pd_mask(y, _mm512_set1_pd((double)j->h), _CMP_LT_OQ);
+    _mm256_storeu_si256((__m256i *)px, _mm512_mask_cvttpd_epi32(_mm256_set1_epi32(-1), in, x));
+    _mm256_storeu_si256((__m256i *)py, _mm512_maskz_cvttpd_epi32(in, y));
+}
+
+static inline __m256 high8(__m512 v)
+{
+    return _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+}
+
 void ert_feature_xy_avx512(const ert_feature_job *j, int32_t *px, int32_t *py)
 {
     const __m512 a00 = _mm512_set1_ps(j->a00), a01 = _mm512_set1_ps(j->a01),
                  a10 = _mm512_set1_ps(j->a10), a11 = _mm512_set1_ps(j->a11);
-    const __m512d ox = _mm512_set1_pd(j->ox), oy = _mm512_set1_pd(j->oy),
-                  sx = _mm512_set1_pd(j->sx), sy = _mm512_set1_pd(j->sy),
-                  half = _mm512_set1_pd(0.5), zero = _mm512_setzero_pd(),
-                  w = _mm512_set1_pd((double)j->w), h = _mm512_set1_pd((double)j->h);
-    const __m256i outside = _mm256_set1_epi32(-1);
     for (uint32_t i = 0; i < j->n; i += 16) {
         const __mmask16 k = j->n - i >= 16 ? 0xffff : (__mmask16)((1u << (j->n - i)) - 1);
         const __m512 dx = _mm512_maskz_loadu_ps(k, j->dx + i);
@@ -109,22 +133,7 @@ void ert_feature_xy_avx512(const ert_feature_job *j, int32_t *px, int32_t *py)
         __m512 vy = _mm512_add_ps(_mm512_mul_ps(a10, dx), _mm512_mul_ps(a11, dy));
         vx = _mm512_add_ps(vx, _mm512_i32gather_ps(a2, j->shape, 4));
         vy = _mm512_add_ps(vy, _mm512_i32gather_ps(a2, j->shape + 1, 4));
-        for (int part = 0; part < 2; part++) {
-            const __m256 hx = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(vx), part));
-            const __m256 hy = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(vy), part));
-            __m512d x =
-                _mm512_add_pd(_mm512_add_pd(ox, _mm512_mul_pd(sx, _mm512_cvtps_pd(hx))), half);
-            __m512d y =
-                _mm512_add_pd(_mm512_add_pd(oy, _mm512_mul_pd(sy, _mm512_cvtps_pd(hy))), half);
-            x = _mm512_roundscale_pd(x, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-            y = _mm512_roundscale_pd(y, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-            /* ordered compares: a NaN is outside */
-            const __mmask8 in =
-                _mm512_cmp_pd_mask(x, zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(x, w, _CMP_LT_OQ) &
-                _mm512_cmp_pd_mask(y, zero, _CMP_GE_OQ) & _mm512_cmp_pd_mask(y, h, _CMP_LT_OQ);
-            _mm256_storeu_si256((__m256i *)(px + i + 8 * part),
-                                _mm512_mask_cvttpd_epi32(outside, in, x));
-            _mm256_storeu_si256((__m256i *)(py + i + 8 * part), _mm512_maskz_cvttpd_epi32(in, y));
-        }
+        pixels8(j, _mm512_castps512_ps256(vx), _mm512_castps512_ps256(vy), px + i, py + i);
+        pixels8(j, high8(vx), high8(vy), px + i + 8, py + i + 8);
     }
 }
