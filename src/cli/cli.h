@@ -127,10 +127,13 @@ int cli_arg_given(int argc, char **argv, const char *name);
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);
 
-/* 0 when a file could be written at path as far as folders go: the folder that would hold
- * it exists and path is not itself a folder; else -1 with errno set. For commands that
- * write one file at the end of long work. */
-int cli_output_file_ok(const char *path);
+/* Refuses, before any work, an output file that could not be written as far as folders
+ * go: the folder that would hold it missing or not a folder, or path itself a folder.
+ * Returns CLI_EXIT_OK, or prints "OPTION PATH: reason" and returns the exit code
+ * (CLI_EXIT_NOT_FOUND for a missing folder, CLI_EXIT_FAILURE otherwise). For commands
+ * that write a file after the work, so that a typo costs nothing. */
+int cli_check_output_file(const cli_command *cmd, const cli_common *common, const char *option,
+                          const char *path);
 
 /* --with STAGES (comma-separated: landmarks, quality, liveness, attributes, embed or
  * embedding, all) -> FFU_STAGE_* bits in *out; -1 on an unknown name. */

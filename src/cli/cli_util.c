@@ -110,7 +110,7 @@ int cli_print_json(ffu_jw *w)
     return fflush(stdout) == 0 ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }
 
-int cli_output_file_ok(const char *path)
+static int output_file_ok(const char *path)
 {
     char dir[4096];
     struct stat st;
@@ -135,6 +135,14 @@ int cli_output_file_ok(const char *path)
         return -1;
     }
     return 0;
+}
+
+int cli_check_output_file(const cli_command *cmd, const cli_common *common, const char *option,
+                          const char *path)
+{
+    if (output_file_ok(path) == 0) return CLI_EXIT_OK;
+    return cli_fail_msg(cmd, common, errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_FAILURE,
+                        "%s %s: %s", option, path, strerror(errno));
 }
 
 int cli_parse_stages(const char *s, unsigned *out)

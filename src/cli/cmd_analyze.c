@@ -170,6 +170,21 @@ static int annotate_path(const analyze_opts *o, int i, char *buf, size_t len, co
     return 0;
 }
 
+/* annotate_path, its folder made or refused: a file (or a {name} pattern in a file name)
+ * whose folder is missing is refused before the models load (the pipeline would find
+ * out at the first frame and analyse the stream anyway, a live one for ever). Returns
+ * the exit code. */
+static int annotate_checked(const cli_command *cmd, const analyze_opts *o, int i, char *buf,
+                            size_t len, const char **out)
+{
+    if (annotate_path(o, i, buf, len, out))
+        return cli_fail_msg(cmd, &o->common, CLI_EXIT_FAILURE, "--annotate %s",
+                            ffu_error_message());
+    const char *a = *out, *slash = a ? strrchr(a, '/') : NULL;
+    if (!a || (slash && memmem(a, (size_t)(slash - a), "{name}", 6))) return CLI_EXIT_OK;
+    return cli_check_output_file(cmd, &o->common, "--annotate", a);
+}
+
 static void summary_json(ffu_pipeline *p, const analyze_opts *o, int interrupted, ffu_status st)
 {
     ffu_jw *w;
@@ -329,6 +344,12 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
                               ffu_error_message());
             goto out;
         }
+    if (o.events && (rc = cli_check_output_file(cmd, &o.common, "--events", o.events))) goto out;
+    char ann_buf[4096];
+    for (int i = 0; i < o.inputs.count; i++) {
+        const char *a;
+        if ((rc = annotate_checked(cmd, &o, i, ann_buf, sizeof ann_buf, &a))) goto out;
+    }
     ffu_pipeline_opts po;
     ffu_pipeline_opts_default(&po);
     po.sample_fps = o.fps;
@@ -374,12 +395,7 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
         so.loop = o.loop;
         so.hwaccel = o.hwaccel;
         so.hw_device = o.hw_device;
-        char buf[4096];
-        if (annotate_path(&o, i, buf, sizeof buf, &so.annotate)) {
-            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_FAILURE, "--annotate %s",
-                              ffu_error_message());
-            goto out;
-        }
+        if ((rc = annotate_checked(cmd, &o, i, ann_buf, sizeof ann_buf, &so.annotate))) goto out;
         if ((st = ffu_pipeline_add_stream(p, &so, NULL))) {
             rc = cli_fail(cmd, &o.common, st);
             goto out;

@@ -109,11 +109,8 @@ static int run_enroll(const cli_command *cmd, int argc, char **argv)
                           npos != 1 ? "give one folder of photos" : "give --output G.ffgl");
         goto out;
     }
-    if (cli_output_file_ok(o.output) != 0) { /* refused now, not after the enrolment */
-        rc = cli_fail_msg(cmd, &o.common, errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_FAILURE,
-                          "--output %s: %s", o.output, strerror(errno));
-        goto out;
-    }
+    /* refused now, not after the enrolment */
+    if ((rc = cli_check_output_file(cmd, &o.common, "--output", o.output))) goto out;
     const char *model = NULL;
     int dim = 0, skipped = 0;
     float thr = 0;

@@ -92,6 +92,7 @@ static int run(const cli_command *cmd, int argc, char **argv)
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "missing -o OUTPUT");
         goto out;
     }
+    if ((rc = cli_check_output_file(cmd, &o.common, "--output", o.output))) goto out;
     int rw = 0, rh = 0;
     if (o.resize && !parse_size(o.resize, &rw, &rh)) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,

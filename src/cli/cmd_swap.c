@@ -804,6 +804,8 @@ static int plan_outputs(const cli_command *cmd, swap_opts *o, target_list *tl)
                                     "--output %s: a video target needs a video output "
                                     "(.mp4, .mkv, .mov)",
                                     o->output);
+            int rc = cli_check_output_file(cmd, &o->common, "--output", o->output);
+            if (rc) return rc;
         } else {
             const char *base = strrchr(t->path, '/');
             base = base ? base + 1 : t->path;

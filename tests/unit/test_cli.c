@@ -232,6 +232,10 @@ static void test_image_errors(void)
     run(&r, (const char *[]){"image", bad, NULL});
     CHECK_EQ_INT(r.code, 2);
     CHECK(strstr(r.err, "-o"));
+    /* an output folder that does not exist: exit 4 naming the option, before decoding */
+    run(&r, (const char *[]){"image", bad, "-o", "/nonexistent/x.png", NULL});
+    CHECK_EQ_INT(r.code, 4);
+    CHECK(strstr(r.err, "--output /nonexistent/x.png") != NULL);
     run(&r, (const char *[]){"image", bad, "-o", out, "--resize", "axb", NULL});
     CHECK_EQ_INT(r.code, 2);
     run(&r, (const char *[]){"image", bad, "-o", out, "--quality", "101", NULL});
@@ -308,7 +312,10 @@ static void test_nn_run(void)
 
 /* `analyze --heatmap DIR --snapshots DIR`: missing folders (and their parents) are made;
  * a file in the way is refused before any stream runs (exit 1, nothing on stdout),
- * where the heatmaps used to fail after the whole video and the snapshots only warned. */
+ * where the heatmaps used to fail after the whole video and the snapshots only warned.
+ * An --annotate or --events file (or an --annotate {name} pattern) in a missing folder
+ * is refused the same way (exit 4): the annotated video used to fail at the stream's
+ * first frame and the stream was analysed anyway to its end. */
 static void test_analyze_output_dirs(void)
 {
     char clip[1024];
@@ -332,6 +339,15 @@ static void test_analyze_output_dirs(void)
         CHECK_EQ_INT(r.code, 1);
         CHECK_EQ_INT((int)strlen(r.out), 0);
         CHECK(strstr(r.err, flags[i]) != NULL);
+    }
+    const char *files[3][2] = {{"--annotate", "/nonexistent/a.mp4"},
+                               {"--annotate", "/nonexistent/{name}.mkv"},
+                               {"--events", "/nonexistent/e.jsonl"}};
+    for (int i = 0; i < 3; i++) {
+        run(&r, (const char *[]){"analyze", "-i", clip, files[i][0], files[i][1], NULL});
+        CHECK_EQ_INT(r.code, 4);
+        CHECK_EQ_INT((int)strlen(r.out), 0);
+        CHECK(strstr(r.err, files[i][0]) != NULL && strstr(r.err, files[i][1]) != NULL);
     }
     char cmd[1300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

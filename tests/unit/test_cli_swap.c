@@ -236,6 +236,11 @@ static void test_no_face(void)
                              out, NULL});
     CHECK_EQ_INT(r.code, 4);
     CHECK(strstr(r.err, "/nonexistent/t.jpg"));
+    /* an output in a missing folder: refused before the swap (it failed after, exit 1) */
+    run(&r, (const char *[]){"swap", "--source", source, "--target", target, "-o",
+                             "/nonexistent/o.jpg", NULL});
+    CHECK_EQ_INT(r.code, 4);
+    CHECK(strstr(r.err, "--output /nonexistent/o.jpg") != NULL);
     remove(flat);
 }
 
