@@ -59,6 +59,10 @@ FFU_API const char *ffu_error_message(void);
 /* Records a detail for this thread and returns `s` so callers can write
  * `return ffu_error_set(FFU_ERR_FORMAT, "%s: bad marker", path);`. */
 FFU_API ffu_status ffu_error_set(ffu_status s, const char *fmt, ...) FFU_PRINTF(2, 3);
+/* Names what failed in the last failure's detail: the detail becomes "what: detail"
+ * (unless it already starts with "what: "), the status becomes `s`, which is returned:
+ * `return ffu_error_prefix(st, path);` after a parser that does not know the file. */
+FFU_API ffu_status ffu_error_prefix(ffu_status s, const char *what);
 FFU_API void ffu_error_clear(void);
 
 /* ---- logging ----------------------------------------------------------------------- */

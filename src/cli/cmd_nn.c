@@ -386,9 +386,7 @@ static ffu_status read_pb(const char *path, loaded_tensor *lt)
         if (!lt->data) st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
         else if (t->nbytes) memcpy(lt->data, t->data, t->nbytes);
     } else {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", ffu_error_message());
-        ffu_error_set(st, "%s: %s", path, msg);
+        ffu_error_prefix(st, path);
     }
     nn_graph_destroy(g);
     return st;

@@ -49,6 +49,18 @@ ffu_status ffu_error_set(ffu_status s, const char *fmt, ...)
     return s;
 }
 
+ffu_status ffu_error_prefix(ffu_status s, const char *what)
+{
+    char msg[sizeof error_detail];
+    snprintf(msg, sizeof msg, "%s", ffu_error_message());
+    size_t n = what ? strlen(what) : 0;
+    if (!n || (!strncmp(msg, what, n) && msg[n] == ':' && msg[n + 1] == ' ')) {
+        error_status = s;
+        return s;
+    }
+    return ffu_error_set(s, "%s: %s", what, msg);
+}
+
 void ffu_error_clear(void)
 {
     error_status = FFU_OK;

@@ -489,12 +489,7 @@ ffu_status ert_model_load(const char *path, ert_model **out)
     madvise(map, size, MADV_SEQUENTIAL);
     ffu_status st = ert_model_load_mem(map, size, out);
     munmap(map, size);
-    if (st < 0) {
-        /* name the file in the message */
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", ffu_error_message());
-        return ffu_error_set(st, "%s: %s", path, msg);
-    }
+    if (st < 0) return ffu_error_prefix(st, path);
     return FFU_OK;
 }
 

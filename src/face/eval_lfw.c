@@ -218,11 +218,7 @@ ffu_status lfw_pairs_load(const char *dir, lfw_pairs **out)
     ffu_status st = ffu_file_read(path, LFW_MAX_FILE_BYTES, (uint8_t **)&text, &len);
     if (st < 0) return st;
     st = lfw_pairs_parse(text, len, dir, out);
-    if (st < 0) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", ffu_error_message());
-        ffu_error_set(st, "%s: %s", path, msg);
-    }
+    if (st < 0) ffu_error_prefix(st, path);
     free(text);
     return st;
 }

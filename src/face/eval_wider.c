@@ -480,12 +480,7 @@ ffu_status wider_gt_load(const char *dir, wider_gt **out)
         return st;
     }
     st = wider_gt_parse(g, gl, d, dl, dir, out);
-    if (st < 0) {
-        /* prefix the folder so the message says which dataset was bad */
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", ffu_error_message());
-        ffu_error_set(st, "%s: %s", dir, msg);
-    }
+    if (st < 0) ffu_error_prefix(st, dir); /* which dataset was bad */
     free(g);
     free(d);
     return st;

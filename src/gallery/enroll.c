@@ -146,11 +146,7 @@ static ffu_status enroll_photo(ffu_gallery *g, ffu_analyzer *a, const char *path
     }
     st = ffu_analyzer_run(a, &img, faces);
     ffu_image_release(&img);
-    if (st) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", ffu_error_message());
-        return ffu_error_set(st, "%s: %s", path, msg);
-    }
+    if (st) return ffu_error_prefix(st, path);
     if (faces->count == 0) {
         FFU_LOG(g, FFU_LOG_WARN, "%s: no face found, skipped", path);
         return FFU_OK;

@@ -277,11 +277,7 @@ ffu_status ffu_gallery_load(const char *path, ffu_gallery **out)
     if (st)
         return st;
     st = ffu_gallery_load_memory(buf, size, out);
-    if (st) {
-        char msg[512];
-        snprintf(msg, sizeof msg, "%s", ffu_error_message());
-        ffu_error_set(st, "%s: %s", path, msg);
-    }
+    if (st) ffu_error_prefix(st, path);
     free(buf);
     return st;
 }

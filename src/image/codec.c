@@ -115,13 +115,6 @@ ffu_status ffu_image_probe(const void *data, size_t size, const char **format, i
 
 /* ---- files --------------------------------------------------------------------------- */
 
-ffu_status prefix_path(ffu_status st, const char *path)
-{
-    char msg[512];
-    snprintf(msg, sizeof msg, "%s", ffu_error_message());
-    return ffu_error_set(st, "%s: %s", path, msg);
-}
-
 ffu_status ffu_image_load(const char *path, ffu_pixfmt want, ffu_image *out)
 {
     if (!out) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_load: out is NULL");
@@ -137,7 +130,7 @@ ffu_status ffu_image_load(const char *path, ffu_pixfmt want, ffu_image *out)
     if (st < 0) return st;
     st = ffu_image_decode(data, size, want, out);
     free(data);
-    return st < 0 ? prefix_path(st, path) : st;
+    return st < 0 ? ffu_error_prefix(st, path) : st;
 }
 
 static ffu_status check_encodable(const ffu_image *img)
@@ -192,7 +185,7 @@ ffu_status ffu_image_save_with_text(const char *path, const ffu_image *img, int 
         return ffu_error_set(FFU_ERR_UNSUPPORTED,
                              "%s: unknown image extension (use .jpg, .jpeg or .png)", path);
     ffu_status st = check_encodable(img);
-    if (st < 0) return prefix_path(st, path);
+    if (st < 0) return ffu_error_prefix(st, path);
     if (quality == 0) quality = FFU_IMAGE_JPEG_QUALITY_DEFAULT;
     if (jpeg && (quality < 1 || quality > 100))
         return ffu_error_set(FFU_ERR_INVALID, "%s: JPEG quality %d is outside 1..100", path,
@@ -201,7 +194,7 @@ ffu_status ffu_image_save_with_text(const char *path, const ffu_image *img, int 
     size_t size;
     st = jpeg ? codec_jpeg_encode(img, quality, text_kv, &buf, &size)
               : codec_png_encode(img, text_kv, &buf, &size);
-    if (st < 0) return prefix_path(st, path);
+    if (st < 0) return ffu_error_prefix(st, path);
     st = ffu_file_write_atomic(path, buf, size);
     free(buf);
     if (st == FFU_ERR_NOT_FOUND) { /* a missing directory is an output I/O error */

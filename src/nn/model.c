@@ -85,23 +85,23 @@ static ffu_status read_tfjs_weights(const char *json_path, const void *json, siz
     *out_size = 0;
     ffu_json *root = NULL;
     ffu_status st = ffu_json_parse(json, json_size, &root);
-    if (st < 0) return st;
+    if (st < 0) return ffu_error_prefix(st, json_path);
     char dir[4096];
     const char *slash = strrchr(json_path, '/');
-    const char *base = slash ? slash + 1 : json_path;
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - json_path + 1) : 0, json_path);
     const ffu_json *man =
         ffu_json_typeof(root) == FFU_JSON_ARRAY ? root : ffu_json_get(root, "weightsManifest");
     unsigned char *buf = NULL;
     size_t used = 0;
     if (ffu_json_typeof(man) != FFU_JSON_ARRAY) {
-        st = ffu_error_set(FFU_ERR_FORMAT, "%s: no weightsManifest array", base);
+        st = ffu_error_set(FFU_ERR_FORMAT, "%s: no weightsManifest array", json_path);
         goto out;
     }
     for (size_t gi = 0; gi < ffu_json_len(man); gi++) {
         const ffu_json *grp = ffu_json_at(man, gi), *paths = ffu_json_get(grp, "paths");
         if (ffu_json_typeof(paths) != FFU_JSON_ARRAY) {
-            st = ffu_error_set(FFU_ERR_FORMAT, "%s: weightsManifest[%zu] has no paths", base, gi);
+            st = ffu_error_set(FFU_ERR_FORMAT, "%s: weightsManifest[%zu] has no paths", json_path,
+                               gi);
             goto out;
         }
         size_t group_start = used;
@@ -110,7 +110,8 @@ static ffu_status read_tfjs_weights(const char *json_path, const void *json, siz
             if (!safe_rel_path(rel)) {
                 st = ffu_error_set(FFU_ERR_FORMAT,
                                    "%s: weights path '%s' must be relative and stay in the "
-                                   "model's folder", base, rel ? rel : "(not a string)");
+                                   "model's folder",
+                                   json_path, rel ? rel : "(not a string)");
                 goto out;
             }
             char path[8192];
@@ -120,7 +121,7 @@ static ffu_status read_tfjs_weights(const char *json_path, const void *json, siz
             if ((st = ffu_file_read(path, NN_MAX_WEIGHTS_BYTES - used, &part, &psize)) < 0) {
                 if (st == FFU_ERR_TOO_LARGE)
                     st = ffu_error_set(FFU_ERR_TOO_LARGE,
-                                       "%s: weights files are over the %zu-byte limit", base,
+                                       "%s: weights files are over the %zu-byte limit", json_path,
                                        NN_MAX_WEIGHTS_BYTES);
                 goto out;
             }
@@ -144,13 +145,14 @@ static ffu_status read_tfjs_weights(const char *json_path, const void *json, siz
             if (ffu_json_len(paths) == 1)
                 st = ffu_error_set(FFU_ERR_FORMAT,
                                    "%s: weights file '%s' is %zu bytes, the manifest needs %lld",
-                                   base, ffu_json_string(ffu_json_at(paths, 0)),
+                                   json_path, ffu_json_string(ffu_json_at(paths, 0)),
                                    used - group_start, (long long)need);
             else
                 st = ffu_error_set(FFU_ERR_FORMAT,
                                    "%s: the %zu weights files of group %zu hold %zu bytes, the "
-                                   "manifest needs %lld", base, ffu_json_len(paths), gi,
-                                   used - group_start, (long long)need);
+                                   "manifest needs %lld",
+                                   json_path, ffu_json_len(paths), gi, used - group_start,
+                                   (long long)need);
             goto out;
         }
     }
@@ -343,14 +345,8 @@ ffu_status ffu_nn_model_load(const char *path, ffu_nn_model **out)
         return st;
     }
     st = load_owned(data, size, weights, wsize, out);
-    if (st < 0) {
-        /* name the file in the one-line reason */
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", ffu_error_message());
-        const char *base = strrchr(path, '/');
-        base = base ? base + 1 : path;
-        if (strncmp(msg, base, strlen(base)) != 0) ffu_error_set(st, "%s: %s", base, msg);
-    }
+    /* name the file, as given, in the one-line reason (the loaders see only bytes) */
+    if (st < 0) ffu_error_prefix(st, path);
     return st;
 }
 

@@ -146,4 +146,36 @@ static void test_threads(void)
     CHECK_EQ_INT(s.overlap, 0);
 }
 
-TEST_MAIN(test_level, test_callback_and_filter, test_default_sink_format, test_threads)
+/* The per-thread error detail: set, named by ffu_error_prefix once (a caller that
+ * names the file after a callee that already did does not name it twice), and a
+ * detail at the buffer's length cut, not overrun. */
+static void test_error_detail(void)
+{
+    CHECK_EQ_INT(ffu_error_set(FFU_ERR_FORMAT, "bad marker %d", 7), FFU_ERR_FORMAT);
+    CHECK(strcmp(ffu_error_message(), "bad marker 7") == 0);
+    CHECK_EQ_INT(ffu_error_prefix(FFU_ERR_FORMAT, "a.jpg"), FFU_ERR_FORMAT);
+    CHECK(strcmp(ffu_error_message(), "a.jpg: bad marker 7") == 0);
+    CHECK_EQ_INT(ffu_error_prefix(FFU_ERR_IO, "a.jpg"), FFU_ERR_IO);
+    CHECK(strcmp(ffu_error_message(), "a.jpg: bad marker 7") == 0);
+    ffu_error_prefix(FFU_ERR_FORMAT, "dir");
+    CHECK(strcmp(ffu_error_message(), "dir: a.jpg: bad marker 7") == 0);
+    ffu_error_prefix(FFU_ERR_FORMAT, "a.jp"); /* a shorter name is not the same name */
+    CHECK(strcmp(ffu_error_message(), "a.jp: dir: a.jpg: bad marker 7") == 0);
+    ffu_error_prefix(FFU_ERR_FORMAT, NULL);
+    CHECK(strcmp(ffu_error_message(), "a.jp: dir: a.jpg: bad marker 7") == 0);
+    ffu_error_set(FFU_ERR_NOMEM, NULL); /* no detail: the status's words */
+    ffu_error_prefix(FFU_ERR_NOMEM, "model.onnx");
+    CHECK(strcmp(ffu_error_message(), "model.onnx: out of memory") == 0);
+    char big[2000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    ffu_error_set(FFU_ERR_FORMAT, "%s", big);
+    ffu_error_prefix(FFU_ERR_FORMAT, big);
+    size_t n = strlen(ffu_error_message());
+    CHECK(n > 100 && n < sizeof big);
+    ffu_error_clear();
+    CHECK(strcmp(ffu_error_message(), "success") == 0);
+}
+
+TEST_MAIN(test_level, test_callback_and_filter, test_default_sink_format, test_threads,
+          test_error_detail)
