@@ -92,13 +92,13 @@ static int run(const cli_command *cmd, int argc, char **argv)
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "missing -o OUTPUT");
         goto out;
     }
-    if ((rc = cli_check_output_file(cmd, &o.common, "--output", o.output))) goto out;
     int rw = 0, rh = 0;
     if (o.resize && !parse_size(o.resize, &rw, &rh)) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
                           "--resize: '%s' is not WxH (for example 640x480 or 640x0)", o.resize);
         goto out;
     }
+    if ((rc = cli_check_output_file(cmd, &o.common, "--output", o.output))) goto out;
     const char *input = argv[0];
     double t_decode, t_resize = 0, t_warp = 0, t_gray = 0, t_draw = 0, t_encode;
     int64_t t0 = ffu_clock_ns();
