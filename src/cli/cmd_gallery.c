@@ -252,14 +252,16 @@ static int run_identify(const cli_command *cmd, int argc, char **argv)
     int dim = 0;
     float thr = 0;
     ffu_status st = cli_expand_images(npos, argv, &paths, &npaths);
+    const int enroll_dir = cli_is_dir(o.gallery);
+    /* a gallery file is read before the models load: a wrong path costs nothing */
+    if (!st && !enroll_dir) st = ffu_gallery_load(o.gallery, &g);
     if (!st) st = open_models(&o, &an, &model, &dim, &thr);
-    if (!st && cli_is_dir(o.gallery)) {
+    if (!st && enroll_dir) {
         st = ffu_gallery_create(dim, model, &g);
         if (!st)
             st = ffu_gallery_enroll_dir(g, an, o.gallery, NULL);
     } else if (!st) {
-        st = ffu_gallery_load(o.gallery, &g);
-        if (!st && (ffu_gallery_dim(g) != dim || strcmp(ffu_gallery_model(g), model))) {
+        if (ffu_gallery_dim(g) != dim || strcmp(ffu_gallery_model(g), model)) {
             rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_DATA,
                               "%s was enrolled with %s (%d-d); this run embeds with %s (%d-d): "
                               "pass --embedder %s",
