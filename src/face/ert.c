@@ -582,7 +582,9 @@ void ert_feature_xy_c(const ert_feature_job *j, int32_t *px, int32_t *py)
 ert_feature_xy_fn ert_feature_xy_pick(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (ffu_cpu_features() & FFU_CPU_AVX512F) return ert_feature_xy_avx512;
+    unsigned f = ffu_cpu_features();
+    if (f & FFU_CPU_AVX512F) return ert_feature_xy_avx512;
+    if (f & FFU_CPU_AVX2) return ert_feature_xy_avx2;
 #endif
     return ert_feature_xy_c;
 }

@@ -99,11 +99,12 @@ typedef struct ert_feature_job {
 } ert_feature_job;
 /* px[i], py[i] = feature i's pixel when it lies in the w x h image, px[i] = -1 when it
  * does not (NaN included). px and py have room for n rounded up to 16. Every version
- * gives the same pixels; ert_feature_xy_avx512 runs only on CPUs with AVX512F. It is
- * a quarter of a face's time in plain C (15 cascades of 500 pixels, docs/BENCHMARKS.md
+ * gives the same pixels; the SIMD ones run only on CPUs with the instructions. It is a
+ * quarter of a face's time in plain C (15 cascades of 500 pixels, docs/BENCHMARKS.md
  * "dlib 68-point ERT"). */
 typedef void (*ert_feature_xy_fn)(const ert_feature_job *j, int32_t *px, int32_t *py);
 void ert_feature_xy_c(const ert_feature_job *j, int32_t *px, int32_t *py);
+void ert_feature_xy_avx2(const ert_feature_job *j, int32_t *px, int32_t *py);
 void ert_feature_xy_avx512(const ert_feature_job *j, int32_t *px, int32_t *py);
 /* The fastest version this CPU runs (honours FFU_CPU_MASK). */
 ert_feature_xy_fn ert_feature_xy_pick(void);

@@ -421,15 +421,18 @@ static void test_kernels_bitwise(void)
     if (!tried) TEST_SKIP("no AVX2 or AVX-512 on this CPU");
 }
 
-/* Where feature pixels fall: the AVX-512 kernel gives the plain one's pixels, lane for
- * lane, on random jobs whose pixels straddle the image's edges, with lengths around the
+/* Where feature pixels fall: the AVX2 and AVX-512 kernels give the plain one's pixels,
+ * lane for lane, on random jobs whose pixels straddle the image's edges, with lengths around the
  * vector's 16, rounding ties (x + 0.5 an integer) and a NaN in the shape. Every third
  * job maps the box to 10^8 pixels (the kernel reads no pixel, so the image may be that
  * big): there an ulp of a float changes the pixel, so any difference in how the float
  * sums are formed (an FMA, another order) shows. */
 static void test_feature_kernels_same(void)
 {
-    if (!(ffu_cpu_features() & FFU_CPU_AVX512F)) TEST_SKIP("no AVX-512 on this CPU");
+    unsigned f = ffu_cpu_features();
+    if (!(f & (FFU_CPU_AVX2 | FFU_CPU_AVX512F))) TEST_SKIP("no AVX2 or AVX-512 on this CPU");
+    const ert_feature_xy_fn kernels[2] = {f & FFU_CPU_AVX2 ? ert_feature_xy_avx2 : NULL,
+                                          f & FFU_CPU_AVX512F ? ert_feature_xy_avx512 : NULL};
     uint64_t s = 5;
     static float dx[ERT_MAX_FEATURES], dy[ERT_MAX_FEATURES], shape[144];
     static uint32_t anchor2[ERT_MAX_FEATURES];
@@ -475,14 +478,18 @@ static void test_feature_kernels_same(void)
         j.w = 64 + (int)(test_rand_u64(&s) % 200), j.h = 64 + (int)(test_rand_u64(&s) % 200);
         if (trial % 3 == 0 && trial % 4 != 1) j.w = j.h = 1 << 30;
         ert_feature_xy_c(&j, px0, py0);
-        ert_feature_xy_avx512(&j, px1, py1);
+        for (int k = 0; k < 2; k++) {
+            if (!kernels[k]) continue;
+            kernels[k](&j, px1, py1);
+            for (uint32_t i = 0; i < j.n; i++)
+                if (px0[i] != px1[i] || (px0[i] >= 0 && py0[i] != py1[i])) {
+                    fprintf(stderr, "  %s, trial %d feature %u: (%d, %d) against (%d, %d)\n",
+                            k ? "AVX-512" : "AVX2", trial, i, px0[i], py0[i], px1[i], py1[i]);
+                    CHECK(0);
+                    return;
+                }
+        }
         for (uint32_t i = 0; i < j.n; i++) {
-            if (px0[i] != px1[i] || (px0[i] >= 0 && py0[i] != py1[i])) {
-                fprintf(stderr, "  trial %d feature %u: (%d, %d) against (%d, %d)\n", trial, i,
-                        px0[i], py0[i], px1[i], py1[i]);
-                CHECK(0);
-                return;
-            }
             if (px0[i] < 0) {
                 outside++;
                 continue;
