@@ -247,6 +247,23 @@ static int is_video_ext(const char *e)
     return 0;
 }
 
+/* A target's kind: by its extension, and by its first bytes when the extension is
+ * neither an image's nor a video's (a JPEG or PNG without one is an image; anything
+ * else is handed to the video reader, which knows more containers than we list). */
+static target_kind kind_of(const char *path)
+{
+    const char *e = ext_of(path);
+    if (is_image_ext(e)) return KIND_IMAGE;
+    if (is_video_ext(e)) return KIND_VIDEO;
+    unsigned char b[4] = {0};
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(b, 1, sizeof b, f) : 0;
+    if (f) fclose(f);
+    if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) return KIND_IMAGE;
+    if (n == 4 && b[0] == 0x89 && b[1] == 'P' && b[2] == 'N' && b[3] == 'G') return KIND_IMAGE;
+    return KIND_VIDEO;
+}
+
 /* Containers the writer makes; other video inputs get an .mp4 output. */
 static int is_writable_video_ext(const char *e)
 {
@@ -271,7 +288,7 @@ static int push_target(target_list *l, const char *path)
     memset(t, 0, sizeof *t);
     t->state = "pending";
     if (!(t->path = strdup(path))) return -1;
-    t->kind = is_image_ext(ext_of(path)) ? KIND_IMAGE : KIND_VIDEO;
+    t->kind = kind_of(path);
     l->count++;
     return 0;
 }
@@ -801,9 +818,12 @@ static int plan_outputs(const cli_command *cmd, swap_opts *o, target_list *tl)
                                     o->output);
             if (t->kind == KIND_VIDEO && is_image_ext(e))
                 return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE,
-                                    "--output %s: a video target needs a video output "
+                                    "--output %s: %s is %s, which needs a video output "
                                     "(.mp4, .mkv, .mov)",
-                                    o->output);
+                                    o->output, t->path,
+                                    is_video_ext(ext_of(t->path))
+                                        ? "a video"
+                                        : "not a JPEG or PNG image, so taken as a video");
             int rc = cli_check_output_file(cmd, &o->common, "--output", o->output);
             if (rc) return rc;
         } else {
@@ -816,6 +836,8 @@ static int plan_outputs(const cli_command *cmd, swap_opts *o, target_list *tl)
             if (t->kind == KIND_VIDEO && !is_writable_video_ext(ext_of(base))) {
                 char *dot = strrchr(name, '.');
                 strcpy(dot && dot != name ? dot : name + len, ".mp4");
+            } else if (t->kind == KIND_IMAGE && !is_image_ext(ext_of(base))) {
+                strcpy(name + len, ".png"); /* a JPEG or PNG known by its bytes */
             }
             t->name = name;
             t->out = cli_join_path(o->output_dir, name);

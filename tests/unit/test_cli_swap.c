@@ -183,6 +183,38 @@ static void test_image_swap(void)
     free(d);
     CHECK(com);
     remove(out);
+
+    /* a target named without an extension is known by its bytes: a JPEG is an image
+     * (it was taken for a video, and an image output refused); --output-dir names its
+     * output .png. A file that is no image is still taken for a video, and the refusal
+     * says so. */
+    char bare[256], odir[256], named[300];
+    snprintf(bare, sizeof bare, "%s/photo", dir);
+    snprintf(odir, sizeof odir, "%s/bare_out", dir);
+    snprintf(named, sizeof named, "%s/photo.png", odir);
+    size_t tsize = 0;
+    uint8_t *t = test_read_all(target, &tsize);
+    FILE *f = fopen(bare, "wb");
+    CHECK(t && f && fwrite(t, 1, tsize, f) == tsize);
+    if (f) fclose(f);
+    free(t);
+    run(&r, (const char *[]){"swap", "-s", source, "--target", bare, "-o", out, "--quiet", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(access(out, R_OK) == 0);
+    run(&r, (const char *[]){"swap", "-s", source, "--target", bare, "--target", target,
+                             "--output-dir", odir, "--quiet", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(access(named, R_OK) == 0);
+    f = fopen(bare, "wb");
+    CHECK(f && fputs("plain text, no picture", f) >= 0);
+    if (f) fclose(f);
+    run(&r, (const char *[]){"swap", "-s", source, "--target", bare, "-o", out, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "not a JPEG or PNG image") != NULL);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s", bare, odir);
+    CHECK_EQ_INT(system(cmd), 0);
+    remove(out);
     snprintf(out, sizeof out, "%s/swapped.png", dir);
     remove(out);
 }
