@@ -159,6 +159,10 @@ FFU_API void ffu_dir_list_free(char **names, int count);
  * dir is then a folder, else FFU_ERR_IO with the path and reason ("Not a directory" when
  * a file is in the way), so that work that writes there can refuse it before it starts. */
 FFU_API ffu_status ffu_dir_make(const char *dir);
+/* 1 when a and b both name one existing file (the same device and inode: links and
+ * other spellings of a path included), else 0. Work that reads one file and writes
+ * another checks it so that an output never replaces its own input. */
+FFU_API int ffu_same_file(const char *a, const char *b);
 
 /* Memory for one large buffer (weights, activations, images, file contents), released
  * with free(); 64-byte aligned. From 2 MiB up it is 2 MiB-aligned and the kernel is

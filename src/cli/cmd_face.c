@@ -107,6 +107,17 @@ static void analyzer_opts_from(const face_opts *o, unsigned stages, ffu_analyzer
     ao->attributes.model = o->attributes;
 }
 
+/* Where --draw writes the annotated copy of the image at path: into the folder draw under
+ * the image's own name, or to the file draw. */
+static void draw_path(const char *draw, int draw_dir, const char *path, char *buf, size_t len)
+{
+    const char *base = strrchr(path, '/');
+    if (draw_dir)
+        snprintf(buf, len, "%s/%s", draw, base ? base + 1 : path);
+    else
+        snprintf(buf, len, "%s", draw);
+}
+
 static void draw_faces(ffu_image *img, const ffu_face_list *faces)
 {
     const ffu_color box = {40, 220, 60, 255}, kp = {255, 60, 40, 255}, lm = {80, 160, 255, 255};
@@ -157,6 +168,16 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
                           "--draw with several images needs an existing directory");
         goto out;
+    }
+    for (int i = 0; o.draw && i < npaths; i++) { /* never draw over a photo itself */
+        char out_path[4096];
+        draw_path(o.draw, draw_dir, paths[i], out_path, sizeof out_path);
+        if (ffu_same_file(paths[i], out_path)) {
+            rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
+                              "--draw %s would replace the image %s with its annotated copy",
+                              o.draw, paths[i]);
+            goto out;
+        }
     }
     ffu_analyzer_opts ao;
     analyzer_opts_from(&o, stages, &ao);
@@ -231,13 +252,7 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
         }
         if (o.draw) {
             char out_path[4096];
-            if (draw_dir) {
-                const char *base = strrchr(path, '/');
-                base = base ? base + 1 : path;
-                snprintf(out_path, sizeof out_path, "%s/%s", o.draw, base);
-            } else {
-                snprintf(out_path, sizeof out_path, "%s", o.draw);
-            }
+            draw_path(o.draw, draw_dir, path, out_path, sizeof out_path);
             draw_faces(&img, &faces);
             if ((st = ffu_image_save(out_path, &img, 92))) {
                 failed++;

@@ -797,13 +797,6 @@ static int build_swapper_opts(const cli_command *cmd, swap_opts *o, int any_vide
     return CLI_EXIT_OK;
 }
 
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 /* Output names: the target's name in --output-dir (other video containers -> .mp4). */
 static int plan_outputs(const cli_command *cmd, swap_opts *o, target_list *tl)
 {
@@ -848,7 +841,7 @@ static int plan_outputs(const cli_command *cmd, swap_opts *o, target_list *tl)
                                         o->output_dir, name);
         }
         if (!t->out) return cli_fail(cmd, &o->common, FFU_ERR_NOMEM);
-        if (same_file(t->path, t->out))
+        if (ffu_same_file(t->path, t->out))
             return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE,
                                 "%s: the output would overwrite the target", t->out);
     }

@@ -177,6 +177,11 @@ static int run_convert(const cli_command *cmd, video_opts *o, int n, char **path
         return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE, "convert: give one input video");
     if (!o->output)
         return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE, "convert: give -o OUT.mp4");
+    if (ffu_same_file(paths[0], o->output))
+        return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE,
+                            "convert: --output %s is the input: it would be replaced by its "
+                            "re-encoding",
+                            o->output);
     ffu_video_reader *r = NULL;
     ffu_status st = ffu_video_reader_open(&r, paths[0], NULL);
     if (st)

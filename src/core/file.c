@@ -193,6 +193,13 @@ ffu_status ffu_dir_make(const char *dir)
     return FFU_OK;
 }
 
+int ffu_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 ffu_status ffu_dir_list(const char *dir, int (*keep)(const char *dir, const char *name, void *ctx),
                         void *ctx, char ***names, int *count)
 {

@@ -448,6 +448,9 @@ ffu_status ffu_pipeline_add_stream(ffu_pipeline *p, const ffu_pipeline_stream_op
     ffu_status st = FFU_OK;
     if (!ps->name || !ps->url || (so->annotate && !ps->annotate))
         st = ffu_error_set(FFU_ERR_NOMEM, "stream");
+    else if (ps->annotate && ffu_same_file(ps->annotate, so->url))
+        st = ffu_error_set(FFU_ERR_INVALID, "stream %s: the annotated video %s is the input itself",
+                           name, ps->annotate);
     if (!st)
         st = ffu_tracker_create(&to, &ps->t);
     if (!st && p->zones)

@@ -349,6 +349,20 @@ static void test_analyze_output_dirs(void)
         CHECK_EQ_INT((int)strlen(r.out), 0);
         CHECK(strstr(r.err, files[i][0]) != NULL && strstr(r.err, files[i][1]) != NULL);
     }
+    /* an annotated video that would be the input itself (a folder holding the input, as
+     * DIR/NAME.mp4) is refused, the input untouched: it was replaced */
+    char copy[1100];
+    snprintf(copy, sizeof copy, "%s/clip.mp4", dir);
+    size_t n = 0, n2 = 0;
+    uint8_t *v = test_read_all(clip, &n);
+    fp = fopen(copy, "wb");
+    CHECK(v && fp && fwrite(v, 1, n, fp) == n && fclose(fp) == 0);
+    run(&r, (const char *[]){"analyze", "-i", copy, "-a", dir, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "is the input itself") != NULL);
+    uint8_t *after = test_read_all(copy, &n2);
+    CHECK(after && n2 == n && !memcmp(after, v, n));
+    free(v), free(after);
     char cmd[1300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK_EQ_INT(system(cmd), 0);

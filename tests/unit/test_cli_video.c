@@ -134,6 +134,27 @@ static void test_errors(void)
                                   NULL});
     CHECK(r.code != 0);
     CHECK(access(out, F_OK) != 0);
+    /* An output that is the input itself is refused and the input left as it was: convert
+     * replaced the video by its re-encoding, detect --draw into the photo's own folder
+     * replaced the photo by its annotated copy. */
+    char clip[512];
+    snprintf(clip, sizeof clip, "%s/clip.mp4", dir);
+    size_t nclip = 0, npng = 0;
+    uint8_t *before_clip = test_read_all(clip, &nclip), *before_png = test_read_all(a, &npng);
+    CHECK(before_clip && before_png);
+    run(&r, (const char *const[]){"video", "convert", clip, "-o", clip, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "is the input") != NULL);
+    run(&r, (const char *const[]){"detect", a, "--draw", dir, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    run(&r, (const char *const[]){"detect", a, "--draw", a, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "would replace the image") != NULL);
+    size_t n2 = 0, n3 = 0;
+    uint8_t *after_clip = test_read_all(clip, &n2), *after_png = test_read_all(a, &n3);
+    CHECK(after_clip && n2 == nclip && !memcmp(after_clip, before_clip, nclip));
+    CHECK(after_png && n3 == npng && !memcmp(after_png, before_png, npng));
+    free(before_clip), free(after_clip), free(before_png), free(after_png);
 }
 
 /* Where FFmpeg cannot be loaded (an empty file is found first for libavformat's soname:
@@ -196,7 +217,7 @@ static void test_all(void)
 {
     setup();
     test_from_images_and_info();
-    test_errors();
+    test_errors(); /* after: it uses the clip made there */
     test_without_ffmpeg();
     test_convert(); /* last: it may skip */
     cleanup();
