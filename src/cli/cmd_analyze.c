@@ -300,6 +300,7 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
         return rc;
     }
     ffu_pipeline *p = NULL;
+    const char **ann = NULL; /* per input: its --annotate output, or NULL */
     status_line sl = {0, 0};
     /* positional arguments are inputs too */
     for (int i = 0; i < npos; i++)
@@ -345,11 +346,14 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
             goto out;
         }
     if (o.events && (rc = cli_check_output_file(cmd, &o.common, "--events", o.events))) goto out;
+    /* every input's annotated output, resolved and checked once, before the models load */
     char ann_buf[4096];
-    for (int i = 0; i < o.inputs.count; i++) {
-        const char *a;
-        if ((rc = annotate_checked(cmd, &o, i, ann_buf, sizeof ann_buf, &a))) goto out;
+    if (!(ann = calloc((size_t)o.inputs.count, sizeof *ann))) {
+        rc = cli_fail(cmd, &o.common, FFU_ERR_NOMEM);
+        goto out;
     }
+    for (int i = 0; i < o.inputs.count; i++)
+        if ((rc = annotate_checked(cmd, &o, i, ann_buf, sizeof ann_buf, &ann[i]))) goto out;
     ffu_pipeline_opts po;
     ffu_pipeline_opts_default(&po);
     po.sample_fps = o.fps;
@@ -395,7 +399,7 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
         so.loop = o.loop;
         so.hwaccel = o.hwaccel;
         so.hw_device = o.hw_device;
-        if ((rc = annotate_checked(cmd, &o, i, ann_buf, sizeof ann_buf, &so.annotate))) goto out;
+        so.annotate = ann[i];
         if ((st = ffu_pipeline_add_stream(p, &so, NULL))) {
             rc = cli_fail(cmd, &o.common, st);
             goto out;
@@ -426,6 +430,7 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
     }
 out:
     ffu_pipeline_destroy(p);
+    free(ann);
     ffu_options_free(analyze_options, &o);
     return rc;
 }

@@ -597,21 +597,22 @@ static void feature_pixels(const ert_model *m, ert_feature_xy_fn xy, const ert_c
 {
     float a, b;
     fit_similarity(m, shape, &a, &b);
-    const ert_feature_job j = {m->feat_dx + cas->feat0,
-                               m->feat_dy + cas->feat0,
-                               m->feat_anchor2 + cas->feat0,
-                               cas->nfeat,
-                               shape,
-                               a,
-                               -b,
-                               b,
-                               a,
-                               bm->ox,
-                               bm->oy,
-                               bm->sx,
-                               bm->sy,
-                               g->w,
-                               g->h};
+    /* dlib's 2x2 is [[a, -b], [b, a]] */
+    const ert_feature_job j = {.dx = m->feat_dx + cas->feat0,
+                               .dy = m->feat_dy + cas->feat0,
+                               .anchor2 = m->feat_anchor2 + cas->feat0,
+                               .n = cas->nfeat,
+                               .shape = shape,
+                               .a00 = a,
+                               .a01 = -b,
+                               .a10 = b,
+                               .a11 = a,
+                               .ox = bm->ox,
+                               .oy = bm->oy,
+                               .sx = bm->sx,
+                               .sy = bm->sy,
+                               .w = g->w,
+                               .h = g->h};
     _Alignas(64) int32_t px[ERT_MAX_FEATURES], py[ERT_MAX_FEATURES];
     xy(&j, px, py);
     for (uint32_t i = 0; i < cas->nfeat; i++) {
