@@ -121,7 +121,6 @@ static inline float test_rand_f(uint64_t *s) /* [0, 1) */
     return (float)(test_rand_u64(s) >> 40) / (float)(1u << 24);
 }
 
-/* Path of a file under ../shared, or NULL when shared data is absent. */
 /* The whole file in a malloc'd buffer (free it), NULL when it cannot be read. */
 static inline uint8_t *test_read_all(const char *path, size_t *size)
 {
@@ -140,6 +139,17 @@ static inline uint8_t *test_read_all(const char *path, size_t *size)
     return buf;
 }
 
+/* Writes size bytes to path; 0 on success. */
+static inline int test_write_file(const char *path, const void *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t n = fwrite(data, 1, size, f);
+    int bad = fclose(f) != 0;
+    return n == size && !bad ? 0 : -1;
+}
+
+/* Path of a file under ../shared, or NULL when shared data is absent. */
 static inline const char *test_shared_path(const char *rel, char *buf, size_t len)
 {
 #ifdef FFU_TEST_SHARED_DIR

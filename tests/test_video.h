@@ -52,16 +52,6 @@ static inline ffu_status test_write_clip(const char *path, const ffu_video_write
     return ffu_video_writer_close(vw);
 }
 
-/* Writes size bytes to path; 0 on success. */
-static inline int test_write_file(const char *path, const void *data, size_t size)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    size_t n = fwrite(data, 1, size, f);
-    int bad = fclose(f) != 0;
-    return n == size && !bad ? 0 : -1;
-}
-
 /* A TCP socket bound to a free loopback port (*port), listening when do_listen (a server
  * that accepts nothing: connects succeed, then silence), -1 on failure. Closing it
  * without listening gives a port that refuses connections. */

@@ -176,7 +176,9 @@ FFU_API int ffu_pipeline_stream_count(const ffu_pipeline *p);
  * trackers, finishes annotated videos (renamed into place) and heatmaps and flushes the
  * events file. Returns FFU_OK when every stream ended cleanly; otherwise the first
  * failed stream's status, with the message "stream NAME: reason" (the other streams
- * still ran to their end). Once per pipeline. */
+ * still ran to their end). Before anything is opened, FFU_ERR_INVALID when an output
+ * (the events file, an annotated video) is some stream's input, and FFU_ERR_IO when
+ * the events file cannot be created; nothing ran then. Once per pipeline. */
 FFU_API ffu_status ffu_pipeline_run(ffu_pipeline *p);
 
 /* Asks run to finish early. Only stores to an atomic flag: async-signal-safe, callable

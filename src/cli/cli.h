@@ -135,6 +135,16 @@ int cli_print_json(ffu_jw *w);
 int cli_check_output_file(const cli_command *cmd, const cli_common *common, const char *option,
                           const char *path);
 
+/* "an image" or "a video" when the file's first bytes say so (JPEG, PNG; MP4/MOV, Matroska,
+ * AVI, FLV, MPEG-TS), else NULL (no such file included). */
+const char *cli_sniff_media(const char *path);
+
+/* cli_check_output_file for an output that is data, not media (an events file, a
+ * gallery), also refusing (CLI_EXIT_USAGE) to replace an existing image or video: such a
+ * path is a slip (an input named where the output goes), and the media would be lost. */
+int cli_check_data_output(const cli_command *cmd, const cli_common *common, const char *option,
+                          const char *path);
+
 /* --with STAGES (comma-separated: landmarks, quality, liveness, attributes, embed or
  * embedding, all) -> FFU_STAGE_* bits in *out; -1 on an unknown name. */
 int cli_parse_stages(const char *s, unsigned *out);

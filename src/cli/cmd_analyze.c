@@ -345,7 +345,7 @@ static int run_analyze(const cli_command *cmd, int argc, char **argv)
                               ffu_error_message());
             goto out;
         }
-    if (o.events && (rc = cli_check_output_file(cmd, &o.common, "--events", o.events))) goto out;
+    if (o.events && (rc = cli_check_data_output(cmd, &o.common, "--events", o.events))) goto out;
     /* every input's annotated output, resolved and checked once, before the models load */
     char ann_buf[4096];
     if (!(ann = calloc((size_t)o.inputs.count, sizeof *ann))) {

@@ -110,7 +110,7 @@ static int run_enroll(const cli_command *cmd, int argc, char **argv)
         goto out;
     }
     /* refused now, not after the enrolment */
-    if ((rc = cli_check_output_file(cmd, &o.common, "--output", o.output))) goto out;
+    if ((rc = cli_check_data_output(cmd, &o.common, "--output", o.output))) goto out;
     const char *model = NULL;
     int dim = 0, skipped = 0;
     float thr = 0;

@@ -255,13 +255,8 @@ static target_kind kind_of(const char *path)
     const char *e = ext_of(path);
     if (is_image_ext(e)) return KIND_IMAGE;
     if (is_video_ext(e)) return KIND_VIDEO;
-    unsigned char b[4] = {0};
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(b, 1, sizeof b, f) : 0;
-    if (f) fclose(f);
-    if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) return KIND_IMAGE;
-    if (n == 4 && b[0] == 0x89 && b[1] == 'P' && b[2] == 'N' && b[3] == 'G') return KIND_IMAGE;
-    return KIND_VIDEO;
+    const char *media = cli_sniff_media(path);
+    return media && !strcmp(media, "an image") ? KIND_IMAGE : KIND_VIDEO;
 }
 
 /* Containers the writer makes; other video inputs get an .mp4 output. */

@@ -330,13 +330,6 @@ ffu_status ffu_pipeline_create(const ffu_pipeline_opts *o, ffu_pipeline **out)
     p->topts.on_event = pl_on_track_event;
     p->topts.user = NULL;
 
-    if (p->events_path) {
-        p->events = fopen(p->events_path, "w");
-        if (!p->events) {
-            st = ffu_error_set(FFU_ERR_IO, "events file %s: %s", p->events_path, strerror(errno));
-            goto fail;
-        }
-    }
     if ((st = ffu_jw_create(&p->jw, 0)))
         goto fail;
     for (const char *d = p->snapshot_dir; d; d = d == p->snapshot_dir ? p->heatmap_dir : NULL)
@@ -448,9 +441,6 @@ ffu_status ffu_pipeline_add_stream(ffu_pipeline *p, const ffu_pipeline_stream_op
     ffu_status st = FFU_OK;
     if (!ps->name || !ps->url || (so->annotate && !ps->annotate))
         st = ffu_error_set(FFU_ERR_NOMEM, "stream");
-    else if (ps->annotate && ffu_same_file(ps->annotate, so->url))
-        st = ffu_error_set(FFU_ERR_INVALID, "stream %s: the annotated video %s is the input itself",
-                           name, ps->annotate);
     if (!st)
         st = ffu_tracker_create(&to, &ps->t);
     if (!st && p->zones)
@@ -1246,6 +1236,27 @@ static void finalize_stream(ffu_pipeline *p, pl_stream *ps)
     pl_events_flush(p);
 }
 
+/* No output may replace an input: the events file and each annotated video against
+ * every stream's source (a file named twice, or a folder of outputs holding the inputs).
+ * Checked when all streams are known, before anything is opened for writing. */
+static ffu_status check_outputs(const ffu_pipeline *p)
+{
+    for (int i = 0; i < p->nstreams; i++) {
+        const pl_stream *in = p->streams[i];
+        if (p->events_path && ffu_same_file(p->events_path, in->url))
+            return ffu_error_set(FFU_ERR_INVALID, "the events file %s is stream %s's input",
+                                 p->events_path, in->name);
+        for (int j = 0; j < p->nstreams; j++) {
+            const char *ann = p->streams[j]->annotate;
+            if (ann && ffu_same_file(ann, in->url))
+                return ffu_error_set(FFU_ERR_INVALID,
+                                     "stream %s's annotated video %s is stream %s's input",
+                                     p->streams[j]->name, ann, in->name);
+        }
+    }
+    return FFU_OK;
+}
+
 ffu_status ffu_pipeline_run(ffu_pipeline *p)
 {
     if (!p)
@@ -1254,6 +1265,10 @@ ffu_status ffu_pipeline_run(ffu_pipeline *p)
         return ffu_error_set(FFU_ERR_INVALID, "ffu_pipeline_run: a pipeline runs once");
     if (p->nstreams == 0)
         return ffu_error_set(FFU_ERR_INVALID, "ffu_pipeline_run: no stream was added");
+    ffu_status bad = check_outputs(p);
+    if (!bad && p->events_path && !(p->events = fopen(p->events_path, "w")))
+        bad = ffu_error_set(FFU_ERR_IO, "events file %s: %s", p->events_path, strerror(errno));
+    if (bad) return bad;
     p->ran = 1;
     int64_t start = ffu_clock_ns();
     for (int i = 0; i < p->nstreams; i++) {

@@ -355,12 +355,28 @@ static void test_analyze_output_dirs(void)
     snprintf(copy, sizeof copy, "%s/clip.mp4", dir);
     size_t n = 0, n2 = 0;
     uint8_t *v = test_read_all(clip, &n);
-    fp = fopen(copy, "wb");
-    CHECK(v && fp && fwrite(v, 1, n, fp) == n && fclose(fp) == 0);
+    CHECK(v && test_write_file(copy, v, n) == 0);
     run(&r, (const char *[]){"analyze", "-i", copy, "-a", dir, NULL});
     CHECK_EQ_INT(r.code, 2);
-    CHECK(strstr(r.err, "is the input itself") != NULL);
+    CHECK(strstr(r.err, "annotated video") != NULL && strstr(r.err, "is stream clip's input"));
+    /* nor another stream's input (stream "clip" from sub/clip.mp4 annotated as
+     * DIR/clip.mp4, the second input), nor the events file an input: --events was
+     * opened (emptied) before any stream was read */
+    char sub[1100], subclip[1200];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    snprintf(subclip, sizeof subclip, "%s/clip.mp4", sub);
+    CHECK(mkdir(sub, 0755) == 0 && test_write_file(subclip, v, n) == 0);
+    run(&r, (const char *[]){"analyze", "-i", subclip, "-i", copy, "-a", dir, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "stream clip's annotated video") != NULL &&
+          strstr(r.err, "is stream clip-2's input") != NULL);
+    run(&r, (const char *[]){"analyze", "-i", copy, "--events", copy, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "--events") != NULL && strstr(r.err, "is a video") != NULL);
     uint8_t *after = test_read_all(copy, &n2);
+    CHECK(after && n2 == n && !memcmp(after, v, n));
+    free(after);
+    after = test_read_all(subclip, &n2);
     CHECK(after && n2 == n && !memcmp(after, v, n));
     free(v), free(after);
     char cmd[1300];

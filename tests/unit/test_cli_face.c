@@ -407,6 +407,18 @@ static void test_enroll_identify(void)
     CHECK_EQ_INT(r.code, 4);
     CHECK_EQ_INT((int)strlen(r.out), 0);
     CHECK(strstr(r.err, "enrolled") == NULL && strstr(r.err, "--output") != NULL);
+    /* nor does a gallery replace a photo (one of those enrolled, named by a slip): it did */
+    char photo[] = "/tmp/ffu_cliface_XXXXXX.jpg";
+    size_t n = 0, m = 0;
+    uint8_t *jpeg = test_read_all(obama, &n), *after = NULL;
+    fd = mkstemps(photo, 4);
+    CHECK(jpeg && fd >= 0 && close(fd) == 0 && test_write_file(photo, jpeg, n) == 0);
+    run(&r, (const char *[]){"enroll", train, "-o", photo, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "is an image") != NULL && strstr(r.err, "enrolled") == NULL);
+    CHECK((after = test_read_all(photo, &m)) && m == n && !memcmp(after, jpeg, n));
+    remove(photo);
+    free(jpeg), free(after);
     run(&r, (const char *[]){"enroll", train, "-o", gal, NULL});
     CHECK_EQ_INT(r.code, 0);
     CHECK(strstr(r.out, "5 identities"));
