@@ -137,7 +137,8 @@ FFU_API ffu_status ffu_sha256_file(const char *path, uint8_t out[32]);
 
 /* Reads a whole file (regular, pipe, /proc) of at most cap bytes into a malloc'd buffer
  * (free it) with a NUL byte after the size bytes, so text can be parsed in place.
- * FFU_ERR_NOT_FOUND, FFU_ERR_TOO_LARGE, FFU_ERR_IO with the path and reason. */
+ * FFU_ERR_NOT_FOUND, FFU_ERR_TOO_LARGE, FFU_ERR_IO with the path and reason;
+ * FFU_ERR_INVALID for a folder (a file was asked for). */
 FFU_API ffu_status ffu_file_read(const char *path, size_t cap, uint8_t **out, size_t *size);
 /* Creates an empty file beside path, exclusively: "<dir>/.<name>.tmp-<pid>-<n>" (mode
  * 0666 less the umask), to be written and then renamed over path so that path is never

@@ -93,8 +93,8 @@ FFU_API ffu_status ffu_image_decode(const void *data, size_t size, ffu_pixfmt wa
 #define FFU_IMAGE_MAX_FILE_BYTES ((size_t)512 << 20)
 
 /* Reads and decodes a file; error details start with the path ("x.jpg: truncated
- * JPEG"). Missing file: FFU_ERR_NOT_FOUND; unreadable: FFU_ERR_IO; over
- * FFU_IMAGE_MAX_FILE_BYTES: FFU_ERR_TOO_LARGE. */
+ * JPEG"). Missing file: FFU_ERR_NOT_FOUND; unreadable: FFU_ERR_IO; a folder:
+ * FFU_ERR_INVALID; over FFU_IMAGE_MAX_FILE_BYTES: FFU_ERR_TOO_LARGE. */
 FFU_API ffu_status ffu_image_load(const char *path, ffu_pixfmt want, ffu_image *out);
 
 /* Reads only the headers: *format = "jpeg" or "png" (static string), and the size the

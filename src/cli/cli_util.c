@@ -141,8 +141,10 @@ int cli_check_output_file(const cli_command *cmd, const cli_common *common, cons
                           const char *path)
 {
     if (output_file_ok(path) == 0) return CLI_EXIT_OK;
-    return cli_fail_msg(cmd, common, errno == ENOENT ? CLI_EXIT_NOT_FOUND : CLI_EXIT_FAILURE,
-                        "%s %s: %s", option, path, strerror(errno));
+    int code = errno == ENOENT   ? CLI_EXIT_NOT_FOUND
+               : errno == EISDIR ? CLI_EXIT_USAGE
+                                 : CLI_EXIT_FAILURE;
+    return cli_fail_msg(cmd, common, code, "%s %s: %s", option, path, strerror(errno));
 }
 
 const char *cli_sniff_media(const char *path)

@@ -79,8 +79,9 @@ typedef struct {
 static const ffu_option swap_options[] = {
     CLI_COMMON_OPTIONS,
     {"source", 's', FFU_OPT_STRING_LIST, offsetof(swap_opts, source),
-     "photo of the face to put in; several photos of the same person help", NULL, 0, 0, NULL,
-     "IMG"},
+     "photo of the face to put in (a folder: its photos); several photos of the same person "
+     "help",
+     NULL, 0, 0, NULL, "IMG"},
     OPT("target", FFU_OPT_STRING_LIST, target,
         "image (.jpg, .png), video (.mp4, .mov, .mkv, ...) or directory to swap faces in", NULL, 0,
         0, NULL, "PATH"),
@@ -112,8 +113,8 @@ static const ffu_option swap_options[] = {
         1000, NULL, "N"),
     OPT("reference-distance", FFU_OPT_FLOAT, reference_distance,
         "largest (1 - cos) / 2 distance to the reference that still matches (0 = the "
-        "embedder's own threshold)", "0", 0, 1,
-        NULL, "X"),
+        "embedder's own threshold)",
+        "0", 0, 1, NULL, "X"),
     OPT("order", FFU_OPT_ENUM, order, "order of the target faces", "large-small", 0, 0, order_names,
         NULL),
     OPT("gender", FFU_OPT_ENUM, gender, "only faces of this gender", "any", 0, 0, gender_names,
@@ -938,6 +939,18 @@ static int run_swap(const cli_command *cmd, int argc, char **argv)
     if (o.target.count < 1) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE, "give --target PATH (see --help)");
         goto out;
+    }
+    { /* a --source folder stands for its photos */
+        char **paths = NULL;
+        int n = 0;
+        ffu_status st = cli_expand_images(o.source.count, o.source.items, &paths, &n);
+        if (st) {
+            rc =
+                cli_fail_msg(cmd, &o.common, cli_exit_code(st), "--source %s", ffu_error_message());
+            goto out;
+        }
+        ffu_strlist_free(&o.source);
+        o.source.items = paths, o.source.count = n;
     }
     if (o.output && o.output_dir) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,

@@ -6,7 +6,7 @@
  *                         (--fps: frames are repeated or dropped by time), audio copied:
  *                         how the benchmarks make 1080p30 / 720p inputs from the
  *                         shared clips
- *   from-images IMG... -o OUT.mp4
+ *   from-images IMG|DIR... -o OUT.mp4
  *                         a clip that slowly zooms and pans over each photo in turn:
  *                         a moving-camera test input made from stills, which is how the
  *                         README's analyze demo gets a video on a fresh machine (the
@@ -97,6 +97,22 @@ static void info_text(const char *path, ffu_video_reader *r)
     const char *k, *v;
     for (int i = 0; (k = ffu_video_reader_metadata_at(r, i, &v)); i++)
         printf("  %s: %s\n", k, v);
+}
+
+/* --json for a written video: {"output", "frames", "width", "height"}. */
+static int written_json(const cli_command *cmd, const video_opts *o, int64_t frames, int w, int h)
+{
+    ffu_jw *jw = NULL;
+    if (ffu_jw_create(&jw, 0) < 0) return cli_fail(cmd, &o->common, FFU_ERR_NOMEM);
+    ffu_jw_begin_object(jw);
+    ffu_jw_key(jw, "output"), ffu_jw_string(jw, o->output);
+    ffu_jw_key(jw, "frames"), ffu_jw_int(jw, frames);
+    ffu_jw_key(jw, "width"), ffu_jw_int(jw, w);
+    ffu_jw_key(jw, "height"), ffu_jw_int(jw, h);
+    ffu_jw_end_object(jw);
+    int rc = cli_print_json(jw);
+    ffu_jw_destroy(jw);
+    return rc;
 }
 
 static int run_info(const cli_command *cmd, video_opts *o, int n, char **paths)
@@ -251,10 +267,8 @@ static int run_convert(const cli_command *cmd, video_opts *o, int n, char **path
     }
     if ((st = ffu_video_writer_close(w)))
         return cli_fail(cmd, &o->common, st);
-    if (o->common.json)
-        printf("{\"output\": \"%s\", \"frames\": %lld, \"width\": %d, \"height\": %d}\n",
-               o->output, (long long)written, fw, fh);
-    else if (!o->common.quiet)
+    if (o->common.json) return written_json(cmd, o, written, fw, fh);
+    if (!o->common.quiet)
         fprintf(stderr, "facefuse video: wrote %s (%lld frames, %dx%d)\n", o->output,
                 (long long)written, fw, fh);
     return 0;
@@ -304,8 +318,7 @@ static int run_from_images(const cli_command *cmd, video_opts *o, int n, char **
     } else if ((st = ffu_video_writer_close(w))) {
         rc = cli_fail(cmd, &o->common, st);
     } else if (o->common.json) {
-        printf("{\"output\": \"%s\", \"frames\": %lld, \"width\": %d, \"height\": %d}\n",
-               o->output, (long long)index, fw, fh);
+        rc = written_json(cmd, o, index, fw, fh);
     } else if (!o->common.quiet) {
         fprintf(stderr, "facefuse video: wrote %s (%lld frames, %dx%d, %.3g fps)\n", o->output,
                 (long long)index, fw, fh, o->fps);
@@ -325,9 +338,14 @@ static int run_video(const cli_command *cmd, int argc, char **argv)
             rc = run_info(cmd, &o, npos - 1, argv + 1);
         else if (!strcmp(sub, "convert"))
             rc = run_convert(cmd, &o, npos - 1, argv + 1);
-        else if (!strcmp(sub, "from-images"))
-            rc = run_from_images(cmd, &o, npos - 1, argv + 1);
-        else
+        else if (!strcmp(sub, "from-images")) {
+            /* a folder stands for its images, in name order */
+            char **paths = NULL;
+            int n = 0;
+            ffu_status st = cli_expand_images(npos - 1, argv + 1, &paths, &n);
+            rc = st ? cli_fail(cmd, &o.common, st) : run_from_images(cmd, &o, n, paths);
+            ffu_dir_list_free(paths, n);
+        } else
             rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
                               "%s%s%s (info, convert or from-images)", *sub ? "unknown subcommand '" : "",
                               sub, *sub ? "'" : "give a subcommand");
@@ -341,7 +359,7 @@ const cli_command cli_cmd_video = {
     "video files: info (size, fps, tags), convert (resize, re-encode), from-images",
     "facefuse video info FILE... [--json]\n"
     "       facefuse video convert IN -o OUT.mp4 [--size WxH] [--fps F] [--max-seconds S]\n"
-    "       facefuse video from-images IMG... -o OUT.mp4 [--size WxH] [--seconds S] [--fps F]",
+    "       facefuse video from-images IMG|DIR... -o OUT.mp4 [--size WxH] [--seconds S] [--fps F]",
     "info prints what a video holds, including its container tags (a facefuse swap output\n"
     "carries its provenance in `comment`). convert re-encodes to H.264 at another size or\n"
     "frame rate with the audio copied. from-images writes an H.264 clip that slowly\n"

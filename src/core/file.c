@@ -39,7 +39,7 @@ ffu_status ffu_file_read(const char *path, size_t cap, uint8_t **out, size_t *si
     }
     if (S_ISDIR(st.st_mode)) {
         close(fd);
-        return ffu_error_set(FFU_ERR_IO, "%s: is a directory", path);
+        return ffu_error_set(FFU_ERR_INVALID, "%s: is a directory, not a file", path);
     }
     if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > cap) {
         close(fd);

@@ -24,6 +24,8 @@ ffu_status video_status_of(int averr)
     case AVERROR(ENODEV):
     case AVERROR_HTTP_NOT_FOUND:
         return FFU_ERR_NOT_FOUND;
+    case AVERROR(EISDIR):
+        return FFU_ERR_INVALID; /* a folder named where a file goes */
     case AVERROR_INVALIDDATA:
     case AVERROR_EOF:
         return FFU_ERR_FORMAT; /* EOF here: the data ends before it should */

@@ -296,6 +296,10 @@ static void test_nn_run(void)
     ffu_json_free(j);
     CHECK(nout >= 1);
     CHECK_EQ_INT(files, nout);
+    /* a folder for the model is a usage error naming it (it was exit 1, an I/O failure) */
+    run(&r, (const char *[]){"nn", "info", dir, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, dir) && strstr(r.err, "is a directory"));
     snprintf(file, sizeof file, "%s/plain", dir);
     FILE *fp = fopen(file, "w");
     CHECK(fp && fputs("x", fp) >= 0 && fclose(fp) == 0);

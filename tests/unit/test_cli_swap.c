@@ -248,6 +248,20 @@ static void test_no_face(void)
         (const char *[]){"swap", "-s", source, "-s", flat, "--target", target, "-o", out, NULL});
     CHECK_EQ_INT(r.code, 3);
     CHECK(strstr(r.err, "no face in --source") && strstr(r.err, "flat.png"));
+    /* a --source folder stands for its photos (it was "is a directory", exit 1): its one
+     * photo is the one named; a folder without photos is exit 4 */
+    char folder[300], inside[400];
+    snprintf(folder, sizeof folder, "%s/sources", dir);
+    snprintf(inside, sizeof inside, "%s/flat.png", folder);
+    CHECK(mkdir(folder, 0755) == 0);
+    run(&r, (const char *[]){"swap", "-s", folder, "--target", target, "-o", out, NULL});
+    CHECK_EQ_INT(r.code, 4);
+    CHECK(strstr(r.err, "--source") && strstr(r.err, "no .jpg"));
+    make_flat_png(inside);
+    run(&r, (const char *[]){"swap", "-s", folder, "--target", target, "-o", out, NULL});
+    CHECK_EQ_INT(r.code, 3);
+    CHECK(strstr(r.err, "no face in --source") && strstr(r.err, inside));
+    CHECK(access(out, F_OK) != 0);
     /* no face in the target image: exit 3 like `facefuse detect`, with a hint */
     run(&r,
         (const char *[]){"swap", "--source", source, "--target", flat, "-o", out, "--json", NULL});

@@ -85,6 +85,30 @@ static void test_from_images_and_info(void)
     const char *comment = ffu_json_string(ffu_json_get(ffu_json_get(v, "metadata"), "comment"));
     CHECK(comment && strstr(comment, "facefuse"));
     ffu_json_free(j);
+
+    /* a folder stands for its images in name order (a text file in it ignored; the
+     * folder was an I/O error), and --json escapes the output's name (a quote in it
+     * made the printed JSON invalid) */
+    char photos[512], pa[600], pb[600], txt[600], clip2[512];
+    snprintf(photos, sizeof photos, "%s/photos", dir);
+    snprintf(pa, sizeof pa, "%s/1.png", photos);
+    snprintf(pb, sizeof pb, "%s/2.jpg", photos);
+    snprintf(txt, sizeof txt, "%s/notes.txt", photos);
+    snprintf(clip2, sizeof clip2, "%s/say \"cheese\".mp4", dir);
+    CHECK(mkdir(photos, 0755) == 0 && test_write_file(txt, "x", 1) == 0);
+    make_photo(pa, 300, 200, 10);
+    make_photo(pb, 200, 300, 200);
+    run(&r, (const char *const[]){"video", "from-images", photos, "-o", clip2, "--size", "320x240",
+                                  "--seconds", "0.8", "--fps", "10", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    const char *named = ffu_json_string(ffu_json_get(j, "output"));
+    int frames = (int)ffu_json_number(ffu_json_get(j, "frames"), -1);
+    int same = named && !strcmp(named, clip2);
+    ffu_json_free(j);
+    CHECK(same);
+    CHECK_EQ_INT(frames, 16);
+    CHECK_EQ_INT(count_frames(clip2), 16);
 }
 
 static void test_convert(void)
@@ -122,6 +146,10 @@ static void test_errors(void)
     run(&r, (const char *const[]){"video", "info", "/nonexistent/x.mp4", NULL});
     CHECK_EQ_INT(r.code, 4);
     CHECK_EQ_INT(count_lines(r.err), 1);
+    /* a folder where a file goes is a usage error (it was exit 1, an I/O failure) */
+    run(&r, (const char *const[]){"video", "info", dir, NULL});
+    CHECK_EQ_INT(r.code, 2);
+    CHECK(strstr(r.err, "Is a directory") != NULL);
     char a[512], out[512];
     snprintf(a, sizeof a, "%s/a.png", dir);
     snprintf(out, sizeof out, "%s/bad.mp4", dir);

@@ -570,7 +570,7 @@ static void test_load_save_paths(void)
     CHECK(g);
     CHECK(ffu_gallery_load(path, &h) == FFU_ERR_NOT_FOUND && h == NULL);
     CHECK(strstr(ffu_error_message(), path) != NULL);
-    CHECK(ffu_gallery_load(dir, &h) == FFU_ERR_IO);
+    CHECK(ffu_gallery_load(dir, &h) == FFU_ERR_INVALID);
     CHECK(ffu_gallery_save(g, missing) == FFU_ERR_NOT_FOUND);
     CHECK(ffu_gallery_save(g, path) == FFU_OK);
     CHECK(ffu_gallery_save(g, path) == FFU_OK); /* replaces */

@@ -929,7 +929,7 @@ static void test_load_errors(void)
     CHECK(is_zeroed(&out));
     const char *dir = make_tmpdir();
     CHECK(dir);
-    CHECK_EQ_INT(ffu_image_load(dir, FFU_PIX_RGB24, &out), FFU_ERR_IO);
+    CHECK_EQ_INT(ffu_image_load(dir, FFU_PIX_RGB24, &out), FFU_ERR_INVALID);
     char path[PATH_MAX], want[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/photo.jpg", dir);
     CHECK_EQ_INT(write_all(path, "this is text, not a photo", 25), 0);
