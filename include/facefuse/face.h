@@ -285,7 +285,9 @@ FFU_API ffu_status ffu_analyzer_create(const ffu_analyzer_opts *o, ffu_analyzer 
 FFU_API void ffu_analyzer_destroy(ffu_analyzer *a);
 /* Image in, faces out, every stage asked for run on every face. The stages' models
  * share one workspace (the caller's, if detect.m.workspace is set): each starts on
- * memory the one before left in the caches. */
+ * memory the one before left in the caches. One call at a time per analyzer; analyzers
+ * created separately run at once on different threads and give the faces each gives
+ * alone, bit for bit (tests/unit/test_face_analyzer.c). */
 FFU_API ffu_status ffu_analyzer_run(ffu_analyzer *a, const ffu_image *img, ffu_face_list *out);
 
 #ifdef __cplusplus
