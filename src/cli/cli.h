@@ -136,9 +136,10 @@ int cli_print_json(ffu_jw *w);
 int cli_check_output_file(const cli_command *cmd, const cli_common *common, const char *option,
                           const char *path);
 
-/* "an image" or "a video" when the file's first bytes say so (JPEG, PNG; MP4/MOV, Matroska,
- * AVI, FLV, MPEG-TS), else NULL (no such file included). */
-const char *cli_sniff_media(const char *path);
+/* What a file's first bytes say it is: CLI_MEDIA_IMAGE (JPEG, PNG), CLI_MEDIA_VIDEO
+ * (MP4/MOV, Matroska, AVI, FLV, MPEG-TS), else CLI_MEDIA_NONE (no such file included). */
+enum { CLI_MEDIA_NONE, CLI_MEDIA_IMAGE, CLI_MEDIA_VIDEO };
+int cli_sniff_media(const char *path);
 
 /* cli_check_output_file for an output that is data, not media (an events file, a
  * gallery), also refusing (CLI_EXIT_USAGE) to replace an existing image or video: such a

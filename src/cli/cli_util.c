@@ -147,29 +147,29 @@ int cli_check_output_file(const cli_command *cmd, const cli_common *common, cons
     return cli_fail_msg(cmd, common, code, "%s %s: %s", option, path, strerror(errno));
 }
 
-const char *cli_sniff_media(const char *path)
+int cli_sniff_media(const char *path)
 {
     unsigned char b[192] = {0};
     FILE *f = fopen(path, "rb");
     size_t n = f ? fread(b, 1, sizeof b, f) : 0;
     if (f) fclose(f);
-    if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) return "an image";
-    if (n >= 4 && !memcmp(b, "\x89PNG", 4)) return "an image";
+    if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) return CLI_MEDIA_IMAGE;
+    if (n >= 4 && !memcmp(b, "\x89PNG", 4)) return CLI_MEDIA_IMAGE;
     if ((n >= 8 && !memcmp(b + 4, "ftyp", 4)) || (n >= 4 && !memcmp(b, "\x1a\x45\xdf\xa3", 4)) ||
         (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "AVI ", 4)) ||
         (n >= 3 && !memcmp(b, "FLV", 3)) || (n >= 189 && b[0] == 0x47 && b[188] == 0x47))
-        return "a video";
-    return NULL;
+        return CLI_MEDIA_VIDEO;
+    return CLI_MEDIA_NONE;
 }
 
 int cli_check_data_output(const cli_command *cmd, const cli_common *common, const char *option,
                           const char *path)
 {
     int rc = cli_check_output_file(cmd, common, option, path);
-    const char *media = rc ? NULL : cli_sniff_media(path);
-    if (!media) return rc;
+    const int media = rc ? CLI_MEDIA_NONE : cli_sniff_media(path);
+    if (media == CLI_MEDIA_NONE) return rc;
     return cli_fail_msg(cmd, common, CLI_EXIT_USAGE, "%s %s is %s; refusing to replace it", option,
-                        path, media);
+                        path, media == CLI_MEDIA_IMAGE ? "an image" : "a video");
 }
 
 int cli_parse_stages(const char *s, unsigned *out)

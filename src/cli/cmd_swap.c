@@ -256,8 +256,7 @@ static target_kind kind_of(const char *path)
     const char *e = ext_of(path);
     if (is_image_ext(e)) return KIND_IMAGE;
     if (is_video_ext(e)) return KIND_VIDEO;
-    const char *media = cli_sniff_media(path);
-    return media && !strcmp(media, "an image") ? KIND_IMAGE : KIND_VIDEO;
+    return cli_sniff_media(path) == CLI_MEDIA_IMAGE ? KIND_IMAGE : KIND_VIDEO;
 }
 
 /* Containers the writer makes; other video inputs get an .mp4 output. */
@@ -945,8 +944,8 @@ static int run_swap(const cli_command *cmd, int argc, char **argv)
         int n = 0;
         ffu_status st = cli_expand_images(o.source.count, o.source.items, &paths, &n);
         if (st) {
-            rc =
-                cli_fail_msg(cmd, &o.common, cli_exit_code(st), "--source %s", ffu_error_message());
+            const char *why = ffu_error_message();
+            rc = cli_fail_msg(cmd, &o.common, cli_exit_code(st), "--source %s", why);
             goto out;
         }
         ffu_strlist_free(&o.source);
