@@ -94,16 +94,24 @@ static int same_faces(const ffu_face_list *a, const ffu_face_list *b)
     return 1;
 }
 
+/* The photos decoded: 1, 0 when ../shared lacks one, -1 when one does not decode. */
+static int load_photos(ffu_image img[NUM_PHOTOS])
+{
+    memset(img, 0, sizeof(ffu_image) * NUM_PHOTOS);
+    for (int i = 0; i < NUM_PHOTOS; i++) {
+        char path[1024];
+        if (!test_shared_path(photos[i], path, sizeof path)) return 0;
+        if (ffu_image_load(path, FFU_PIX_RGB24, &img[i]) != FFU_OK) return -1;
+    }
+    return 1;
+}
+
 static void test_analyzer_equals_stages(void)
 {
     ffu_image img[NUM_PHOTOS];
-    memset(img, 0, sizeof img);
-    for (int i = 0; i < NUM_PHOTOS; i++) {
-        char path[1024];
-        if (!test_shared_path(photos[i], path, sizeof path))
-            TEST_SKIP("face_recognition_examples missing");
-        CHECK(ffu_image_load(path, FFU_PIX_RGB24, &img[i]) == FFU_OK);
-    }
+    const int loaded = load_photos(img);
+    if (!loaded) TEST_SKIP("face_recognition_examples missing");
+    CHECK(loaded == 1);
     stages s;
     if (stages_open(&s))
         TEST_SKIP("default models not installed");
@@ -176,13 +184,9 @@ static void *par_main(void *arg)
 static void test_analyzers_in_parallel(void)
 {
     ffu_image img[NUM_PHOTOS];
-    memset(img, 0, sizeof img);
-    for (int i = 0; i < NUM_PHOTOS; i++) {
-        char path[1024];
-        if (!test_shared_path(photos[i], path, sizeof path))
-            TEST_SKIP("face_recognition_examples missing");
-        CHECK(ffu_image_load(path, FFU_PIX_RGB24, &img[i]) == FFU_OK);
-    }
+    const int loaded = load_photos(img);
+    if (!loaded) TEST_SKIP("face_recognition_examples missing");
+    CHECK(loaded == 1);
     enum { T = 2 };
     ffu_analyzer *an[T] = {NULL};
     ffu_face_list want[T][NUM_PHOTOS];
