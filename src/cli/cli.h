@@ -131,8 +131,8 @@ int cli_print_json(ffu_jw *w);
  * go: the folder that would hold it missing or not a folder, or path itself a folder.
  * Returns CLI_EXIT_OK, or prints "OPTION PATH: reason" and returns the exit code
  * (CLI_EXIT_NOT_FOUND for a missing folder, CLI_EXIT_USAGE when path is a folder,
- * CLI_EXIT_FAILURE otherwise). For commands
- * that write a file after the work, so that a typo costs nothing. */
+ * CLI_EXIT_FAILURE otherwise). For commands that write a file after the work, so that
+ * a typo costs nothing. */
 int cli_check_output_file(const cli_command *cmd, const cli_common *common, const char *option,
                           const char *path);
 
