@@ -9,6 +9,8 @@
  *                   faces given from the truth as tests/unit/test_face_landmark.c does
  *   eval liveness   NUAA imposter split: AUC, APCER/BPCER/ACER at the zoo threshold and
  *                   at the ACER-minimising one, as tests/unit/test_face_liveness_attr.c
+ *   eval rotations  LFW photos turned 0/90/180/270 degrees: how often the detector (with
+ *                   rotations on) gives the centre face the rotation it was turned by
  * The WIDER/LFW metric code is src/face/eval_*.c; the landmark and liveness metrics are
  * a few lines each and live here. */
 #include <math.h>
@@ -835,6 +837,132 @@ out:
     return rc;
 }
 
+/* ---- rotated photos ---------------------------------------------------------------- */
+
+/* img turned 90 * quarter degrees clockwise into *out (a face upright in img then has
+ * rotation 90 * quarter there): exact pixel moves, by nearest-neighbour warps. */
+static ffu_status turn_cw(const ffu_image *img, int quarter, ffu_image *out)
+{
+    const double W = img->width - 1, H = img->height - 1;
+    /* destination pixel -> source pixel, pixel centres at integers */
+    const double m[4][6] = {
+        {1, 0, 0, 0, 1, 0}, {0, 1, 0, -1, 0, H}, {-1, 0, W, 0, -1, H}, {0, -1, W, 1, 0, 0}};
+    int side = quarter & 1;
+    ffu_status st = ffu_image_create(out, FFU_PIX_RGB24, side ? img->height : img->width,
+                                     side ? img->width : img->height);
+    if (!st)
+        st = ffu_image_warp_affine(img, out, m[quarter & 3], FFU_INTERP_NEAREST,
+                                   FFU_BORDER_REPLICATE, NULL);
+    return st;
+}
+
+/* Per detector (with rotations on): LFW photos (one per pair of the list, spread over
+ * it) turned 0, 90, 180 and 270 degrees; the face nearest the centre must carry the
+ * rotation the photo was turned by. */
+static int run_rotations(const cli_command *cmd, eval_opts *o, ffu_jw *w)
+{
+    char dir[2048];
+    data_dir(o, "lfw", dir, sizeof dir);
+    lfw_pairs *pairs = NULL;
+    ffu_status st = lfw_pairs_load(dir, &pairs);
+    if (st) return cli_fail(cmd, &o->common, st);
+    int nimg = o->limit > 0 && o->limit < pairs->count ? o->limit : 300;
+    if (nimg > pairs->count) nimg = pairs->count;
+    const char *names[32];
+    int nd = model_list(o->detector, FFU_ROLE_DETECT, names, 32);
+    if ((st = resolve_models(FFU_ROLE_DETECT, names, nd)) < 0) {
+        lfw_pairs_free(pairs);
+        return cli_fail(cmd, &o->common, st);
+    }
+    if (w) {
+        ffu_jw_begin_object(w);
+        ffu_jw_key(w, "images"), ffu_jw_int(w, nimg);
+        ffu_jw_key(w, "detectors");
+        ffu_jw_begin_array(w);
+    } else {
+        printf("LFW photos: %d, each turned 0/90/180/270 degrees clockwise; rotations on\n\n",
+               nimg);
+        printf("| detector | right at 0 / 90 / 180 / 270 | right | wrong rotation | not found "
+               "| ms per image |\n|---|---|---:|---:|---:|---:|\n");
+    }
+    ffu_image img = {0}, turned = {0};
+    ffu_face_list faces = {0};
+    int rc = CLI_EXIT_OK;
+    for (int k = 0; k < nd && !rc; k++) {
+        ffu_detector_opts d;
+        ffu_detector_opts_default(&d);
+        d.m = model_opts(o, names[k]);
+        d.min_score = (float)o->min_score;
+        d.input_size = o->input_size;
+        d.rotations = 1;
+        ffu_detector *det = NULL;
+        if ((st = ffu_detector_create(&d, &det))) {
+            rc = cli_fail(cmd, &o->common, st);
+            break;
+        }
+        int right[4] = {0}, wrong = 0, missed = 0;
+        double secs = 0;
+        cli_progress_bar bar;
+        cli_progress_start(&bar, names[k], (size_t)nimg, &o->common);
+        for (int i = 0; i < nimg && !st; i++) {
+            char path[4096];
+            st =
+                lfw_pair_path(pairs, (int)((int64_t)i * pairs->count / nimg), 0, path, sizeof path);
+            if (!st) st = ffu_image_load(path, FFU_PIX_RGB24, &img);
+            for (int q = 0; q < 4 && !st; q++) {
+                if ((st = turn_cw(&img, q, &turned))) break;
+                double t0 = ffu_clock_sec();
+                st = ffu_detector_detect(det, &turned, &faces);
+                secs += ffu_clock_sec() - t0;
+                int pick = st ? -1 : lfw_pick_face(&faces, turned.width, turned.height);
+                if (st) break;
+                if (pick < 0)
+                    missed++;
+                else if (faces.faces[pick].rotation == 90 * q)
+                    right[q]++;
+                else
+                    wrong++;
+                ffu_image_release(&turned);
+            }
+            ffu_image_release(&img);
+            cli_progress(&bar, (size_t)i + 1);
+        }
+        ffu_detector_destroy(det);
+        if (st) {
+            rc = cli_fail(cmd, &o->common, st);
+            break;
+        }
+        int all = right[0] + right[1] + right[2] + right[3];
+        double ms = nimg ? 1e3 * secs / (4.0 * nimg) : 0; /* per image searched */
+        if (w) {
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "detector"), ffu_jw_string(w, names[k]);
+            ffu_jw_key(w, "right_by_turn");
+            ffu_jw_begin_array(w);
+            for (int q = 0; q < 4; q++)
+                ffu_jw_int(w, right[q]);
+            ffu_jw_end_array(w);
+            ffu_jw_key(w, "right"), ffu_jw_int(w, all);
+            ffu_jw_key(w, "wrong_rotation"), ffu_jw_int(w, wrong);
+            ffu_jw_key(w, "not_found"), ffu_jw_int(w, missed);
+            ffu_jw_key(w, "ms_per_image"), ffu_jw_number(w, ms);
+            ffu_jw_end_object(w);
+        } else {
+            printf("| %s | %d / %d / %d / %d | %d of %d | %d | %d | %.1f |\n", names[k], right[0],
+                   right[1], right[2], right[3], all, 4 * nimg, wrong, missed, ms);
+        }
+    }
+    if (w) {
+        ffu_jw_end_array(w);
+        ffu_jw_end_object(w);
+    }
+    ffu_image_release(&img);
+    ffu_image_release(&turned);
+    ffu_face_list_free(&faces);
+    lfw_pairs_free(pairs);
+    return rc;
+}
+
 static int run(const cli_command *cmd, int argc, char **argv)
 {
     eval_opts o;
@@ -845,10 +973,12 @@ static int run(const cli_command *cmd, int argc, char **argv)
     int rc = cli_parse(cmd, eval_options, &o, argc, argv, &npos, &done);
     if (rc || done)
         goto out;
-    if (npos != 1 || (strcmp(argv[0], "lfw") && strcmp(argv[0], "wider") &&
-                      strcmp(argv[0], "landmarks") && strcmp(argv[0], "liveness"))) {
+    if (npos != 1 ||
+        (strcmp(argv[0], "lfw") && strcmp(argv[0], "wider") && strcmp(argv[0], "landmarks") &&
+         strcmp(argv[0], "liveness") && strcmp(argv[0], "rotations"))) {
         rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_USAGE,
-                          "say which evaluation: lfw, wider, landmarks, liveness or swap");
+                          "say which evaluation: lfw, wider, landmarks, liveness, rotations or "
+                          "swap");
         goto out;
     }
     if (o.common.json && ffu_jw_create(&w, 1) < 0) {
@@ -861,6 +991,8 @@ static int run(const cli_command *cmd, int argc, char **argv)
         rc = run_wider(cmd, &o, w);
     else if (!strcmp(argv[0], "landmarks"))
         rc = run_landmarks(cmd, &o, w);
+    else if (!strcmp(argv[0], "rotations"))
+        rc = run_rotations(cmd, &o, w);
     else
         rc = run_liveness(cmd, &o, w);
     if (w && rc == CLI_EXIT_OK)
@@ -874,7 +1006,7 @@ out:
 const cli_command cli_cmd_eval = {
     "eval",
     "measure accuracy on the evaluation data (LFW, WIDER FACE, 300-W, NUAA, swap quality)",
-    "facefuse eval lfw|wider|landmarks|liveness [--detector LIST] [--embedder LIST]\n"
+    "facefuse eval lfw|wider|landmarks|liveness|rotations [--detector LIST] [--embedder LIST]\n"
     "       [--landmarker LIST] [--liveness-model LIST] [--data DIR] [--json]\n"
     "       facefuse eval swap [--frames N] [--limit N] [--json]   (see eval swap --help)",
     "wider: AP on the easy/medium/hard settings of the WIDER FACE val subset with the\n"
@@ -887,6 +1019,8 @@ const cli_command cli_cmd_eval = {
     "its truth; FaceMesh is scored on its 68-point subset. liveness: per model AUC and\n"
     "APCER/BPCER/ACER at the zoo threshold and at the ACER-minimising one (chosen on the\n"
     "set: optimistic) on the NUAA images, face = the detected one nearest the centre;\n"
+    "rotations: LFW photos (--limit N of them, 300 by default) turned 0/90/180/270\n"
+    "degrees, detected with rotations on: the centre face's rotation right or wrong;\n"
     "swap: identity transfer, background kept and landmark jitter of face swaps (its own\n"
     "options: facefuse eval swap --help);\n"
     "`default` = the library's default combination. Results and commands are recorded in\n"

@@ -42,8 +42,8 @@ typedef struct {
     {"max-faces", 0, FFU_OPT_INT, offsetof(face_opts, max_faces), "keep at most N faces",  \
      "0", 0, 100000, NULL, "N"},                                                            \
     {"rotations", 0, FFU_OPT_BOOL, offsetof(face_opts, rotations),                          \
-     "when no face is found upright, try the image turned 90/180/270 degrees", NULL, 0, 0,  \
-     NULL, NULL},                                                                           \
+     "photos on their side or upside down: also search them turned 90/180/270 degrees",  \
+     NULL, 0, 0, NULL, NULL},                                                               \
     {"embedder", 'e', FFU_OPT_STRING, offsetof(face_opts, embedder),                        \
      "embedder: a zoo name or FAMILY:PATH", NULL, 0, 0, NULL, "NAME[:PATH]"},               \
     {"threads", 't', FFU_OPT_INT, offsetof(face_opts, threads),                            \

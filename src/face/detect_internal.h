@@ -16,6 +16,8 @@ typedef struct det_cand {
     float kps[2 * FFU_FACE_NUM_KPS];
     int rotation; /* set by the common code */
     int level;    /* set by the common code: 0 whole frame, 1.. tile levels coarse to fine */
+    int voted;    /* detect.c, opts.rotations: vote holds the rotation referee's score */
+    float vote;
 } det_cand;
 
 /* A grow-only candidate buffer owned by the detector (no allocation once it is big

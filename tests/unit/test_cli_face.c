@@ -355,6 +355,21 @@ static void test_errors(void)
         CHECK_EQ_INT((int)ffu_json_int(ffu_json_get(lj, "pairs"), -1), 10);
         CHECK(e0 && ffu_json_get(e0, "accuracy_mean") != NULL);
         ffu_json_free(lj);
+        /* eval rotations: 6 photos turned four ways; every one found and (with the
+         * referee) its rotation right: the default detector got obama.jpg's wrong in
+         * every turn, and 57 of 1200 LFW turns, before it */
+        run(&r, (const char *[]){"eval", "rotations", "--limit", "6", "--json", NULL});
+        CHECK_EQ_INT(r.code, 0);
+        ffu_json *rj = parse_out();
+        const ffu_json *d0 = ffu_json_at(ffu_json_get(rj, "detectors"), 0);
+        int images = (int)ffu_json_int(ffu_json_get(rj, "images"), -1);
+        int right = (int)ffu_json_int(ffu_json_get(d0, "right"), -1);
+        int wrong = (int)ffu_json_int(ffu_json_get(d0, "wrong_rotation"), -1);
+        int missed = (int)ffu_json_int(ffu_json_get(d0, "not_found"), -1);
+        ffu_json_free(rj);
+        CHECK_EQ_INT(images, 6);
+        CHECK_EQ_INT(right + wrong + missed, 24);
+        CHECK(right >= 23);
     }
     /* eval liveness: one image is one class, a usage error; --limit 2 takes a live and
      * a spoof image (the list is sorted by class); a list of live faces only is refused
