@@ -833,11 +833,12 @@ static ffu_status vote_of(ffu_detector *d, const ffu_image *img, det_cand *c)
 }
 
 /* One face seen at several rotations: detectors also "find" upside-down and sideways
- * faces with upright-looking keypoints, and BlazeFace (the default) may score such a
- * view above the true one (4 of 294 upright LFW photos, and obama.jpg; YuNet never did:
- * docs/EVAL.md "Rotated photos"). The referee, which tells them apart, decides between
- * every two overlapping views of different rotations; the loser is dropped. Where it
- * finds neither view, or is not installed, the detector's scores decide as before. */
+ * faces with upright-looking keypoints, and may score such a view above the true one
+ * (BlazeFace upside down on 4 of 294 upright LFW photos and on obama.jpg; sideways views
+ * in the upright search for both BlazeFace and YuNet: docs/EVAL.md "Rotated photos").
+ * The referee, which tells them apart better, decides between every two overlapping
+ * views of different rotations; the loser is dropped. Where it finds neither view, or
+ * is not installed, the detector's scores decide as before. */
 static ffu_status settle_views(ffu_detector *d, const ffu_image *img)
 {
     det_cands *c = &d->all;
@@ -869,11 +870,10 @@ static ffu_status detect_src(ffu_detector *d, const det_src *src, ffu_face_list 
     d->all.n = 0;
     ffu_status st = run_rotation(d, src, 0);
     if (!st && d->opts.rotations) {
-        /* Nothing upright: try the other three. Faces upright: still look at 180 degrees,
-         * because detectors also "find" upside-down faces with upright-looking keypoints
-         * (YuNet 0.83, BlazeFace 0.67 on two_people.jpg turned over), and at 90 and 270
-         * when the referee doubts an upright face (host frames: it reads a host crop);
-         * the referee then settles a face seen several ways, the score where it cannot. */
+        /* Every turn, whatever the upright search found: detectors also "find" sideways
+         * faces there, and upside-down ones in the turned-over image, with upright-looking
+         * keypoints. The referee (host frames: it reads a host crop) then settles a face
+         * seen several ways; the score where it cannot. */
         for (int rot = 90; rot <= 270 && !st; rot += 90)
             st = run_rotation(d, src, rot);
         if (!st && src->img) st = settle_views(d, src->img);
