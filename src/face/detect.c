@@ -806,14 +806,18 @@ static ffu_status orientation_vote(ffu_detector *d, const ffu_image *img, const 
             return st == FFU_ERR_NOMEM ? st : FFU_ERR_NOT_FOUND;
         }
     }
-    /* crop pixel (p, q) -> image: the face's centre plus the upright offset turned as
-     * rotation_map turns the frame (a face at rotation r is turned r clockwise) */
-    static const double turn[4][4] = {{1, 0, 0, 1}, {0, -1, 1, 0}, {-1, 0, 0, -1}, {0, 1, -1, 0}};
-    const double *r = turn[(c->rotation / 90) & 3];
+    /* crop pixel (p, q) -> image: the face's centre plus the upright offset (p, q less
+     * the crop's centre, scaled) turned as rotation_map turns a frame: its linear part,
+     * a 0 x 0 frame's map */
+    double m[6];
+    int uw, uh;
+    rotation_map(c->rotation, 0, 0, m, &uw, &uh);
     double cx = (c->box[0] + c->box[2]) / 2, cy = (c->box[1] + c->box[3]) / 2;
     double k = 1.5 * fmax(c->box[2] - c->box[0], c->box[3] - c->box[1]) / S, h = S / 2.0;
-    double m[6] = {r[0] * k, r[1] * k, cx - (r[0] + r[1]) * k * h,
-                   r[2] * k, r[3] * k, cy - (r[2] + r[3]) * k * h};
+    for (int i = 0; i < 6; i += 3) {
+        m[i] *= k, m[i + 1] *= k;
+        m[i + 2] = (i ? cy : cx) - (m[i] + m[i + 1]) * h;
+    }
     if ((st = ffu_image_warp_affine(img, &d->ref_crop, m, FFU_INTERP_BILINEAR, FFU_BORDER_CONSTANT,
                                     NULL)) ||
         (st = ffu_detector_detect(d->referee, &d->ref_crop, &d->ref_faces)))
