@@ -73,18 +73,19 @@ typedef struct ffu_tensor_view {
 /* Pointer to element (b, ch, y, x) whatever the layout. */
 FFU_API float *ffu_tensor_at(const ffu_tensor_view *t, int b, int ch, int y, int x);
 
-/* ---- JPEG / PNG I/O (src/image/codec_*.c) ------------------------------------------- */
+/* ---- JPEG / PNG / WebP I/O (src/image/codec_*.c) ----------------------------------- */
 /* sections below are filled by the codec and kernel files */
 
 /* Decoding gives upright 8-bit pixels in the wanted format (GRAY8, RGB24, BGR24 or
  * RGBA32) whatever the file holds: JPEG gray/YCbCr/RGB/CMYK, PNG gray/RGB/palette at
  * any bit depth, with or without alpha or tRNS (16-bit samples are rounded to 8 bits;
- * alpha is dropped, or set opaque for RGBA32 when the file has none). The EXIF
- * orientation (JPEG APP1, PNG eXIf) is applied. Damaged input is an error, never a
- * partial image: truncated files, corrupt JPEG entropy data and PNG CRC mismatches give
+ * alpha is dropped, or set opaque for RGBA32 when the file has none), still WebP (lossy
+ * or lossless, with or without alpha). The EXIF orientation (JPEG APP1, PNG eXIf, WebP
+ * EXIF chunk) is applied. Damaged input is an error, never a partial image: truncated
+ * files, corrupt JPEG entropy data, PNG CRC mismatches and corrupt WebP bitstreams give
  * FFU_ERR_FORMAT. Declared sizes over FFU_IMAGE_MAX_DIM / FFU_IMAGE_MAX_PIXELS give
- * FFU_ERR_TOO_LARGE before any pixel memory is allocated. Other formats (GIF, WebP,
- * HEIF, TIFF) give FFU_ERR_UNSUPPORTED, anything else FFU_ERR_FORMAT. `data` is
+ * FFU_ERR_TOO_LARGE before any pixel memory is allocated. Other formats (GIF, animated
+ * WebP, HEIF, TIFF) give FFU_ERR_UNSUPPORTED, anything else FFU_ERR_FORMAT. `data` is
  * borrowed; *out is owned by the caller (ffu_image_release) and zeroed on error. */
 FFU_API ffu_status ffu_image_decode(const void *data, size_t size, ffu_pixfmt want,
                                     ffu_image *out);
@@ -97,12 +98,16 @@ FFU_API ffu_status ffu_image_decode(const void *data, size_t size, ffu_pixfmt wa
  * FFU_ERR_INVALID; over FFU_IMAGE_MAX_FILE_BYTES: FFU_ERR_TOO_LARGE. */
 FFU_API ffu_status ffu_image_load(const char *path, ffu_pixfmt want, ffu_image *out);
 
-/* Reads only the headers: *format = "jpeg" or "png" (static string), and the size the
- * decoded image will have (orientation applied). Any out-pointer may be NULL. */
+/* Reads only the headers: *format = "jpeg", "png" or "webp" (static string), and the
+ * size the decoded image will have (orientation applied). Any out-pointer may be NULL. */
 FFU_API ffu_status ffu_image_probe(const void *data, size_t size, const char **format,
                                    int *width, int *height);
 
-/* Quality used when 0 is passed to the JPEG encoders. */
+/* 1 when a file name ends in an extension the encoders and decoders handle (.jpg,
+ * .jpeg, .png, .webp, any case), so folder listings and output names agree. */
+FFU_API int ffu_image_name_known(const char *path);
+
+/* Quality used when 0 is passed to the JPEG and WebP encoders. */
 #define FFU_IMAGE_JPEG_QUALITY_DEFAULT 92
 
 /* Encoders for GRAY8, RGB24, BGR24 and RGBA32 images (any stride; JPEG drops alpha).
@@ -116,14 +121,20 @@ FFU_API ffu_status ffu_image_encode_jpeg(const ffu_image *img, int quality, uint
  * Keys must be 1-79 printable Latin-1 characters (FFU_ERR_INVALID otherwise). */
 FFU_API ffu_status ffu_image_encode_png(const ffu_image *img, const char *const *text_kv,
                                         uint8_t **out, size_t *size);
+/* Lossy WebP (libwebp's default method) at quality 1..100 (0 = default); alpha is kept.
+ * A WebP holds at most 16383 px a side (FFU_ERR_UNSUPPORTED over that). */
+FFU_API ffu_status ffu_image_encode_webp(const ffu_image *img, int quality, uint8_t **out,
+                                         size_t *size);
 
-/* Encodes by the path's extension (.jpg, .jpeg, .png, any case; others:
+/* Encodes by the path's extension (.jpg, .jpeg, .png, .webp, any case; others:
  * FFU_ERR_UNSUPPORTED) and writes through a temporary file in the same directory that is
  * renamed over path, so path is never half-written; on failure (FFU_ERR_IO) no temporary
- * file is left. quality applies to JPEG (0 = default). */
+ * file is left. quality applies to JPEG and WebP (0 = default). */
 FFU_API ffu_status ffu_image_save(const char *path, const ffu_image *img, int quality);
 /* The same with text: PNG text chunks as in ffu_image_encode_png; for JPEG each pair
- * becomes a comment (COM) segment "key: value". */
+ * becomes a comment (COM) segment "key: value"; for WebP an XMP packet holds the pairs
+ * whose keys are Title, Author, Description, Copyright, Comment or Software (another
+ * key is FFU_ERR_UNSUPPORTED). */
 FFU_API ffu_status ffu_image_save_with_text(const char *path, const ffu_image *img,
                                             int quality, const char *const *text_kv);
 

@@ -136,7 +136,7 @@ int cli_print_json(ffu_jw *w);
 int cli_check_output_file(const cli_command *cmd, const cli_common *common, const char *option,
                           const char *path);
 
-/* What a file's first bytes say it is: CLI_MEDIA_IMAGE (JPEG, PNG), CLI_MEDIA_VIDEO
+/* What a file's first bytes say it is: CLI_MEDIA_IMAGE (JPEG, PNG, WebP), CLI_MEDIA_VIDEO
  * (MP4/MOV, Matroska, AVI, FLV, MPEG-TS), else CLI_MEDIA_NONE (no such file included). */
 enum { CLI_MEDIA_NONE, CLI_MEDIA_IMAGE, CLI_MEDIA_VIDEO };
 int cli_sniff_media(const char *path);
@@ -158,8 +158,8 @@ int cli_is_dir(const char *path);
 /* dir/name in a malloc'd string, one slash between them (NULL when out of memory). */
 char *cli_join_path(const char *dir, const char *name);
 
-/* 1 when a file name ends in .jpg, .jpeg or .png (any case): the images a folder
- * given as input contributes. */
+/* 1 when a file name ends in .jpg, .jpeg, .png or .webp (any case; ffu_image_name_known)
+ * and is not hidden: the images a folder given as input contributes. */
 int cli_is_image_name(const char *name);
 
 /* The images of a command's inputs: each argument as given, a folder replaced by its

@@ -155,6 +155,7 @@ int cli_sniff_media(const char *path)
     if (f) fclose(f);
     if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) return CLI_MEDIA_IMAGE;
     if (n >= 4 && !memcmp(b, "\x89PNG", 4)) return CLI_MEDIA_IMAGE;
+    if (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "WEBP", 4)) return CLI_MEDIA_IMAGE;
     if ((n >= 8 && !memcmp(b + 4, "ftyp", 4)) || (n >= 4 && !memcmp(b, "\x1a\x45\xdf\xa3", 4)) ||
         (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "AVI ", 4)) ||
         (n >= 3 && !memcmp(b, "FLV", 3)) || (n >= 189 && b[0] == 0x47 && b[188] == 0x47))
@@ -209,7 +210,7 @@ int cli_is_image_name(const char *name)
 {
     const char *slash = strrchr(name, '/'), *dot = strrchr(name, '.');
     if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : name)) return 0;
-    return !strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png");
+    return ffu_image_name_known(name);
 }
 
 char *cli_join_path(const char *dir, const char *name)
@@ -248,7 +249,8 @@ ffu_status cli_expand_images(int argc, char **argv, char ***paths, int *count)
             st = ffu_dir_list(argv[i], image_file, NULL, &names, &nn);
             if (!st && nn == 0)
                 st = ffu_error_set(FFU_ERR_NOT_FOUND,
-                                   "%s: no .jpg, .jpeg or .png image in the folder", argv[i]);
+                                   "%s: no .jpg, .jpeg, .png or .webp image in the folder",
+                                   argv[i]);
         }
         for (int k = 0; !st && k < (dir ? nn : 1); k++) {
             if (n == cap) {

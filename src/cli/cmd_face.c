@@ -453,9 +453,9 @@ const cli_command cli_cmd_detect = {
     "[--min-face PX] [--rotations] [--with STAGES] [--draw OUT] [--json]",
     "Boxes are [x, y, w, h] in pixels of the image as stored (EXIF orientation applied);\n"
     "keypoints are the eyes, nose tip and mouth corners, image-left first. A folder\n"
-    "stands for its .jpg/.jpeg/.png files in name order (not sub-folders, not hidden\n"
-    "files). An image that cannot be read is reported and the others still run (exit 3\n"
-    "or 4 at the end).",
+    "stands for its .jpg/.jpeg/.png/.webp files in name order (not sub-folders, not\n"
+    "hidden files). An image that cannot be read is reported and the others still run\n"
+    "(exit 3 or 4 at the end).",
     run_detect,
 };
 

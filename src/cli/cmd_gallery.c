@@ -333,7 +333,7 @@ const cli_command cli_cmd_identify = {
     "enroll`, or a folder enrolled on the spot): the K most similar identities (max "
     "cosine over each identity's photos), and the best one's name when its similarity "
     "reaches the embedder's calibrated threshold (or --threshold). A folder of images "
-    "stands for its .jpg/.jpeg/.png files in name order. An image that cannot be read is "
+    "stands for its .jpg/.jpeg/.png/.webp files in name order. An image that cannot be read is "
     "reported and the others still run (exit 3 or 4 at the end).",
     run_identify,
 };

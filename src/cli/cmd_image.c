@@ -30,7 +30,7 @@ typedef struct {
 static const ffu_option image_options[] = {
     CLI_COMMON_OPTIONS,
     {"output", 'o', FFU_OPT_STRING, offsetof(image_opts, output),
-     "output file; .jpg, .jpeg or .png (required)", NULL, 0, 0, NULL, "PATH"},
+     "output file; .jpg, .jpeg, .png or .webp (required)", NULL, 0, 0, NULL, "PATH"},
     {"crop", 0, FFU_OPT_STRING, offsetof(image_opts, crop),
      "keep only the rectangle X,Y,W,H (pixels; clipped to the image) first", NULL, 0, 0,
      NULL, "X,Y,W,H"},
@@ -51,8 +51,8 @@ static const ffu_option image_options[] = {
      "draw TEXT in a label at the top-left", NULL, 0, 0, NULL, "TEXT"},
     {"grid", 0, FFU_OPT_INT, offsetof(image_opts, grid), "draw grid lines every N pixels",
      "0", 0, 100000, NULL, "N"},
-    {"quality", 0, FFU_OPT_INT, offsetof(image_opts, quality), "JPEG quality", "92", 1, 100,
-     NULL, "Q"},
+    {"quality", 0, FFU_OPT_INT, offsetof(image_opts, quality), "JPEG and WebP quality", "92",
+     1, 100, NULL, "Q"},
     {0},
 };
 
@@ -229,7 +229,7 @@ const cli_command cli_cmd_image = {
     "facefuse image IN -o OUT [--crop X,Y,W,H] [--resize WxH] [--rotate DEG] [--scale S] [--gray] "
     "[--label TEXT] [--grid N] [options]",
     "Stages run in this order: decode (EXIF orientation applied), crop, resize, rotate/scale,\n"
-    "gray, draw, encode. The output format follows the extension (.jpg, .jpeg, .png);\n"
-    "the file is written to a temporary name and renamed, never left half-written.",
+    "gray, draw, encode. The output format follows the extension (.jpg, .jpeg, .png,\n"
+    ".webp); the file is written to a temporary name and renamed, never left half-written.",
     run,
 };

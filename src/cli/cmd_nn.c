@@ -558,7 +558,7 @@ static int cmd_run(const cli_command *cmd, nn_opts *o, const char *path)
     if ((st = open_session(m, o, o->backend == 3 ? "cpu" : backend_names[o->backend], &s)) < 0) goto fail;
     for (int i = 0; i < nin; i++) {
         const char *f = o->inputs.items[i];
-        if (ends_with(f, ".jpg") || ends_with(f, ".jpeg") || ends_with(f, ".png"))
+        if (ffu_image_name_known(f))
             st = fill_image(s, m, i, f, o);
         else
             st = fill_tensor_file(s, i, f);

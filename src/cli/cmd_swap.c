@@ -9,8 +9,9 @@
  * being written leaves no file behind (the writer renames its temporary file only on
  * success) and the journal only ever lists complete outputs.
  *
- * Every output says it is synthetic: PNG tEXt "Comment" / JPEG COM segment for images,
- * the container's "comment" tag for videos, and --watermark adds a visible mark. */
+ * Every output says it is synthetic: PNG tEXt "Comment" / JPEG COM segment / WebP XMP
+ * for images, the container's "comment" tag for videos, and --watermark adds a visible
+ * mark. */
 #include <dirent.h>
 #include <stdarg.h>
 #include <errno.h>
@@ -234,11 +235,6 @@ static const char *ext_of(const char *path)
     return dot && (!slash || dot > slash) && dot != (slash ? slash + 1 : path) ? dot + 1 : "";
 }
 
-static int is_image_ext(const char *e)
-{
-    return !strcasecmp(e, "jpg") || !strcasecmp(e, "jpeg") || !strcasecmp(e, "png");
-}
-
 static int is_video_ext(const char *e)
 {
     static const char *const v[] = {"mp4",  "m4v", "mov", "mkv", "avi", "webm", "mpg",
@@ -249,13 +245,12 @@ static int is_video_ext(const char *e)
 }
 
 /* A target's kind: by its extension, and by its first bytes when the extension is
- * neither an image's nor a video's (a JPEG or PNG without one is an image; anything
+ * neither an image's nor a video's (a JPEG, PNG or WebP without one is an image; anything
  * else is handed to the video reader, which knows more containers than we list). */
 static target_kind kind_of(const char *path)
 {
-    const char *e = ext_of(path);
-    if (is_image_ext(e)) return KIND_IMAGE;
-    if (is_video_ext(e)) return KIND_VIDEO;
+    if (cli_is_image_name(path)) return KIND_IMAGE;
+    if (is_video_ext(ext_of(path))) return KIND_VIDEO;
     return cli_sniff_media(path) == CLI_MEDIA_IMAGE ? KIND_IMAGE : KIND_VIDEO;
 }
 
@@ -292,8 +287,7 @@ static int push_target(target_list *l, const char *path)
 static int media_name(const char *dir, const char *name, void *ctx)
 {
     (void)dir, (void)ctx;
-    const char *x = ext_of(name);
-    return is_image_ext(x) || is_video_ext(x);
+    return cli_is_image_name(name) || is_video_ext(ext_of(name));
 }
 
 /* A directory's images and videos (not hidden ones, not subdirectories), sorted. */
@@ -799,19 +793,20 @@ static int plan_outputs(const cli_command *cmd, swap_opts *o, target_list *tl)
         target *t = &tl->v[i];
         if (!o->output_dir) {
             t->out = strdup(o->output);
-            const char *e = ext_of(o->output);
-            if (t->kind == KIND_IMAGE && !is_image_ext(e))
+            const int image_out = cli_is_image_name(o->output);
+            if (t->kind == KIND_IMAGE && !image_out)
                 return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE,
-                                    "--output %s: an image target needs a .png or .jpg output",
+                                    "--output %s: an image target needs a .png, .jpg or .webp "
+                                    "output",
                                     o->output);
-            if (t->kind == KIND_VIDEO && is_image_ext(e))
+            if (t->kind == KIND_VIDEO && image_out)
                 return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE,
                                     "--output %s: %s is %s, which needs a video output "
                                     "(.mp4, .mkv, .mov)",
                                     o->output, t->path,
                                     is_video_ext(ext_of(t->path))
                                         ? "a video"
-                                        : "not a JPEG or PNG image, so taken as a video");
+                                        : "not a JPEG, PNG or WebP image, so taken as a video");
             int rc = cli_check_output_file(cmd, &o->common, "--output", o->output);
             if (rc) return rc;
         } else {
@@ -824,8 +819,8 @@ static int plan_outputs(const cli_command *cmd, swap_opts *o, target_list *tl)
             if (t->kind == KIND_VIDEO && !is_writable_video_ext(ext_of(base))) {
                 char *dot = strrchr(name, '.');
                 strcpy(dot && dot != name ? dot : name + len, ".mp4");
-            } else if (t->kind == KIND_IMAGE && !is_image_ext(ext_of(base))) {
-                strcpy(name + len, ".png"); /* a JPEG or PNG known by its bytes */
+            } else if (t->kind == KIND_IMAGE && !cli_is_image_name(base)) {
+                strcpy(name + len, ".png"); /* an image known by its bytes */
             }
             t->name = name;
             t->out = cli_join_path(o->output_dir, name);
@@ -1089,11 +1084,11 @@ const cli_command cli_cmd_swap = {
     "put the face from --source photos onto the faces in images and videos",
     "facefuse swap --source S.jpg [--source S2.jpg] --target T [--target T2 ...] "
     "(--output OUT | --output-dir DIR) [options]",
-    "Targets are images (.jpg, .png), videos (.mp4, .mov, .mkv, ...) or directories of\n"
-    "them. The built-in mesh swapper needs no extra model; ONNX swappers in FaceFusion's\n"
-    "conventions are used with --swapper inswapper:PATH (docs/SWAP.md). Every output is\n"
-    "tagged as synthetic (PNG text chunk, JPEG comment, video 'comment' tag);\n"
-    "--watermark adds a visible mark.\n"
+    "Targets are images (.jpg, .png, .webp), videos (.mp4, .mov, .mkv, ...) or\n"
+    "directories of them. The built-in mesh swapper needs no extra model; ONNX swappers\n"
+    "in FaceFusion's conventions are used with --swapper inswapper:PATH (docs/SWAP.md).\n"
+    "Every output is tagged as synthetic (PNG text chunk, JPEG comment, WebP XMP, video\n"
+    "'comment' tag); --watermark adds a visible mark.\n"
     "\n"
     "Examples:\n"
     "  facefuse swap -s me.jpg --target group.jpg -o out.png --select many\n"

@@ -149,9 +149,7 @@ ffu_status ffu_jw_end_object(ffu_jw *w) { return end(w, 1); }
 ffu_status ffu_jw_begin_array(ffu_jw *w) { return begin(w, 0); }
 ffu_status ffu_jw_end_array(ffu_jw *w) { return end(w, 0); }
 
-/* Length of a valid UTF-8 sequence at s (RFC 3629: no overlongs, no surrogates,
- * at most U+10FFFF), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t avail)
+size_t core_utf8_seq(const unsigned char *s, size_t avail)
 {
     unsigned c = s[0];
     size_t n;
@@ -185,7 +183,7 @@ static void put_string(ffu_jw *w, const char *str, size_t len)
         char u[7];
         size_t n = 1;
         if (c >= 0x80) {
-            n = utf8_seq(s + i, len - i);
+            n = core_utf8_seq(s + i, len - i);
             if (!n) {
                 esc = "\xef\xbf\xbd"; /* U+FFFD for one bad byte */
                 n = 1;

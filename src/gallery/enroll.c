@@ -33,8 +33,7 @@ static void jobs_free(job_list *l)
 static int is_photo(const char *name)
 {
     const char *dot = strrchr(name, '.');
-    return dot && dot != name &&
-           (!strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg") || !strcasecmp(dot, ".png"));
+    return dot && dot != name && ffu_image_name_known(name);
 }
 
 static char *join(const char *a, const char *b)
@@ -179,7 +178,7 @@ ffu_status ffu_gallery_enroll_dir(ffu_gallery *g, ffu_analyzer *a, const char *d
     ffu_status st = collect(g, dir, &jobs);
     if (!st && jobs.count == 0)
         st = ffu_error_set(FFU_ERR_NOT_FOUND,
-                           "%s: no JPEG or PNG photo (neither PERSON/photo.jpg nor Name.jpg)",
+                           "%s: no JPEG, PNG or WebP photo (neither PERSON/photo.jpg nor Name.jpg)",
                            dir);
     staged *stg = NULL;
     float *units = NULL;

@@ -1,7 +1,7 @@
 /* The public face of image file I/O: format sniffing, decode/encode dispatch to
- * codec_jpeg.c and codec_png.c, reading files with a size cap, and saving through a
- * temporary file in the same directory that is renamed into place, so a reader never
- * sees a half-written image. Errors from files name the path. */
+ * codec_jpeg.c, codec_png.c and codec_webp.c, reading files with a size cap, and saving
+ * through a temporary file in the same directory that is renamed into place, so a
+ * reader never sees a half-written image. Errors from files name the path. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -18,6 +18,7 @@ codec_kind codec_sniff(const uint8_t *d, size_t n)
     static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
     if (n >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) return CODEC_JPEG;
     if (n >= 8 && memcmp(d, png_sig, 8) == 0) return CODEC_PNG;
+    if (n >= 12 && memcmp(d, "RIFF", 4) == 0 && memcmp(d + 8, "WEBP", 4) == 0) return CODEC_WEBP;
     return CODEC_NONE;
 }
 
@@ -25,7 +26,6 @@ codec_kind codec_sniff(const uint8_t *d, size_t n)
 static const char *other_format(const uint8_t *d, size_t n)
 {
     if (n >= 6 && (memcmp(d, "GIF87a", 6) == 0 || memcmp(d, "GIF89a", 6) == 0)) return "GIF";
-    if (n >= 12 && memcmp(d, "RIFF", 4) == 0 && memcmp(d + 8, "WEBP", 4) == 0) return "WebP";
     if (n >= 12 && memcmp(d + 4, "ftyp", 4) == 0) {
         if (memcmp(d + 8, "avif", 4) == 0 || memcmp(d + 8, "avis", 4) == 0) return "AVIF";
         if (memcmp(d + 8, "heic", 4) == 0 || memcmp(d + 8, "heix", 4) == 0 ||
@@ -60,9 +60,9 @@ static ffu_status unknown_format(const uint8_t *d, size_t n)
     if (n == 0) return ffu_error_set(FFU_ERR_FORMAT, "empty file");
     const char *other = other_format(d, n);
     if (other)
-        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s images are not supported (JPEG and PNG are)",
-                             other);
-    return ffu_error_set(FFU_ERR_FORMAT, "not a JPEG or PNG file");
+        return ffu_error_set(FFU_ERR_UNSUPPORTED,
+                             "%s images are not supported (JPEG, PNG and WebP are)", other);
+    return ffu_error_set(FFU_ERR_FORMAT, "not a JPEG, PNG or WebP file");
 }
 
 ffu_status ffu_image_decode(const void *data, size_t size, ffu_pixfmt want, ffu_image *out)
@@ -79,6 +79,8 @@ ffu_status ffu_image_decode(const void *data, size_t size, ffu_pixfmt want, ffu_
         return codec_jpeg_decode(data, size, want, 1, out);
     case CODEC_PNG:
         return codec_png_decode(data, size, want, 1, out);
+    case CODEC_WEBP:
+        return codec_webp_decode(data, size, want, 1, out);
     default:
         return unknown_format(data, size);
     }
@@ -99,6 +101,9 @@ ffu_status ffu_image_probe(const void *data, size_t size, const char **format, i
             break;
         case CODEC_PNG:
             st = codec_png_probe(data, size, &w, &h, &o), name = "png";
+            break;
+        case CODEC_WEBP:
+            st = codec_webp_probe(data, size, &w, &h, &o), name = "webp";
             break;
         default:
             st = unknown_format(data, size);
@@ -148,52 +153,74 @@ static ffu_status check_encodable(const ffu_image *img)
     return FFU_OK;
 }
 
-ffu_status ffu_image_encode_jpeg(const ffu_image *img, int quality, uint8_t **out, size_t *size)
+/* The checks and the dispatch every encoder entry shares: kind's encoder on img at
+ * quality (0 = default; JPEG and WebP) with text_kv. */
+static ffu_status encode(codec_kind kind, const ffu_image *img, int quality,
+                         const char *const *text_kv, uint8_t **out, size_t *size)
 {
-    if (!out || !size) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_encode_jpeg: NULL output");
     *out = NULL;
     *size = 0;
     ffu_status st = check_encodable(img);
     if (st < 0) return st;
     if (quality == 0) quality = FFU_IMAGE_JPEG_QUALITY_DEFAULT;
-    if (quality < 1 || quality > 100)
-        return ffu_error_set(FFU_ERR_INVALID, "JPEG quality %d is outside 1..100", quality);
-    return codec_jpeg_encode(img, quality, NULL, out, size);
+    if (kind != CODEC_PNG && (quality < 1 || quality > 100))
+        return ffu_error_set(FFU_ERR_INVALID, "%s quality %d is outside 1..100",
+                             kind == CODEC_JPEG ? "JPEG" : "WebP", quality);
+    switch (kind) {
+    case CODEC_JPEG:
+        return codec_jpeg_encode(img, quality, text_kv, out, size);
+    case CODEC_PNG:
+        return codec_png_encode(img, text_kv, out, size);
+    default:
+        return codec_webp_encode(img, quality, text_kv, out, size);
+    }
+}
+
+ffu_status ffu_image_encode_jpeg(const ffu_image *img, int quality, uint8_t **out, size_t *size)
+{
+    if (!out || !size) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_encode_jpeg: NULL output");
+    return encode(CODEC_JPEG, img, quality, NULL, out, size);
 }
 
 ffu_status ffu_image_encode_png(const ffu_image *img, const char *const *text_kv, uint8_t **out,
                                 size_t *size)
 {
     if (!out || !size) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_encode_png: NULL output");
-    *out = NULL;
-    *size = 0;
-    ffu_status st = check_encodable(img);
-    if (st < 0) return st;
-    return codec_png_encode(img, text_kv, out, size);
+    return encode(CODEC_PNG, img, 0, text_kv, out, size);
 }
+
+ffu_status ffu_image_encode_webp(const ffu_image *img, int quality, uint8_t **out, size_t *size)
+{
+    if (!out || !size) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_encode_webp: NULL output");
+    return encode(CODEC_WEBP, img, quality, NULL, out, size);
+}
+
+/* The format a file name's extension names (any case), CODEC_NONE for others. */
+static codec_kind kind_of_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *ext = strrchr(base, '.');
+    if (!ext) return CODEC_NONE;
+    if (strcasecmp(ext, ".jpg") == 0 || strcasecmp(ext, ".jpeg") == 0) return CODEC_JPEG;
+    if (strcasecmp(ext, ".png") == 0) return CODEC_PNG;
+    if (strcasecmp(ext, ".webp") == 0) return CODEC_WEBP;
+    return CODEC_NONE;
+}
+
+int ffu_image_name_known(const char *path) { return path && kind_of_name(path) != CODEC_NONE; }
 
 ffu_status ffu_image_save_with_text(const char *path, const ffu_image *img, int quality,
                                     const char *const *text_kv)
 {
     if (!path) return ffu_error_set(FFU_ERR_INVALID, "ffu_image_save: path is NULL");
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    const char *ext = strrchr(base, '.');
-    int jpeg = ext && (strcasecmp(ext, ".jpg") == 0 || strcasecmp(ext, ".jpeg") == 0);
-    int png = ext && strcasecmp(ext, ".png") == 0;
-    if (!jpeg && !png)
+    const codec_kind kind = kind_of_name(path);
+    if (kind == CODEC_NONE)
         return ffu_error_set(FFU_ERR_UNSUPPORTED,
-                             "%s: unknown image extension (use .jpg, .jpeg or .png)", path);
-    ffu_status st = check_encodable(img);
-    if (st < 0) return ffu_error_prefix(st, path);
-    if (quality == 0) quality = FFU_IMAGE_JPEG_QUALITY_DEFAULT;
-    if (jpeg && (quality < 1 || quality > 100))
-        return ffu_error_set(FFU_ERR_INVALID, "%s: JPEG quality %d is outside 1..100", path,
-                             quality);
+                             "%s: unknown image extension (use .jpg, .jpeg, .png or .webp)", path);
     uint8_t *buf;
     size_t size;
-    st = jpeg ? codec_jpeg_encode(img, quality, text_kv, &buf, &size)
-              : codec_png_encode(img, text_kv, &buf, &size);
+    ffu_status st = encode(kind, img, quality, text_kv, &buf, &size);
     if (st < 0) return ffu_error_prefix(st, path);
     st = ffu_file_write_atomic(path, buf, size);
     free(buf);

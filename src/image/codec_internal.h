@@ -1,7 +1,8 @@
 /* Private interface between the image codec files: codec.c (sniffing, dispatch, files),
- * codec_jpeg.c and codec_png.c (libjpeg-turbo / libpng behind setjmp error handling) and
- * exif.c (the EXIF orientation parser and the pixel reorientation). Unit tests include
- * it too, to decode without applying the orientation. */
+ * codec_jpeg.c and codec_png.c (libjpeg-turbo / libpng behind setjmp error handling),
+ * codec_webp.c (libwebp) and exif.c (the EXIF orientation parser and the pixel
+ * reorientation). Unit tests include it too, to decode without applying the
+ * orientation. */
 #ifndef FFU_IMAGE_CODEC_INTERNAL_H
 #define FFU_IMAGE_CODEC_INTERNAL_H
 
@@ -18,9 +19,10 @@
 /* Most bytes libpng may allocate for one ancillary chunk (decompressed). */
 #define CODEC_PNG_MAX_CHUNK ((size_t)16 << 20)
 
-typedef enum codec_kind { CODEC_NONE = 0, CODEC_JPEG, CODEC_PNG } codec_kind;
+typedef enum codec_kind { CODEC_NONE = 0, CODEC_JPEG, CODEC_PNG, CODEC_WEBP } codec_kind;
 
-/* JPEG (FF D8 FF) or PNG (the 8-byte signature) from the first bytes; CODEC_NONE else. */
+/* JPEG (FF D8 FF), PNG (the 8-byte signature) or WebP ("RIFF" size "WEBP") from the
+ * first bytes; CODEC_NONE else. */
 codec_kind codec_sniff(const uint8_t *data, size_t size);
 
 /* 1 when want is one of the formats decoders produce (GRAY8, RGB24, BGR24, RGBA32). */
@@ -36,12 +38,16 @@ ffu_status codec_jpeg_decode(const uint8_t *data, size_t size, ffu_pixfmt want, 
                              ffu_image *out);
 ffu_status codec_png_decode(const uint8_t *data, size_t size, ffu_pixfmt want, int orient,
                             ffu_image *out);
+ffu_status codec_webp_decode(const uint8_t *data, size_t size, ffu_pixfmt want, int orient,
+                             ffu_image *out);
 
 /* Header-only reads: stored size and EXIF orientation (1 when there is none). */
 ffu_status codec_jpeg_probe(const uint8_t *data, size_t size, int *width, int *height,
                             int *orientation);
 ffu_status codec_png_probe(const uint8_t *data, size_t size, int *width, int *height,
                            int *orientation);
+ffu_status codec_webp_probe(const uint8_t *data, size_t size, int *width, int *height,
+                            int *orientation);
 
 /* Encoders: *out is malloc'd (caller frees with free()). text_kv is NULL or a
  * NULL-terminated list of key, value strings (see ffu_image_encode_png). */
@@ -49,6 +55,10 @@ ffu_status codec_jpeg_encode(const ffu_image *img, int quality, const char *cons
                              uint8_t **out, size_t *size);
 ffu_status codec_png_encode(const ffu_image *img, const char *const *text_kv, uint8_t **out,
                             size_t *size);
+/* Lossy WebP at quality 1..100; text_kv pairs with the keys Title, Author, Description,
+ * Copyright, Comment, Software become an XMP packet (other keys: FFU_ERR_UNSUPPORTED). */
+ffu_status codec_webp_encode(const ffu_image *img, int quality, const char *const *text_kv,
+                             uint8_t **out, size_t *size);
 
 /* ---- EXIF (exif.c) ---- */
 

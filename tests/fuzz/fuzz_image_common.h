@@ -1,7 +1,7 @@
-/* The body of the image fuzz targets (fuzz_jpeg.c, fuzz_png.c): decode one input to two
- * pixel formats, check that success and failure are consistent, and for small images
- * check that a PNG re-encode decodes back to identical pixels. A broken invariant
- * aborts, which libFuzzer reports as a crash. */
+/* The body of the image fuzz targets (fuzz_jpeg.c, fuzz_png.c, fuzz_webp.c): decode
+ * one input to two pixel formats, check that success and failure are consistent, and
+ * for small images check that a PNG re-encode decodes back to identical pixels. A
+ * broken invariant aborts, which libFuzzer reports as a crash. */
 #ifndef FFU_FUZZ_IMAGE_COMMON_H
 #define FFU_FUZZ_IMAGE_COMMON_H
 

@@ -1,17 +1,20 @@
 #!/bin/sh
-# Regenerates the seed corpora of fuzz_jpeg and fuzz_png (tests/fixtures/corpus/jpeg,
-# .../png): tiny images, one per decoder path worth reaching (progressive, grayscale,
-# CMYK, EXIF; palette, tRNS, 16-bit, gray+alpha, interlaced, 1-bit). test_image_codec
-# also decodes them and compares the PNG variants with each other, so every variant is
-# made from the same 16x16 pattern. Needs ImageMagick 6 (`convert`) and python3; the
-# outputs are committed, so this only runs when the seeds change.
+# Regenerates the seed corpora of fuzz_jpeg, fuzz_png and fuzz_webp
+# (tests/fixtures/corpus/jpeg, .../png, .../webp): tiny images, one per decoder path
+# worth reaching (progressive, grayscale, CMYK, EXIF; palette, tRNS, 16-bit, gray+alpha,
+# interlaced, 1-bit; lossy, lossless, alpha, EXIF, animated). test_image_codec and
+# test_image_webp also decode them and compare the variants with each other, so every
+# variant is made from the same 16x16 pattern. Needs ImageMagick 6 (`convert`, with its
+# WebP delegate) and python3; the outputs are committed, so this only runs when the
+# seeds change.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
 jpg="$root/tests/fixtures/corpus/jpeg"
 png="$root/tests/fixtures/corpus/png"
+webp="$root/tests/fixtures/corpus/webp"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$jpg" "$png"
+mkdir -p "$jpg" "$png" "$webp"
 strip="-strip -define png:exclude-chunks=date,time"
 
 # The pattern: a red-to-blue gradient, a green block in the top-left quadrant and a
@@ -53,4 +56,30 @@ payload = b'Exif\x00\x00' + tiff
 app1 = b'\xff\xe1' + struct.pack('>H', len(payload) + 2) + payload
 open(sys.argv[2], 'wb').write(src[:2] + app1 + src[2:])
 EOF
-ls -l "$jpg" "$png"
+# ---- WebP ----
+convert "$tmp/pattern.ppm" -strip -define webp:lossless=true "$webp/lossless.webp"
+convert "$tmp/pattern.ppm" -strip -quality 90 "$webp/lossy.webp"
+# lossless with alpha: white becomes transparent.
+convert "$tmp/pattern.ppm" -transparent white -strip -define webp:lossless=true \
+    "$webp/alpha_lossless.webp"
+# lossy with the left-to-right alpha ramp of gray_alpha.png.
+convert "$tmp/pattern.ppm" \( -size 16x16 gradient:white-black -rotate 90 \) -alpha off \
+    -compose CopyOpacity -composite -strip -quality 90 "$webp/alpha_lossy.webp"
+# two frames: an animation, which the decoder refuses.
+convert "$tmp/pattern.ppm" \( "$tmp/pattern.ppm" -flip \) -strip -loop 0 \
+    -define webp:lossless=true "$webp/animated.webp"
+# EXIF orientation 6 in the extended format: VP8X (EXIF flag, 16x16 canvas), the
+# lossless bitstream, and an EXIF chunk holding a little-endian TIFF structure.
+python3 - "$webp/lossless.webp" "$webp/exif6.webp" <<'EOF'
+import struct, sys
+src = open(sys.argv[1], 'rb').read()
+assert src[12:16] == b'VP8L', src[12:16]
+tiff = b'II\x2a\x00' + struct.pack('<I', 8) + struct.pack('<H', 1) \
+     + struct.pack('<HHIHH', 0x0112, 3, 1, 6, 0) + struct.pack('<I', 0)
+def chunk(tag, data):
+    return tag + struct.pack('<I', len(data)) + data + (b'\x00' if len(data) & 1 else b'')
+vp8x = bytes([0x08, 0, 0, 0]) + (15).to_bytes(3, 'little') + (15).to_bytes(3, 'little')
+body = b'WEBP' + chunk(b'VP8X', vp8x) + src[12:] + chunk(b'EXIF', tiff)
+open(sys.argv[2], 'wb').write(b'RIFF' + struct.pack('<I', len(body)) + body)
+EOF
+ls -l "$jpg" "$png" "$webp"

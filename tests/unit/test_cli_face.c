@@ -6,7 +6,8 @@
  * gallery enrolled from the kNN training folders naming the people of other photos, and
  * the errors: several faces (which one is used), no face, a file that is not an image,
  * a missing file, each naming the file once with the documented exit code, the batch
- * commands going on past a bad file; a folder as input. Skipped without the shared data or the default
+ * commands going on past a bad file; a folder as input (a WebP in it found like its
+ * JPEG). Skipped without the shared data or the default
  * models. */
 #include <sys/stat.h>
 
@@ -154,6 +155,16 @@ static void test_detect_draw(void)
 /* A folder given as input stands for its images in name order (hidden files, other
  * files and sub-folders left out); --draw then writes into a folder even for one
  * image; a folder without images is an error naming it, exit 4. */
+/* The first face's box of image i in detect's JSON (r.out), into b; 0 when absent. */
+static int first_box(const ffu_json *j, size_t i, double b[4])
+{
+    const ffu_json *faces = ffu_json_get(ffu_json_at(ffu_json_get(j, "images"), i), "faces");
+    const ffu_json *box = ffu_json_get(ffu_json_at(faces, 0), "box");
+    for (int k = 0; k < 4; k++)
+        b[k] = ffu_json_number(ffu_json_at(box, (size_t)k), NAN);
+    return ffu_json_len(box) == 4;
+}
+
 static void test_detect_folder(void)
 {
     if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
@@ -172,25 +183,38 @@ static void test_detect_folder(void)
     FILE *f = fopen(p, "w");
     ok &= f && fputs("not an image\n", f) >= 0;
     if (f) fclose(f);
+    /* Biden's photo as a WebP, the format photos saved from the web often have. */
+    ffu_image img = {0};
+    snprintf(p, sizeof p, "%s/c.webp", dir);
+    ok &= ffu_image_load(biden, FFU_PIX_RGB24, &img) == FFU_OK &&
+          ffu_image_save(p, &img, 0) == FFU_OK;
+    ffu_image_release(&img);
     CHECK(ok);
 
-    run(&r, (const char *[]){"detect", dir, obama2, "--json", NULL});
+    run(&r, (const char *[]){"detect", dir, obama2, biden, "--json", NULL});
     CHECK_EQ_INT(r.code, 0);
     ffu_json *j = parse_out();
     CHECK(j);
     const ffu_json *imgs = ffu_json_get(j, "images");
-    char want[3][4200];
+    char want[5][4200];
     snprintf(want[0], sizeof want[0], "%s/a.JPG", dir);
     snprintf(want[1], sizeof want[1], "%s/b.jpg", dir);
-    snprintf(want[2], sizeof want[2], "%s", obama2);
-    const int faces[3] = {2, 1, 1};
-    ok = ffu_json_len(imgs) == 3;
-    for (size_t i = 0; ok && i < 3; i++) {
+    snprintf(want[2], sizeof want[2], "%s/c.webp", dir);
+    snprintf(want[3], sizeof want[3], "%s", obama2);
+    snprintf(want[4], sizeof want[4], "%s", biden);
+    const int faces[5] = {2, 1, 1, 1, 1};
+    ok = ffu_json_len(imgs) == 5;
+    for (size_t i = 0; ok && i < 5; i++) {
         const char *path = ffu_json_string(ffu_json_get(ffu_json_at(imgs, i), "path"));
         ok = path && !strcmp(path, want[i]) &&
              (int)ffu_json_len(ffu_json_get(ffu_json_at(imgs, i), "faces")) == faces[i];
     }
-    if (!ok) fprintf(stderr, "detect DIR: %.800s\n", r.out);
+    /* The WebP's face is where the JPEG's is, to a pixel or two of compression. */
+    double bw[4], bj[4];
+    ok = ok && first_box(j, 2, bw) && first_box(j, 4, bj);
+    for (int k = 0; ok && k < 4; k++)
+        ok = fabs(bw[k] - bj[k]) < 3;
+    if (!ok) fprintf(stderr, "detect DIR: %.1200s\n", r.out);
     ffu_json_free(j);
     CHECK(ok);
 
@@ -198,7 +222,6 @@ static void test_detect_folder(void)
     run(&r, (const char *[]){"detect", p, "--draw", drawn, "-q", NULL});
     CHECK_EQ_INT(r.code, 0);
     snprintf(p, sizeof p, "%s/d.jpg", drawn);
-    ffu_image img = {0};
     CHECK_EQ_INT(ffu_image_load(p, FFU_PIX_RGB24, &img), FFU_OK);
     ffu_image_release(&img);
     remove(p);
@@ -212,8 +235,11 @@ static void test_detect_folder(void)
         snprintf(p, sizeof p, "%s/%s", dir, links[i][1]);
         remove(p);
     }
-    snprintf(p, sizeof p, "%s/notes.txt", dir);
-    remove(p);
+    static const char *files[] = {"notes.txt", "c.webp"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, files[i]);
+        remove(p);
+    }
     snprintf(p, sizeof p, "%s/sub", dir);
     rmdir(p);
     rmdir(dir);
@@ -295,7 +321,7 @@ static void test_errors(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         run(&r, cases[i]);
-        if (r.code != 3 || count_of(r.err, bad) != 1 || !strstr(r.err, "not a JPEG or PNG")) {
+        if (r.code != 3 || count_of(r.err, bad) != 1 || !strstr(r.err, "not a JPEG, PNG or WebP")) {
             fprintf(stderr, "%s: exit %d, stderr: %s", cases[i][0], r.code, r.err);
             remove(bad);
             CHECK(0);

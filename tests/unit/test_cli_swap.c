@@ -1,5 +1,5 @@
-/* `facefuse swap` run as a user would: an image swap whose PNG carries the provenance
- * text, clear errors for a source or target without a face and for bad options, a
+/* `facefuse swap` run as a user would: an image swap whose PNG (JPEG, WebP) carries the
+ * provenance text, clear errors for a source or target without a face and for bad options, a
  * batch over a directory whose journal makes a rerun skip finished targets, and a
  * video batch interrupted with SIGINT (no partial file) then resumed. Skipped without
  * ../shared data or the default models. */
@@ -184,6 +184,27 @@ static void test_image_swap(void)
     CHECK(com);
     remove(out);
 
+    /* A WebP target (how photos saved from the web come) to a WebP output: an image by
+     * its extension, the provenance in the file's XMP. */
+    char wtarget[256];
+    snprintf(wtarget, sizeof wtarget, "%s/target.webp", dir);
+    snprintf(out, sizeof out, "%s/swapped.webp", dir);
+    CHECK_EQ_INT(ffu_image_load(target, FFU_PIX_RGB24, &a), FFU_OK);
+    CHECK_EQ_INT(ffu_image_save(wtarget, &a, 0), FFU_OK);
+    run(&r, (const char *[]){"swap", "-s", source, "--target", wtarget, "-o", out, "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, "\"faces_swapped\": 1"));
+    d = test_read_all(out, &size);
+    CHECK(d && size > 12 && !memcmp(d, "RIFF", 4) && !memcmp(d + 8, "WEBP", 4));
+    CHECK(memmem(d, size, "<exif:UserComment>", 18) && memmem(d, size, "synthetic", 9));
+    free(d);
+    CHECK_EQ_INT(ffu_image_load(out, FFU_PIX_RGB24, &b), FFU_OK);
+    CHECK(b.width == a.width && b.height == a.height);
+    ffu_image_release(&a);
+    ffu_image_release(&b);
+    remove(out);
+    remove(wtarget);
+
     /* a target named without an extension is known by its bytes: a JPEG is an image
      * (it was taken for a video, and an image output refused); --output-dir names its
      * output .png. A file that is no image is still taken for a video, and the refusal
@@ -210,7 +231,7 @@ static void test_image_swap(void)
     if (f) fclose(f);
     run(&r, (const char *[]){"swap", "-s", source, "--target", bare, "-o", out, NULL});
     CHECK_EQ_INT(r.code, 2);
-    CHECK(strstr(r.err, "not a JPEG or PNG image") != NULL);
+    CHECK(strstr(r.err, "not a JPEG, PNG or WebP image") != NULL);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s %s", bare, odir);
     CHECK_EQ_INT(system(cmd), 0);

@@ -1,6 +1,6 @@
-/* Tests of JPEG/PNG decoding, encoding, EXIF orientation and file I/O (src/image/codec*.c,
- * exif.c): real photos from ../shared where present, exact PNG round trips, JPEG PSNR,
- * all eight orientations on a synthetic pattern, every truncation of small files,
+/* Tests of JPEG/PNG decoding (WebP: test_image_webp.c), encoding, EXIF orientation and file I/O
+ * (src/image/codec*.c, exif.c): real photos from ../shared where present, exact PNG round trips,
+ * JPEG PSNR, all eight orientations on a synthetic pattern, every truncation of small files,
  * oversized headers, garbage input, and saving that never leaves partial files. */
 #include <dirent.h>
 #include <errno.h>
@@ -9,51 +9,10 @@
 
 #include "facefuse/image.h"
 #include "image/codec_internal.h"
+#include "image_test.h"
 #include "test.h"
 
 /* ---- helpers ------------------------------------------------------------------------- */
-
-static int write_all(const char *path, const void *data, size_t size)
-{
-    FILE *f = fopen(path, "wb");
-    if (!f) return -1;
-    int ok = fwrite(data, 1, size, f) == size;
-    return fclose(f) == 0 && ok ? 0 : -1;
-}
-
-static const uint8_t *px(const ffu_image *img, int x, int y)
-{
-    return img->data[0] + (size_t)y * img->stride[0] + (size_t)x * ffu_pixfmt_bpp(img->fmt);
-}
-
-/* 1 when both images have the same format, size and pixel bytes. */
-static int same_pixels(const ffu_image *a, const ffu_image *b)
-{
-    if (a->fmt != b->fmt || a->width != b->width || a->height != b->height) return 0;
-    size_t row = (size_t)a->width * ffu_pixfmt_bpp(a->fmt);
-    for (int y = 0; y < a->height; y++)
-        if (memcmp(px(a, 0, y), px(b, 0, y), row) != 0) return 0;
-    return 1;
-}
-
-static double psnr(const ffu_image *a, const ffu_image *b)
-{
-    int bpp = ffu_pixfmt_bpp(a->fmt);
-    double se = 0;
-    for (int y = 0; y < a->height; y++)
-        for (int x = 0; x < a->width * bpp; x++) {
-            double d = (double)px(a, 0, y)[x] - (double)px(b, 0, y)[x];
-            se += d * d;
-        }
-    double mse = se / ((double)a->width * a->height * bpp);
-    return mse > 0 ? 10.0 * log10(255.0 * 255.0 / mse) : 99.0;
-}
-
-static int is_zeroed(const ffu_image *img)
-{
-    static const ffu_image zero;
-    return memcmp(img, &zero, sizeof zero) == 0;
-}
 
 /* Fills an image of any packed format with fixed-seed noise. */
 static void fill_random(ffu_image *img, uint64_t seed)
@@ -234,12 +193,6 @@ static void remove_tree(const char *dir)
     }
     closedir(d);
     rmdir(dir);
-}
-
-static const char *fixture(const char *rel, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s/tests/fixtures/corpus/%s", FFU_TEST_SOURCE_DIR, rel);
-    return buf;
 }
 
 /* ---- real photos ----------------------------------------------------------------------- */
@@ -649,27 +602,6 @@ static void test_png_exif(void)
 
 /* ---- damaged and hostile input -------------------------------------------------------- */
 
-/* Every cut of a file must fail cleanly with FFU_ERR_FORMAT and a zeroed output. */
-static int check_all_cuts(const uint8_t *data, size_t n, const char *what)
-{
-    for (size_t cut = 0; cut < n; cut++) {
-        uint8_t *copy = malloc(cut ? cut : 1); /* exact size: ASan sees over-reads */
-        memcpy(copy, data, cut);
-        ffu_image img;
-        memset(&img, 0x5A, sizeof img);
-        ffu_status st =
-            ffu_image_decode(copy, cut, (cut & 1) ? FFU_PIX_RGB24 : FFU_PIX_GRAY8, &img);
-        free(copy);
-        if (st != FFU_ERR_FORMAT || !is_zeroed(&img)) {
-            fprintf(stderr, "%s cut at %zu of %zu: status %d (%s)\n", what, cut, n, st,
-                    ffu_error_message());
-            ffu_image_release(&img);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 static void test_truncated_files(void)
 {
     ffu_image img;
@@ -778,7 +710,7 @@ static void test_oversized_headers(void)
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/x.png", dir);
     n = png_header_only(buf, 40000, 40000);
-    CHECK_EQ_INT(write_all(path, buf, n), 0);
+    CHECK_EQ_INT(test_write_file(path, buf, n), 0);
     CHECK_EQ_INT(ffu_image_load(path, FFU_PIX_RGB24, &out), FFU_ERR_TOO_LARGE);
     char want[PATH_MAX + 64];
     snprintf(want, sizeof want, "%s: image 40000x40000 exceeds the 32768 px cap", path);
@@ -796,14 +728,15 @@ static void test_garbage_input(void)
     uint64_t seed = 99;
     static const uint8_t jpeg_sig[3] = {0xFF, 0xD8, 0xFF};
     static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-    for (int round = 0; round < 300; round++) {
+    for (int round = 0; round < 400; round++) {
         size_t n = 1 + (size_t)(test_rand_u64(&seed) % 2000);
         uint8_t *buf = malloc(n);
         for (size_t i = 0; i < n; i++)
             buf[i] = (uint8_t)(test_rand_u64(&seed) >> 56);
-        /* Plain noise, noise after a JPEG SOI, noise after the PNG signature. */
-        if (round % 3 == 1 && n >= 3) memcpy(buf, jpeg_sig, 3);
-        if (round % 3 == 2 && n >= 8) memcpy(buf, png_sig, 8);
+        /* Plain noise, noise after a JPEG SOI, the PNG signature, a WebP RIFF header. */
+        if (round % 4 == 1 && n >= 3) memcpy(buf, jpeg_sig, 3);
+        if (round % 4 == 2 && n >= 8) memcpy(buf, png_sig, 8);
+        if (round % 4 == 3 && n >= 12) memcpy(buf, "RIFF", 4), memcpy(buf + 8, "WEBP", 4);
         memset(&out, 0x5A, sizeof out);
         ffu_status st = ffu_image_decode(buf, n, FFU_PIX_RGBA32, &out);
         free(buf);
@@ -813,17 +746,11 @@ static void test_garbage_input(void)
     CHECK_EQ_INT(ffu_image_decode("GIF89a\1\0\1\0", 10, FFU_PIX_RGB24, &out), FFU_ERR_UNSUPPORTED);
     CHECK(strstr(ffu_error_message(), "GIF") != NULL);
     CHECK_EQ_INT(ffu_image_decode("hello world", 11, FFU_PIX_RGB24, &out), FFU_ERR_FORMAT);
-    CHECK_STR(ffu_error_message(), "not a JPEG or PNG file");
+    CHECK_STR(ffu_error_message(), "not a JPEG, PNG or WebP file");
     CHECK_EQ_INT(ffu_image_decode("hello world", 11, FFU_PIX_NV12, &out), FFU_ERR_INVALID);
 }
 
 /* ---- the seed files: every PNG variant decodes to the same picture --------------------- */
-
-static ffu_status load_fixture(const char *rel, ffu_pixfmt want, ffu_image *out)
-{
-    char p[PATH_MAX];
-    return ffu_image_load(fixture(rel, p, sizeof p), want, out);
-}
 
 static void test_png_variants(void)
 {
@@ -932,11 +859,11 @@ static void test_load_errors(void)
     CHECK_EQ_INT(ffu_image_load(dir, FFU_PIX_RGB24, &out), FFU_ERR_INVALID);
     char path[PATH_MAX], want[PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/photo.jpg", dir);
-    CHECK_EQ_INT(write_all(path, "this is text, not a photo", 25), 0);
+    CHECK_EQ_INT(test_write_file(path, "this is text, not a photo", 25), 0);
     CHECK_EQ_INT(ffu_image_load(path, FFU_PIX_RGB24, &out), FFU_ERR_FORMAT);
-    snprintf(want, sizeof want, "%s: not a JPEG or PNG file", path);
+    snprintf(want, sizeof want, "%s: not a JPEG, PNG or WebP file", path);
     CHECK_STR(ffu_error_message(), want);
-    CHECK_EQ_INT(write_all(path, "", 0), 0);
+    CHECK_EQ_INT(test_write_file(path, "", 0), 0);
     CHECK_EQ_INT(ffu_image_load(path, FFU_PIX_RGB24, &out), FFU_ERR_FORMAT);
     /* truncated JPEG through a file */
     ffu_image img;
@@ -945,7 +872,7 @@ static void test_load_errors(void)
     size_t n;
     CHECK_EQ_INT(ffu_image_encode_jpeg(&img, 90, &jpg, &n), FFU_OK);
     snprintf(path, sizeof path, "%s/x.jpg", dir);
-    CHECK_EQ_INT(write_all(path, jpg, n - 10), 0);
+    CHECK_EQ_INT(test_write_file(path, jpg, n - 10), 0);
     CHECK_EQ_INT(ffu_image_load(path, FFU_PIX_RGB24, &out), FFU_ERR_FORMAT);
     snprintf(want, sizeof want, "%s: truncated JPEG", path);
     CHECK_STR(ffu_error_message(), want);
