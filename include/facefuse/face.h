@@ -164,11 +164,12 @@ typedef struct ffu_detector_opts {
     float nms_iou;    /* 0 = the family's default */
     int min_face;     /* smallest face to find, pixels of the image; 0 = no tiling */
     int max_faces;    /* 0 = all */
-    int rotations;    /* 1: rotated photos: the image is searched turned 0, 90, 180 and
-                         270 degrees, and a face seen in several turns (detectors also
-                         "find" sideways and upside-down faces) goes to the turn the
-                         short-range BlazeFace sees it best in; about 3.5 times the
-                         cost of one search (docs/EVAL.md "Rotated photos") */
+    int rotations;    /* 1: photos turned as a whole by 90, 180 or 270 degrees: unless
+                         the short-range BlazeFace confirms the upright search's best
+                         face (four small runs), the image is also searched turned,
+                         and a face seen in several turns goes to the turn that model
+                         sees it best in; 2-2.3 times the cost of one search on
+                         upright photos (docs/EVAL.md "Rotated photos") */
     int input_size;   /* dynamic-input models: longest side fed to the net; 0 = family default */
 } ffu_detector_opts;
 
