@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "facefuse/image.h"
+#include "test.h"
 
 static inline const uint8_t *px(const ffu_image *img, int x, int y)
 {
@@ -72,6 +73,18 @@ static inline const char *fixture(const char *rel, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/tests/fixtures/corpus/%s", FFU_TEST_SOURCE_DIR, rel);
     return buf;
+}
+
+/* check_all_cuts on the committed seed file REL; -1 when it cannot be read. */
+static inline int check_fixture_cuts(const char *rel)
+{
+    char p[PATH_MAX];
+    size_t n;
+    uint8_t *data = test_read_all(fixture(rel, p, sizeof p), &n);
+    int rc = data ? check_all_cuts(data, n, rel) : -1;
+    if (!data) fprintf(stderr, "%s: cannot read\n", p);
+    free(data);
+    return rc;
 }
 
 static inline ffu_status load_fixture(const char *rel, ffu_pixfmt want, ffu_image *out)

@@ -103,6 +103,10 @@ FFU_API ffu_status ffu_image_load(const char *path, ffu_pixfmt want, ffu_image *
 FFU_API ffu_status ffu_image_probe(const void *data, size_t size, const char **format,
                                    int *width, int *height);
 
+/* "jpeg", "png" or "webp" (static string) when the first bytes (12 suffice) are those of
+ * a format the decoders read, NULL otherwise: a look at the signature, nothing decoded. */
+FFU_API const char *ffu_image_format_of(const void *data, size_t size);
+
 /* 1 when a file name ends in an extension the encoders and decoders handle (.jpg,
  * .jpeg, .png, .webp, any case), so folder listings and output names agree. */
 FFU_API int ffu_image_name_known(const char *path);

@@ -153,9 +153,7 @@ int cli_sniff_media(const char *path)
     FILE *f = fopen(path, "rb");
     size_t n = f ? fread(b, 1, sizeof b, f) : 0;
     if (f) fclose(f);
-    if (n >= 3 && b[0] == 0xff && b[1] == 0xd8 && b[2] == 0xff) return CLI_MEDIA_IMAGE;
-    if (n >= 4 && !memcmp(b, "\x89PNG", 4)) return CLI_MEDIA_IMAGE;
-    if (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "WEBP", 4)) return CLI_MEDIA_IMAGE;
+    if (ffu_image_format_of(b, n)) return CLI_MEDIA_IMAGE;
     if ((n >= 8 && !memcmp(b + 4, "ftyp", 4)) || (n >= 4 && !memcmp(b, "\x1a\x45\xdf\xa3", 4)) ||
         (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "AVI ", 4)) ||
         (n >= 3 && !memcmp(b, "FLV", 3)) || (n >= 189 && b[0] == 0x47 && b[188] == 0x47))

@@ -22,6 +22,14 @@ codec_kind codec_sniff(const uint8_t *d, size_t n)
     return CODEC_NONE;
 }
 
+/* The format names ffu_image_probe and ffu_image_format_of give, by codec_kind. */
+static const char *const kind_names[] = {NULL, "jpeg", "png", "webp"};
+
+const char *ffu_image_format_of(const void *data, size_t size)
+{
+    return data ? kind_names[codec_sniff(data, size)] : NULL;
+}
+
 /* Formats we recognise but do not decode, for a better message than "not an image". */
 static const char *other_format(const uint8_t *d, size_t n)
 {
@@ -95,15 +103,17 @@ ffu_status ffu_image_probe(const void *data, size_t size, const char **format, i
     if (!data && size) {
         st = ffu_error_set(FFU_ERR_INVALID, "ffu_image_probe: data is NULL");
     } else {
-        switch (codec_sniff(data, size)) {
+        const codec_kind kind = codec_sniff(data, size);
+        name = kind_names[kind];
+        switch (kind) {
         case CODEC_JPEG:
-            st = codec_jpeg_probe(data, size, &w, &h, &o), name = "jpeg";
+            st = codec_jpeg_probe(data, size, &w, &h, &o);
             break;
         case CODEC_PNG:
-            st = codec_png_probe(data, size, &w, &h, &o), name = "png";
+            st = codec_png_probe(data, size, &w, &h, &o);
             break;
         case CODEC_WEBP:
-            st = codec_webp_probe(data, size, &w, &h, &o), name = "webp";
+            st = codec_webp_probe(data, size, &w, &h, &o);
             break;
         default:
             st = unknown_format(data, size);

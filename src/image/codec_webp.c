@@ -137,36 +137,10 @@ ffu_status codec_webp_probe(const uint8_t *data, size_t size, int *width, int *h
 
 /* ---- encoding ------------------------------------------------------------------------ */
 
-/* Growing text buffer for the XMP packet. */
-typedef struct xmp_buf {
-    char *s;
-    size_t len, cap;
-    int failed;
-} xmp_buf;
-
-static void xmp_put(xmp_buf *b, const char *s, size_t n)
-{
-    if (b->failed) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = (b->cap ? b->cap * 2 : 1024) + n;
-        char *s2 = realloc(b->s, cap);
-        if (!s2) {
-            b->failed = 1;
-            return;
-        }
-        b->s = s2, b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = 0;
-}
-
-static void xmp_puts(xmp_buf *b, const char *s) { xmp_put(b, s, strlen(s)); }
-
 /* Character data: <, > and & escaped (quotes need no escape outside attributes).
  * XML 1.0 cannot hold control characters other than tab and newline, nor invalid UTF-8,
  * so those are refused (-1). */
-static int xmp_put_text(xmp_buf *b, const char *v)
+static int xmp_put_text(FILE *f, const char *v)
 {
     const unsigned char *s = (const unsigned char *)v;
     size_t len = strlen(v);
@@ -176,9 +150,9 @@ static int xmp_put_text(xmp_buf *b, const char *v)
         size_t n = c < 0x80 ? 1 : core_utf8_seq(s + i, len - i);
         if ((c < 0x20 && c != '\t' && c != '\n') || n == 0) return -1;
         if (e)
-            xmp_puts(b, e);
+            fputs(e, f);
         else
-            xmp_put(b, v + i, n);
+            fwrite(v + i, 1, n, f);
         i += n;
     }
     return 0;
@@ -201,50 +175,50 @@ static const struct {
     {"Software", "xmp:CreatorTool", XMP_TEXT},
 };
 
-/* An XMP packet (malloc'd string) holding text_kv's pairs, or an error for a key no
- * property stands for or a value XML cannot hold. */
+/* An XMP packet (malloc'd string, written through a memory stream) holding text_kv's
+ * pairs, or an error for a key no property stands for or a value XML cannot hold. */
 static ffu_status xmp_packet(const char *const *text_kv, char **out)
 {
+    size_t len;
     *out = NULL;
-    xmp_buf b = {0};
-    xmp_puts(&b, "<?xpacket begin=\"\xEF\xBB\xBF\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?>\n"
-                 "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\">\n"
-                 " <rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">\n"
-                 "  <rdf:Description rdf:about=\"\"\n"
-                 "    xmlns:dc=\"http://purl.org/dc/elements/1.1/\"\n"
-                 "    xmlns:xmp=\"http://ns.adobe.com/xap/1.0/\"\n"
-                 "    xmlns:exif=\"http://ns.adobe.com/exif/1.0/\">\n");
-    for (size_t i = 0; text_kv[i] && text_kv[i + 1]; i += 2) {
+    FILE *f = open_memstream(out, &len);
+    if (!f) return ffu_error_set(FFU_ERR_NOMEM, "out of memory for a WebP's XMP packet");
+    fputs("<?xpacket begin=\"\xEF\xBB\xBF\" id=\"W5M0MpCehiHzreSzNTczkc9d\"?>\n"
+          "<x:xmpmeta xmlns:x=\"adobe:ns:meta/\">\n"
+          " <rdf:RDF xmlns:rdf=\"http://www.w3.org/1999/02/22-rdf-syntax-ns#\">\n"
+          "  <rdf:Description rdf:about=\"\"\n"
+          "    xmlns:dc=\"http://purl.org/dc/elements/1.1/\"\n"
+          "    xmlns:xmp=\"http://ns.adobe.com/xap/1.0/\"\n"
+          "    xmlns:exif=\"http://ns.adobe.com/exif/1.0/\">\n",
+          f);
+    ffu_status st = FFU_OK;
+    for (size_t i = 0; !st && text_kv[i] && text_kv[i + 1]; i += 2) {
         size_t k = 0, nkeys = sizeof xmp_keys / sizeof xmp_keys[0];
         while (k < nkeys && strcmp(xmp_keys[k].key, text_kv[i]) != 0)
             k++;
         if (k == nkeys) {
-            free(b.s);
-            return ffu_error_set(FFU_ERR_UNSUPPORTED,
-                                 "WebP text key \"%s\" is not supported (Title, Author, "
-                                 "Description, Copyright, Comment, Software are)",
-                                 text_kv[i]);
+            st = ffu_error_set(FFU_ERR_UNSUPPORTED,
+                               "WebP text key \"%s\" is not supported (Title, Author, "
+                               "Description, Copyright, Comment, Software are)",
+                               text_kv[i]);
+            break;
         }
-        const char *prop = xmp_keys[k].property;
-        char line[128];
-        snprintf(line, sizeof line, "   <%s>%s", prop, xmp_keys[k].open);
-        xmp_puts(&b, line);
-        if (xmp_put_text(&b, text_kv[i + 1]) < 0) {
-            free(b.s);
-            return ffu_error_set(FFU_ERR_INVALID,
-                                 "WebP text \"%s\" holds a control character or invalid UTF-8",
-                                 text_kv[i]);
-        }
-        snprintf(line, sizeof line, "%s</%s>\n", xmp_keys[k].close, prop);
-        xmp_puts(&b, line);
+        fprintf(f, "   <%s>%s", xmp_keys[k].property, xmp_keys[k].open);
+        if (xmp_put_text(f, text_kv[i + 1]) < 0)
+            st = ffu_error_set(FFU_ERR_INVALID,
+                               "WebP text \"%s\" holds a control character or invalid UTF-8",
+                               text_kv[i]);
+        fprintf(f, "%s</%s>\n", xmp_keys[k].close, xmp_keys[k].property);
     }
-    xmp_puts(&b, "  </rdf:Description>\n </rdf:RDF>\n</x:xmpmeta>\n<?xpacket end=\"w\"?>");
-    if (b.failed) {
-        free(b.s);
-        return ffu_error_set(FFU_ERR_NOMEM, "out of memory for a WebP's XMP packet");
+    fputs("  </rdf:Description>\n </rdf:RDF>\n</x:xmpmeta>\n<?xpacket end=\"w\"?>", f);
+    const int failed = ferror(f);
+    if (fclose(f) || failed)
+        st = st ? st : ffu_error_set(FFU_ERR_NOMEM, "out of memory for a WebP's XMP packet");
+    if (st) {
+        free(*out);
+        *out = NULL;
     }
-    *out = b.s;
-    return FFU_OK;
+    return st;
 }
 
 /* The encoded file with an "XMP " chunk added (libwebpmux writes the VP8X header that

@@ -312,14 +312,8 @@ static void test_truncated_files(void)
     static const char *seeds[] = {"webp/lossless.webp", "webp/lossy.webp",
                                   "webp/alpha_lossless.webp", "webp/alpha_lossy.webp",
                                   "webp/exif6.webp"};
-    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++) {
-        char p[PATH_MAX];
-        size_t sn;
-        uint8_t *data = test_read_all(fixture(seeds[i], p, sizeof p), &sn);
-        CHECK(data);
-        CHECK_EQ_INT(check_all_cuts(data, sn, seeds[i]), 0);
-        free(data);
-    }
+    for (size_t i = 0; i < sizeof seeds / sizeof seeds[0]; i++)
+        CHECK_EQ_INT(check_fixture_cuts(seeds[i]), 0);
 }
 
 /* ---- saving: XMP text, limits, names ---------------------------------------------------- */
@@ -388,6 +382,12 @@ static void test_encoder_limits_and_names(void)
     CHECK_EQ_INT(ffu_image_name_known("x.webp/f"), 0);
     CHECK_EQ_INT(ffu_image_name_known("webp"), 0);
     CHECK_EQ_INT(ffu_image_name_known(NULL), 0);
+    /* The signature look: 12 bytes of a RIFF WebP header, nothing else needed. */
+    CHECK_STR(ffu_image_format_of("RIFF\x10\0\0\0WEBPVP8 ", 16), "webp");
+    CHECK_STR(ffu_image_format_of("\xff\xd8\xff", 3), "jpeg");
+    CHECK(ffu_image_format_of("RIFF\x10\0\0\0AVI ", 12) == NULL);
+    CHECK(ffu_image_format_of("RIFF\x10\0\0\0WEB", 11) == NULL);
+    CHECK(ffu_image_format_of(NULL, 0) == NULL);
 }
 
 TEST_MAIN(test_seeds_match_png, test_seed_orientation, test_animation_refused, test_real_photos,
