@@ -48,7 +48,9 @@ typedef struct det_family {
     int stride;            /* dynamic-input models: input sides are multiples of this */
     int dynamic_side;      /* dynamic-input models: default longest side fed to the net */
     /* Smallest face side (network-input pixels) the family finds reliably; decides when
-     * tiling is needed for opts.min_face. */
+     * tiling is needed for opts.min_face, and the tiles' scale. Measured, not guessed:
+     * the side at which `facefuse eval small-faces` finds at least 80% of clear faces of
+     * opts.min_face pixels (docs/EVAL.md "Small faces in a 1080p frame"). */
     float min_face_net;
     /* Square models fed at the frame's aspect (zoo row `aspect`, detect.c): the multiple
      * the input sides must be for this model (its coarsest output grid's stride); NULL:

@@ -19,6 +19,9 @@ enum { WIDER_EASY = 0, WIDER_MEDIUM = 1, WIDER_HARD = 2, WIDER_SETTINGS = 3 };
 #define WIDER_THRESHOLDS 1000
 /* A face is "small" for wider_result.small_recall when max(w, h) < this (pixels). */
 #define WIDER_SMALL_FACE_PX 32
+/* Bands of face size, max(w, h) in pixels, for wider_result.size_recall: under 16,
+ * 16-24, 24-32, 32-64, 64 and up (wider_size_band_from gives each band's lower edge). */
+#define WIDER_SIZE_BANDS 5
 /* Caps that keep hostile files from asking for absurd amounts of memory. */
 #define WIDER_MAX_FACES 100000 /* per image */
 #define WIDER_MAX_FILE_BYTES (256u << 20)
@@ -88,6 +91,11 @@ typedef struct wider_result {
      * WIDER_SMALL_FACE_PX; NAN when there are none. */
     double small_recall;
     int small_faces;
+    /* The same recall per size band over all the hard setting's faces (NAN for an empty
+     * band): how small a face the detector still finds; and size_found, the share of each
+     * band matched by any detection at all (the lowest threshold: the detector's ceiling). */
+    double size_recall[WIDER_SIZE_BANDS], size_found[WIDER_SIZE_BANDS];
+    int size_faces[WIDER_SIZE_BANDS];
 } wider_result;
 
 /* WIDER FACE AP, the official protocol (WiderFace-Evaluation / eval_tools .m):
@@ -95,6 +103,9 @@ typedef struct wider_result {
  * reason) for a NaN/infinite coordinate or score or a negative size; r zeroed on
  * error. Deterministic; allocates scratch proportional to the largest image. */
 ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result *r);
+
+/* The lower edge of size band b (pixels; 0 for the first band, -1 when b is out of range). */
+float wider_size_band_from(int b);
 
 /* The official overlap of two x,y,w,h boxes (see eval_wider.c for the +1 convention). */
 double wider_iou(const float a[4], const float b[4]);

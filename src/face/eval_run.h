@@ -40,5 +40,42 @@ typedef struct lfw_run_stats {
 ffu_status lfw_run_pairs(const lfw_pairs *p, ffu_detector *det, ffu_landmarker *lm,
                          ffu_embedder *emb, float *sims, lfw_run_stats *stats);
 
+/* ---- small faces (eval_small.c) ----------------------------------------------------------
+ * Clear faces pasted at a chosen size into a 1080p frame: how small a face a detector,
+ * with its min_face tiling, still finds. WIDER's small faces are also blurred, occluded
+ * and crowded; these are the same photos' faces made small and nothing else, which is
+ * what the min_face option promises to find. */
+
+#define SMALL_FRAME_W 1920
+#define SMALL_FRAME_H 1080
+#define SMALL_PER_FRAME 24 /* a 6 x 4 grid of 320 x 270 cells, one face each */
+#define SMALL_MAX_SIDE 120 /* largest face side a cell holds (its cut is twice that) */
+
+/* A face cut from a photo: the square of twice its box's longer side around the box's
+ * centre (padded grey where it leaves the photo), and the box inside that square. */
+typedef struct small_face {
+    ffu_image cut; /* RGB24 */
+    float box[4];  /* x, y, w, h in cut's pixels */
+} small_face;
+
+/* Cuts faces->faces[pick] out of photo (RGB24; faces: what a detector found there).
+ * FFU_ERR_NOT_FOUND when another of the faces reaches into the square: a second face
+ * in a cut would count as a false detection in the frame. */
+ffu_status small_face_cut(const ffu_image *photo, const ffu_face_list *faces, int pick,
+                          small_face *out);
+void small_face_release(small_face *f);
+
+/* A SMALL_FRAME_W x SMALL_FRAME_H RGB24 frame: bg (any size, stretched to the frame)
+ * with faces[0..n) (n <= SMALL_PER_FRAME) scaled so each box's longer side is `side`
+ * pixels (area-averaged, as a camera's sensor would), one per grid cell at a position
+ * drawn from `seed`; gt[i] receives face i's box in the frame. */
+ffu_status small_faces_frame(const ffu_image *bg, const small_face *faces, int n, int side,
+                             uint32_t seed, ffu_image *frame, float (*gt)[4]);
+
+/* Matches detections (best first, as the detector sorts them) to the n pasted boxes:
+ * each takes the free box it overlaps most at IoU >= 0.5; *found counts the boxes taken,
+ * *false_dets the detections that took none (a second hit on a taken box included). */
+void small_faces_match(const ffu_face_list *l, const float (*gt)[4], int n, int *found,
+                       int *false_dets);
 
 #endif

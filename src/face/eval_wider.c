@@ -539,6 +539,22 @@ static double voc_ap(const double *rec, const double *prec, int n)
 
 static double thresh_at(int t) { return 1.0 - (double)(t + 1) / WIDER_THRESHOLDS; }
 
+static const float size_band_from[WIDER_SIZE_BANDS] = {0, 16, 24, WIDER_SMALL_FACE_PX, 64};
+
+float wider_size_band_from(int b)
+{
+    return b >= 0 && b < WIDER_SIZE_BANDS ? size_band_from[b] : -1;
+}
+
+static int size_band(const wider_face *f)
+{
+    float side = fmaxf(f->w, f->h);
+    int b = WIDER_SIZE_BANDS - 1;
+    while (b > 0 && side < size_band_from[b])
+        b--;
+    return b;
+}
+
 ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result *r)
 {
     if (!r) return ffu_error_set(FFU_ERR_INVALID, "wider_eval: result is NULL");
@@ -548,7 +564,7 @@ ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result 
 
     /* validate, and find the normalisation range and scratch sizes */
     double smin = INFINITY, smax = -INFINITY;
-    int maxdet = 0, maxface = 0, ndet = 0, nsmall = 0;
+    int maxdet = 0, maxface = 0, ndet = 0, nhard = 0;
     for (int i = 0; i < gt->count; i++) {
         const wider_pred *p = &preds[i];
         if (p->count < 0 || (p->count > 0 && !p->dets))
@@ -574,10 +590,8 @@ ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result 
         ndet += p->count;
         if (p->count > maxdet) maxdet = p->count;
         if (gt->images[i].nfaces > maxface) maxface = gt->images[i].nfaces;
-        for (int k = 0; k < gt->images[i].nfaces; k++) {
-            const wider_face *f = &gt->images[i].faces[k];
-            if ((f->keep & (1u << WIDER_HARD)) && fmaxf(f->w, f->h) < WIDER_SMALL_FACE_PX) nsmall++;
-        }
+        for (int k = 0; k < gt->images[i].nfaces; k++)
+            nhard += (gt->images[i].faces[k].keep >> WIDER_HARD) & 1;
     }
     double range = smax - smin;
 
@@ -590,21 +604,23 @@ ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result 
     int *ctp = malloc(md * sizeof *ctp);
     int *firsthit = malloc(md * sizeof *firsthit); /* recalled box index per det or -1 */
     signed char *state = malloc(mf);
-    int *slotof = malloc(mf * sizeof *slotof); /* a face's slot in small[], or -1 */
+    int *slotof = malloc(mf * sizeof *slotof); /* a face's slot in hardhit[], or -1 */
     double *psum = calloc((size_t)WIDER_SETTINGS * WIDER_THRESHOLDS, sizeof *psum);
     double *rsum = calloc((size_t)WIDER_SETTINGS * WIDER_THRESHOLDS, sizeof *rsum);
-    double *small = malloc((size_t)(nsmall ? nsmall : 1) * sizeof *small);
+    /* per hard-setting face: the normalised score that recalled it (-1: none), its band */
+    double *hardhit = malloc((size_t)(nhard ? nhard : 1) * sizeof *hardhit);
+    signed char *band = malloc((size_t)(nhard ? nhard : 1));
     double *prec = malloc(WIDER_THRESHOLDS * sizeof *prec);
     double *rec = malloc(WIDER_THRESHOLDS * sizeof *rec);
     ffu_status st = FFU_OK;
     if (!order || !ns || !match || !cprop || !ctp || !firsthit || !state || !slotof || !psum ||
-        !rsum || !small || !prec || !rec) {
+        !rsum || !hardhit || !band || !prec || !rec) {
         st = ffu_error_set(FFU_ERR_NOMEM, "wider_eval: out of memory");
         goto out;
     }
 
     int faces[WIDER_SETTINGS] = {0};
-    int si = 0; /* next slot in small[] */
+    int si = 0; /* next slot in hardhit[] */
     for (int i = 0; i < gt->count; i++) {
         const wider_image *im = &gt->images[i];
         const wider_pred *p = &preds[i];
@@ -614,9 +630,10 @@ ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result 
         for (int k = 0; k < im->nfaces; k++) {
             const wider_face *f = &im->faces[k];
             slotof[k] = -1;
-            if ((f->keep & (1u << WIDER_HARD)) && fmaxf(f->w, f->h) < WIDER_SMALL_FACE_PX) {
+            if (f->keep & (1u << WIDER_HARD)) {
                 slotof[k] = si;
-                small[si++] = -1; /* never recalled (yet) */
+                band[si] = (signed char)size_band(f);
+                hardhit[si++] = -1; /* never recalled (yet) */
             }
         }
         if (im->nfaces == 0 || p->count == 0) continue;
@@ -670,10 +687,10 @@ ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result 
                 }
             }
             if (s == WIDER_HARD) {
-                /* remember at which normalised score each small face got recalled */
+                /* remember at which normalised score each face got recalled */
                 for (int h = 0; h < n; h++)
                     if (firsthit[h] >= 0 && slotof[firsthit[h]] >= 0)
-                        small[slotof[firsthit[h]]] = ns[h];
+                        hardhit[slotof[firsthit[h]]] = ns[h];
             }
         }
     }
@@ -703,16 +720,29 @@ ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result 
             r->best_recall = rec[bt];
             double th = thresh_at(bt);
             r->best_score = ndet == 0 ? NAN : range > 0 ? smin + th * range : smin;
-            int hit = 0;
-            for (int k = 0; k < nsmall; k++)
-                hit += small[k] >= th;
-            r->small_faces = nsmall;
-            r->small_recall = nsmall ? (double)hit / nsmall : NAN;
+            int hits[WIDER_SIZE_BANDS] = {0}, found[WIDER_SIZE_BANDS] = {0};
+            int small = 0, small_hits = 0;
+            for (int k = 0; k < nhard; k++) {
+                int hit = hardhit[k] >= th, b = band[k];
+                r->size_faces[b]++;
+                hits[b] += hit;
+                found[b] += hardhit[k] >= 0;
+                if (size_band_from[b] < WIDER_SMALL_FACE_PX) small++, small_hits += hit;
+            }
+            for (int b = 0; b < WIDER_SIZE_BANDS; b++) {
+                int nb = r->size_faces[b];
+                r->size_recall[b] = nb ? (double)hits[b] / nb : NAN;
+                r->size_found[b] = nb ? (double)found[b] / nb : NAN;
+            }
+            r->small_faces = small;
+            r->small_recall = small ? (double)small_hits / small : NAN;
         }
     }
     if (faces[WIDER_HARD] == 0) {
         r->best_score = NAN;
         r->small_recall = NAN;
+        for (int b = 0; b < WIDER_SIZE_BANDS; b++)
+            r->size_recall[b] = r->size_found[b] = NAN;
     }
     r->dets = ndet;
 out:
@@ -726,7 +756,8 @@ out:
     free(slotof);
     free(psum);
     free(rsum);
-    free(small);
+    free(hardhit);
+    free(band);
     free(prec);
     free(rec);
     if (st < 0) memset(r, 0, sizeof *r);

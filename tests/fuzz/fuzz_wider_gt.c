@@ -60,6 +60,14 @@ static void check_wider(const wider_gt *gt)
     }
     if (r.faces[WIDER_HARD] && !(r.best_f1 >= 0 && r.best_f1 <= 1 + 1e-12)) abort();
     if (r.small_faces && !(r.small_recall >= 0 && r.small_recall <= 1)) abort();
+    int banded = 0;
+    for (int b = 0; b < WIDER_SIZE_BANDS; b++) {
+        banded += r.size_faces[b];
+        if (r.size_faces[b] &&
+            !(r.size_recall[b] >= 0 && r.size_recall[b] <= r.size_found[b] && r.size_found[b] <= 1))
+            abort();
+    }
+    if (banded != r.faces[WIDER_HARD]) abort();
     free(p);
     free(d);
 }

@@ -146,6 +146,17 @@ static void test_wider_perfect(void)
     CHECK_NEAR(r.best_f1, 1.0, 1e-12);
     CHECK_EQ_INT(r.small_faces, 1); /* the 8 x 9 face */
     CHECK_NEAR(r.small_recall, 1.0, 1e-12);
+    /* by size: the 8 x 9 face under 16 px, the 30 x 40 and 50 x 60 ones in 32-64 */
+    CHECK(wider_size_band_from(0) == 0 && wider_size_band_from(3) == 32 &&
+          wider_size_band_from(WIDER_SIZE_BANDS) == -1);
+    const int per_band[WIDER_SIZE_BANDS] = {1, 0, 0, 2, 0};
+    for (int b = 0; b < WIDER_SIZE_BANDS; b++) {
+        CHECK_EQ_INT(r.size_faces[b], per_band[b]);
+        if (per_band[b])
+            CHECK(r.size_recall[b] == 1.0 && r.size_found[b] == 1.0);
+        else
+            CHECK(isnan(r.size_recall[b]) && isnan(r.size_found[b]));
+    }
     CHECK(r.best_score <= 0.3 + 1e-6); /* all three needed */
 
     /* all scores equal: the official code would divide by zero; we rank them together */
@@ -190,6 +201,38 @@ static void test_wider_hand_worked(void)
     CHECK_NEAR(r.best_score, 0.6 + 0.333 * 0.3, 1e-6); /* first threshold <= 1/3 */
     CHECK_EQ_INT(r.small_faces, 4);                    /* all 20 x 20 */
     CHECK_NEAR(r.small_recall, 0.75, 1e-9);
+    wider_gt_free(gt);
+}
+
+/* Recall by face size: a 100 px face found at the top score, then three false positives,
+ * then one of two 20 px faces at the lowest score. Hard PR: (1, 1/3) (1/2, 1/3) (1/3, 1/3)
+ * (1/4, 1/3) (2/5, 2/3): F1 0.5 at the first and the last threshold, so the best is the first (the
+ * stricter): the 20 px band is recalled 0 of 2 there but found 1 of 2 at all. */
+static void test_wider_size_bands(void)
+{
+    const char *g = "e/A.jpg\n3\n0 0 100 100\n200 0 20 20\n300 0 20 16\n";
+    const char *d = "e/A.jpg easy=1 medium=1,2,3 hard=1,2,3\n";
+    wider_gt *gt = parse_or_null(g, d);
+    CHECK(gt);
+    wider_det a[5] = {{0, 0, 100, 100, 0.9f},
+                      {500, 0, 20, 20, 0.8f},
+                      {600, 0, 20, 20, 0.7f},
+                      {700, 0, 20, 20, 0.6f},
+                      {200, 0, 20, 20, 0.1f}};
+    wider_pred p[1] = {{a, 5}};
+    wider_result r;
+    CHECK_EQ_INT(wider_eval(gt, p, &r), FFU_OK);
+    CHECK_NEAR(r.best_f1, 0.5, 1e-9);
+    CHECK_NEAR(r.best_recall, 1.0 / 3.0, 1e-9);
+    CHECK_EQ_INT(r.size_faces[1], 2); /* 16-24 px */
+    CHECK_EQ_INT(r.size_faces[4], 1); /* 64 px and up */
+    CHECK_NEAR(r.size_recall[1], 0.0, 1e-12);
+    CHECK_NEAR(r.size_found[1], 0.5, 1e-12);
+    CHECK_NEAR(r.size_recall[4], 1.0, 1e-12);
+    CHECK_NEAR(r.size_found[4], 1.0, 1e-12);
+    CHECK(isnan(r.size_recall[0]) && isnan(r.size_recall[2]) && isnan(r.size_recall[3]));
+    CHECK_EQ_INT(r.small_faces, 2);
+    CHECK_NEAR(r.small_recall, 0.0, 1e-12);
     wider_gt_free(gt);
 }
 
@@ -694,8 +737,8 @@ static void test_pad_rates(void)
     CHECK_NEAR(r.bpcer, 0, 1e-12);
 }
 
-TEST_MAIN(test_pad_rates, test_wider_parse, test_wider_parse_errors, test_wider_iou_convention, test_wider_perfect,
-          test_wider_hand_worked, test_wider_duplicates, test_wider_ignored,
-          test_wider_border_match, test_wider_tie_first_box, test_wider_edges, test_wider_real_gt,
-          test_lfw_parse, test_lfw_separable, test_lfw_kfold, test_lfw_tar_far, test_lfw_roc,
-          test_lfw_real_pairs)
+TEST_MAIN(test_pad_rates, test_wider_parse, test_wider_parse_errors, test_wider_iou_convention,
+          test_wider_perfect, test_wider_hand_worked, test_wider_size_bands, test_wider_duplicates,
+          test_wider_ignored, test_wider_border_match, test_wider_tie_first_box, test_wider_edges,
+          test_wider_real_gt, test_lfw_parse, test_lfw_separable, test_lfw_kfold, test_lfw_tar_far,
+          test_lfw_roc, test_lfw_real_pairs)
