@@ -4,7 +4,9 @@
  * image at its own size for dynamic-input models, or a square model at the frame's
  * aspect ratio where its zoo row says so and its graph plans there: BlazeFace on a
  * 640x480 frame computes 256x192 instead of 256x256 with 64 rows of bars, same AP;
- * docs/EVAL.md "Detectors at the frame's aspect"), tiles for small faces, the
+ * docs/EVAL.md "Detectors at the frame's aspect"), tiles for small faces (for those
+ * square models as few and as large as a level needs, up to four sides: docs/EVAL.md
+ * "Small faces in a 1080p frame"), the
  * rotated passes for sideways photos, mapping back to image coordinates, thresholds,
  * NMS or MediaPipe-style weighted merging, sorting and the face-count cap.
  *
@@ -31,6 +33,9 @@
 #define DET_MAX_BATCH 8         /* views per network run */
 #define DET_MAX_CANDIDATES 5000 /* kept before NMS (OpenCV's FaceDetectorYN top_k) */
 #define DET_TILE_SIDE 640       /* dynamic-input models: tile input side */
+#define DET_FREE_TILE_SCALE                                                                        \
+    4 /* models fed at the frame's aspect: largest tile side, in                                   \
+         declared sides (BlazeFace: 1024) */
 
 typedef struct det_view {
     double m[6];      /* network input -> image */
@@ -324,9 +329,12 @@ static ffu_status push_view(ffu_detector *d, const double m[6], int w, int h, un
 static int round_up(int v, int k) { return k > 1 ? (v + k - 1) / k * k : v; }
 
 /* Tiles of one level: network input tw x th at scale s (image pixels per network pixel)
- * over the uw x uh upright frame, neighbours overlapping by `overlap` image pixels. */
+ * over the uw x uh upright frame, neighbours overlapping by `overlap` image pixels.
+ * align > 0: the model plans at any multiple of align, and tw x th is the largest tile:
+ * each tile is then as small as the count of tiles allows (a level that fits one tile is
+ * one view of the frame's aspect), so less of the work goes to overlaps. */
 static ffu_status tile_level(ffu_detector *d, const double rot[6], int uw, int uh, int tw, int th,
-                             double s, double overlap, int level)
+                             double s, double overlap, int level, int align)
 {
     /* faces this level must find are at most `overlap`; much larger boxes are parts of
      * faces the coarser levels see whole */
@@ -339,6 +347,14 @@ static ffu_status tile_level(ffu_detector *d, const double rot[6], int uw, int u
     if (nx > 64 || ny > 64)
         return ffu_error_set(FFU_ERR_TOO_LARGE, "%dx%d tiles for one level: min_face is too "
                                                 "small for this image", nx, ny);
+    if (align > 0) {
+        int w = round_up((int)ceil((uw + (nx - 1) * overlap) / (nx * s) - 1e-6), align);
+        int h = round_up((int)ceil((uh + (ny - 1) * overlap) / (ny * s) - 1e-6), align);
+        if (w < tw) tw = w;
+        if (h < th) th = h;
+        TW = tw * s;
+        TH = th * s;
+    }
     for (int iy = 0; iy < ny; iy++)
         for (int ix = 0; ix < nx; ix++) {
             /* spread evenly; a single tile larger than the frame is centred */
@@ -374,7 +390,8 @@ static ffu_status plan_views(ffu_detector *d, int W, int H, int rot)
     d->nviews = 0;
 
     double s0; /* image pixels per network pixel of the whole-frame view */
-    int tw, th; /* tile input size */
+    int tw, th;    /* tile input size (the largest, when align > 0) */
+    int align = 0; /* > 0: tiles of any multiple of align up to tw x th (tile_level) */
     double v[6], m[6];
     ffu_status st;
     if (d->dynamic) {
@@ -406,7 +423,8 @@ static ffu_status plan_views(ffu_detector *d, int W, int H, int rot)
         memcpy(v, vv, sizeof v);
         compose(rm, v, m);
         if ((st = push_view(d, m, w, h, 0, 0, 0))) return st;
-        tw = th = side;
+        tw = th = DET_FREE_TILE_SCALE * side;
+        align = d->align;
     } else {
         double sx = (double)uw / n->in_w, sy = (double)uh / n->in_h;
         if (f->fit == DET_FIT_STRETCH) {
@@ -446,8 +464,7 @@ static ffu_status plan_views(ffu_detector *d, int W, int H, int rot)
     for (int l = 1; l <= levels; l++) {
         double s = s0 / pow(r, l);
         double overlap = 1.3 * f->min_face_net * s_prev;
-        if ((st = tile_level(d, rm, uw, uh, tw, th, s, overlap, l)))
-            return st;
+        if ((st = tile_level(d, rm, uw, uh, tw, th, s, overlap, l, align))) return st;
         s_prev = s;
     }
     return FFU_OK;
@@ -487,7 +504,9 @@ static ffu_status run_views(ffu_detector *d, const det_src *src, int first, int 
             ffu_face_model_opts mo = d->opts.m; /* threads, device, fp16 */
             mo.model = d->spec;
             mo.backend = d->backend;
-            if ((st = face_net_open(n, FFU_ROLE_DETECT, &mo)))
+            /* aspect models' tiles come in the sizes tile_level picks */
+            if ((st = d->aspect ? face_net_open_free(n, FFU_ROLE_DETECT, &mo)
+                                : face_net_open(n, FFU_ROLE_DETECT, &mo)))
                 return st;
             n->norm = d->net.norm; /* with the family's tweaks (per-channel means) */
         }
@@ -565,7 +584,15 @@ static ffu_status run_rotation(ffu_detector *d, const det_src *src, int rot)
         while (j < d->nviews && d->views[j].w == d->views[i].w && d->views[j].h == d->views[i].h)
             j++;
         int total = j - i;
-        int batches = (total + DET_MAX_BATCH - 1) / DET_MAX_BATCH;
+        /* a run holds at most DET_MAX_BATCH declared squares' worth of pixels, so the
+         * large tiles of aspect models (tile_level) take no more memory than the small */
+        int cap = DET_MAX_BATCH;
+        if (d->aspect) {
+            int64_t fit = (int64_t)DET_MAX_BATCH * d->side * d->side /
+                          ((int64_t)d->views[i].w * d->views[i].h);
+            cap = fit < 1 ? 1 : fit < cap ? (int)fit : cap;
+        }
+        int batches = (total + cap - 1) / cap;
         int per = (total + batches - 1) / batches;
         for (int k = i; k < j; k += per) {
             int cnt = j - k < per ? j - k : per;
@@ -595,10 +622,10 @@ void ffu_detector_opts_default(ffu_detector_opts *o)
 }
 
 /* A zoo row with `aspect`: whether the graph plans off its declared square (at half its
- * height: BlazeFace TF.js does, its Reshapes re-derived; a graph with a constant block
- * of the declared size beside its data does not). Asked of a throwaway session on the
- * ref backend, whose plan is shapes and buffers only, so the detector's own session is
- * not planned at a size no frame may have. */
+ * height and the largest tile's width: BlazeFace TF.js does, its Reshapes re-derived; a
+ * graph with a constant block of the declared size beside its data does not). Asked of a throwaway
+ * session on the ref backend, whose plan is shapes and buffers only, so the detector's own session
+ * is not planned at a size no frame may have. */
 static ffu_status probe_aspect(ffu_detector *d)
 {
     face_net *n = &d->net;
@@ -610,9 +637,9 @@ static ffu_status probe_aspect(ffu_detector *d)
     so.backend = "ref";
     so.free_dims = 1;
     ffu_nn_session *s = NULL;
-    int h = round_up(d->side / 2, d->align);
-    int64_t dims[4] = {1, h, d->side, n->in_c};
-    if (n->layout == FFU_LAYOUT_NCHW) dims[1] = n->in_c, dims[2] = h, dims[3] = d->side;
+    int h = round_up(d->side / 2, d->align), w = DET_FREE_TILE_SCALE * d->side;
+    int64_t dims[4] = {1, h, w, n->in_c};
+    if (n->layout == FFU_LAYOUT_NCHW) dims[1] = n->in_c, dims[2] = h, dims[3] = w;
     ffu_nn_tensor t;
     ffu_status st = ffu_nn_session_create(n->model, &so, &s);
     if (!st) st = ffu_nn_session_set_input_shape(s, 0, 4, dims);
