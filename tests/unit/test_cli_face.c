@@ -396,6 +396,33 @@ static void test_errors(void)
         CHECK_EQ_INT(images, 6);
         CHECK_EQ_INT(right + wrong + missed, 24);
         CHECK(right >= 23);
+        /* eval small-faces: 24 LFW faces, one frame per size; with the default --min-face
+         * (20) most faces of 20 px and up are found, without tiles none of 20 px (the
+         * background, dogs.jpg, is one of the photos this test needs) */
+        run(&r, (const char *[]){"eval", "small-faces", "--limit", "24", "--json", NULL});
+        CHECK_EQ_INT(r.code, 0);
+        ffu_json *sj = parse_out();
+        CHECK_EQ_INT((int)ffu_json_int(ffu_json_get(sj, "min_face"), -1), 20);
+        const ffu_json *s0 = ffu_json_at(ffu_json_get(sj, "detectors"), 0);
+        int faces = (int)ffu_json_int(ffu_json_get(s0, "faces"), -1);
+        CHECK(faces >= 20 && faces <= 24);
+        const ffu_json *sizes = ffu_json_get(s0, "sizes");
+        CHECK(ffu_json_at(sizes, 5) != NULL && ffu_json_at(sizes, 6) == NULL);
+        const ffu_json *z20 = ffu_json_at(sizes, 2);
+        CHECK_EQ_INT((int)ffu_json_int(ffu_json_get(z20, "side_px"), -1), 20);
+        int found20 = (int)ffu_json_int(ffu_json_get(z20, "found"), -1);
+        CHECK(found20 >= faces * 7 / 10);
+        CHECK((int)ffu_json_int(ffu_json_get(ffu_json_at(sizes, 5), "found"), -1) >=
+              faces * 9 / 10);
+        ffu_json_free(sj);
+        run(&r, (const char *[]){"eval", "small-faces", "--limit", "24", "--min-face", "0",
+                                 "--json", NULL});
+        CHECK_EQ_INT(r.code, 0);
+        sj = parse_out();
+        s0 = ffu_json_at(ffu_json_get(sj, "detectors"), 0);
+        z20 = ffu_json_at(ffu_json_get(s0, "sizes"), 2);
+        CHECK_EQ_INT((int)ffu_json_int(ffu_json_get(z20, "found"), -1), 0);
+        ffu_json_free(sj);
     }
     /* eval liveness: one image is one class, a usage error; --limit 2 takes a live and
      * a spoof image (the list is sorted by class); a list of live faces only is refused
