@@ -1078,9 +1078,17 @@ static int run_small_faces(const cli_command *cmd, eval_opts *o, ffu_jw *w)
                                sizeof path);
             if (!st) st = ffu_image_load(path, FFU_PIX_RGB24, &photo);
             if (!st) st = ffu_detector_detect(ref, &photo, &l);
-            int pick = st ? -1 : lfw_pick_face(&l, photo.width, photo.height);
-            if (pick >= 0 && !(st = small_face_cut(&photo, &l, pick, &faces[nf]))) nf++;
-            if (st == FFU_ERR_NOT_FOUND) st = FFU_OK, ffu_error_clear(); /* not alone */
+            if (!st) {
+                int pick = lfw_pick_face(&l, photo.width, photo.height);
+                ffu_status cut =
+                    pick < 0 ? FFU_ERR_NOT_FOUND : small_face_cut(&photo, &l, pick, &faces[nf]);
+                if (cut == FFU_OK)
+                    nf++;
+                else if (cut == FFU_ERR_NOT_FOUND) /* no face, or not alone: left out */
+                    ffu_error_clear();
+                else
+                    st = cut;
+            }
             ffu_image_release(&photo);
         }
         int found[NSIDES] = {0}, falsed[NSIDES] = {0}, frames = 0;
