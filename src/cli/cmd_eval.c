@@ -1025,7 +1025,7 @@ static int run_small_faces(const cli_command *cmd, eval_opts *o, ffu_jw *w)
              shared && *shared ? shared : FFU_SHARED_DIR_DEFAULT);
     int min_face = o->min_face < 0 ? 20 : o->min_face;
     lfw_pairs *pairs = NULL;
-    ffu_image bg = {0}, photo = {0}, frame = {0};
+    ffu_image bg = {0}, frame = {0};
     ffu_status st = lfw_pairs_load(dir, &pairs);
     if (!st && (st = ffu_image_load(bgpath, FFU_PIX_RGB24, &bg))) {
         char why[512]; /* the message is rewritten below: copy it first */
@@ -1054,14 +1054,16 @@ static int run_small_faces(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     if (w) {
         ffu_jw_begin_object(w);
         ffu_jw_key(w, "photos"), ffu_jw_int(w, nphoto);
-        ffu_jw_key(w, "frame"), ffu_jw_string(w, "1920x1080");
+        char size[32];
+        snprintf(size, sizeof size, "%dx%d", SMALL_FRAME_W, SMALL_FRAME_H);
+        ffu_jw_key(w, "frame"), ffu_jw_string(w, size);
         ffu_jw_key(w, "background"), ffu_jw_string(w, bgpath);
         ffu_jw_key(w, "min_face"), ffu_jw_int(w, min_face);
         ffu_jw_key(w, "detectors");
         ffu_jw_begin_array(w);
     } else {
-        printf("LFW faces pasted %d to a 1920x1080 frame over %s, min face %d px\n\n",
-               SMALL_PER_FRAME, bgpath, min_face);
+        printf("LFW faces pasted %d to a %dx%d frame over %s, min face %d px\n\n", SMALL_PER_FRAME,
+               SMALL_FRAME_W, SMALL_FRAME_H, bgpath, min_face);
     }
     ffu_face_list l = {0};
     int rc = CLI_EXIT_OK;
@@ -1072,25 +1074,7 @@ static int run_small_faces(const cli_command *cmd, eval_opts *o, ffu_jw *w)
         d.min_face = min_face;
         if (!st) st = ffu_detector_create(&d, &det);
         int nf = 0;
-        for (int i = 0; i < nphoto && !st; i++) {
-            char path[4096];
-            st = lfw_pair_path(pairs, (int)((int64_t)i * pairs->count / nphoto), 0, path,
-                               sizeof path);
-            if (!st) st = ffu_image_load(path, FFU_PIX_RGB24, &photo);
-            if (!st) st = ffu_detector_detect(ref, &photo, &l);
-            if (!st) {
-                int pick = lfw_pick_face(&l, photo.width, photo.height);
-                ffu_status cut =
-                    pick < 0 ? FFU_ERR_NOT_FOUND : small_face_cut(&photo, &l, pick, &faces[nf]);
-                if (cut == FFU_OK)
-                    nf++;
-                else if (cut == FFU_ERR_NOT_FOUND) /* no face, or not alone: left out */
-                    ffu_error_clear();
-                else
-                    st = cut;
-            }
-            ffu_image_release(&photo);
-        }
+        if (!st) st = small_faces_from_lfw(pairs, ref, nphoto, nphoto, faces, &nf);
         int found[NSIDES] = {0}, falsed[NSIDES] = {0}, frames = 0;
         double secs[NSIDES] = {0};
         cli_progress_bar bar;

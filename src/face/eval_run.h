@@ -65,6 +65,13 @@ ffu_status small_face_cut(const ffu_image *photo, const ffu_face_list *faces, in
                           small_face *out);
 void small_face_release(small_face *f);
 
+/* Cuts the face nearest the centre (lfw_pick_face) of `photos` LFW photos spread over
+ * p's pairs (the first image of pair i * count / photos), as det finds it, into
+ * faces[0..*n), at most cap of them; a photo without a face, or with a second face in
+ * the cut, is left out. An unreadable photo is an error (none kept, *n = 0). */
+ffu_status small_faces_from_lfw(const lfw_pairs *p, ffu_detector *det, int photos, int cap,
+                                small_face *faces, int *n);
+
 /* A SMALL_FRAME_W x SMALL_FRAME_H RGB24 frame: bg (any size, stretched to the frame)
  * with faces[0..n) (n <= SMALL_PER_FRAME) scaled so each box's longer side is `side`
  * pixels (area-averaged, as a camera's sensor would), one per grid cell at a position

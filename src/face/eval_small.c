@@ -45,6 +45,43 @@ void small_face_release(small_face *f)
     if (f) ffu_image_release(&f->cut);
 }
 
+ffu_status small_faces_from_lfw(const lfw_pairs *p, ffu_detector *det, int photos, int cap,
+                                small_face *faces, int *n)
+{
+    *n = 0;
+    if (!p || !det || photos < 0 || cap < 0 || (cap && !faces))
+        return ffu_error_set(FFU_ERR_INVALID, "small_faces_from_lfw: pairs, a detector, room");
+    if (photos > p->count) photos = p->count;
+    ffu_image photo = {0};
+    ffu_face_list l = {0};
+    ffu_status st = FFU_OK;
+    for (int i = 0; i < photos && *n < cap && !st; i++) {
+        char path[4096];
+        st = lfw_pair_path(p, (int)((int64_t)i * p->count / photos), 0, path, sizeof path);
+        if (!st) st = ffu_image_load(path, FFU_PIX_RGB24, &photo);
+        if (!st) st = ffu_detector_detect(det, &photo, &l);
+        if (!st) {
+            int pick = lfw_pick_face(&l, photo.width, photo.height);
+            ffu_status cut =
+                pick < 0 ? FFU_ERR_NOT_FOUND : small_face_cut(&photo, &l, pick, &faces[*n]);
+            if (cut == FFU_OK)
+                ++*n;
+            else if (cut == FFU_ERR_NOT_FOUND) /* no face, or not alone: left out */
+                ffu_error_clear();
+            else
+                st = cut;
+        }
+        ffu_image_release(&photo);
+    }
+    ffu_face_list_free(&l);
+    if (st) {
+        for (int i = 0; i < *n; i++)
+            small_face_release(&faces[i]);
+        *n = 0;
+    }
+    return st;
+}
+
 static uint32_t next_rand(uint32_t *s) /* xorshift32: positions repeat with the seed */
 {
     *s ^= *s << 13;

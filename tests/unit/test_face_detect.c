@@ -573,7 +573,7 @@ static void test_min_face_keeps_its_promise(void)
 {
     char dir[1024];
     lfw_pairs *pairs = NULL;
-    ffu_image bg = {0}, photo = {0}, frame = {0};
+    ffu_image bg = {0}, frame = {0};
     if (!test_shared_path("data/lfw/pairs.txt", dir, sizeof dir) ||
         !load_shared("data/dlib_faces/dogs.jpg", &bg))
         TEST_SKIP("../shared/data/lfw or dlib_faces missing");
@@ -592,19 +592,8 @@ static void test_min_face_keeps_its_promise(void)
     small_face faces[SMALL_PER_FRAME];
     int n = 0;
     ffu_face_list l = {0};
-    for (int i = 0; i < 2 * SMALL_PER_FRAME && n < SMALL_PER_FRAME; i++) {
-        char path[4096];
-        CHECK_EQ_INT(
-            lfw_pair_path(pairs, i * pairs->count / (2 * SMALL_PER_FRAME), 0, path, sizeof path),
-            FFU_OK);
-        CHECK_EQ_INT(ffu_image_load(path, FFU_PIX_RGB24, &photo), FFU_OK);
-        CHECK_EQ_INT(ffu_detector_detect(ref, &photo, &l), FFU_OK);
-        int pick = lfw_pick_face(&l, photo.width, photo.height);
-        ffu_status st = pick < 0 ? FFU_ERR_NOT_FOUND : small_face_cut(&photo, &l, pick, &faces[n]);
-        CHECK(st == FFU_OK || st == FFU_ERR_NOT_FOUND); /* no face, or not alone */
-        n += st == FFU_OK;
-        ffu_image_release(&photo);
-    }
+    CHECK_EQ_INT(small_faces_from_lfw(pairs, ref, 2 * SMALL_PER_FRAME, SMALL_PER_FRAME, faces, &n),
+                 FFU_OK);
     CHECK_EQ_INT(n, SMALL_PER_FRAME);
     float gt[SMALL_PER_FRAME][4];
     CHECK_EQ_INT(small_faces_frame(&bg, faces, n, 20, 1, &frame, gt), FFU_OK);
