@@ -579,7 +579,8 @@ void ert_feature_xy_c(const ert_feature_job *j, int32_t *px, int32_t *py)
     }
 }
 
-ert_feature_xy_fn ert_feature_xy_pick(void)
+/* The fastest version this CPU runs (honours FFU_CPU_MASK). */
+static ert_feature_xy_fn ert_feature_xy_pick(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     unsigned f = ffu_cpu_features();

@@ -106,17 +106,9 @@ typedef void (*ert_feature_xy_fn)(const ert_feature_job *j, int32_t *px, int32_t
 void ert_feature_xy_c(const ert_feature_job *j, int32_t *px, int32_t *py);
 void ert_feature_xy_avx2(const ert_feature_job *j, int32_t *px, int32_t *py);
 void ert_feature_xy_avx512(const ert_feature_job *j, int32_t *px, int32_t *py);
-/* The fastest version this CPU runs (honours FFU_CPU_MASK). */
-ert_feature_xy_fn ert_feature_xy_pick(void);
 
 /* ---- the face module's "dlib68" landmarker (landmark_dlib.c) --------------------- */
 
-/* The box the model expects for a face, in dlib's convention: when the five keypoints
- * are set, the upright square in which the model's mean shape best fits them (eye
- * centres = mean of points 36-41 / 42-47, nose 30, mouth corners 48 / 54; one scale
- * and a shift, least squares), which is where dlib's HOG detector puts its box, so the
- * answer does not depend on which detector drew face->box; otherwise face->box as is. */
-void ert_face_box(const ert_model *m, const ffu_face *f, float box[4]);
 /* Runs a 68-point model on the face: face->landmarks = 68 (x, y, 0) in the face
  * module's coordinates, face->kps recomputed from them. */
 ffu_status ert_face_run(const ert_model *m, const ffu_image *img, ffu_face *f);

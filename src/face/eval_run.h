@@ -58,11 +58,6 @@ typedef struct small_face {
     float box[4];  /* x, y, w, h in cut's pixels */
 } small_face;
 
-/* Cuts faces->faces[pick] out of photo (RGB24; faces: what a detector found there).
- * FFU_ERR_NOT_FOUND when another of the faces reaches into the square: a second face
- * in a cut would count as a false detection in the frame. */
-ffu_status small_face_cut(const ffu_image *photo, const ffu_face_list *faces, int pick,
-                          small_face *out);
 void small_face_release(small_face *f);
 
 /* Cuts the face nearest the centre (lfw_pick_face) of `photos` LFW photos spread over

@@ -10,8 +10,11 @@
 #include "face_internal.h"
 #include "facefuse/image.h"
 
-ffu_status small_face_cut(const ffu_image *photo, const ffu_face_list *faces, int pick,
-                          small_face *out)
+/* Cuts faces->faces[pick] out of photo (RGB24; faces: what a detector found there).
+ * FFU_ERR_NOT_FOUND when another of the faces reaches into the square: a second face
+ * in a cut would count as a false detection in the frame. */
+static ffu_status small_face_cut(const ffu_image *photo, const ffu_face_list *faces, int pick,
+                                 small_face *out)
 {
     memset(out, 0, sizeof *out);
     if (!photo || !faces || pick < 0 || pick >= faces->count || photo->fmt != FFU_PIX_RGB24 ||

@@ -107,9 +107,6 @@ const float *face_net_output(const face_net *n, int i, ffu_nn_tensor *t);
 int face_net_output_index(const face_net *n, const char *name);
 int face_net_num_outputs(const face_net *n);
 
-/* Map from a crop of size (w, h) onto the rectangle box of the image (continuous
- * coordinates both sides). */
-void face_box_map(const float box[4], int w, int h, double m[6]);
 /* Turns a crop -> image map in continuous coordinates into the map that
  * ffu_image_warp_affine takes (pixel centres at integers). */
 void face_warp_map(const double g[6], double m[6]);

@@ -14,7 +14,9 @@
 
 #include "face_internal.h"
 
-void face_box_map(const float box[4], int w, int h, double m[6])
+/* Map from a crop of size (w, h) onto the rectangle box of the image (continuous
+ * coordinates both sides). */
+static void face_box_map(const float box[4], int w, int h, double m[6])
 {
     m[0] = (double)box[2] / w;
     m[1] = 0;

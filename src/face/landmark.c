@@ -47,8 +47,11 @@ double face_roll(const ffu_face *f)
     return atan2(dy, dx);
 }
 
-void face_roi_map(double cx, double cy, double size, double angle, int flip, int in_w,
-                  int in_h, double m[6])
+/* Map from network-input coordinates (in_w x in_h, continuous) to image coordinates for
+ * a square region of side `size` centred on (cx, cy), rotated by `angle` radians (the
+ * crop's x axis runs along (cos, sin) in the image), mirrored left-right when `flip`. */
+static void face_roi_map(double cx, double cy, double size, double angle, int flip, int in_w,
+                         int in_h, double m[6])
 {
     double c = cos(angle), s = sin(angle);
     double ax = size / in_w * (flip ? -1 : 1), ay = size / in_h;

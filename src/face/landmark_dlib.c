@@ -15,7 +15,9 @@ static const struct {
     int first, count;
 } kp68[FFU_FACE_NUM_KPS] = {{36, 6}, {42, 6}, {30, 1}, {48, 1}, {54, 1}};
 
-void landmark_kps_from_68(const float *xy, int step, float kps[2 * FFU_FACE_NUM_KPS])
+/* The five keypoints from iBUG's 68 points, MODELS.md's rule: eyes = mean of 36-41 and
+ * 42-47, nose 30, mouth corners 48 and 54. step = floats per point (2, or 3 with z). */
+static void landmark_kps_from_68(const float *xy, int step, float kps[2 * FFU_FACE_NUM_KPS])
 {
     for (int k = 0; k < FFU_FACE_NUM_KPS; k++) {
         double x = 0, y = 0;
@@ -47,7 +49,12 @@ void landmark_face_from_68(const float *xy, ffu_face *f)
     landmark_kps_from_68(xy, 2, f->kps);
 }
 
-void ert_face_box(const ert_model *m, const ffu_face *f, float box[4])
+/* The box the model expects for a face, in dlib's convention: when the five keypoints
+ * are set, the upright square in which the model's mean shape best fits them (eye
+ * centres = mean of points 36-41 / 42-47, nose 30, mouth corners 48 / 54; one scale
+ * and a shift, least squares), which is where dlib's HOG detector puts its box, so the
+ * answer does not depend on which detector drew face->box; otherwise face->box as is. */
+static void ert_face_box(const ert_model *m, const ffu_face *f, float box[4])
 {
     box[0] = f->box[0], box[1] = f->box[1], box[2] = f->box[2], box[3] = f->box[3];
     if (ert_model_num_parts(m) != 68) return;

@@ -12,12 +12,6 @@
  * degenerate (all zero, not finite, coincident). */
 double face_roll(const ffu_face *f);
 
-/* Map from network-input coordinates (in_w x in_h, continuous) to image coordinates for
- * a square region of side `size` centred on (cx, cy), rotated by `angle` radians (the
- * crop's x axis runs along (cos, sin) in the image), mirrored left-right when `flip`. */
-void face_roi_map(double cx, double cy, double size, double angle, int flip, int in_w,
-                  int in_h, double m[6]);
-
 /* The crop the human-models attribute and liveness nets were trained on (FaceMesh's
  * face crop): square, `scale` times the longer side of face->box, centred on the box,
  * rotated so the eyes are level. */
@@ -27,9 +21,6 @@ void face_box_roi_map(const ffu_face *f, double scale, int in_w, int in_h, doubl
  * outline does not follow the 300-W jaw convention). */
 extern const short face_mesh_to_ibug68[68];
 
-/* The five keypoints from iBUG's 68 points, MODELS.md's rule: eyes = mean of 36-41 and
- * 42-47, nose 30, mouth corners 48 and 54. step = floats per point (2, or 3 with z). */
-void landmark_kps_from_68(const float *xy, int step, float kps[2 * FFU_FACE_NUM_KPS]);
 /* The face a detector would hand over, made from 68 true points (x, y pairs) so that a
  * landmark evaluation does not depend on a detector: box = the points' bounding box,
  * keypoints by the rule above, other fields "not computed"; f->landmarks (a list slot's

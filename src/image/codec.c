@@ -13,7 +13,9 @@
 
 #include "image/codec_internal.h"
 
-codec_kind codec_sniff(const uint8_t *d, size_t n)
+/* JPEG (FF D8 FF), PNG (the 8-byte signature) or WebP ("RIFF" size "WEBP") from the
+ * first bytes; CODEC_NONE else. */
+static codec_kind codec_sniff(const uint8_t *d, size_t n)
 {
     static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
     if (n >= 3 && d[0] == 0xFF && d[1] == 0xD8 && d[2] == 0xFF) return CODEC_JPEG;
@@ -44,7 +46,8 @@ static const char *other_format(const uint8_t *d, size_t n)
     return NULL;
 }
 
-int codec_want_ok(ffu_pixfmt want)
+/* 1 when want is one of the formats decoders produce (GRAY8, RGB24, BGR24, RGBA32). */
+static int codec_want_ok(ffu_pixfmt want)
 {
     return want == FFU_PIX_GRAY8 || want == FFU_PIX_RGB24 || want == FFU_PIX_BGR24 ||
            want == FFU_PIX_RGBA32;

@@ -21,13 +21,6 @@
 
 typedef enum codec_kind { CODEC_NONE = 0, CODEC_JPEG, CODEC_PNG, CODEC_WEBP } codec_kind;
 
-/* JPEG (FF D8 FF), PNG (the 8-byte signature) or WebP ("RIFF" size "WEBP") from the
- * first bytes; CODEC_NONE else. */
-codec_kind codec_sniff(const uint8_t *data, size_t size);
-
-/* 1 when want is one of the formats decoders produce (GRAY8, RGB24, BGR24, RGBA32). */
-int codec_want_ok(ffu_pixfmt want);
-
 /* FFU_ERR_TOO_LARGE with "image WxH exceeds the ..." when a declared size is over the
  * image caps, FFU_ERR_FORMAT for a zero size, FFU_OK otherwise. */
 ffu_status codec_check_dims(uint32_t width, uint32_t height);

@@ -37,9 +37,6 @@ ffu_status nn_passes_run(nn_graph *g);
  * outputs through Cast nodes at the edges (promote.c). */
 ffu_status nn_promote_f16(nn_graph *g);
 
-/* FFU_ERR_UNSUPPORTED naming the first op (and node) without a definition. */
-ffu_status nn_check_ops(const nn_graph *g);
-
 /* If every input of node i is constant (and it has a ref kernel), runs shape
  * inference and the ref kernel now and turns its outputs into constants whose data
  * lives in `arena`. *folded = 1 when it did; the node itself stays (dead-node removal
@@ -59,8 +56,7 @@ int nn_reads_bounded(const nn_graph *g, const nn_node *n);
  * with NN_OPF_DATA_SHAPE decides in its infer). */
 void nn_mark_bounded(nn_graph *g, const nn_node *n);
 
-/* Drops Identity nodes (rewiring consumers), then nodes no graph output depends on. */
-ffu_status nn_remove_identity(nn_graph *g);
+/* Drops the nodes no graph output depends on. */
 ffu_status nn_remove_dead(nn_graph *g);
 /* Removes the nodes whose keep[i] is 0, preserving order and fixing producers. */
 void nn_graph_compact(nn_graph *g, const unsigned char *keep);

@@ -19,7 +19,8 @@
 #include "ops/ops_internal.h"
 #include "rewrite.h"
 
-ffu_status nn_check_ops(const nn_graph *g)
+/* FFU_ERR_UNSUPPORTED naming the first op (and node) without a definition. */
+static ffu_status nn_check_ops(const nn_graph *g)
 {
     for (int i = 0; i < g->nnodes; i++) {
         const nn_node *n = &g->nodes[i];
@@ -165,7 +166,8 @@ static void replace_uses(nn_graph *g, int from, int to)
     }
 }
 
-ffu_status nn_remove_identity(nn_graph *g)
+/* Drops Identity nodes, rewiring their consumers. */
+static ffu_status nn_remove_identity(nn_graph *g)
 {
     int nn = g->nnodes, removed = 0;
     unsigned char *keep = malloc((size_t)(nn ? nn : 1));

@@ -7,7 +7,7 @@
 
 #include "track_internal.h"
 
-float track_cosine(const float *a, const float *b, int dim)
+static float track_cosine(const float *a, const float *b, int dim)
 {
     double ab = 0, aa = 0, bb = 0;
     for (int i = 0; i < dim; i++) {
@@ -62,7 +62,7 @@ void track_feature_add(ffu_tracker *t, track *tr, const ffu_face *f)
  * within (reid_gate + reid_gate_per_s * gap) box heights of where the lost track was
  * last seen. The last observation, not the Kalman prediction: over seconds the
  * constant-velocity extrapolation is a guess, while people mostly stop or turn. */
-int track_reid_gate(const ffu_tracker *t, const track *lost, const float box[4], double time)
+static int track_reid_gate(const ffu_tracker *t, const track *lost, const float box[4], double time)
 {
     double gap = time - lost->last_seen;
     if (gap < 0 || gap > t->o.reid_max_gap_s) return 0;

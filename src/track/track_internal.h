@@ -105,9 +105,7 @@ ffu_status track_assign(ffu_tracker *t, const double *cost, int rows, int cols, 
                         int *row_match, int *col_match);
 
 /* identity.c */
-float track_cosine(const float *a, const float *b, int dim);
 void track_feature_add(ffu_tracker *t, track *tr, const ffu_face *f);
-int track_reid_gate(const ffu_tracker *t, const track *lost, const float box[4], double time);
 ffu_status track_reid_candidates(ffu_tracker *t, double time, const ffu_face *f, int exclude_id,
                                  track **found, float *sim);
 
@@ -118,8 +116,6 @@ void track_ref_point(const ffu_tracker *t, const float box[4], float xy[2]);
 ffu_status track_emit(ffu_tracker *t, const ffu_track_event *e);
 void track_event_init(const ffu_tracker *t, const track *tr, ffu_track_event_type type, double time,
                       ffu_track_event *e);
-void track_info_fill(const track *tr, ffu_track_info *out);
-void track_kf_init(ffu_tracker *t, kf_state *kf, const float box[4]);
 
 /* zone.c: per-update zone accounting after association */
 ffu_status track_zones_update(ffu_tracker *t, double time);

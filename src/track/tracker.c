@@ -150,7 +150,7 @@ void ffu_tracker_destroy(ffu_tracker *t)
 
 /* Noise weights are ByteTrack's, per step of kf_ref_dt; a step of dt is dt/ref_dt
  * reference steps, so variances scale by that ratio and velocities are per second. */
-void track_kf_init(ffu_tracker *t, kf_state *kf, const float box[4])
+static void track_kf_init(ffu_tracker *t, kf_state *kf, const float box[4])
 {
     double h = box[3], wp = t->o.kf_std_pos, wv = t->o.kf_std_vel, ref = t->o.kf_ref_dt;
     double z[4] = {box[0] + box[2] * 0.5, box[1] + box[3] * 0.5, box[2] / box[3], box[3]};
@@ -220,7 +220,7 @@ track *track_find(const ffu_tracker *t, int id)
     return NULL;
 }
 
-void track_info_fill(const track *tr, ffu_track_info *o)
+static void track_info_fill(const track *tr, ffu_track_info *o)
 {
     memset(o, 0, sizeof *o);
     o->id = tr->id;

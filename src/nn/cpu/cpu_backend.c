@@ -197,7 +197,8 @@ int nn_cpu_md_tensor(const cpu_ctx *c, int t, dnnl_memory_desc_t *md)
     return nn_cpu_layout(c, t) ? nn_cpu_md_cl(md, &x->shape) : nn_cpu_md_plain(md, &x->shape, dt);
 }
 
-int nn_cpu_md_prelu(dnnl_memory_desc_t *md, int rank, int64_t channels)
+/* The descriptor of PReLU post-op slopes: rank dims, all 1 but axis 1 (channels). */
+static int nn_cpu_md_prelu(dnnl_memory_desc_t *md, int rank, int64_t channels)
 {
     int64_t dims[DNNL_MAX_NDIMS];
     if (rank < 1 || rank > DNNL_MAX_NDIMS) return -1;
@@ -1188,12 +1189,13 @@ void nn_cpu_split_free(nn_cpu_split *sp)
     sp->sec = NULL, sp->node = NULL;
 }
 
-void nn_cpu_split_zero(nn_cpu_split *sp)
+static void nn_cpu_split_zero(nn_cpu_split *sp)
 {
     memset(sp->sec, 0, sizeof *sp->sec * (size_t)sp->n * (size_t)sp->nthr);
 }
 
-void nn_cpu_split_apply(const nn_cpu_split *sp, const nn_graph *g, double *sec)
+/* sec[i]: node i's profiled seconds (g's nodes), the last member's split among all. */
+static void nn_cpu_split_apply(const nn_cpu_split *sp, const nn_graph *g, double *sec)
 {
     double all = 0;
     for (int i = 0; i < sp->n * sp->nthr; i++)

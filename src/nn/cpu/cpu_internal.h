@@ -413,9 +413,6 @@ typedef struct nn_cpu_split {
 
 ffu_status nn_cpu_split_init(nn_cpu_split *sp, int n, int nthr);
 void nn_cpu_split_free(nn_cpu_split *sp);
-void nn_cpu_split_zero(nn_cpu_split *sp);
-/* sec[i]: node i's profiled seconds (g's nodes), the last member's split among all. */
-void nn_cpu_split_apply(const nn_cpu_split *sp, const nn_graph *g, double *sec);
 /* The splits of a pipeline and of strips (cpu_chain.c, cpu_strips.c). */
 nn_cpu_split *nn_cpu_chain_split(struct nn_cpu_chain *ch);
 nn_cpu_split *nn_cpu_strips_split(struct nn_cpu_strips *sg);
@@ -494,8 +491,6 @@ ffu_status nn_cpu_copy_in_step(cpu_ctx *c, int index, const dnnl_memory_desc_t *
 int nn_cpu_md_plain(dnnl_memory_desc_t *md, const nn_shape *s, dnnl_data_type_t dt);
 /* The same for explicit dims. */
 int nn_cpu_md_dims(dnnl_memory_desc_t *md, int rank, const int64_t *dims, dnnl_data_type_t dt);
-/* The descriptor of PReLU post-op slopes: rank dims, all 1 but axis 1 (channels). */
-int nn_cpu_md_prelu(dnnl_memory_desc_t *md, int rank, int64_t channels);
 /* A primitive attribute with the user scratchpad mode (and bf16 fpmath when allowed). */
 dnnl_primitive_attr_t nn_cpu_attr(cpu_ctx *c, int allow_bf16);
 /* Creates the primitive descriptor of desc for the node, with its fused activation
