@@ -42,6 +42,17 @@ INLINE actv act_of(const slice *s) { return s->av; }
  * padding and is skipped, so the row's end columns need no per-pixel path. */
 enum { EDGE_LEFT = 1, EDGE_RIGHT = 2 };
 
+/* The input-major walk along a row of a 3-wide stride-1 kernel (blk_k3s1, blk16_k3s1):
+ * each input vector v is loaded once (NEXT_V; p advances to the next pixel) and feeds
+ * the outputs that read it, accumulator a<i> through tap 0, a<j> through tap 1 and a<k>
+ * through tap 2 (FEED3); a row's first two and last two vectors feed fewer (FEED). */
+#define NEXT_V                                                                                     \
+    v = ld(p, mode, m);                                                                            \
+    PIN(v);                                                                                        \
+    p += C;
+#define FEED(w, i) a##i = _mm512_fmadd_ps(w, v, a##i);
+#define FEED3(i, j, k) NEXT_V FEED(w0, i) FEED(w1, j) FEED(w2, k)
+
 /* Eight outputs of a 3-wide stride-1 kernel: xr the valid input rows (nkh of them), off
  * the offset in each of the pixel under the first tap, w the first valid row's weights. */
 INLINE void blk_k3s1(const slice *s, const float *const *xr, int64_t off, const float *w,
@@ -59,59 +70,13 @@ INLINE void blk_k3s1(const slice *s, const float *const *xr, int64_t off, const 
                      w2 = _mm512_load_ps(w + 2 * Cp);
         const float *p = xr[kh] + off;
         __m512 v;
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a0 = _mm512_fmadd_ps(w0, v, a0);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a1 = _mm512_fmadd_ps(w0, v, a1);
-        a0 = _mm512_fmadd_ps(w1, v, a0);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a2 = _mm512_fmadd_ps(w0, v, a2);
-        a1 = _mm512_fmadd_ps(w1, v, a1);
-        a0 = _mm512_fmadd_ps(w2, v, a0);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a3 = _mm512_fmadd_ps(w0, v, a3);
-        a2 = _mm512_fmadd_ps(w1, v, a2);
-        a1 = _mm512_fmadd_ps(w2, v, a1);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a4 = _mm512_fmadd_ps(w0, v, a4);
-        a3 = _mm512_fmadd_ps(w1, v, a3);
-        a2 = _mm512_fmadd_ps(w2, v, a2);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a5 = _mm512_fmadd_ps(w0, v, a5);
-        a4 = _mm512_fmadd_ps(w1, v, a4);
-        a3 = _mm512_fmadd_ps(w2, v, a3);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a6 = _mm512_fmadd_ps(w0, v, a6);
-        a5 = _mm512_fmadd_ps(w1, v, a5);
-        a4 = _mm512_fmadd_ps(w2, v, a4);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a7 = _mm512_fmadd_ps(w0, v, a7);
-        a6 = _mm512_fmadd_ps(w1, v, a6);
-        a5 = _mm512_fmadd_ps(w2, v, a5);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a7 = _mm512_fmadd_ps(w1, v, a7);
-        a6 = _mm512_fmadd_ps(w2, v, a6);
-        v = ld(p, mode, m);
-        PIN(v);
-        a7 = _mm512_fmadd_ps(w2, v, a7);
+        /* clang-format off */
+        NEXT_V FEED(w0, 0)
+        NEXT_V FEED(w0, 1) FEED(w1, 0)
+        FEED3(2, 1, 0) FEED3(3, 2, 1) FEED3(4, 3, 2) FEED3(5, 4, 3) FEED3(6, 5, 4) FEED3(7, 6, 5)
+        NEXT_V FEED(w1, 7) FEED(w2, 6)
+        NEXT_V FEED(w2, 7)
+        /* clang-format on */
     }
 #define OUT(j) st(y + j * C, act(av, a##j), mode, m);
     ACC8(OUT)
@@ -141,116 +106,28 @@ INLINE void blk16_k3s1(const slice *s, const float *const *xr, int64_t off, cons
                      w2 = _mm512_load_ps(w + 2 * Cp);
         const float *p = xr[kh] + off;
         __m512 v;
+        /* clang-format off */
         if (!(edge & EDGE_LEFT)) {
-            v = ld(p, mode, m);
-            PIN(v);
-            p += C;
-            a0 = _mm512_fmadd_ps(w0, v, a0);
+            NEXT_V FEED(w0, 0)
         }
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a1 = _mm512_fmadd_ps(w0, v, a1);
-        a0 = _mm512_fmadd_ps(w1, v, a0);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a2 = _mm512_fmadd_ps(w0, v, a2);
-        a1 = _mm512_fmadd_ps(w1, v, a1);
-        a0 = _mm512_fmadd_ps(w2, v, a0);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a3 = _mm512_fmadd_ps(w0, v, a3);
-        a2 = _mm512_fmadd_ps(w1, v, a2);
-        a1 = _mm512_fmadd_ps(w2, v, a1);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a4 = _mm512_fmadd_ps(w0, v, a4);
-        a3 = _mm512_fmadd_ps(w1, v, a3);
-        a2 = _mm512_fmadd_ps(w2, v, a2);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a5 = _mm512_fmadd_ps(w0, v, a5);
-        a4 = _mm512_fmadd_ps(w1, v, a4);
-        a3 = _mm512_fmadd_ps(w2, v, a3);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a6 = _mm512_fmadd_ps(w0, v, a6);
-        a5 = _mm512_fmadd_ps(w1, v, a5);
-        a4 = _mm512_fmadd_ps(w2, v, a4);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a7 = _mm512_fmadd_ps(w0, v, a7);
-        a6 = _mm512_fmadd_ps(w1, v, a6);
-        a5 = _mm512_fmadd_ps(w2, v, a5);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a8 = _mm512_fmadd_ps(w0, v, a8);
-        a7 = _mm512_fmadd_ps(w1, v, a7);
-        a6 = _mm512_fmadd_ps(w2, v, a6);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a9 = _mm512_fmadd_ps(w0, v, a9);
-        a8 = _mm512_fmadd_ps(w1, v, a8);
-        a7 = _mm512_fmadd_ps(w2, v, a7);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a10 = _mm512_fmadd_ps(w0, v, a10);
-        a9 = _mm512_fmadd_ps(w1, v, a9);
-        a8 = _mm512_fmadd_ps(w2, v, a8);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a11 = _mm512_fmadd_ps(w0, v, a11);
-        a10 = _mm512_fmadd_ps(w1, v, a10);
-        a9 = _mm512_fmadd_ps(w2, v, a9);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a12 = _mm512_fmadd_ps(w0, v, a12);
-        a11 = _mm512_fmadd_ps(w1, v, a11);
-        a10 = _mm512_fmadd_ps(w2, v, a10);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a13 = _mm512_fmadd_ps(w0, v, a13);
-        a12 = _mm512_fmadd_ps(w1, v, a12);
-        a11 = _mm512_fmadd_ps(w2, v, a11);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a14 = _mm512_fmadd_ps(w0, v, a14);
-        a13 = _mm512_fmadd_ps(w1, v, a13);
-        a12 = _mm512_fmadd_ps(w2, v, a12);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a15 = _mm512_fmadd_ps(w0, v, a15);
-        a14 = _mm512_fmadd_ps(w1, v, a14);
-        a13 = _mm512_fmadd_ps(w2, v, a13);
-        v = ld(p, mode, m);
-        PIN(v);
-        p += C;
-        a15 = _mm512_fmadd_ps(w1, v, a15);
-        a14 = _mm512_fmadd_ps(w2, v, a14);
+        NEXT_V FEED(w0, 1) FEED(w1, 0)
+        FEED3(2, 1, 0) FEED3(3, 2, 1) FEED3(4, 3, 2) FEED3(5, 4, 3) FEED3(6, 5, 4) FEED3(7, 6, 5)
+        FEED3(8, 7, 6) FEED3(9, 8, 7) FEED3(10, 9, 8) FEED3(11, 10, 9) FEED3(12, 11, 10)
+        FEED3(13, 12, 11) FEED3(14, 13, 12) FEED3(15, 14, 13)
+        NEXT_V FEED(w1, 15) FEED(w2, 14)
         if (!(edge & EDGE_RIGHT)) {
-            v = ld(p, mode, m);
-            PIN(v);
-            a15 = _mm512_fmadd_ps(w2, v, a15);
+            NEXT_V FEED(w2, 15)
         }
+        /* clang-format on */
     }
 #define OUT(j) st(y + j * C, act(av, a##j), mode, m);
     ACC16(OUT)
 #undef OUT
 }
+
+#undef FEED3
+#undef FEED
+#undef NEXT_V
 
 /* Four pooled outputs of a 3x3 stride-1 kernel followed by the 2x2 max pool: eight
  * columns of two convolution rows (sixteen accumulators) from the four input rows xr[0..3]
