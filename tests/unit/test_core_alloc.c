@@ -1,6 +1,7 @@
 /* Arena, pool and large buffers: alignment, no overlap between allocations, reuse after
- * reset, limits, large allocations sharing slabs, huge-page advice, and the pool under
- * concurrent get/put. */
+ * reset, limits, large allocations sharing slabs, huge-page advice, the pool under
+ * concurrent get/put, and reference-counted buffers (ownership, writability, counts
+ * under concurrent ref/unref). */
 #include <pthread.h>
 #include <stdint.h>
 
@@ -282,5 +283,62 @@ static void test_pool_threads(void)
     ffu_pool_destroy(shared_pool);
 }
 
+static void test_buffer_refs(void)
+{
+    ffu_buffer *b = NULL;
+    CHECK_EQ_INT(ffu_buffer_create(&b, 1000, 1), FFU_OK);
+    CHECK_EQ_INT(ffu_buffer_size(b), 1000);
+    uint8_t *d = ffu_buffer_data(b);
+    CHECK_EQ_INT((uintptr_t)d % 64, 0);
+    int nonzero = 0;
+    for (int i = 0; i < 1000; i++)
+        nonzero += d[i] != 0;
+    CHECK_EQ_INT(nonzero, 0);
+    memset(d, 0xAB, 1000); /* the whole size is ours (ASan sees an overrun) */
+    CHECK_EQ_INT(ffu_buffer_is_writable(b), 1);
+    ffu_buffer *second = ffu_buffer_ref(b);
+    CHECK(second == b);
+    CHECK_EQ_INT(ffu_buffer_is_writable(b), 0); /* two owners: copy before writing */
+    ffu_buffer_unref(&second);
+    CHECK(second == NULL);
+    CHECK_EQ_INT(ffu_buffer_is_writable(b), 1);
+    CHECK_EQ_INT(d[999], 0xAB); /* still alive after the other reference went */
+    ffu_buffer_unref(&b);
+    CHECK(b == NULL);
+    ffu_buffer_unref(&b); /* NULL is a no-op */
+    CHECK_EQ_INT(ffu_buffer_is_writable(NULL), 0);
+    CHECK_EQ_INT(ffu_buffer_size(NULL), 0);
+    CHECK_EQ_INT(ffu_buffer_create(&b, SIZE_MAX - 8, 0), FFU_ERR_TOO_LARGE);
+    CHECK(b == NULL);
+}
+
+/* Threads take and drop references to one buffer at once: the count must come back to
+ * one (a lost update would leave it writable too early or never). */
+static void *buffer_worker(void *arg)
+{
+    ffu_buffer *b = arg, *held[16];
+    for (int round = 0; round < 20000; round++) {
+        for (int k = 0; k < 16; k++)
+            held[k] = ffu_buffer_ref(b);
+        for (int k = 0; k < 16; k++)
+            ffu_buffer_unref(&held[k]);
+    }
+    return NULL;
+}
+
+static void test_buffer_threads(void)
+{
+    ffu_buffer *b = NULL;
+    CHECK_EQ_INT(ffu_buffer_create(&b, 64, 0), FFU_OK);
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, buffer_worker, b);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    CHECK_EQ_INT(ffu_buffer_is_writable(b), 1);
+    ffu_buffer_unref(&b);
+}
+
 TEST_MAIN(test_arena_basic, test_arena_aligned_and_strings, test_arena_reset_reuses,
-          test_arena_owns, test_arena_slabs, test_alloc_large, test_pool_basic, test_pool_threads)
+          test_arena_owns, test_arena_slabs, test_alloc_large, test_pool_basic, test_pool_threads,
+          test_buffer_refs, test_buffer_threads)
