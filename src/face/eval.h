@@ -87,6 +87,9 @@ typedef struct wider_result {
      * best F1 (the first of equal ones, i.e. the strictest). */
     double best_f1, best_precision, best_recall;
     double best_score; /* that threshold in the caller's score units */
+    /* The curve's last point, every detection given counted: the precision and recall of
+     * a detector run at the lowest score in preds (the hard setting; NAN without faces). */
+    double all_precision, all_recall;
     /* Recall at best_score over the hard setting's faces with max(w, h) <
      * WIDER_SMALL_FACE_PX; NAN when there are none. */
     double small_recall;

@@ -718,6 +718,8 @@ ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result 
             if (bt < 0) bt = WIDER_THRESHOLDS - 1; /* nothing recalled: all detections */
             r->best_precision = prec[bt];
             r->best_recall = rec[bt];
+            r->all_precision = prec[WIDER_THRESHOLDS - 1]; /* threshold 0: all */
+            r->all_recall = rec[WIDER_THRESHOLDS - 1];
             double th = thresh_at(bt);
             r->best_score = ndet == 0 ? NAN : range > 0 ? smin + th * range : smin;
             int hits[WIDER_SIZE_BANDS] = {0}, found[WIDER_SIZE_BANDS] = {0};
@@ -740,6 +742,7 @@ ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result 
     }
     if (faces[WIDER_HARD] == 0) {
         r->best_score = NAN;
+        r->all_precision = r->all_recall = NAN;
         r->small_recall = NAN;
         for (int b = 0; b < WIDER_SIZE_BANDS; b++)
             r->size_recall[b] = r->size_found[b] = NAN;

@@ -59,6 +59,11 @@ static void check_wider(const wider_gt *gt)
         if (r.faces[s] == 0 ? !isnan(r.ap[s]) : !(r.ap[s] >= 0 && r.ap[s] <= 1 + 1e-12)) abort();
     }
     if (r.faces[WIDER_HARD] && !(r.best_f1 >= 0 && r.best_f1 <= 1 + 1e-12)) abort();
+    /* the curve's last point counts every detection: recall cannot be lower there */
+    if (r.faces[WIDER_HARD] ? !(r.all_recall >= r.best_recall && r.all_recall <= 1 &&
+                                r.all_precision >= 0 && r.all_precision <= 1)
+                            : !(isnan(r.all_recall) && isnan(r.all_precision)))
+        abort();
     if (r.small_faces && !(r.small_recall >= 0 && r.small_recall <= 1)) abort();
     int banded = 0;
     for (int b = 0; b < WIDER_SIZE_BANDS; b++) {

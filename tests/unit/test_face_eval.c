@@ -199,6 +199,10 @@ static void test_wider_hand_worked(void)
     CHECK_NEAR(r.best_precision, 0.75, 1e-9);
     CHECK_NEAR(r.best_recall, 0.75, 1e-9);
     CHECK_NEAR(r.best_score, 0.6 + 0.333 * 0.3, 1e-6); /* first threshold <= 1/3 */
+    /* every detection: 3 hits among 5 proposals (the 0.8 miss, B's second box on
+     * face 1), 3 of 4 faces */
+    CHECK_NEAR(r.all_precision, 3.0 / 5.0, 1e-12);
+    CHECK_NEAR(r.all_recall, 3.0 / 4.0, 1e-12);
     CHECK_EQ_INT(r.small_faces, 4);                    /* all 20 x 20 */
     CHECK_NEAR(r.small_recall, 0.75, 1e-9);
     wider_gt_free(gt);
@@ -224,6 +228,8 @@ static void test_wider_size_bands(void)
     CHECK_EQ_INT(wider_eval(gt, p, &r), FFU_OK);
     CHECK_NEAR(r.best_f1, 0.5, 1e-9);
     CHECK_NEAR(r.best_recall, 1.0 / 3.0, 1e-9);
+    CHECK_NEAR(r.all_precision, 2.0 / 5.0, 1e-12); /* the curve's last point */
+    CHECK_NEAR(r.all_recall, 2.0 / 3.0, 1e-12);
     CHECK_EQ_INT(r.size_faces[1], 2); /* 16-24 px */
     CHECK_EQ_INT(r.size_faces[4], 1); /* 64 px and up */
     CHECK_NEAR(r.size_recall[1], 0.0, 1e-12);
