@@ -21,11 +21,12 @@
  * licence, origin, flip, spread */
 static const ffu_zoo_entry zoo[] = {
     /* ---- detectors: threshold = default minimum score, chosen on ../shared/data (WIDER
-     * subset precision ~0.93-0.97, no false face on the labelled photos; detect.c) */
+     * subset precision ~0.93-0.97, `eval wider` column P@def; no false face on the
+     * labelled photos; docs/EVAL.md "At each detector's default threshold") */
     {"blazeface", FFU_ROLE_DETECT, "blazeface", "blazeface-back.json", 256, 256, 127.5f, 127.5f, 0,
      0, NULL, 0.75f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0, 1},
     {"blazeface-full", FFU_ROLE_DETECT, "blazeface", "facemesh-detection-full.json", 192, 192,
-     127.5f, 127.5f, 0, 0, NULL, 0.5f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0,
+     127.5f, 127.5f, 0, 0, NULL, 0.7f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0,
      0},
     {"blazeface-short", FFU_ROLE_DETECT, "blazeface", "facemesh-detection-short.json", 128, 128,
      127.5f, 127.5f, 0, 0, NULL, 0.725f, 0, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0,
