@@ -290,7 +290,8 @@ static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
             ffu_jw_key(w, "best_precision"), ffu_jw_number(w, r.best_precision);
             ffu_jw_key(w, "best_recall"), ffu_jw_number(w, r.best_recall);
             ffu_jw_key(w, "best_score"), ffu_jw_number(w, r.best_score);
-            ffu_jw_key(w, "default_score"), ffu_jw_number(w, def_score);
+            ffu_jw_key(w, "default_score"),
+                ffu_jw_number(w, round((double)def_score * 1000) / 1000);
             if (isfinite(at_def.all_precision)) {
                 ffu_jw_key(w, "default_precision"), ffu_jw_number(w, at_def.all_precision);
                 ffu_jw_key(w, "default_recall"), ffu_jw_number(w, at_def.all_recall);

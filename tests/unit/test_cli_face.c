@@ -363,6 +363,19 @@ static void test_errors(void)
         CHECK_EQ_INT(r.code, 4);
         CHECK_EQ_INT((int)strlen(r.out), 0);
         CHECK_EQ_INT(count_of(r.err, "nosuch"), 1);
+        /* the operating point a user gets: the zoo threshold, and precision / recall there
+         * (a threshold above the whole curve's lowest score keeps fewer faces) */
+        run(&r, (const char *[]){"eval", "wider", "--detector", "blazeface", "--limit", "20",
+                                 "--json", NULL});
+        CHECK_EQ_INT(r.code, 0);
+        ffu_json *wj = parse_out();
+        const ffu_json *d0 = ffu_json_at(ffu_json_get(wj, "detectors"), 0);
+        double p = ffu_json_number(ffu_json_get(d0, "default_precision"), -1),
+               rec = ffu_json_number(ffu_json_get(d0, "default_recall"), -1);
+        CHECK_NEAR(ffu_json_number(ffu_json_get(d0, "default_score"), -1), 0.75, 1e-12);
+        CHECK(p > 0.5 && p <= 1);
+        CHECK(rec > 0 && rec <= 1);
+        ffu_json_free(wj);
     }
     char lfw[4096];
     if (test_shared_path("data/lfw", lfw, sizeof lfw)) {
