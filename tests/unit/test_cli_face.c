@@ -363,8 +363,8 @@ static void test_errors(void)
         CHECK_EQ_INT(r.code, 4);
         CHECK_EQ_INT((int)strlen(r.out), 0);
         CHECK_EQ_INT(count_of(r.err, "nosuch"), 1);
-        /* the operating point a user gets: the zoo threshold, and precision / recall there
-         * (a threshold above the whole curve's lowest score keeps fewer faces) */
+        /* the operating point a user gets: the zoo threshold, and precision / recall of
+         * the detections at or above it */
         run(&r, (const char *[]){"eval", "wider", "--detector", "blazeface", "--limit", "20",
                                  "--json", NULL});
         CHECK_EQ_INT(r.code, 0);
