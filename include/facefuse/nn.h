@@ -134,6 +134,11 @@ typedef struct ffu_nn_session_opts {
                             one (BlazeFace's heads: re-derived for the new size); a graph
                             that really needs its declared size then fails at planning,
                             naming the node */
+    const char *const *outputs; /* NULL: compute every output of the model; else the names
+                                   of the `noutputs` outputs to compute: the nodes only the
+                                   others need are not run, and ffu_nn_session_output fails
+                                   for the others (indices stay the model's) */
+    int noutputs;
     /* cuda only */
     int fp16;            /* 1: fp16 compute with fp32 accumulation where each node's accuracy
                             check against fp32 passes (fp32 elsewhere) */

@@ -31,6 +31,7 @@ typedef struct {
     int profile;
     int cold;
     ffu_strlist shapes;
+    ffu_strlist only;
     char *size;
     char *with;
     int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
@@ -69,6 +70,8 @@ static const ffu_option bench_options[] = {
      NULL, 0, 0, NULL, NULL},
     {"shape", 0, FFU_OPT_STRING_LIST, offsetof(bench_opts, shapes),
      "fix an input's shape: NAME=1x3x480x640 (or INDEX=...)", NULL, 0, 0, NULL, "NAME=DIMS"},
+    {"only-output", 0, FFU_OPT_STRING_LIST, offsetof(bench_opts, only),
+     "nn: " CLI_ONLY_OUTPUT_HELP, NULL, 0, 0, NULL, "NAME"},
     {"size", 0, FFU_OPT_STRING, offsetof(bench_opts, size),
      "face: centre-crop the photo to this aspect and resize it to WxH first (0x0 = as is)",
      "640x480", 0, 0, NULL, "WxH"},
@@ -271,6 +274,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     so.batch = o->batch;
     so.device = o->device;
     so.fp16 = o->fp16;
+    if ((st = cli_nn_only_outputs(m, &o->only, &so)) < 0) goto fail;
     if ((st = ffu_nn_session_create(m, &so, &s)) < 0) goto fail;
     for (int k = 0; k < o->shapes.count; k++)
         if ((st = cli_nn_apply_shape(s, m, o->shapes.items[k])) < 0) goto fail;

@@ -35,6 +35,7 @@ typedef struct {
     int no_bands;
     ffu_strlist inputs;
     ffu_strlist shapes;
+    ffu_strlist only;
     int norm;
     int bgr;
     char *output_dir;
@@ -71,6 +72,8 @@ static const ffu_option nn_options[] = {
      "model input, in order", NULL, 0, 0, NULL, "FILE"},
     {"shape", 0, FFU_OPT_STRING_LIST, offsetof(nn_opts, shapes),
      "fix an input's shape: NAME=1x3x480x640 (or INDEX=...)", NULL, 0, 0, NULL, "NAME=DIMS"},
+    {"only-output", 0, FFU_OPT_STRING_LIST, offsetof(nn_opts, only),
+     "info, run: " CLI_ONLY_OUTPUT_HELP, NULL, 0, 0, NULL, "NAME"},
     {"norm", 0, FFU_OPT_ENUM, offsetof(nn_opts, norm),
      "run: image normalisation (unit x/255, symmetric x/127.5-1, imagenet, raw 0..255)", "unit",
      0, 0, norm_names, NULL},
@@ -157,7 +160,8 @@ static ffu_status read_whole(const char *path, void **out, size_t *size)
     return FFU_OK;
 }
 
-/* Applies --batch, --threads, --bf16, --no-winograd, --no-bands and --shape NAME=DIMS to a new session. */
+/* Applies --batch, --threads, --bf16, --no-winograd, --no-bands, --only-output and --shape
+ * NAME=DIMS to a new session. */
 static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const char *backend,
                                ffu_nn_session **out)
 {
@@ -171,8 +175,8 @@ static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const ch
     so.no_bands = o->no_bands;
     so.device = o->device;
     so.fp16 = o->fp16;
-    ffu_status st = ffu_nn_session_create(m, &so, out);
-    if (st < 0) return st;
+    ffu_status st = cli_nn_only_outputs(m, &o->only, &so);
+    if (st < 0 || (st = ffu_nn_session_create(m, &so, out)) < 0) return st;
     for (int k = 0; k < o->shapes.count; k++) {
         if ((st = cli_nn_apply_shape(*out, m, o->shapes.items[k])) < 0) break;
     }
@@ -200,6 +204,10 @@ static int cmd_info(const cli_command *cmd, nn_opts *o, const char *path)
     /* planning happens on first use: asking for input 0 (or running an input-less
      * model) makes it happen */
     st = open_session(m, o, backend, &s);
+    if (st == FFU_ERR_NOT_FOUND) { /* a bad --only-output name */
+        rc = cli_fail(cmd, &o->common, st);
+        goto out;
+    }
     if (st == FFU_OK)
         st = ffu_nn_model_num_inputs(m) > 0 ? ffu_nn_session_input(s, 0, &t) : ffu_nn_session_run(s);
     if (st < 0) snprintf(plan_err, sizeof plan_err, "%s", ffu_error_message());
@@ -242,7 +250,8 @@ static int cmd_info(const cli_command *cmd, nn_opts *o, const char *path)
             else ffu_nn_model_input(m, i, &info);
             printf("  %-24s %-5s %s", info.name, ffu_dtype_name(info.dtype),
                    shape_str(&info, buf, sizeof buf));
-            if (!plan_err[0]) {
+            if (pass && !cli_nn_output_kept(m, &o->only, i)) printf("  (not computed)");
+            else if (!plan_err[0]) {
                 ffu_nn_tensor pt;
                 if ((pass ? ffu_nn_session_output(s, i, &pt) : ffu_nn_session_input(s, i, &pt)) ==
                         FFU_OK &&
@@ -580,6 +589,7 @@ static int cmd_run(const cli_command *cmd, nn_opts *o, const char *path)
     for (int i = 0; i < ffu_nn_model_num_outputs(m); i++) {
         ffu_nn_tensor t;
         char buf[128], file[1024] = "";
+        if (!cli_nn_output_kept(m, &o->only, i)) continue;
         if ((st = ffu_nn_session_output(s, i, &t)) < 0) goto fail;
         size_t n = t.nbytes / (ffu_dtype_size(t.dtype) ? ffu_dtype_size(t.dtype) : 1);
         double *v = malloc((n ? n : 1) * sizeof(double));

@@ -508,6 +508,8 @@ static ffu_status run_views(ffu_detector *d, const det_src *src, int first, int 
                                 : face_net_open(n, FFU_ROLE_DETECT, &mo)))
                 return st;
             n->norm = d->net.norm; /* with the family's tweaks (per-channel means) */
+            if ((st = face_net_keep_outputs(n, d->net.keep))) /* and its outputs */
+                return st;
         }
     }
     /* a short last batch is padded with copies so the shape (and plan) stays the same */

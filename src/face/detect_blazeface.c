@@ -186,6 +186,19 @@ static ffu_status bf_init(face_net *n, void **state)
     }
     if ((st = bf_anchors(s, n)))
         goto fail;
+    /* other heads (facemesh-detection-full's person head: a tenth of its time) are not
+     * run */
+    unsigned char *keep = calloc((size_t)no, 1);
+    if (!keep) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "BlazeFace outputs");
+        goto fail;
+    }
+    for (int k = 0; k < s->nseg; k++)
+        keep[s->seg[k].score_out] = keep[s->seg[k].reg_out] = 1;
+    st = face_net_keep_outputs(n, keep);
+    free(keep);
+    if (st)
+        goto fail;
     *state = s;
     return FFU_OK;
 fail:

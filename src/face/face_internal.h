@@ -57,6 +57,8 @@ typedef struct face_net {
     } spare[FACE_NET_SPARES];
     int nspare;
     char backend[8];          /* the host session's backend, for opening spares */
+    unsigned char *keep;      /* face_net_keep_outputs: per output, 1 when computed; NULL: all */
+    const char **keep_names;  /* ... their names, for so.outputs */
     ffu_nn_workspace *own_ws; /* the spares' shared activations when the caller gave none */
 } face_net;
 
@@ -106,6 +108,11 @@ const float *face_net_output(const face_net *n, int i, ffu_nn_tensor *t);
 /* Index of the output with this name, or -1. */
 int face_net_output_index(const face_net *n, const char *name);
 int face_net_num_outputs(const face_net *n);
+/* Computes only the outputs i with keep[i] set from here on (NULL or all set: every
+ * one): the nodes only the others need are not run (ffu_nn_session_opts.outputs), and
+ * face_net_output fails for the others. Output indices stay the model's. Reopens the
+ * sessions, so call it right after opening (a cuda net plans again). */
+ffu_status face_net_keep_outputs(face_net *n, const unsigned char *keep);
 
 /* Turns a crop -> image map in continuous coordinates into the map that
  * ffu_image_warp_affine takes (pixel centres at integers). */

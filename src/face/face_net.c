@@ -361,6 +361,8 @@ void face_net_close(face_net *n)
         ffu_nn_session_destroy(n->spare[i].session);
     ffu_nn_workspace_destroy(n->own_ws);
     ffu_nn_model_destroy(n->model);
+    free(n->keep);
+    free(n->keep_names);
     ffu_image_release(&n->scratch);
     ffu_gpu_image_release(&n->up);
     if (n->gpu)
@@ -549,6 +551,8 @@ static ffu_status run_gpu(face_net *n)
     }
     for (int i = 0; i < no && !st; i++) {
         ffu_nn_tensor t;
+        if (n->keep && !n->keep[i])
+            continue;
         if ((st = ffu_nn_session_output(n->session, i, &t)) || !t.data || !t.nbytes)
             continue;
         if (!(st = grow_pinned(n, &n->mirror[i], &n->mirror_cap[i], t.nbytes)))
@@ -607,3 +611,50 @@ int face_net_output_index(const face_net *n, const char *name)
 }
 
 int face_net_num_outputs(const face_net *n) { return ffu_nn_model_num_outputs(n->model); }
+
+ffu_status face_net_keep_outputs(face_net *n, const unsigned char *keep)
+{
+    int no = face_net_num_outputs(n), nk = 0;
+    for (int i = 0; keep && i < no; i++)
+        nk += keep[i] != 0;
+    if (!keep || nk == no)
+        return FFU_OK;
+    if (!nk)
+        return ffu_error_set(FFU_ERR_INVALID, "%s: no output kept", n->path);
+    unsigned char *kc = malloc((size_t)no);
+    const char **names = malloc(sizeof *names * (size_t)nk);
+    if (!kc || !names) {
+        free(kc);
+        free(names);
+        return ffu_error_set(FFU_ERR_NOMEM, "%s: output list", n->path);
+    }
+    nk = 0;
+    for (int i = 0; i < no; i++) {
+        ffu_nn_tensor t;
+        kc[i] = keep[i] && !ffu_nn_model_output(n->model, i, &t);
+        if (kc[i])
+            names[nk++] = t.name; /* the model's string: lives as long as n->model */
+    }
+    free(n->keep);
+    free(n->keep_names);
+    n->keep = kc;
+    n->keep_names = names;
+    n->so.outputs = names;
+    n->so.noutputs = nk;
+    /* sessions planned for every output go; the new one is shaped as the old was */
+    if (n->gpu && n->stream && !ffu_gpu_make_current(n->gpu))
+        (void)ffu_gpu_stream_sync(n->stream);
+    ffu_nn_session_destroy(n->session);
+    n->session = NULL;
+    for (int i = 0; i < n->nspare; i++)
+        ffu_nn_session_destroy(n->spare[i].session);
+    n->nspare = 0;
+    n->out_ready = 0;
+    ffu_status st = ffu_nn_session_create(n->model, &n->so, &n->session);
+    if (st)
+        return st;
+    int batch = n->batch, w = n->in_w, h = n->in_h;
+    n->batch = 1;
+    n->in_w = n->in_h = -1; /* force the reshape */
+    return face_net_reshape(n, batch, w, h);
+}

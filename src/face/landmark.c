@@ -130,6 +130,40 @@ void ffu_landmarker_opts_default(ffu_landmarker_opts *o)
         memset(o, 0, sizeof *o); /* facemesh, no iris, cpu backend, all cores */
 }
 
+static int points_output_fits(size_t count, size_t want)
+{
+    return count >= want && count < want + 16;
+}
+
+/* Where the model declares the output find_output looks for (want values a face, as it
+ * counts them), only that one is computed: FaceMesh's face flag and its 266-value head
+ * take 18 of its 65 nodes. Models that declare no such shape keep every output. */
+static ffu_status keep_points_output(face_net *n, size_t want)
+{
+    int no = face_net_num_outputs(n), at = -1, found = 0;
+    for (int i = 0; i < no; i++) {
+        ffu_nn_tensor t;
+        int64_t count = 1;
+        if (ffu_nn_model_output(n->model, i, &t) || t.rank < 1)
+            continue;
+        for (int k = 1; k < t.rank && count > 0; k++) /* dim 0: the batch */
+            count = t.dims[k] > 0 ? count * t.dims[k] : -1;
+        if (count > 0 && points_output_fits((size_t)count, want)) {
+            at = i;
+            found++;
+        }
+    }
+    if (found != 1) /* none declared, or two candidates: keep them all */
+        return FFU_OK;
+    unsigned char *keep = calloc((size_t)no, 1);
+    if (!keep)
+        return ffu_error_set(FFU_ERR_NOMEM, "%s: output list", n->path);
+    keep[at] = 1;
+    ffu_status st = face_net_keep_outputs(n, keep);
+    free(keep);
+    return st;
+}
+
 ffu_status ffu_landmarker_create(const ffu_landmarker_opts *o, ffu_landmarker **out)
 {
     if (!out)
@@ -185,7 +219,8 @@ ffu_status ffu_landmarker_create(const ffu_landmarker_opts *o, ffu_landmarker **
                            e.family);
         goto fail;
     }
-    if ((st = face_net_open(&l->net, FFU_ROLE_LANDMARKS, &o->m)))
+    if ((st = face_net_open(&l->net, FFU_ROLE_LANDMARKS, &o->m)) ||
+        (st = keep_points_output(&l->net, l->kind == LM_MESH ? MESH_N * 3 : 136)))
         goto fail;
     if (o->iris) {
         if (l->kind != LM_MESH) {
@@ -225,11 +260,13 @@ static const float *find_output(const face_net *n, size_t want, size_t *got)
     int no = face_net_num_outputs(n);
     for (int i = 0; i < no; i++) {
         ffu_nn_tensor t;
+        if (n->keep && !n->keep[i])
+            continue; /* not computed (keep_points_output) */
         const float *p = face_net_output(n, i, &t);
         if (!p)
             return NULL;
         size_t count = t.nbytes / sizeof(float);
-        if (count >= want && count < want + 16) {
+        if (points_output_fits(count, want)) {
             *got = count;
             return p;
         }

@@ -310,6 +310,41 @@ ffu_status nn_model_from_graph(nn_graph *g, ffu_nn_model **out)
     return FFU_OK;
 }
 
+ffu_status nn_model_keep_outputs(const ffu_nn_model *m, const unsigned char *keep,
+                                 ffu_nn_model **out)
+{
+    *out = NULL;
+    ffu_nn_model *p = calloc(1, sizeof *p);
+    if (!p) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    ffu_status st = nn_graph_clone(m->g, &p->g); /* borrows m's constants */
+    if (st < 0) goto fail;
+    nn_graph *g = p->g;
+    /* unmark every dropped output first: one tensor may be listed as two outputs */
+    for (int i = 0; i < g->noutputs; i++)
+        if (!keep[i]) g->tensors[g->outputs[i]].flags &= ~NN_T_OUTPUT;
+    int k = 0;
+    for (int i = 0; i < g->noutputs; i++)
+        if (keep[i]) {
+            g->tensors[g->outputs[i]].flags |= NN_T_OUTPUT;
+            g->outputs[k++] = g->outputs[i];
+        }
+    g->noutputs = k;
+    if ((st = nn_remove_dead(g)) < 0) goto fail;
+    p->inputs = malloc(sizeof(int) * (size_t)(m->ninputs ? m->ninputs : 1));
+    if (!p->inputs) {
+        st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if (m->ninputs) memcpy(p->inputs, m->inputs, sizeof(int) * (size_t)m->ninputs);
+    p->ninputs = m->ninputs;
+    p->flops = -1;
+    *out = p;
+    return FFU_OK;
+fail:
+    ffu_nn_model_destroy(p);
+    return st;
+}
+
 ffu_status ffu_nn_model_load_memory(const void *data, size_t size, const void *weights,
                                     size_t weights_size, ffu_nn_model **out)
 {

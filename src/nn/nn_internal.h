@@ -26,6 +26,12 @@ struct ffu_nn_model {
 /* A model around a hand-built graph (tests, tools): runs the load passes. Takes
  * ownership of g, also on error. */
 ffu_status nn_model_from_graph(nn_graph *g, ffu_nn_model **out);
+/* A copy of m that computes only the outputs i with keep[i] set (in m's order), without
+ * the nodes that only the others need; its constants are m's, so m must outlive it.
+ * Sessions opened with ffu_nn_session_opts.outputs plan it. Statistics are not
+ * counted (flops -1). */
+ffu_status nn_model_keep_outputs(const ffu_nn_model *m, const unsigned char *keep,
+                                 ffu_nn_model **out);
 
 /* ---- passes.c ---------------------------------------------------------------------- */
 

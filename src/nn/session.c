@@ -1,5 +1,6 @@
 /* Sessions: a model planned for concrete input shapes on a backend, then run many
- * times. Planning (once per set of input shapes) clones the model graph, fixes the
+ * times (a session asked for some of the outputs plans a copy of the model without the
+ * others). Planning (once per set of input shapes) clones the model graph, fixes the
  * input shapes (a dynamic first dimension becomes the batch), infers every shape in
  * order, folds nodes whose inputs are all constant by running their reference kernel
  * (Shape -> Gather -> Concat -> Reshape chains vanish here), drops what became dead,
@@ -24,7 +25,11 @@
 enum { SKIP_VIEW = 1, SKIP_EMPTY = 2 };
 
 struct ffu_nn_session {
-    const ffu_nn_model *m;
+    const ffu_nn_model *given; /* the caller's model: its output indices are the API's */
+    const ffu_nn_model *m;     /* the model planned: `given`, or `pruned` */
+    ffu_nn_model *pruned;      /* opts.outputs: `given` without the other outputs */
+    int *out_at;               /* opts.outputs: per output of `given`, its index among m's
+                                  outputs, or -1 where it is not computed */
     char backend[16];        /* what was asked for */
     int threads, batch, bf16, winograd, bands, fp16, graphs, device, free_dims;
     nn_backend *be[MAX_BACKENDS];
@@ -345,6 +350,38 @@ static ffu_status create_backends(ffu_nn_session *s)
     return FFU_OK;
 }
 
+/* opts.outputs: the session plans a copy of its model without the other outputs. */
+static ffu_status keep_outputs(ffu_nn_session *s, const char *const *names, int n)
+{
+    const ffu_nn_model *m = s->m;
+    if (n < 0 || !names)
+        return ffu_error_set(FFU_ERR_INVALID, "outputs: %d names%s", n, names ? "" : ", NULL");
+    int nout = m->g->noutputs;
+    unsigned char *keep = calloc((size_t)nout, 1);
+    s->out_at = malloc(sizeof(int) * (size_t)nout);
+    if (!keep || !s->out_at) {
+        free(keep);
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; k < n; k++) {
+        int i = names[k] ? ffu_nn_model_find_output(m, names[k]) : -1;
+        if (i < 0) {
+            free(keep);
+            return ffu_error_set(FFU_ERR_NOT_FOUND, "the model has no output '%s'",
+                                 names[k] ? names[k] : "(null)");
+        }
+        keep[i] = 1;
+    }
+    int at = 0;
+    for (int i = 0; i < nout; i++)
+        s->out_at[i] = keep[i] ? at++ : -1;
+    ffu_status st = nn_model_keep_outputs(m, keep, &s->pruned);
+    free(keep);
+    if (st < 0) return st;
+    s->m = s->pruned;
+    return FFU_OK;
+}
+
 /* main (may be NULL): a backend made by the caller (tests), owned by the session from
  * here on, also on error; it replaces the one o->backend names. */
 static ffu_status session_create(const ffu_nn_model *m, const ffu_nn_session_opts *o,
@@ -379,7 +416,8 @@ static ffu_status session_create(const ffu_nn_model *m, const ffu_nn_session_opt
         st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
         goto fail_main;
     }
-    s->m = m;
+    s->given = s->m = m;
+    if (o->noutputs && (st = keep_outputs(s, o->outputs, o->noutputs)) < 0) goto fail;
     strcpy(s->backend, bn);
     s->threads = o->threads ? o->threads : ffu_cpu_count();
     s->batch = o->batch ? o->batch : 1;
@@ -451,6 +489,8 @@ void ffu_nn_session_destroy(ffu_nn_session *s)
         if (s->be[i] && s->be[i]->ops->destroy) s->be[i]->ops->destroy(s->be[i]);
     free(s->shapes);
     free(s->item);
+    free(s->out_at);
+    ffu_nn_model_destroy(s->pruned);
     free(s);
 }
 
@@ -1199,9 +1239,16 @@ ffu_status ffu_nn_session_output(const ffu_nn_session *s, int i, ffu_nn_tensor *
 {
     if (t) memset(t, 0, sizeof *t);
     if (!s || !t) return ffu_error_set(FFU_ERR_INVALID, "session or tensor is NULL");
-    if (i < 0 || i >= s->m->g->noutputs)
+    const nn_graph *gg = s->given->g;
+    if (i < 0 || i >= gg->noutputs)
         return ffu_error_set(FFU_ERR_INVALID, "output %d does not exist (the model has %d)", i,
-                             s->m->g->noutputs);
+                             gg->noutputs);
+    if (s->out_at && s->out_at[i] < 0)
+        return ffu_error_set(FFU_ERR_INVALID,
+                             "output '%s' is not computed: the session was "
+                             "opened for other outputs (ffu_nn_session_opts.outputs)",
+                             gg->tensors[gg->outputs[i]].name);
+    if (s->out_at) i = s->out_at[i];
     if (s->dirty || !s->g)
         return ffu_error_set(FFU_ERR_INVALID, "the session has not run with its current shapes");
     fill_tensor(s, s->m->g->outputs[i], t);

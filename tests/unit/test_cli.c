@@ -314,6 +314,52 @@ static void test_nn_run(void)
     CHECK_EQ_INT(system(cmd), 0);
 }
 
+/* --only-output NAME: `nn info` marks the other outputs not computed and plans less
+ * memory, `nn run` gives only that output, `bench nn` runs; an unknown name is refused
+ * (exit 4, naming it). */
+static void test_nn_only_output(void)
+{
+    char model[1024], img[1024];
+    if (!test_shared_path("models/ultraface_version-RFB-320.onnx", model, sizeof model) ||
+        !test_shared_path("data/face_recognition_examples/examples/obama.jpg", img, sizeof img))
+        TEST_SKIP("../shared models or photos absent");
+    int64_t peak[2];
+    for (int k = 0; k < 2; k++) {
+        if (k)
+            run(&r,
+                (const char *[]){"nn", "info", model, "--only-output", "boxes", "--json", NULL});
+        else
+            run(&r, (const char *[]){"nn", "info", model, "--json", NULL});
+        CHECK_EQ_INT(r.code, 0);
+        ffu_json *j = NULL;
+        CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+        peak[k] = ffu_json_int(ffu_json_get(ffu_json_get(j, "plan"), "peak_bytes"), -1);
+        ffu_json_free(j);
+    }
+    CHECK(peak[1] > 0 && peak[1] < peak[0]);
+    run(&r, (const char *[]){"nn", "info", model, "--only-output", "boxes", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    const char *sc = strstr(r.out, "scores"), *bx = strstr(r.out, "boxes");
+    CHECK(sc && bx && strstr(sc, "(not computed)") && strstr(sc, "(not computed)") < bx);
+    run(&r, (const char *[]){"nn", "run", model, "--input", img, "--only-output", "boxes", "--json",
+                             NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = NULL;
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    const ffu_json *outs = ffu_json_get(j, "outputs");
+    CHECK_EQ_INT((int)ffu_json_len(outs), 1);
+    const char *name = ffu_json_string(ffu_json_get(ffu_json_at(outs, 0), "name"));
+    CHECK(name && !strcmp(name, "boxes"));
+    ffu_json_free(j);
+    run(&r, (const char *[]){"bench", "nn", model, "--runs", "2", "--warmup", "0", "--only-output",
+                             "scores", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    run(&r, (const char *[]){"nn", "run", model, "--input", img, "--only-output", "nope", NULL});
+    CHECK_EQ_INT(r.code, 4);
+    CHECK(strstr(r.err, "'nope'") != NULL);
+    CHECK_EQ_INT((int)strlen(r.out), 0);
+}
+
 /* `analyze --heatmap DIR --snapshots DIR`: missing folders (and their parents) are made;
  * a file in the way is refused before any stream runs (exit 1, nothing on stdout),
  * where the heatmaps used to fail after the whole video and the snapshots only warned.
@@ -439,4 +485,4 @@ static void test_models_command(void)
 
 TEST_MAIN(test_help_and_usage, test_version_json, test_info_json, test_bench_host, test_bench_cold,
           test_image_round_trip, test_image_errors, test_gpu_options, test_models_command,
-          test_nn_run, test_analyze_output_dirs)
+          test_nn_run, test_nn_only_output, test_analyze_output_dirs)

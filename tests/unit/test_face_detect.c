@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "face/detect_internal.h"
 #include "face/eval_run.h"
 #include "face/face_internal.h"
 #include "facefuse/face.h"
@@ -653,6 +654,44 @@ static void test_blazeface_full_face_head(void)
     lfw_pairs_free(pairs);
 }
 
+/* The decoder's net computes the face head only (face_net_keep_outputs): the person
+ * head reads as not computed, and the face head still finds the face in obama-480p.jpg. */
+static void test_blazeface_full_skips_person_head(void)
+{
+    ffu_face_model_opts mo;
+    memset(&mo, 0, sizeof mo);
+    mo.model = "blazeface-full";
+    mo.threads = 1;
+    face_net n;
+    ffu_status st = face_net_open(&n, FFU_ROLE_DETECT, &mo);
+    if (st == FFU_ERR_NOT_FOUND) TEST_SKIP("blazeface-full not installed");
+    CHECK_EQ_INT(st, FFU_OK);
+    ffu_image img = {0};
+    if (!load_shared("data/face_recognition_examples/examples/obama-480p.jpg", &img)) {
+        face_net_close(&n);
+        TEST_SKIP("obama-480p.jpg missing");
+    }
+    int face = face_net_output_index(&n, "Identity"),
+        person = face_net_output_index(&n, "Identity_1");
+    CHECK(face >= 0 && person >= 0);
+    void *state = NULL;
+    CHECK_EQ_INT(det_family_blazeface.init(&n, &state), FFU_OK);
+    CHECK(n.keep && n.keep[face] && !n.keep[person]);
+    const float box[4] = {0, 0, (float)img.width, (float)img.height};
+    CHECK_EQ_INT(face_net_fill_box(&n, 0, &img, box, NULL), FFU_OK);
+    CHECK_EQ_INT(face_net_run(&n), FFU_OK);
+    CHECK(face_net_output(&n, face, NULL) != NULL);
+    CHECK(face_net_output(&n, person, NULL) == NULL);
+    CHECK(strstr(ffu_error_message(), "not computed") != NULL);
+    det_cands c = {0};
+    CHECK_EQ_INT(det_family_blazeface.decode(state, &n, 0, 0.7f, &c), FFU_OK);
+    CHECK(c.n >= 1);
+    free(c.v);
+    det_family_blazeface.fini(state);
+    ffu_image_release(&img);
+    face_net_close(&n);
+}
+
 /* ---- square models at the frame's aspect --------------------------------------------- */
 
 /* The default BlazeFace (zoo row `aspect`) runs at a photo's aspect ratio: fewer
@@ -862,4 +901,4 @@ static void test_pixel_formats(void)
 TEST_MAIN(test_bad_input, test_expected_counts, test_dlib_recall, test_no_face, test_rotated,
           test_rotation_chosen, test_tiling_small_face, test_min_face_keeps_its_promise,
           test_blazeface_aspect, test_blazeface_twins, test_low_score_and_caps, test_pixel_formats,
-          test_blazeface_full_face_head)
+          test_blazeface_full_face_head, test_blazeface_full_skips_person_head)

@@ -1,6 +1,7 @@
 /* Sessions (src/nn/session.c) end to end: hand-built graphs run on the ref backend and
  * give the right numbers; inputs are planned per shape (dynamic batch, explicit
- * shapes, concrete errors); constant chains fold at plan time; and after the first run
+ * shapes, concrete errors); a session asked for some outputs computes only those;
+ * constant chains fold at plan time; and after the first run
  * a session allocates nothing -- counted with a malloc wrapper in plain builds (the
  * sanitizer builds own malloc, so there the test checks that the buffers and plan do
  * not move). With ../shared/models present, real models run: MobileFaceNet gives a
@@ -226,6 +227,94 @@ static void test_chain_runs(void)
     ffu_nn_model_destroy(m);
     ffu_nn_session_destroy(NULL);
     ffu_nn_model_destroy(NULL);
+}
+
+/* x: [?, 4] -> Relu -> a, and x -> Sigmoid -> Neg -> b: two outputs on separate branches */
+static ffu_nn_model *two_heads_model(void)
+{
+    nn_graph *g;
+    if (nn_graph_create(&g) < 0) return NULL;
+    int64_t d[2] = {-1, 4};
+    int x = tensor(g, "x", 2, d);
+    nn_graph_mark_input(g, x);
+    int a = tensor(g, "a", -1, NULL), s = tensor(g, "", -1, NULL), b = tensor(g, "b", -1, NULL);
+    node(g, NN_OP_RELU, &x, 1, a);
+    node(g, NN_OP_SIGMOID, &x, 1, s);
+    node(g, NN_OP_NEG, &s, 1, b);
+    nn_graph_mark_output(g, a);
+    nn_graph_mark_output(g, b);
+    ffu_nn_model *m;
+    return nn_model_from_graph(g, &m) == FFU_OK ? m : NULL;
+}
+
+static int plan_has_op(const ffu_nn_session *s, nn_op op)
+{
+    const nn_graph *g = nn_session_graph(s);
+    for (int i = 0; g && i < g->nnodes; i++)
+        if (g->nodes[i].op == op) return 1;
+    return 0;
+}
+
+/* opts.outputs: only the asked outputs are computed, the others' nodes are not planned,
+ * and the model's output indices stay as they are. */
+static void test_output_subset(void)
+{
+    if (!nn_op_get(NN_OP_RELU) || !nn_op_get(NN_OP_SIGMOID) || !nn_op_get(NN_OP_NEG))
+        TEST_SKIP("Relu/Sigmoid/Neg not implemented");
+    ffu_nn_model *m = two_heads_model();
+    CHECK(m);
+    CHECK_EQ_INT(ffu_nn_model_num_outputs(m), 2);
+    const char *backends[2] = {"ref", "cpu"};
+    for (int k = 0; k < 2; k++) {
+        ffu_nn_session_opts o;
+        ffu_nn_session_opts_default(&o);
+        o.backend = backends[k];
+        o.batch = 2;
+        const char *want[1] = {"b"};
+        o.outputs = want;
+        o.noutputs = 1;
+        ffu_nn_session *s;
+        ffu_status st = ffu_nn_session_create(m, &o, &s);
+        if (st == FFU_ERR_UNSUPPORTED && k == 1) break; /* built without oneDNN */
+        CHECK(st == FFU_OK);
+        ffu_nn_tensor in, out;
+        CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
+        float *x = in.data;
+        for (int i = 0; i < 8; i++)
+            x[i] = (float)i - 3.5f;
+        CHECK(ffu_nn_session_run(s) == FFU_OK);
+        CHECK(ffu_nn_session_output(s, 1, &out) == FFU_OK);
+        CHECK(!strcmp(out.name, "b"));
+        CHECK_EQ_INT(out.dims[0], 2);
+        for (int i = 0; i < 8; i++)
+            CHECK_NEAR(((const float *)out.data)[i], -1 / (1 + expf(3.5f - (float)i)), 1e-6);
+        CHECK(ffu_nn_session_output(s, 0, &out) == FFU_ERR_INVALID);
+        CHECK(strstr(ffu_error_message(), "'a'") != NULL);
+        CHECK(ffu_nn_session_output(s, 2, &out) == FFU_ERR_INVALID);
+        CHECK(!plan_has_op(s, NN_OP_RELU));
+        CHECK(plan_has_op(s, NN_OP_SIGMOID) || plan_has_op(s, NN_OP_NEG));
+        ffu_nn_session_destroy(s);
+
+        /* both named, in any order: the whole model */
+        const char *both[2] = {"b", "a"};
+        o.outputs = both;
+        o.noutputs = 2;
+        CHECK(ffu_nn_session_create(m, &o, &s) == FFU_OK);
+        CHECK(ffu_nn_session_run(s) == FFU_OK);
+        CHECK(ffu_nn_session_output(s, 0, &out) == FFU_OK);
+        CHECK(!strcmp(out.name, "a"));
+        CHECK(plan_has_op(s, NN_OP_RELU));
+        ffu_nn_session_destroy(s);
+
+        const char *bad[1] = {"c"};
+        o.outputs = bad;
+        o.noutputs = 1;
+        CHECK(ffu_nn_session_create(m, &o, &s) == FFU_ERR_NOT_FOUND);
+        CHECK(strstr(ffu_error_message(), "'c'") != NULL);
+        o.noutputs = -1;
+        CHECK(ffu_nn_session_create(m, &o, &s) == FFU_ERR_INVALID);
+    }
+    ffu_nn_model_destroy(m);
 }
 
 /* free_dims and Reshapes whose constant target was computed for the declared size
@@ -1366,7 +1455,8 @@ static void test_side_by_side(void)
 #endif
 }
 
-TEST_MAIN(test_chain_runs, test_free_dims_reshape, test_empty_nodes_skipped, test_profile, test_profile_in_groups,
-          test_workspace, test_no_allocation_after_first_run, test_dynamic_dims_need_shapes,
-          test_shape_chain_folds, test_value_bound_inputs, test_load_passes, test_mobilefacenet,
-          test_ultraface_folds, test_threads_used, test_thread_strips, test_side_by_side)
+TEST_MAIN(test_chain_runs, test_output_subset, test_free_dims_reshape, test_empty_nodes_skipped,
+          test_profile, test_profile_in_groups, test_workspace, test_no_allocation_after_first_run,
+          test_dynamic_dims_need_shapes, test_shape_chain_folds, test_value_bound_inputs,
+          test_load_passes, test_mobilefacenet, test_ultraface_folds, test_threads_used,
+          test_thread_strips, test_side_by_side)
