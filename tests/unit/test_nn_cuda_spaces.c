@@ -598,6 +598,55 @@ static void test_device_io(void)
     }
 }
 
+/* A device-I/O session asked for two of the mixed model's five outputs (the device's
+ * pooled sum and the host's Neg of the input): those equal ref's bit for bit, the others
+ * read as not computed, and the plan still holds a copy exactly where a value changes
+ * space (the Softmax and the Mul are gone, and with them what only they needed). */
+static void test_device_io_some_outputs(void)
+{
+    ffu_nn_model *m = mixed_model();
+    CHECK(m);
+    fake_dev *f = fake_create(dev_ops, (int)(sizeof dev_ops / sizeof dev_ops[0]));
+    CHECK(f);
+    ffu_nn_tensor gap, neg;
+    CHECK(ffu_nn_model_output(m, 2, &gap) == FFU_OK && ffu_nn_model_output(m, 4, &neg) == FFU_OK);
+    const char *want[2] = {neg.name, gap.name};
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    ffu_nn_session *ref = NULL, *s = NULL;
+    CHECK(ffu_nn_session_create(m, &o, &ref) == FFU_OK);
+    o.device_io = 1;
+    o.outputs = want;
+    o.noutputs = 2;
+    CHECK(nn_session_create_with(m, &o, &f->base, &s) == FFU_OK);
+    fill_input(ref, 12, NULL);
+    fill_input(s, 12, f);
+    CHECK(ffu_nn_session_run(ref) == FFU_OK);
+    CHECK(ffu_nn_session_run_device(s, NULL) == FFU_OK);
+    CHECK(ffu_nn_session_sync(s) == FFU_OK);
+    for (int i = 0; i < ffu_nn_model_num_outputs(m); i++) {
+        if (i == 2 || i == 4) {
+            size_t na = 0, nb = 0;
+            float *x = get_output(ref, i, NULL, &na), *y = get_output(s, i, f, &nb);
+            CHECK(x && y && na == nb && na > 0 && memcmp(x, y, na * 4) == 0);
+            free(x);
+            free(y);
+        } else {
+            ffu_nn_tensor t;
+            CHECK(ffu_nn_session_output(s, i, &t) == FFU_ERR_INVALID);
+        }
+    }
+    const nn_graph *g = nn_session_graph(s);
+    CHECK(check_plan(g, NN_SPACE_DEVICE) >= 0);
+    for (int i = 0; g && i < g->nnodes; i++)
+        CHECK(g->nodes[i].op != NN_OP_SOFTMAX && g->nodes[i].op != NN_OP_MUL);
+    CHECK_EQ_INT(f->violations, 0);
+    ffu_nn_session_destroy(s);
+    ffu_nn_session_destroy(ref);
+    ffu_nn_model_destroy(m);
+}
+
 /* device_io and run_device need a device backend; cuda without a device is a clear
  * error, not a crash. */
 static void test_errors(void)
@@ -714,5 +763,5 @@ static void test_real_models_execute(void)
     if (!ran) TEST_SKIP("no MobileFaceNet or YuNet 2023mar in ../shared/models");
 }
 
-TEST_MAIN(test_mixed_plan, test_device_plan, test_device_io, test_errors,
-          test_variadic_not_in_place, test_real_models_execute)
+TEST_MAIN(test_mixed_plan, test_device_plan, test_device_io, test_device_io_some_outputs,
+          test_errors, test_variadic_not_in_place, test_real_models_execute)
