@@ -554,6 +554,21 @@ static void test_device_plan(void)
 
 /* Device I/O: inputs and outputs in device memory, no copies at all for an all-device
  * plan; with a host node in the middle, only the copies around it. */
+/* A ref session on m, and one on the fake device with device I/O computing `outputs`
+ * (NULL: all). */
+static void open_device_io(const ffu_nn_model *m, fake_dev *f, const char *const *outputs, int n,
+                           ffu_nn_session **ref, ffu_nn_session **s)
+{
+    ffu_nn_session_opts o;
+    ffu_nn_session_opts_default(&o);
+    o.backend = "ref";
+    CHECK(ffu_nn_session_create(m, &o, ref) == FFU_OK);
+    o.device_io = 1;
+    o.outputs = outputs;
+    o.noutputs = n;
+    CHECK(nn_session_create_with(m, &o, &f->base, s) == FFU_OK);
+}
+
 static void test_device_io(void)
 {
     for (int mixed = 0; mixed < 2; mixed++) {
@@ -561,13 +576,8 @@ static void test_device_io(void)
         CHECK(m);
         fake_dev *f = fake_create(dev_ops, (int)(sizeof dev_ops / sizeof dev_ops[0]));
         CHECK(f);
-        ffu_nn_session_opts o;
-        ffu_nn_session_opts_default(&o);
-        o.backend = "ref";
         ffu_nn_session *ref = NULL, *s = NULL;
-        CHECK(ffu_nn_session_create(m, &o, &ref) == FFU_OK);
-        o.device_io = 1;
-        CHECK(nn_session_create_with(m, &o, &f->base, &s) == FFU_OK);
+        open_device_io(m, f, NULL, 0, &ref, &s);
         ffu_nn_tensor t;
         CHECK(ffu_nn_session_input(s, 0, &t) == FFU_OK);
         CHECK(fake_owns(f, t.data)); /* a device pointer */
@@ -611,15 +621,8 @@ static void test_device_io_some_outputs(void)
     ffu_nn_tensor gap, neg;
     CHECK(ffu_nn_model_output(m, 2, &gap) == FFU_OK && ffu_nn_model_output(m, 4, &neg) == FFU_OK);
     const char *want[2] = {neg.name, gap.name};
-    ffu_nn_session_opts o;
-    ffu_nn_session_opts_default(&o);
-    o.backend = "ref";
     ffu_nn_session *ref = NULL, *s = NULL;
-    CHECK(ffu_nn_session_create(m, &o, &ref) == FFU_OK);
-    o.device_io = 1;
-    o.outputs = want;
-    o.noutputs = 2;
-    CHECK(nn_session_create_with(m, &o, &f->base, &s) == FFU_OK);
+    open_device_io(m, f, want, 2, &ref, &s);
     fill_input(ref, 12, NULL);
     fill_input(s, 12, f);
     CHECK(ffu_nn_session_run(ref) == FFU_OK);
