@@ -35,8 +35,8 @@ static const char *photos[] = {
     "data/widerface/images/13--Interview/13_Interview_Interview_2_People_Visible_13_155.jpg",
     "data/widerface/images/12--Group/12_Group_Group_12_Group_Group_12_101.jpg",
     "data/widerface/images/1--Handshaking/1_Handshaking_Handshaking_1_107.jpg",
-    "data/widerface/images/50--Celebration_Or_Party/"
-    "50_Celebration_Or_Party_birthdayparty_50_144.jpg",
+    ("data/widerface/images/50--Celebration_Or_Party/"
+     "50_Celebration_Or_Party_birthdayparty_50_144.jpg"), /* () : one string, for clang */
 };
 #define NPHOTOS ((int)(sizeof photos / sizeof photos[0]))
 

@@ -12,6 +12,11 @@
 #include "test.h"
 #include "unit/test_gallery_gpu_data.h"
 
+/* ---- fp16 ------------------------------------------------------------------------------ */
+
+/* the checks against the compiler's _Float16, where it has one (GCC 12; clang 14 has
+ * none on x86) */
+#ifdef __FLT16_MANT_DIG__
 static uint32_t bits_of(float f)
 {
     uint32_t u;
@@ -26,9 +31,6 @@ static float float_of(uint32_t u)
     return f;
 }
 
-/* ---- fp16 ------------------------------------------------------------------------------ */
-
-#ifdef __FLT16_MANT_DIG__
 static uint16_t f16_bits(_Float16 h)
 {
     uint16_t u;
