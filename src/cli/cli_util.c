@@ -378,11 +378,9 @@ ffu_status cli_nn_only_outputs(const ffu_nn_model *m, const ffu_strlist *only,
 
 int cli_nn_output_kept(const ffu_nn_model *m, const ffu_strlist *only, int i)
 {
-    ffu_nn_tensor t;
     if (!only->count) return 1;
-    if (ffu_nn_model_output(m, i, &t) < 0) return 0;
-    for (int k = 0; k < only->count; k++)
-        if (!strcmp(only->items[k], t.name)) return 1;
+    for (int k = 0; k < only->count; k++) /* by index, as the session picks them */
+        if (ffu_nn_model_find_output(m, only->items[k]) == i) return 1;
     return 0;
 }
 
