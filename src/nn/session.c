@@ -1305,6 +1305,11 @@ ffu_status ffu_nn_session_describe(const ffu_nn_session *s, ffu_jw *w)
     ffu_jw_key(w, "fp16"), ffu_jw_bool(w, s->fp16 != 0);
     ffu_jw_key(w, "fp16_granted"), ffu_jw_bool(w, fp16_ok);
     ffu_jw_key(w, "io_memory"), ffu_jw_string(w, s->io_space == NN_SPACE_HOST ? "host" : "device");
+    /* the outputs it computes: all of the model's, or those opts.outputs named */
+    ffu_jw_key(w, "outputs"), ffu_jw_begin_array(w);
+    for (int i = 0; i < s->m->g->noutputs; i++)
+        ffu_jw_string(w, s->m->g->tensors[s->m->g->outputs[i]].name);
+    ffu_jw_end_array(w);
     ffu_jw_key(w, "planned"), ffu_jw_bool(w, !s->dirty);
     if (!s->dirty) {
         ffu_jw_key(w, "threads_used"), ffu_jw_int(w, ffu_nn_session_threads_used(s));

@@ -333,7 +333,12 @@ static void test_nn_only_output(void)
         CHECK_EQ_INT(r.code, 0);
         ffu_json *j = NULL;
         CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
-        peak[k] = ffu_json_int(ffu_json_get(ffu_json_get(j, "plan"), "peak_bytes"), -1);
+        const ffu_json *plan = ffu_json_get(j, "plan");
+        peak[k] = ffu_json_int(ffu_json_get(plan, "peak_bytes"), -1);
+        const ffu_json *outs = ffu_json_get(plan, "outputs");
+        CHECK_EQ_INT((int)ffu_json_len(outs), k ? 1 : 2);
+        const char *last = ffu_json_string(ffu_json_at(outs, ffu_json_len(outs) - 1));
+        CHECK(last && !strcmp(last, "boxes"));
         ffu_json_free(j);
     }
     CHECK(peak[1] > 0 && peak[1] < peak[0]);
