@@ -77,13 +77,13 @@ int cli_input_failed(const cli_command *cmd, ffu_status st, const char *path, ff
 
 /* Applies one --shape NAME=DIMS (or INDEX=DIMS) spec to a session. */
 ffu_status cli_nn_apply_shape(ffu_nn_session *s, const ffu_nn_model *m, const char *spec);
-/* --only-output NAME (repeatable): points so's outputs at the names after checking that
- * each names an output of m (FFU_ERR_NOT_FOUND naming it); a no-op when the list is
- * empty. cli_nn_output_kept says whether output i is computed (1 for all without). */
+/* --only-output NAME (repeatable): points so's outputs at the names (session creation
+ * then refuses a name the model lacks: FFU_ERR_NOT_FOUND naming it); a no-op when the
+ * list is empty. cli_nn_output_kept says whether output i is computed (1 for all
+ * without). */
 #define CLI_ONLY_OUTPUT_HELP                                                                       \
     "compute only this output (repeatable): nodes that only the others need are not run"
-ffu_status cli_nn_only_outputs(const ffu_nn_model *m, const ffu_strlist *only,
-                               ffu_nn_session_opts *so);
+void cli_nn_only_outputs(const ffu_strlist *only, ffu_nn_session_opts *so);
 int cli_nn_output_kept(const ffu_nn_model *m, const ffu_strlist *only, int i);
 
 /* A progress bar with ETA on stderr, drawn only when stderr is a terminal and the

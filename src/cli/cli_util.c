@@ -364,16 +364,10 @@ ffu_status cli_nn_apply_shape(ffu_nn_session *s, const ffu_nn_model *m, const ch
     return ffu_nn_session_set_input_shape(s, idx, rank, dims);
 }
 
-ffu_status cli_nn_only_outputs(const ffu_nn_model *m, const ffu_strlist *only,
-                               ffu_nn_session_opts *so)
+void cli_nn_only_outputs(const ffu_strlist *only, ffu_nn_session_opts *so)
 {
-    for (int k = 0; k < only->count; k++)
-        if (ffu_nn_model_find_output(m, only->items[k]) < 0)
-            return ffu_error_set(FFU_ERR_NOT_FOUND, "--only-output: the model has no output '%s'",
-                                 only->items[k]);
     so->outputs = (const char *const *)only->items;
     so->noutputs = only->count;
-    return FFU_OK;
 }
 
 int cli_nn_output_kept(const ffu_nn_model *m, const ffu_strlist *only, int i)

@@ -274,7 +274,7 @@ static int bench_nn(const cli_command *cmd, bench_opts *o, const char *path)
     so.batch = o->batch;
     so.device = o->device;
     so.fp16 = o->fp16;
-    if ((st = cli_nn_only_outputs(m, &o->only, &so)) < 0) goto fail;
+    cli_nn_only_outputs(&o->only, &so);
     if ((st = ffu_nn_session_create(m, &so, &s)) < 0) goto fail;
     for (int k = 0; k < o->shapes.count; k++)
         if ((st = cli_nn_apply_shape(s, m, o->shapes.items[k])) < 0) goto fail;

@@ -175,8 +175,9 @@ static ffu_status open_session(const ffu_nn_model *m, const nn_opts *o, const ch
     so.no_bands = o->no_bands;
     so.device = o->device;
     so.fp16 = o->fp16;
-    ffu_status st = cli_nn_only_outputs(m, &o->only, &so);
-    if (st < 0 || (st = ffu_nn_session_create(m, &so, out)) < 0) return st;
+    cli_nn_only_outputs(&o->only, &so);
+    ffu_status st = ffu_nn_session_create(m, &so, out);
+    if (st < 0) return st;
     for (int k = 0; k < o->shapes.count; k++) {
         if ((st = cli_nn_apply_shape(*out, m, o->shapes.items[k])) < 0) break;
     }

@@ -186,8 +186,8 @@ static ffu_status bf_init(face_net *n, void **state)
     }
     if ((st = bf_anchors(s, n)))
         goto fail;
-    /* other heads (facemesh-detection-full's person head: a tenth of its time) are not
-     * run */
+    /* other heads are not run (facemesh-detection-full's person head: 12% of its time,
+     * docs/BENCHMARKS.md "Outputs a stage does not read") */
     unsigned char *keep = calloc((size_t)no, 1);
     if (!keep) {
         st = ffu_error_set(FFU_ERR_NOMEM, "BlazeFace outputs");
