@@ -3,8 +3,9 @@
  * (skipped) without a device.
  *
  * Detector and embedder on backend cuda against backend cpu on real photos (same faces:
- * IoU > 0.95, keypoints within 1 px, fp16 a little looser; embeddings cosine > 0.999 in
- * f32, > 0.995 with fp16); ffu_detector_detect_gpu / ffu_embedder_run_gpu on an uploaded
+ * IoU > 0.95, keypoints within 1 px, fp16 a little looser; blazeface-full's sessions
+ * planned for the one head of its two that the decoder reads; embeddings cosine > 0.999
+ * in f32, > 0.995 with fp16); ffu_detector_detect_gpu / ffu_embedder_run_gpu on an uploaded
  * RGB frame against the host call on the same pixels, and on an NV12 frame against the
  * host call on its RGB decoding; several frames at once (the pipeline's entry points);
  * tiles, rotations and grey host frames; landmarks, liveness and attributes on backend
@@ -26,6 +27,7 @@ static const struct {
     const char *name, *file;
 } detectors[] = {
     {"blazeface", "blazeface-back.json"},                        /* TF.js, NHWC, fixed */
+    {"blazeface-full", "facemesh-detection-full.json"},          /* one head of two kept */
     {"yunet", "models/face_detection_yunet_2023mar.onnx"},       /* ONNX, NCHW, B,G,R */
     {"yunet-dynamic", "models/yunet_s_dynamic.onnx"},            /* any size, tiles */
     {"scrfd", "models/scrfd_500m_bnkps.onnx"},                   /* batch-free outputs */
