@@ -127,6 +127,19 @@ extern const char *const cli_hwaccel_names[];
      "check against f32 passes",                                                            \
      NULL, 0, 0, NULL, NULL}
 
+/* The cpu backend's switches of nn and bench: --no-winograd, --no-bands (TYPE has ints
+ * no_winograd and no_bands). */
+#define CLI_ENGINE_OPTIONS(TYPE)                                                            \
+    {"no-winograd", 0, FFU_OPT_BOOL, offsetof(TYPE, no_winograd),                          \
+     "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "      \
+     "against direct passes)",                                                              \
+     NULL, 0, 0, NULL, NULL},                                                               \
+    {"no-bands", 0, FFU_OPT_BOOL, offsetof(TYPE, no_bands),                                \
+     "cpu: every node on its own (by default runs of 1x1 and depthwise convolutions on "    \
+     "large tensors are computed band by band, and on several threads runs of "             \
+     "convolutions in thread strips)",                                                      \
+     NULL, 0, 0, NULL, NULL}
+
 /* 1 when argv (before any "--") holds --NAME or --NAME=VALUE: for defaults that depend on
  * other options ("--backend cuda" decodes with --hwaccel auto unless --hwaccel is given).
  * Call before cli_parse, which reorders argv. */

@@ -50,15 +50,7 @@ static const ffu_option bench_options[] = {
      100000, NULL, "N"},
     {"batch", 0, FFU_OPT_INT, offsetof(bench_opts, batch), "items per run: dim 0 of inputs declared 1 or dynamic",
      "1", 1, 65536, NULL, "N"},
-    {"no-winograd", 0, FFU_OPT_BOOL, offsetof(bench_opts, no_winograd),
-     "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "
-     "against direct passes)",
-     NULL, 0, 0, NULL, NULL},
-    {"no-bands", 0, FFU_OPT_BOOL, offsetof(bench_opts, no_bands),
-     "cpu: every node on its own (by default runs of 1x1 and depthwise convolutions on large "
-     "tensors are computed band by band, and on several threads runs of convolutions in "
-     "thread strips)",
-     NULL, 0, 0, NULL, NULL},
+    CLI_ENGINE_OPTIONS(bench_opts),
     {"profile", 0, FFU_OPT_BOOL, offsetof(bench_opts, profile),
      "nn: after the timed runs, as many again timing each node: where the time goes "
      "(the heaviest nodes; all with -v; per node \"ms\" in --json)",

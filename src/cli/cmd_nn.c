@@ -58,15 +58,7 @@ static const ffu_option nn_options[] = {
     {"batch", 0, FFU_OPT_INT, offsetof(nn_opts, batch), "items per run: dim 0 of inputs declared 1 or dynamic",
      "1", 1, 65536, NULL, "N"},
     CLI_MODEL_OPTIONS(nn_opts),
-    {"no-winograd", 0, FFU_OPT_BOOL, offsetof(nn_opts, no_winograd),
-     "cpu: direct 3x3 convolutions only (by default Winograd where each node's check "
-     "against direct passes)",
-     NULL, 0, 0, NULL, NULL},
-    {"no-bands", 0, FFU_OPT_BOOL, offsetof(nn_opts, no_bands),
-     "cpu: every node on its own (by default runs of 1x1 and depthwise convolutions on large "
-     "tensors are computed band by band, and on several threads runs of convolutions in "
-     "thread strips)",
-     NULL, 0, 0, NULL, NULL},
+    CLI_ENGINE_OPTIONS(nn_opts),
     {"input", 'i', FFU_OPT_STRING_LIST, offsetof(nn_opts, inputs),
      "run: an image (.jpg/.png), a TensorProto (.pb) or raw little-endian f32 (.f32) per "
      "model input, in order", NULL, 0, 0, NULL, "FILE"},
