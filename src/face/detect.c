@@ -504,12 +504,14 @@ static ffu_status run_views(ffu_detector *d, const det_src *src, int first, int 
             mo.model = d->spec;
             mo.backend = d->backend;
             /* aspect models' tiles come in the sizes tile_level picks */
-            if ((st = d->aspect ? face_net_open_free(n, FFU_ROLE_DETECT, &mo)
-                                : face_net_open(n, FFU_ROLE_DETECT, &mo)))
+            if ((st = face_net_load(n, FFU_ROLE_DETECT, &mo, d->aspect)))
                 return st;
             n->norm = d->net.norm; /* with the family's tweaks (per-channel means) */
-            if ((st = face_net_keep_outputs(n, d->net.keep))) /* and its outputs */
+            /* and its outputs, before the session is planned */
+            if ((st = face_net_keep_outputs(n, d->net.keep)) || (st = face_net_start(n))) {
+                face_net_close(n);
                 return st;
+            }
         }
     }
     /* a short last batch is padded with copies so the shape (and plan) stays the same */
@@ -696,9 +698,7 @@ ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
      * input size, and a session changing size re-plans its CUDA graphs (not measured) */
     int cuda = o->m.backend && !strcmp(o->m.backend, "cuda");
     int aspect = fam && fam->align && row.aspect && !cuda;
-    st = aspect ? face_net_open_free(&d->net, FFU_ROLE_DETECT, &o->m)
-                : face_net_open(&d->net, FFU_ROLE_DETECT, &o->m);
-    if (st)
+    if ((st = face_net_load(&d->net, FFU_ROLE_DETECT, &o->m, aspect)))
         goto fail;
     d->fam = fam; /* the row d->net opened is the one resolved above */
     if (!d->fam) {
@@ -711,7 +711,8 @@ ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
                                                 "channel(s)", d->net.path, d->net.in_c);
         goto fail;
     }
-    if ((st = d->fam->init(&d->net, &d->state)))
+    /* the family's decoder chooses the outputs it reads before the plan */
+    if ((st = d->fam->init(&d->net, &d->state)) || (st = face_net_start(&d->net)))
         goto fail;
     d->min_score = o->min_score > 0 ? o->min_score
                    : d->net.entry.threshold > 0 ? d->net.entry.threshold

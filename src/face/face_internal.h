@@ -66,12 +66,20 @@ typedef struct face_net {
  * device, fp16; NULL: the defaults): face_net's sessions and the swap models' use it. */
 void face_model_session_opts(const ffu_face_model_opts *o, ffu_nn_session_opts *so);
 /* Resolves o->model (NULL = the role's default) and opens a session: batch 1, the zoo
- * entry's input size for dynamic models (or the declared one). */
+ * entry's input size for dynamic models (or the declared one). face_net_load then
+ * face_net_start. */
 ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o);
-/* The same, and the session may change any input dim (free_dims, nn.h) also when the zoo
- * row gives a size: face_net_reshape then asks for sizes the model did not declare, and
- * planning says whether the graph can run there. */
-ffu_status face_net_open_free(face_net *n, ffu_face_role role, const ffu_face_model_opts *o);
+/* face_net_open in two steps, for a stage that first looks at the model (outputs,
+ * input size) and chooses what its sessions compute (face_net_keep_outputs), so that
+ * they are planned once. Load: the model, its input layout and size, the session
+ * options; no session (closes n on failure). free_dims: the session may change any
+ * input dim (free_dims, nn.h) also when the zoo row gives a size: face_net_reshape
+ * then asks for sizes the model did not declare, and planning says whether the graph
+ * can run there. Start: the session, at batch 1 and the input size (a cuda net plans
+ * here); on failure the caller closes n. */
+ffu_status face_net_load(face_net *n, ffu_face_role role, const ffu_face_model_opts *o,
+                         int free_dims);
+ffu_status face_net_start(face_net *n);
 void face_net_close(face_net *n); /* zeroed or closed: no-op */
 /* Changes batch and (for dynamic models) input size; a no-op when unchanged. */
 ffu_status face_net_reshape(face_net *n, int batch, int w, int h);
@@ -110,8 +118,9 @@ int face_net_output_index(const face_net *n, const char *name);
 int face_net_num_outputs(const face_net *n);
 /* Computes only the outputs i with keep[i] set from here on (NULL or all set: every
  * one): the nodes only the others need are not run (ffu_nn_session_opts.outputs), and
- * face_net_output fails for the others. Output indices stay the model's. Reopens the
- * sessions, so call it right after opening (a cuda net plans again). */
+ * face_net_output fails for the others. Output indices stay the model's. Best between
+ * face_net_load and face_net_start; on a started net it reopens the sessions (a cuda
+ * net plans again). */
 ffu_status face_net_keep_outputs(face_net *n, const unsigned char *keep);
 
 /* Turns a crop -> image map in continuous coordinates into the map that

@@ -263,8 +263,8 @@ void face_model_session_opts(const ffu_face_model_opts *o, ffu_nn_session_opts *
     so->workspace = o->workspace;
 }
 
-static ffu_status open_net(face_net *n, ffu_face_role role, const ffu_face_model_opts *o,
-                           int free_dims)
+ffu_status face_net_load(face_net *n, ffu_face_role role, const ffu_face_model_opts *o,
+                         int free_dims)
 {
     memset(n, 0, sizeof *n);
     ffu_status st = ffu_zoo_resolve(role, o ? o->model : NULL, &n->entry, n->path,
@@ -321,33 +321,36 @@ static ffu_status open_net(face_net *n, ffu_face_role role, const ffu_face_model
         so.backend = "cuda"; /* o's string is borrowed; n->so outlives it */
         so.device_io = 1;
     }
-    if ((st = ffu_nn_session_create(n->model, &so, &n->session)))
-        goto fail;
     n->so = so;
     if (!n->gpu) {
-        /* o's string is borrowed: spares (face_net_reshape) use this copy */
+        /* o's string is borrowed: the sessions (face_net_start, spares) use this copy */
         snprintf(n->backend, sizeof n->backend, "%s", so.backend ? so.backend : "cpu");
         n->so.backend = n->backend;
     }
     n->batch = 1;
-    int w = n->in_w, h = n->in_h;
-    n->in_w = n->in_h = -1; /* force the first reshape */
-    if ((st = face_net_reshape(n, 1, w, h)))
-        goto fail;
     return FFU_OK;
 fail:
     face_net_close(n);
     return st;
 }
 
-ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o)
+ffu_status face_net_start(face_net *n)
 {
-    return open_net(n, role, o, 0);
+    ffu_status st = ffu_nn_session_create(n->model, &n->so, &n->session);
+    if (st)
+        return st;
+    int batch = n->batch, w = n->in_w, h = n->in_h;
+    n->batch = 1;
+    n->in_w = n->in_h = -1; /* force the reshape (a cuda net plans there) */
+    return face_net_reshape(n, batch, w, h);
 }
 
-ffu_status face_net_open_free(face_net *n, ffu_face_role role, const ffu_face_model_opts *o)
+ffu_status face_net_open(face_net *n, ffu_face_role role, const ffu_face_model_opts *o)
 {
-    return open_net(n, role, o, 1);
+    ffu_status st = face_net_load(n, role, o, 0);
+    if (!st && (st = face_net_start(n)))
+        face_net_close(n);
+    return st;
 }
 
 void face_net_close(face_net *n)
@@ -641,6 +644,8 @@ ffu_status face_net_keep_outputs(face_net *n, const unsigned char *keep)
     n->keep_names = names;
     n->so.outputs = names;
     n->so.noutputs = nk;
+    if (!n->session)
+        return FFU_OK; /* loaded, not started: face_net_start plans for these */
     /* sessions planned for every output go; the new one is shaped as the old was */
     if (n->gpu && n->stream && !ffu_gpu_make_current(n->gpu))
         (void)ffu_gpu_stream_sync(n->stream);
@@ -650,11 +655,5 @@ ffu_status face_net_keep_outputs(face_net *n, const unsigned char *keep)
         ffu_nn_session_destroy(n->spare[i].session);
     n->nspare = 0;
     n->out_ready = 0;
-    ffu_status st = ffu_nn_session_create(n->model, &n->so, &n->session);
-    if (st)
-        return st;
-    int batch = n->batch, w = n->in_w, h = n->in_h;
-    n->batch = 1;
-    n->in_w = n->in_h = -1; /* force the reshape */
-    return face_net_reshape(n, batch, w, h);
+    return face_net_start(n);
 }

@@ -219,8 +219,9 @@ ffu_status ffu_landmarker_create(const ffu_landmarker_opts *o, ffu_landmarker **
                            e.family);
         goto fail;
     }
-    if ((st = face_net_open(&l->net, FFU_ROLE_LANDMARKS, &o->m)) ||
-        (st = keep_points_output(&l->net, l->kind == LM_MESH ? MESH_N * 3 : 136)))
+    if ((st = face_net_load(&l->net, FFU_ROLE_LANDMARKS, &o->m, 0)) ||
+        (st = keep_points_output(&l->net, l->kind == LM_MESH ? MESH_N * 3 : 136)) ||
+        (st = face_net_start(&l->net)))
         goto fail;
     if (o->iris) {
         if (l->kind != LM_MESH) {
