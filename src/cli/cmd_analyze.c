@@ -66,7 +66,10 @@ static const ffu_option analyze_options[] = {
     {"liveness-gate", 0, FFU_OPT_FLOAT, offsetof(analyze_opts, liveness_gate),
      "identity votes need a liveness score of at least X (0 = off)", "0", 0, 1, NULL, "X"},
     {"liveness-model", 0, FFU_OPT_STRING, offsetof(analyze_opts, liveness_model),
-     "liveness model for --liveness-gate", NULL, 0, 0, NULL, "NAME[:PATH]"},
+     "liveness model for --liveness-gate (default: antispoof + liveness, which do not "
+     "tell printed photos from live faces on NUAA; dtn ranks them, minifasnet:PATH "
+     "separates them; docs/EVAL.md)",
+     NULL, 0, 0, NULL, "NAME[:PATH]"},
     {"dwell", 0, FFU_OPT_FLOAT, offsetof(analyze_opts, dwell),
      "dwell_alarm when a face is tracked this many seconds (0 = off)", "0", 0, 1e6, NULL,
      "S"},

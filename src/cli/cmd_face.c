@@ -61,8 +61,10 @@ static const ffu_option detect_options[] = {
     {"landmarker", 0, FFU_OPT_STRING, offsetof(face_opts, landmarker),
      "landmark model: facemesh, dlib68, pfld:PATH, ...", NULL, 0, 0, NULL, "NAME[:PATH]"},
     {"liveness-model", 0, FFU_OPT_STRING, offsetof(face_opts, liveness),
-     "liveness model: antispoof, liveness, minifasnet:PATH", NULL, 0, 0, NULL,
-     "NAME[:PATH]"},
+     "liveness model (default: the mean of antispoof and liveness, which do not tell "
+     "printed photos from live faces on NUAA, docs/EVAL.md): antispoof, liveness, dtn "
+     "(ranks them, 9 GFLOP a face), minifasnet:PATH",
+     NULL, 0, 0, NULL, "NAME[:PATH]"},
     {"attributes-model", 0, FFU_OPT_STRING, offsetof(face_opts, attributes),
      "attribute model: gear, emotion", NULL, 0, 0, NULL, "NAME[:PATH]"},
     {"draw", 0, FFU_OPT_STRING, offsetof(face_opts, draw),
