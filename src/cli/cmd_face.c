@@ -2,9 +2,10 @@
  *   detect IMG...    faces per image (box [x, y, w, h], score, keypoints, and whatever
  *                    --with adds: landmarks, quality, liveness, attributes, embedding);
  *                    --draw writes annotated copies
- *   embed IMG        the embedding of the largest face
+ *   embed IMG        the embedding of the largest face (--all: of every face)
  *   compare A B      cosine similarity of the two images' largest faces and the
  *                    same/different decision at the embedder's calibrated threshold
+ *                    (--all: every pair of faces, the answer being the most similar's)
  * All three run the analyzer (src/face/analyzer.c) with the stages they need. */
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ typedef struct {
     char *with;
     char *draw;
     int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
+    int all;                /* embed, compare: every face, not the largest */
 } face_opts;
 
 #define FACE_MODEL_OPTIONS                                                                  \
@@ -79,6 +81,10 @@ static const ffu_option embed_options[] = {
     {"landmarker", 0, FFU_OPT_STRING, offsetof(face_opts, landmarker),
      "landmark model that refines the keypoints before alignment, as enrol does (default: "
      "facemesh; `none` = the detector's keypoints)", NULL, 0, 0, NULL, "NAME[:PATH]"},
+    {"all", 0, FFU_OPT_BOOL, offsetof(face_opts, all),
+     "every face of each image, left to right, not only the largest (embed: an embedding "
+     "each; compare: every pair, most similar first, the answer being the first pair's)",
+     NULL, 0, 0, NULL, NULL},
     {0},
 };
 
@@ -309,13 +315,25 @@ static int pick_face(const cli_command *cmd, const cli_common *common, const cha
     return CLI_EXIT_OK;
 }
 
-/* Detects and embeds the largest face of one image into *face. */
-static int embed_one(const cli_command *cmd, const face_opts *o, ffu_analyzer *an,
-                     ffu_embedder *emb, const char *path, ffu_face *face, int *nfaces)
+/* Left to right by the box's centre, for --all. */
+static int by_centre_x(const void *a, const void *b)
+{
+    const ffu_face *x = a, *y = b;
+    float cx = x->box[0] + x->box[2] / 2, cy = y->box[0] + y->box[2] / 2;
+    return (cx > cy) - (cx < cy);
+}
+
+/* One image's faces for an identity command, embedded: the largest, or with --all
+ * every face, left to right. *out (the caller frees it) holds copies without
+ * landmarks; *nfound is how many the detector found. */
+static int embed_image(const cli_command *cmd, const face_opts *o, ffu_analyzer *an,
+                       ffu_embedder *emb, const char *path, ffu_face **out, int *n, int *nfound)
 {
     ffu_image img = {0};
     ffu_face_list faces = {0};
     int idx = 0, rc;
+    *out = NULL;
+    *n = 0;
     ffu_status st = ffu_image_load(path, FFU_PIX_RGB24, &img);
     if (!st)
         st = ffu_analyzer_run(an, &img, &faces);
@@ -323,17 +341,157 @@ static int embed_one(const cli_command *cmd, const face_opts *o, ffu_analyzer *a
         rc = cli_fail_path(cmd, &o->common, st, path);
         goto out;
     }
-    *nfaces = faces.count;
-    if ((rc = pick_face(cmd, &o->common, path, &faces, &idx)))
+    *nfound = faces.count;
+    /* --all needs no choice, but still fails on an image without a face */
+    if ((!o->all || !faces.count) && (rc = pick_face(cmd, &o->common, path, &faces, &idx)))
         goto out;
-    *face = faces.faces[idx];
-    face->landmarks = NULL;
-    face->num_landmarks = 0;
-    if ((st = ffu_embedder_run(emb, &img, face, 1)))
+    rc = CLI_EXIT_OK;
+    int count = o->all ? faces.count : 1;
+    ffu_face *sel = malloc(sizeof *sel * (size_t)count);
+    if (!sel) {
+        rc = cli_fail(cmd, &o->common, FFU_ERR_NOMEM);
+        goto out;
+    }
+    for (int i = 0; i < count; i++) {
+        sel[i] = faces.faces[o->all ? i : idx];
+        sel[i].landmarks = NULL; /* the list's */
+        sel[i].num_landmarks = 0;
+    }
+    if (o->all) qsort(sel, (size_t)count, sizeof *sel, by_centre_x);
+    if ((st = ffu_embedder_run(emb, &img, sel, count))) {
+        free(sel);
         rc = cli_fail(cmd, &o->common, st);
+        goto out;
+    }
+    *out = sel;
+    *n = count;
 out:
     ffu_face_list_free(&faces);
     ffu_image_release(&img);
+    return rc;
+}
+
+static void write_box(ffu_jw *w, const ffu_face *f)
+{
+    ffu_jw_begin_array(w);
+    for (int k = 0; k < 4; k++)
+        ffu_jw_number(w, round((double)f->box[k] * 100) / 100);
+    ffu_jw_end_array(w);
+}
+
+static void print_embedding(const char *path, const ffu_face *f, const char *model)
+{
+    printf("%s: %d-d embedding (%s), face at %.0f,%.0f %.0fx%.0f\n", path, f->embedding_dim, model,
+           f->box[0], f->box[1], f->box[2], f->box[3]);
+    for (int i = 0; i < f->embedding_dim; i++)
+        printf("%.6f%c", f->embedding[i], i + 1 == f->embedding_dim || i % 8 == 7 ? '\n' : ' ');
+}
+
+static int print_embed(const face_opts *o, ffu_jw *w, const char *path, const char *model,
+                       const ffu_face *faces, int n, int nfound)
+{
+    if (!w) {
+        for (int i = 0; i < n; i++)
+            print_embedding(path, &faces[i], model);
+        return CLI_EXIT_OK;
+    }
+    ffu_jw_begin_object(w);
+    ffu_jw_key(w, "path"), ffu_jw_string(w, path);
+    ffu_jw_key(w, "embedder"), ffu_jw_string(w, model);
+    ffu_jw_key(w, "faces_found"), ffu_jw_int(w, nfound);
+    if (o->all) {
+        ffu_jw_key(w, "faces");
+        ffu_jw_begin_array(w);
+        for (int i = 0; i < n; i++)
+            ffu_face_write_json(&faces[i], w);
+        ffu_jw_end_array(w);
+    } else {
+        ffu_jw_key(w, "face");
+        ffu_face_write_json(&faces[0], w);
+    }
+    ffu_jw_end_object(w);
+    return cli_print_json(w);
+}
+
+typedef struct {
+    int a, b;
+    float sim;
+} face_pair;
+
+static int by_similarity(const void *x, const void *y)
+{
+    const face_pair *p = x, *q = y;
+    return (p->sim < q->sim) - (p->sim > q->sim); /* most similar first */
+}
+
+/* compare: every pair of a face of A and a face of B (one of each without --all), most
+ * similar first; the answer is the first pair's. */
+static int print_compare(const cli_command *cmd, const face_opts *o, ffu_jw *w, char **paths,
+                         ffu_face *faces[2], const int n[2], const int nfound[2], float thr,
+                         const char *model)
+{
+    int np = n[0] * n[1];
+    face_pair *pairs = malloc(sizeof *pairs * (size_t)np);
+    if (!pairs) return cli_fail(cmd, &o->common, FFU_ERR_NOMEM);
+    for (int i = 0; i < n[0]; i++)
+        for (int j = 0; j < n[1]; j++)
+            pairs[i * n[1] + j] =
+                (face_pair){i, j,
+                            ffu_face_similarity(faces[0][i].embedding, faces[1][j].embedding,
+                                                faces[0][i].embedding_dim)};
+    qsort(pairs, (size_t)np, sizeof *pairs, by_similarity);
+    const face_pair *best = &pairs[0];
+    int same = best->sim >= thr, rc = CLI_EXIT_OK;
+    if (w) {
+        ffu_jw_begin_object(w);
+        ffu_jw_key(w, "similarity"), ffu_jw_number(w, round((double)best->sim * 10000) / 10000);
+        ffu_jw_key(w, "same"), ffu_jw_bool(w, same);
+        ffu_jw_key(w, "threshold"), ffu_jw_number(w, round((double)thr * 1000) / 1000);
+        ffu_jw_key(w, "embedder"), ffu_jw_string(w, model);
+        for (int i = 0; i < 2; i++) {
+            ffu_jw_key(w, i ? "b" : "a");
+            ffu_jw_begin_object(w);
+            ffu_jw_key(w, "path"), ffu_jw_string(w, paths[i]);
+            ffu_jw_key(w, "faces_found"), ffu_jw_int(w, nfound[i]);
+            ffu_jw_key(w, "box");
+            write_box(w, &faces[i][i ? best->b : best->a]);
+            if (o->all) {
+                ffu_jw_key(w, "boxes");
+                ffu_jw_begin_array(w);
+                for (int k = 0; k < n[i]; k++)
+                    write_box(w, &faces[i][k]);
+                ffu_jw_end_array(w);
+            }
+            ffu_jw_end_object(w);
+        }
+        if (o->all) {
+            ffu_jw_key(w, "pairs");
+            ffu_jw_begin_array(w);
+            for (int k = 0; k < np; k++) {
+                ffu_jw_begin_object(w);
+                ffu_jw_key(w, "a"), ffu_jw_int(w, pairs[k].a);
+                ffu_jw_key(w, "b"), ffu_jw_int(w, pairs[k].b);
+                ffu_jw_key(w, "similarity");
+                ffu_jw_number(w, round((double)pairs[k].sim * 10000) / 10000);
+                ffu_jw_key(w, "same"), ffu_jw_bool(w, pairs[k].sim >= thr);
+                ffu_jw_end_object(w);
+            }
+            ffu_jw_end_array(w);
+        }
+        ffu_jw_end_object(w);
+        rc = cli_print_json(w);
+    } else {
+        printf("similarity %.4f: %s (threshold %.2f, %s)\n", best->sim,
+               same ? "same person" : "different people", thr, model);
+        for (int k = 0; o->all && k < np; k++) {
+            const ffu_face *fa = &faces[0][pairs[k].a], *fb = &faces[1][pairs[k].b];
+            printf("  a%d (%.0f,%.0f %.0fx%.0f) ~ b%d (%.0f,%.0f %.0fx%.0f): %.4f %s\n", pairs[k].a,
+                   fa->box[0], fa->box[1], fa->box[2], fa->box[3], pairs[k].b, fb->box[0],
+                   fb->box[1], fb->box[2], fb->box[3], pairs[k].sim,
+                   pairs[k].sim >= thr ? "same" : "different");
+        }
+    }
+    free(pairs);
     return rc;
 }
 
@@ -344,7 +502,8 @@ static int run_identity(const cli_command *cmd, int argc, char **argv, int compa
     ffu_jw *w = NULL;
     ffu_analyzer *an = NULL;
     ffu_embedder *emb = NULL;
-    ffu_face *faces = NULL;
+    ffu_face *faces[2] = {NULL, NULL};
+    int n[2] = {0, 0}, nfound[2] = {0, 0};
     int rc = cli_parse(cmd, embed_options, &o, argc, argv, &npos, &done);
     if (rc || done)
         goto out;
@@ -357,8 +516,8 @@ static int run_identity(const cli_command *cmd, int argc, char **argv, int compa
     int no_lm = o.landmarker && !strcmp(o.landmarker, "none");
     if (no_lm)
         o.landmarker = NULL;
-    /* the analyzer detects (and refines the keypoints); the embedder runs on the face
-     * chosen by pick_face */
+    /* the analyzer detects (and refines the keypoints); the embedder runs on the faces
+     * embed_image chooses */
     analyzer_opts_from(&o, no_lm ? 0 : FFU_STAGE_LANDMARKS, &ao);
     ffu_status st = ffu_analyzer_create(&ao, &an);
     if (!st)
@@ -367,70 +526,19 @@ static int run_identity(const cli_command *cmd, int argc, char **argv, int compa
         rc = cli_fail(cmd, &o.common, st);
         goto out;
     }
-    faces = calloc(2, sizeof *faces);
-    if (!faces) {
-        rc = cli_fail(cmd, &o.common, FFU_ERR_NOMEM);
-        goto out;
-    }
-    int nfaces[2] = {0, 0};
     for (int i = 0; i < npos; i++)
-        if ((rc = embed_one(cmd, &o, an, emb, argv[i], &faces[i], &nfaces[i])))
-            goto out;
-    const ffu_zoo_entry *model = ffu_embedder_model(emb);
+        if ((rc = embed_image(cmd, &o, an, emb, argv[i], &faces[i], &n[i], &nfound[i]))) goto out;
+    const char *model = ffu_embedder_model(emb)->name;
     if (o.common.json && ffu_jw_create(&w, 1) < 0) {
         rc = cli_fail(cmd, &o.common, FFU_ERR_NOMEM);
         goto out;
     }
-    if (compare) {
-        float sim = ffu_face_similarity(faces[0].embedding, faces[1].embedding,
-                                        faces[0].embedding_dim);
-        float thr = ffu_embedder_threshold(emb);
-        int same = sim >= thr;
-        if (w) {
-            ffu_jw_begin_object(w);
-            ffu_jw_key(w, "similarity"), ffu_jw_number(w, round((double)sim * 10000) / 10000);
-            ffu_jw_key(w, "same"), ffu_jw_bool(w, same);
-            ffu_jw_key(w, "threshold"), ffu_jw_number(w, round((double)thr * 1000) / 1000);
-            ffu_jw_key(w, "embedder"), ffu_jw_string(w, model->name);
-            for (int i = 0; i < 2; i++) {
-                ffu_jw_key(w, i ? "b" : "a");
-                ffu_jw_begin_object(w);
-                ffu_jw_key(w, "path"), ffu_jw_string(w, argv[i]);
-                ffu_jw_key(w, "faces_found"), ffu_jw_int(w, nfaces[i]);
-                ffu_jw_key(w, "box");
-                ffu_jw_begin_array(w);
-                for (int k = 0; k < 4; k++)
-                    ffu_jw_number(w, round((double)faces[i].box[k] * 100) / 100);
-                ffu_jw_end_array(w);
-                ffu_jw_end_object(w);
-            }
-            ffu_jw_end_object(w);
-            rc = cli_print_json(w);
-        } else {
-            printf("similarity %.4f: %s (threshold %.2f, %s)\n", sim,
-                   same ? "same person" : "different people", thr, model->name);
-        }
-    } else {
-        if (w) {
-            ffu_jw_begin_object(w);
-            ffu_jw_key(w, "path"), ffu_jw_string(w, argv[0]);
-            ffu_jw_key(w, "embedder"), ffu_jw_string(w, model->name);
-            ffu_jw_key(w, "faces_found"), ffu_jw_int(w, nfaces[0]);
-            ffu_jw_key(w, "face");
-            ffu_face_write_json(&faces[0], w);
-            ffu_jw_end_object(w);
-            rc = cli_print_json(w);
-        } else {
-            printf("%s: %d-d embedding (%s), face at %.0f,%.0f %.0fx%.0f\n", argv[0],
-                   faces[0].embedding_dim, model->name, faces[0].box[0], faces[0].box[1],
-                   faces[0].box[2], faces[0].box[3]);
-            for (int i = 0; i < faces[0].embedding_dim; i++)
-                printf("%.6f%c", faces[0].embedding[i],
-                       i + 1 == faces[0].embedding_dim || i % 8 == 7 ? '\n' : ' ');
-        }
-    }
+    rc = compare
+             ? print_compare(cmd, &o, w, argv, faces, n, nfound, ffu_embedder_threshold(emb), model)
+             : print_embed(&o, w, argv[0], model, faces[0], n[0], nfound[0]);
 out:
-    free(faces);
+    free(faces[0]);
+    free(faces[1]);
     ffu_embedder_destroy(emb);
     ffu_analyzer_destroy(an);
     ffu_jw_destroy(w);
@@ -464,18 +572,23 @@ const cli_command cli_cmd_detect = {
 const cli_command cli_cmd_embed = {
     "embed",
     "print the embedding of the largest face in an image",
-    "facefuse embed IMG [--embedder NAME[:PATH]] [--detector NAME[:PATH]] [--json]",
+    "facefuse embed IMG [--embedder NAME[:PATH]] [--detector NAME[:PATH]] [--all] [--json]",
     "Detects faces, takes the largest (and says so when there are several), aligns it to\n"
-    "the embedder's template and prints its L2-normalised embedding. No face: exit 3.",
+    "the embedder's template and prints its L2-normalised embedding. No face: exit 3.\n"
+    "--all: every face, left to right (JSON: `faces` instead of `face`).",
     run_embed,
 };
 
 const cli_command cli_cmd_compare = {
     "compare",
     "are two photos the same person? (cosine similarity + decision)",
-    "facefuse compare A B [--embedder NAME[:PATH]] [--json]",
+    "facefuse compare A B [--embedder NAME[:PATH]] [--all] [--json]",
     "Embeds the largest face of each image and compares them by cosine similarity; the\n"
     "decision uses the embedder's calibrated threshold (docs/EVAL.md, LFW). JSON keys:\n"
-    "similarity, same, threshold, embedder, a, b.",
+    "similarity, same, threshold, embedder, a, b.\n"
+    "--all (is someone of A in B?): every face of each image, left to right, each face\n"
+    "of A against each of B; the answer is the most similar pair's (so `same` = someone\n"
+    "appears in both), a and b gain `boxes` (the faces by index) and the JSON `pairs`\n"
+    "(a, b, similarity, same; most similar first).",
     run_compare,
 };

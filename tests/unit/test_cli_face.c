@@ -7,8 +7,8 @@
  * the errors: several faces (which one is used), no face, a file that is not an image,
  * a missing file, each naming the file once with the documented exit code, the batch
  * commands going on past a bad file; a folder as input (a WebP in it found like its
- * JPEG). Skipped without the shared data or the default
- * models. */
+ * JPEG); --all (every face: compare finding Obama beside a larger Biden, embed's
+ * vectors). Skipped without the shared data or the default models. */
 #include <sys/stat.h>
 
 #include "facefuse/core.h"
@@ -297,6 +297,95 @@ static void test_compare_and_embed(void)
     CHECK_NEAR(dot / sqrt(n0 * n1), sim[0], 2e-4);
 }
 
+/* An embedding array as ffu_face_write_json prints it, into e (up to 1024 values). */
+static int read_embedding(const ffu_json *face, double *e)
+{
+    const ffu_json *v = ffu_json_get(face, "embedding");
+    int n = (int)ffu_json_len(v);
+    for (int i = 0; i < n && i < 1024; i++)
+        e[i] = ffu_json_number(ffu_json_at(v, (size_t)i), NAN);
+    return n;
+}
+
+/* --all: two_people.jpg holds Obama (left) and Biden (right, the larger face). Plain
+ * compare against obama.jpg takes Biden and says "different"; --all finds Obama in it,
+ * lists both pairs most similar first and both faces left to right. embed --all gives
+ * both faces, the right one's vector being plain embed's. */
+static void test_all_faces(void)
+{
+    if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
+    run(&r, (const char *[]){"compare", people, obama, "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    ffu_json *j = parse_out();
+    CHECK(j);
+    CHECK_EQ_INT(ffu_json_bool(ffu_json_get(j, "same"), -1), 0);
+    ffu_json_free(j);
+
+    run(&r, (const char *[]){"compare", people, obama, "--all", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(!strstr(r.err, "using the largest"));
+    j = parse_out();
+    CHECK(j);
+    const ffu_json *pairs = ffu_json_get(j, "pairs"), *a = ffu_json_get(j, "a");
+    const ffu_json *boxes = ffu_json_get(a, "boxes");
+    CHECK_EQ_INT((int)ffu_json_len(pairs), 2);
+    CHECK_EQ_INT((int)ffu_json_len(boxes), 2);
+    CHECK_EQ_INT((int)ffu_json_len(ffu_json_get(ffu_json_get(j, "b"), "boxes")), 1);
+    CHECK_EQ_INT(ffu_json_bool(ffu_json_get(j, "same"), -1), 1);
+    double best = ffu_json_number(ffu_json_get(j, "similarity"), NAN);
+    const ffu_json *p0 = ffu_json_at(pairs, 0), *p1 = ffu_json_at(pairs, 1);
+    CHECK_EQ_INT((int)ffu_json_int(ffu_json_get(p0, "a"), -1), 0); /* Obama, on the left */
+    CHECK_EQ_INT(ffu_json_bool(ffu_json_get(p0, "same"), -1), 1);
+    CHECK_EQ_INT((int)ffu_json_int(ffu_json_get(p1, "a"), -1), 1);
+    CHECK_EQ_INT(ffu_json_bool(ffu_json_get(p1, "same"), -1), 0);
+    CHECK(best == ffu_json_number(ffu_json_get(p0, "similarity"), NAN));
+    CHECK(best > ffu_json_number(ffu_json_get(p1, "similarity"), NAN));
+    double b0[4], b1[4], chosen[4];
+    for (int k = 0; k < 4; k++) {
+        b0[k] = ffu_json_number(ffu_json_at(ffu_json_at(boxes, 0), (size_t)k), NAN);
+        b1[k] = ffu_json_number(ffu_json_at(ffu_json_at(boxes, 1), (size_t)k), NAN);
+        chosen[k] = ffu_json_number(ffu_json_at(ffu_json_get(a, "box"), (size_t)k), NAN);
+    }
+    CHECK(b0[0] + b0[2] / 2 < b1[0] + b1[2] / 2);
+    CHECK(chosen[0] == b0[0] && chosen[2] == b0[2]); /* a's box: the best pair's face */
+    ffu_json_free(j);
+
+    static double all[2][1024], one[1024];
+    int dim[2] = {0, 0}, dim1 = 0;
+    double x[2] = {NAN, NAN};
+    run(&r, (const char *[]){"embed", people, "--all", "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    j = parse_out();
+    CHECK(j);
+    const ffu_json *faces = ffu_json_get(j, "faces");
+    CHECK_EQ_INT((int)ffu_json_len(faces), 2);
+    CHECK(!ffu_json_get(j, "face"));
+    for (int k = 0; k < 2 && k < (int)ffu_json_len(faces); k++) {
+        const ffu_json *f = ffu_json_at(faces, (size_t)k);
+        CHECK(face_ok(f, 100000, 100000));
+        dim[k] = read_embedding(f, all[k]);
+        x[k] = ffu_json_number(ffu_json_at(ffu_json_get(f, "box"), 0), NAN);
+    }
+    ffu_json_free(j);
+    CHECK(x[0] < x[1]);
+    run(&r, (const char *[]){"embed", people, "--json", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    j = parse_out();
+    CHECK(j);
+    dim1 = read_embedding(ffu_json_get(j, "face"), one);
+    ffu_json_free(j);
+    CHECK(dim1 >= 64 && dim[0] == dim1 && dim[1] == dim1);
+    double worst = 0;
+    for (int i = 0; i < dim1 && i < 1024; i++)
+        worst = fmax(worst, fabs(all[1][i] - one[i]));
+    CHECK(worst < 1e-5); /* the same face, batched with another */
+
+    /* still an error when an image has no face */
+    run(&r, (const char *[]){"compare", people, dogs, "--all", NULL});
+    CHECK_EQ_INT(r.code, 3);
+    CHECK(strstr(r.err, "no face"));
+}
+
 static void test_errors(void)
 {
     if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
@@ -580,4 +669,4 @@ static void test_bench_face_stages(void)
 }
 
 TEST_MAIN(test_detect_json, test_detect_draw, test_detect_folder, test_compare_and_embed,
-          test_errors, test_enroll_identify, test_bench_face_stages)
+          test_all_faces, test_errors, test_enroll_identify, test_bench_face_stages)
