@@ -92,11 +92,14 @@ typedef struct cli_progress_bar {
     const char *label;
     size_t total;
     double start, last;
-    int enabled;
+    int enabled, drawn;
 } cli_progress_bar;
 void cli_progress_start(cli_progress_bar *p, const char *label, size_t total,
                         const cli_common *common);
 void cli_progress(cli_progress_bar *p, size_t done); /* done == total ends the line */
+/* Erases the bar's line (redrawn by the next cli_progress): call it before printing a
+ * line of results or a message while a bar may be shown, so the two do not share it. */
+void cli_progress_clear(cli_progress_bar *p);
 
 /* The engine backends every --backend option offers, in option-table order (NULL ends
  * the list), and the help text that goes with them. */

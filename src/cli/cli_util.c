@@ -396,9 +396,20 @@ void cli_progress(cli_progress_bar *p, size_t done)
     double eta = done ? el * (double)(p->total - done) / (double)done : 0;
     fprintf(stderr, "\r%s [%s] %zu/%zu %5.1f%% %.0fs elapsed, ETA %.0fs ", p->label, bar, done,
             p->total, 100 * frac, el, eta);
-    if (done >= p->total)
+    p->drawn = done < p->total;
+    if (!p->drawn)
         fputc('\n', stderr);
     fflush(stderr);
+}
+
+void cli_progress_clear(cli_progress_bar *p)
+{
+    if (!p->enabled || !p->drawn)
+        return;
+    fputs("\r\033[K", stderr); /* to the line's start, erase to its end */
+    fflush(stderr);
+    p->drawn = 0;
+    p->last = 0; /* the next cli_progress draws at once */
 }
 
 void cli_progress_start(cli_progress_bar *p, const char *label, size_t total,
@@ -408,6 +419,7 @@ void cli_progress_start(cli_progress_bar *p, const char *label, size_t total,
     p->total = total;
     p->start = ffu_clock_sec();
     p->last = 0;
+    p->drawn = 0;
     p->enabled = isatty(2) && !(common && common->quiet);
 }
 

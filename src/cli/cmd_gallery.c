@@ -294,9 +294,14 @@ static int run_identify(const cli_command *cmd, int argc, char **argv)
         ffu_jw_key(w, "images");
         ffu_jw_begin_array(w);
     }
+    cli_progress_bar bar;
+    cli_progress_start(&bar, "identify", (size_t)npaths, &o.common);
+    if (npaths == 1) bar.enabled = 0;
     for (int i = 0; i < npaths; i++) {
+        cli_progress_clear(&bar); /* the image's lines (or its error) are not the bar's */
         int code = identify_image(cmd, &o, an, g, thr, paths[i], top, w);
         if (code && !rc) rc = code; /* the first failure's exit code, at the end */
+        cli_progress(&bar, (size_t)i + 1);
     }
     if (w) {
         ffu_jw_end_array(w);
