@@ -164,7 +164,8 @@ typedef struct ffu_detector_opts {
     float nms_iou;    /* 0 = the family's default */
     int min_face;     /* smallest face to find, pixels of the image: tiles are scaled so
                          that at least 80% of clear faces that small are found (docs/EVAL.md
-                         "Small faces in a 1080p frame"); 0 = no tiling */
+                         "Small faces in a 1080p frame"); 0 = no tiling. A level that
+                         would need over 4096 tiles fails with FFU_ERR_TOO_LARGE */
     int max_faces;    /* 0 = all */
     int rotations;    /* 1: photos turned as a whole by 90, 180 or 270 degrees: unless
                          the short-range BlazeFace confirms the upright search's best

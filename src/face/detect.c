@@ -343,9 +343,10 @@ static ffu_status tile_level(ffu_detector *d, const double rot[6], int uw, int u
         overlap = 0.6 * fmin(TW, TH);
     int nx = uw <= TW ? 1 : (int)ceil((uw - overlap) / (TW - overlap));
     int ny = uh <= TH ? 1 : (int)ceil((uh - overlap) / (TH - overlap));
-    if (nx > 64 || ny > 64)
-        return ffu_error_set(FFU_ERR_TOO_LARGE, "%dx%d tiles for one level: min_face is too "
-                                                "small for this image", nx, ny);
+    /* a cap on the level's count, not on a side: a panorama strip may need many across */
+    if ((long long)nx * ny > 64 * 64)
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "%dx%d tiles for one level (at most 4096): "
+                                                "min_face is too small for this image", nx, ny);
     if (align > 0) {
         int w = round_up((int)ceil((uw + (nx - 1) * overlap) / (nx * s) - 1e-6), align);
         int h = round_up((int)ceil((uh + (ny - 1) * overlap) / (ny * s) - 1e-6), align);

@@ -476,10 +476,10 @@ static void test_rotation_chosen(void)
 
 /* ---- tiling for small faces ------------------------------------------------------------ */
 
-/* A face from a photo, scaled so its box is `side` pixels, pasted into a grey 1920x1080
+/* A face from a photo, scaled so its box is `side` pixels, pasted into a grey fw x fh
  * frame at (px, py); *gt gets the pasted face's box. */
-static int small_face_frame(ffu_detector *d, int side, int px, int py, ffu_image *frame,
-                            float gt[4])
+static int small_face_frame(ffu_detector *d, int side, int fw, int fh, int px, int py,
+                            ffu_image *frame, float gt[4])
 {
     ffu_image src = {0}, crop = {0}, small = {0};
     ffu_face_list l = {0};
@@ -498,9 +498,8 @@ static int small_face_frame(ffu_detector *d, int side, int px, int py, ffu_image
     if (ffu_image_create(&small, FFU_PIX_RGB24, ss, ss) ||
         ffu_image_resize(&crop, &small, FFU_INTERP_AREA))
         goto done;
-    if (ffu_image_create(frame, FFU_PIX_RGB24, 1920, 1080))
-        goto done;
-    memset(frame->data[0], 128, (size_t)frame->stride[0] * 1080);
+    if (ffu_image_create(frame, FFU_PIX_RGB24, fw, fh)) goto done;
+    memset(frame->data[0], 128, (size_t)frame->stride[0] * (size_t)fh);
     for (int y = 0; y < ss; y++)
         memcpy(frame->data[0] + (size_t)(py + y) * frame->stride[0] + (size_t)px * 3,
                small.data[0] + (size_t)y * small.stride[0], (size_t)ss * 3);
@@ -546,7 +545,7 @@ static void test_tiling_small_face(void)
         CHECK(ffu_detector_create(&o, &dt) == FFU_OK);
         ffu_image frame = {0};
         float gt[4];
-        if (!small_face_frame(d, 24, 1300, 700, &frame, gt)) {
+        if (!small_face_frame(d, 24, 1920, 1080, 1300, 700, &frame, gt)) {
             ffu_detector_destroy(d);
             ffu_detector_destroy(dt);
             TEST_SKIP("../shared/data/face_recognition_examples missing");
@@ -574,6 +573,47 @@ static void test_tiling_small_face(void)
     }
     if (!tested)
         TEST_SKIP("no detector installed");
+}
+
+/* A panorama strip (7000x300) with a 24 px face: blazeface-full's 192 px tiles at
+ * min_face 20 need 66 across and 3 down. The cap on tiles is per level (64 x 64 = 4096),
+ * not 64 per side, which refused such strips once; a min_face far too small for the
+ * frame is still refused, naming the tile count. */
+static void test_tiling_panorama(void)
+{
+    ffu_detector *d = NULL, *dt = NULL;
+    if (!open_det("blazeface-full", 0, &d)) TEST_SKIP("blazeface-full not installed");
+    ffu_image frame = {0};
+    float gt[4];
+    if (!small_face_frame(d, 24, 7000, 300, 5000, 130, &frame, gt)) {
+        ffu_detector_destroy(d);
+        TEST_SKIP("../shared/data/face_recognition_examples missing");
+    }
+    ffu_detector_opts o;
+    ffu_detector_opts_default(&o);
+    o.m.model = "blazeface-full";
+    o.min_face = 20;
+    CHECK_EQ_INT(ffu_detector_create(&o, &dt), FFU_OK);
+    ffu_face_list l = {0};
+    ffu_status st = ffu_detector_detect(dt, &frame, &l);
+    if (st) fprintf(stderr, "panorama: %s\n", ffu_error_message());
+    CHECK_EQ_INT(st, FFU_OK);
+    CHECK(found_at(&l, gt));
+    ffu_detector_destroy(dt);
+    /* 5 px faces (the finest scale, 4 network px an image px) in a 2000x2000 frame: 48 px
+     * tiles, about 90 x 90 of them */
+    ffu_image big = {0};
+    CHECK_EQ_INT(ffu_image_create(&big, FFU_PIX_RGB24, 2000, 2000), FFU_OK);
+    memset(big.data[0], 128, (size_t)big.stride[0] * 2000);
+    o.min_face = 2;
+    CHECK_EQ_INT(ffu_detector_create(&o, &dt), FFU_OK);
+    CHECK_EQ_INT(ffu_detector_detect(dt, &big, &l), FFU_ERR_TOO_LARGE);
+    CHECK(strstr(ffu_error_message(), "tiles for one level"));
+    ffu_face_list_free(&l);
+    ffu_image_release(&big);
+    ffu_image_release(&frame);
+    ffu_detector_destroy(dt);
+    ffu_detector_destroy(d);
 }
 
 /* What min_face promises, on many faces: 24 clear LFW faces (the first that stand alone
@@ -899,6 +939,7 @@ static void test_pixel_formats(void)
 }
 
 TEST_MAIN(test_bad_input, test_expected_counts, test_dlib_recall, test_no_face, test_rotated,
-          test_rotation_chosen, test_tiling_small_face, test_min_face_keeps_its_promise,
-          test_blazeface_aspect, test_blazeface_twins, test_low_score_and_caps, test_pixel_formats,
-          test_blazeface_full_face_head, test_blazeface_full_skips_person_head)
+          test_rotation_chosen, test_tiling_small_face, test_tiling_panorama,
+          test_min_face_keeps_its_promise, test_blazeface_aspect, test_blazeface_twins,
+          test_low_score_and_caps, test_pixel_formats, test_blazeface_full_face_head,
+          test_blazeface_full_skips_person_head)
