@@ -3,7 +3,9 @@
 #ifndef FFU_TEST_CLI_H
 #define FFU_TEST_CLI_H
 
+#include <errno.h>
 #include <fcntl.h>
+#include <pty.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +49,44 @@ static inline void run(run_result *r, const char *const *args)
     slurp(fe, r->err, sizeof r->err);
     close(fo), close(fe);
     unlink(outname), unlink(errname);
+}
+
+/* Runs facefuse on a pseudo-terminal, as at a shell: stdout and stderr are both the
+ * terminal, and r->out gets what it shows in order (the terminal turns "\n" into
+ * "\r\n"); r->err stays empty. */
+static inline void run_on_terminal(run_result *r, const char *const *args)
+{
+    int master = -1;
+    struct winsize ws = {.ws_row = 40, .ws_col = 250};
+    r->out[0] = r->err[0] = 0;
+    r->code = -1;
+    pid_t pid = forkpty(&master, NULL, NULL, &ws);
+    if (pid == 0) {
+        const char *argv[64] = {FACEFUSE};
+        for (int i = 0; args[i] && i < 62; i++)
+            argv[i + 1] = args[i];
+        execv(FACEFUSE, (char *const *)argv);
+        _exit(127);
+    }
+    if (pid < 0) return;
+    size_t len = 0;
+    char spill[4096];
+    for (;;) { /* until the child's side closes (EIO); past a full buffer, drain */
+        int full = len + 1 >= sizeof r->out;
+        ssize_t n = full ? read(master, spill, sizeof spill)
+                         : read(master, r->out + len, sizeof r->out - 1 - len);
+        if (n > 0 && !full)
+            len += (size_t)n;
+        else if (n < 0 && errno == EINTR)
+            continue;
+        else if (n <= 0)
+            break;
+    }
+    r->out[len] = 0;
+    close(master);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 static inline int count_lines(const char *s)

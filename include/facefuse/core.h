@@ -92,6 +92,10 @@ FFU_API void ffu_log_set_level(ffu_log_level level);
 FFU_API ffu_log_level ffu_log_get_level(void);
 /* NULL restores the default sink (stderr). Thread-safe. */
 FFU_API void ffu_log_set_callback(ffu_log_fn fn, void *user);
+/* The default sink ("[level] [class item] message", one write per line on stderr; user
+ * unused): for a callback that does something first, then prints as usual. */
+FFU_API void ffu_log_to_stderr(void *user, ffu_log_level level, const ffu_class *cls,
+                               const void *obj, const char *msg);
 /* obj is NULL or a pointer to a struct whose first member is `const ffu_class *`. */
 FFU_API void ffu_log(const void *obj, ffu_log_level level, const char *fmt, ...)
     FFU_PRINTF(3, 4);

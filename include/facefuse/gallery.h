@@ -63,6 +63,11 @@ FFU_API int ffu_gallery_search(const ffu_gallery *g, const float *probe, ffu_gal
  * no photo at all. */
 FFU_API ffu_status ffu_gallery_enroll_dir(ffu_gallery *g, ffu_analyzer *a, const char *dir,
                                           int *skipped);
+/* Called by ffu_gallery_enroll_dir on its thread after each photo (enrolled or skipped):
+ * `done` of the `total` photos it found. */
+typedef void (*ffu_gallery_progress_fn)(void *user, int done, int total);
+/* fn NULL: none (the default). */
+FFU_API void ffu_gallery_set_progress(ffu_gallery *g, ffu_gallery_progress_fn fn, void *user);
 
 /* Gallery files ("FFGL" magic, version, model, dim, identities, templates, CRC-32).
  * save writes a temporary file and renames it into place. load creates a new gallery;

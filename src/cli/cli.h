@@ -92,14 +92,18 @@ typedef struct cli_progress_bar {
     const char *label;
     size_t total;
     double start, last;
-    int enabled, drawn;
+    int enabled;
 } cli_progress_bar;
 void cli_progress_start(cli_progress_bar *p, const char *label, size_t total,
                         const cli_common *common);
 void cli_progress(cli_progress_bar *p, size_t done); /* done == total ends the line */
 /* Erases the bar's line (redrawn by the next cli_progress): call it before printing a
- * line of results or a message while a bar may be shown, so the two do not share it. */
+ * line of results on stdout while a bar may be shown, so the two do not share a line.
+ * Errors (cli_fail*, cli_input_failed) and log lines erase it themselves. */
 void cli_progress_clear(cli_progress_bar *p);
+/* Routes the library's log lines through the CLI (they erase a progress bar's line
+ * first); main calls it once. */
+void cli_log_init(void);
 
 /* The engine backends every --backend option offers, in option-table order (NULL ends
  * the list), and the help text that goes with them. */

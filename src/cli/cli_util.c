@@ -2,6 +2,7 @@
  * config files, exit codes and error reporting. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +12,28 @@
 
 #include "cli.h"
 #include "facefuse/face.h"
+
+/* 1 while a progress bar's line is on stderr without its newline: whatever else goes
+ * to stderr or the terminal erases it first (cli_bar_erase), so that no message starts
+ * after the bar's text. Atomic: the library logs from worker threads too. */
+static atomic_int bar_line;
+
+static void cli_bar_erase(void)
+{
+    if (atomic_exchange(&bar_line, 0)) {
+        fputs("\r\033[K", stderr); /* to the line's start, erase to its end */
+        fflush(stderr);
+    }
+}
+
+static void cli_log_sink(void *user, ffu_log_level level, const ffu_class *cls, const void *obj,
+                         const char *msg)
+{
+    cli_bar_erase();
+    ffu_log_to_stderr(user, level, cls, obj, msg);
+}
+
+void cli_log_init(void) { ffu_log_set_callback(cli_log_sink, NULL); }
 
 int cli_exit_code(ffu_status st)
 {
@@ -31,6 +54,7 @@ int cli_exit_code(ffu_status st)
 static int report(const cli_command *cmd, const cli_common *common, int code,
                   const char *status_name, const char *msg)
 {
+    cli_bar_erase();
     fprintf(stderr, "facefuse %s: %s\n", cmd->name, msg);
     if (common && common->json) {
         ffu_jw *w;
@@ -76,6 +100,7 @@ int cli_fail_path(const cli_command *cmd, const cli_common *common, ffu_status s
 int cli_input_failed(const cli_command *cmd, ffu_status st, const char *path, ffu_jw *w)
 {
     char msg[1024];
+    cli_bar_erase();
     fprintf(stderr, "facefuse %s: %s\n", cmd->name, cli_error_about(path, msg, sizeof msg));
     if (w) {
         ffu_jw_begin_object(w);
@@ -396,19 +421,17 @@ void cli_progress(cli_progress_bar *p, size_t done)
     double eta = done ? el * (double)(p->total - done) / (double)done : 0;
     fprintf(stderr, "\r%s [%s] %zu/%zu %5.1f%% %.0fs elapsed, ETA %.0fs ", p->label, bar, done,
             p->total, 100 * frac, el, eta);
-    p->drawn = done < p->total;
-    if (!p->drawn)
+    if (done >= p->total)
         fputc('\n', stderr);
     fflush(stderr);
+    atomic_store(&bar_line, done < p->total);
 }
 
 void cli_progress_clear(cli_progress_bar *p)
 {
-    if (!p->enabled || !p->drawn)
+    if (!p->enabled)
         return;
-    fputs("\r\033[K", stderr); /* to the line's start, erase to its end */
-    fflush(stderr);
-    p->drawn = 0;
+    cli_bar_erase();
     p->last = 0; /* the next cli_progress draws at once */
 }
 
@@ -419,7 +442,6 @@ void cli_progress_start(cli_progress_bar *p, const char *label, size_t total,
     p->total = total;
     p->start = ffu_clock_sec();
     p->last = 0;
-    p->drawn = 0;
     p->enabled = isatty(2) && !(common && common->quiet);
 }
 

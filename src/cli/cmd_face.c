@@ -213,8 +213,8 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
         st = ffu_image_load(path, FFU_PIX_RGB24, &img);
         if (!st)
             st = ffu_analyzer_run(an, &img, &faces);
-        if (st || !w)
-            cli_progress_clear(&bar); /* a line follows: the image's faces or its error */
+        if (!w)
+            cli_progress_clear(&bar); /* the image's lines follow on the terminal */
         if (st) {
             failed++;
             int code = cli_input_failed(cmd, st, path, w);

@@ -95,6 +95,35 @@ static ffu_status open_models(const gallery_opts *o, ffu_analyzer **an, const ch
     return ffu_analyzer_create(&ao, an);
 }
 
+/* A progress bar over ffu_gallery_enroll_dir's photos, started at the first one (when
+ * their count is known). */
+typedef struct {
+    cli_progress_bar bar;
+    const char *label;
+    const cli_common *common;
+    int started;
+} enroll_bar;
+
+static void enroll_progress(void *user, int done, int total)
+{
+    enroll_bar *e = user;
+    if (!e->started) {
+        cli_progress_start(&e->bar, e->label, (size_t)total, e->common);
+        e->started = 1;
+    }
+    cli_progress(&e->bar, (size_t)done);
+}
+
+static ffu_status enroll_with_bar(ffu_gallery *g, ffu_analyzer *an, const char *dir,
+                                  const char *label, const cli_common *common, int *skipped)
+{
+    enroll_bar e = {.label = label, .common = common};
+    ffu_gallery_set_progress(g, enroll_progress, &e);
+    ffu_status st = ffu_gallery_enroll_dir(g, an, dir, skipped);
+    ffu_gallery_set_progress(g, NULL, NULL);
+    return st;
+}
+
 static int run_enroll(const cli_command *cmd, int argc, char **argv)
 {
     gallery_opts o;
@@ -118,7 +147,7 @@ static int run_enroll(const cli_command *cmd, int argc, char **argv)
     if (!st)
         st = ffu_gallery_create(dim, model, &g);
     if (!st)
-        st = ffu_gallery_enroll_dir(g, an, argv[0], &skipped);
+        st = enroll_with_bar(g, an, argv[0], "enroll", &o.common, &skipped);
     if (!st)
         st = ffu_gallery_save(g, o.output);
     if (st) {
@@ -259,7 +288,7 @@ static int run_identify(const cli_command *cmd, int argc, char **argv)
     if (!st && enroll_dir) {
         st = ffu_gallery_create(dim, model, &g);
         if (!st)
-            st = ffu_gallery_enroll_dir(g, an, o.gallery, NULL);
+            st = enroll_with_bar(g, an, o.gallery, "enroll", &o.common, NULL);
     } else if (!st) {
         if (ffu_gallery_dim(g) != dim || strcmp(ffu_gallery_model(g), model)) {
             rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_DATA,
@@ -298,7 +327,7 @@ static int run_identify(const cli_command *cmd, int argc, char **argv)
     cli_progress_start(&bar, "identify", (size_t)npaths, &o.common);
     if (npaths == 1) bar.enabled = 0;
     for (int i = 0; i < npaths; i++) {
-        cli_progress_clear(&bar); /* the image's lines (or its error) are not the bar's */
+        if (!w) cli_progress_clear(&bar); /* the image's lines follow on the terminal */
         int code = identify_image(cmd, &o, an, g, thr, paths[i], top, w);
         if (code && !rc) rc = code; /* the first failure's exit code, at the end */
         cli_progress(&bar, (size_t)i + 1);

@@ -75,6 +75,7 @@ int main(int argc, char **argv)
     /* FFmpeg's own chatter (x264's statistics, demuxer warnings) goes to our log at
      * debug level: -v shows it; every failure that matters comes back as a status. */
     ffu_video_route_ffmpeg_log(1);
+    cli_log_init();
     for (int i = 0; i < NCOMMANDS; i++)
         if (!strcmp(name, commands[i]->name)) return commands[i]->run(commands[i], argc - 2, argv + 2);
     fprintf(stderr, "facefuse: unknown command '%s' (see facefuse --help)\n", name);

@@ -49,9 +49,10 @@ void ffu_log_set_callback(ffu_log_fn fn, void *user)
 
 /* The default sink: one write(2) per line so concurrent processes sharing stderr do
  * not tear lines. */
-static void default_sink(ffu_log_level level, const ffu_class *cls, const void *obj,
-                         const char *msg)
+void ffu_log_to_stderr(void *user, ffu_log_level level, const ffu_class *cls, const void *obj,
+                       const char *msg)
 {
+    (void)user;
     char line[LOG_MSG_MAX + 128];
     const char *item = cls && cls->item_name && obj ? cls->item_name(obj) : NULL;
     int n;
@@ -91,7 +92,7 @@ void ffu_vlog(const void *obj, ffu_log_level level, const char *fmt, va_list ap)
     if (sink_fn)
         sink_fn(sink_user, level, cls, obj, msg);
     else
-        default_sink(level, cls, obj, msg);
+        ffu_log_to_stderr(NULL, level, cls, obj, msg);
     pthread_mutex_unlock(&sink_lock);
 }
 

@@ -167,6 +167,14 @@ static ffu_status enroll_photo(ffu_gallery *g, ffu_analyzer *a, const char *path
     return FFU_OK;
 }
 
+void ffu_gallery_set_progress(ffu_gallery *g, ffu_gallery_progress_fn fn, void *user)
+{
+    if (!g)
+        return;
+    g->progress = fn;
+    g->progress_user = fn ? user : NULL;
+}
+
 ffu_status ffu_gallery_enroll_dir(ffu_gallery *g, ffu_analyzer *a, const char *dir,
                                   int *skipped)
 {
@@ -193,19 +201,15 @@ ffu_status ffu_gallery_enroll_dir(ffu_gallery *g, ffu_analyzer *a, const char *d
     for (int i = 0; !st && i < jobs.count; i++) {
         const job *j = &jobs.items[i];
         const char *why = gallery_check_name(j->name, strlen(j->name), FFU_GALLERY_NAME_MAX);
+        int ok = 0;
         if (why) {
             FFU_LOG(g, FFU_LOG_WARN, "%s: skipped: identity name \"%.40s\" is %s", j->path,
                     j->name, why);
-            nskip++;
-            continue;
-        }
-        if (strlen(j->path) >= GALLERY_SOURCE_MAX) {
+        } else if (strlen(j->path) >= GALLERY_SOURCE_MAX) {
             FFU_LOG(g, FFU_LOG_WARN, "%.80s...: skipped: path too long", j->path);
-            nskip++;
-            continue;
+        } else {
+            st = enroll_photo(g, a, j->path, &faces, units + (size_t)nst * (size_t)g->dim, &ok);
         }
-        int ok;
-        st = enroll_photo(g, a, j->path, &faces, units + (size_t)nst * (size_t)g->dim, &ok);
         if (!st && ok) {
             stg[nst].job = i;
             stg[nst].src = jobs.items[i].path;
@@ -214,6 +218,8 @@ ffu_status ffu_gallery_enroll_dir(ffu_gallery *g, ffu_analyzer *a, const char *d
         } else if (!st) {
             nskip++;
         }
+        if (!st && g->progress)
+            g->progress(g->progress_user, i + 1, jobs.count);
     }
     ffu_face_list_free(&faces);
     if (!st)

@@ -37,6 +37,8 @@ struct ffu_gallery {
     int ntpl, tpl_cap;
     int *hash;      /* open addressing over names: identity index or -1 */
     int hash_cap;   /* a power of two, at least twice nid; 0 before the first name */
+    ffu_gallery_progress_fn progress; /* ffu_gallery_set_progress */
+    void *progress_user;
 };
 
 /* Checks an identity name or model name of len bytes: 1..max-1 bytes (max counts the

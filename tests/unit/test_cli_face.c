@@ -386,6 +386,108 @@ static void test_all_faces(void)
     CHECK(strstr(r.err, "no face"));
 }
 
+/* What a terminal shows of one line of terminal output: the text after its last
+ * carriage return, less an erase-line sequence there; into buf. */
+static const char *visible(const char *line, size_t len, char *buf, size_t cap)
+{
+    while (len && line[len - 1] == '\r')
+        len--;
+    const char *start = line;
+    for (size_t i = 0; i < len; i++)
+        if (line[i] == '\r') start = line + i + 1;
+    len -= (size_t)(start - line);
+    if (len >= 3 && !memcmp(start, "\033[K", 3)) start += 3, len -= 3;
+    if (len >= cap) len = cap - 1;
+    memcpy(buf, start, len);
+    buf[len] = 0;
+    return buf;
+}
+
+/* Counts the lines a terminal ends up showing with `marker`; *mixed gets those that
+ * also show a progress bar (`bar`), i.e. text written after the bar on its line. */
+static int shown_lines(const char *out, const char *marker, const char *bar, int *mixed)
+{
+    int n = 0;
+    *mixed = 0;
+    for (const char *p = out; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char buf[2048];
+        const char *v = visible(p, len, buf, sizeof buf);
+        if (strstr(v, marker)) {
+            n++;
+            if (strstr(v, bar)) ++*mixed;
+        }
+        p += len + (e != NULL);
+    }
+    return n;
+}
+
+/* On a terminal, progress bars (detect over a folder, enroll) never share a line with
+ * what else is printed: per-image results, an unreadable file's error, the library's
+ * warning about a photo without a face. Before, each result line began after the bar's
+ * text ("detect [###...] 1/12 ... ETA 2s photo.jpg: 1 face"). */
+static void test_progress_on_terminal(void)
+{
+    if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
+    char dir[] = "/tmp/ffu_cli_bar_XXXXXX", p[128], bad[128];
+    CHECK(mkdtemp(dir) != NULL);
+    const char *photos[] = {obama, obama2, biden, people, dogs};
+    for (int i = 0; i < 5; i++) {
+        snprintf(p, sizeof p, "%s/p%d.jpg", dir, i);
+        CHECK(symlink(photos[i], p) == 0);
+    }
+    snprintf(bad, sizeof bad, "%s/z-broken.jpg", dir);
+    FILE *f = fopen(bad, "w");
+    CHECK(f);
+    if (f) fputs("not a picture", f), fclose(f);
+
+    int mixed = -1;
+    run_on_terminal(&r, (const char *[]){"detect", dir, NULL});
+    CHECK_EQ_INT(r.code, 3); /* the broken file, at the end */
+    CHECK(strstr(r.out, "detect [") != NULL);
+    /* "p0.jpg: 1 face" ... "p4.jpg: 0 faces", and "...z-broken.jpg: not a JPEG..." */
+    CHECK_EQ_INT(shown_lines(r.out, "jpg: ", "detect [", &mixed), 6);
+    CHECK_EQ_INT(mixed, 0);
+    CHECK_EQ_INT(shown_lines(r.out, "facefuse detect: ", "detect [", &mixed), 1);
+    CHECK_EQ_INT(mixed, 0);
+    run_on_terminal(&r, (const char *[]){"detect", dir, "--json", NULL});
+    CHECK_EQ_INT(shown_lines(r.out, "facefuse detect: ", "detect [", &mixed), 1);
+    CHECK_EQ_INT(mixed, 0);
+
+    /* enroll: one person, five photos, dogs.jpg without a face (a logged warning) */
+    char people_dir[64], out[64];
+    snprintf(people_dir, sizeof people_dir, "%s/people", dir);
+    snprintf(p, sizeof p, "%s/someone", people_dir);
+    CHECK(mkdir(people_dir, 0755) == 0 && mkdir(p, 0755) == 0);
+    for (int i = 0; i < 5; i++) {
+        char q[256];
+        snprintf(q, sizeof q, "%s/p%d.jpg", p, i);
+        CHECK(symlink(photos[i], q) == 0);
+    }
+    snprintf(out, sizeof out, "%s/g.ffgl", dir);
+    run_on_terminal(&r, (const char *[]){"enroll", people_dir, "-o", out, NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, "enroll [") != NULL);
+    CHECK(strstr(r.out, "5/5 100.0%") != NULL);
+    CHECK_EQ_INT(shown_lines(r.out, "no face found", "enroll [", &mixed), 1);
+    CHECK_EQ_INT(mixed, 0);
+    if (r.code != 0 || mixed) fprintf(stderr, "%s\n", r.out);
+
+    for (int i = 0; i < 5; i++) {
+        snprintf(p, sizeof p, "%s/p%d.jpg", dir, i);
+        unlink(p);
+        snprintf(p, sizeof p, "%s/people/someone/p%d.jpg", dir, i);
+        unlink(p);
+    }
+    snprintf(p, sizeof p, "%s/people/someone", dir);
+    rmdir(p);
+    rmdir(people_dir);
+    unlink(bad);
+    unlink(out);
+    rmdir(dir);
+}
+
 static void test_errors(void)
 {
     if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
@@ -669,4 +771,5 @@ static void test_bench_face_stages(void)
 }
 
 TEST_MAIN(test_detect_json, test_detect_draw, test_detect_folder, test_compare_and_embed,
-          test_all_faces, test_errors, test_enroll_identify, test_bench_face_stages)
+          test_all_faces, test_progress_on_terminal, test_errors, test_enroll_identify,
+          test_bench_face_stages)

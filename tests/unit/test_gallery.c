@@ -802,8 +802,23 @@ static void test_enroll_dir_people(void)
     CHECK(tested >= 2);
 }
 
+/* ffu_gallery_progress_fn that records its calls. */
+typedef struct {
+    int calls, last_done, total, in_order;
+} progress_log;
+
+static void log_progress(void *user, int done, int total)
+{
+    progress_log *l = user;
+    l->in_order &= done == l->last_done + 1 && (l->calls == 0 || total == l->total);
+    l->calls++;
+    l->last_done = done;
+    l->total = total;
+}
+
 /* Loose files: "Name.jpg" / "Name_2.jpg" in the folder itself; photos without a face
- * and broken files are skipped and counted; an empty folder is NOT_FOUND. */
+ * and broken files are skipped and counted; an empty folder is NOT_FOUND. The progress
+ * callback hears of every photo, skipped ones too, in order. */
 static void test_enroll_dir_loose_files(void)
 {
     models m;
@@ -839,7 +854,14 @@ static void test_enroll_dir_loose_files(void)
     fclose(f);
 
     int skipped = -1;
+    progress_log pl = {.in_order = 1};
+    ffu_gallery_set_progress(g, log_progress, &pl);
     CHECK(enroll_dir_logged(g, &m, dir, &skipped) == FFU_OK);
+    CHECK_EQ_INT(pl.calls, 5);
+    CHECK_EQ_INT(pl.last_done, 5);
+    CHECK_EQ_INT(pl.total, 5);
+    CHECK(pl.in_order);
+    ffu_gallery_set_progress(g, NULL, NULL);
     CHECK_EQ_INT(skipped, 2);
     CHECK_EQ_INT(ffu_gallery_identity_count(g), 2);
     CHECK_EQ_INT(ffu_gallery_template_count(g), 3);
@@ -852,8 +874,9 @@ static void test_enroll_dir_loose_files(void)
                       &sim);
     CHECK_EQ_INT(id, obama);
     CHECK(sim >= m.thr);
-    /* enrolling again adds the same photos as further templates */
+    /* enrolling again adds the same photos as further templates (no callback now) */
     CHECK(ffu_gallery_enroll_dir(g, m.an, dir, NULL) == FFU_OK);
+    CHECK_EQ_INT(pl.calls, 5);
     CHECK_EQ_INT(ffu_gallery_template_count(g), 6);
     CHECK_EQ_INT(ffu_gallery_identity_count(g), 2);
     ffu_gallery_destroy(g);
