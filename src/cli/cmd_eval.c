@@ -34,6 +34,7 @@ typedef struct {
     cli_common common;
     char *data;
     char *detector, *embedder, *landmarker, *liveness;
+    char *detections; /* wider: a file of detections made elsewhere */
     double min_score, nms;
     int input_size, min_face, limit, threads, backend;
     int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
@@ -74,6 +75,11 @@ static const ffu_option eval_options[] = {
      "wider, small-faces: smallest face to look for (tiles); 0 = none; default none for "
      "wider, 20 for small-faces",
      "-1", -1, 10000, NULL, "PX"},
+    {"detections", 0, FFU_OPT_STRING, offsetof(eval_opts, detections),
+     "wider: score this file's detections instead of running detectors (per image: its "
+     "name as in gt.txt, a count, then that many \"x y w h score\" lines; images without "
+     "a block have none)",
+     NULL, 0, 0, NULL, "FILE"},
     {"limit", 0, FFU_OPT_INT, offsetof(eval_opts, limit),
      "use only the first N images (wider, landmarks), or N pairs (lfw) or images "
      "(liveness) spread over the list; 0 = all (rotations: 300 photos, small-faces: 240 "
@@ -235,6 +241,30 @@ static ffu_status wider_one(const eval_opts *o, const wider_gt *gt, int nimg, co
     return st;
 }
 
+/* --detections: the file's detections on the first nimg images, scored as wider_one
+ * scores a detector's (no default threshold: *at_def is left NAN). */
+static ffu_status wider_file(const wider_gt *gt, int nimg, const char *path, wider_result *r,
+                             wider_result *at_def)
+{
+    uint8_t *text = NULL;
+    size_t len = 0;
+    wider_dets *d = NULL;
+    ffu_status st = ffu_file_read(path, WIDER_MAX_FILE_BYTES, &text, &len);
+    if (!st) st = wider_dets_parse(gt, (const char *)text, len, &d);
+    if (st == FFU_ERR_FORMAT || st == FFU_ERR_TOO_LARGE) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s: %s", path, ffu_error_message());
+        ffu_error_set(st, "%s", msg);
+    }
+    free(text);
+    wider_gt sub = *gt; /* --limit: the first nimg images */
+    sub.count = nimg;
+    if (!st) st = wider_eval(&sub, d->preds, r);
+    at_def->all_precision = at_def->all_recall = NAN;
+    wider_dets_free(d);
+    return st;
+}
+
 static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
 {
     char dir[2048];
@@ -245,8 +275,11 @@ static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
         return cli_fail(cmd, &o->common, st);
     int nimg = o->limit > 0 && o->limit < gt->count ? o->limit : gt->count;
     const char *names[64];
-    int n = model_list(o->detector, FFU_ROLE_DETECT, names, 64);
-    if ((st = resolve_models(FFU_ROLE_DETECT, names, n)) < 0) {
+    int n = 1;
+    if (o->detections)
+        names[0] = o->detections; /* scored instead of detectors */
+    else if ((n = model_list(o->detector, FFU_ROLE_DETECT, names, 64)),
+             (st = resolve_models(FFU_ROLE_DETECT, names, n)) < 0) {
         wider_gt_free(gt);
         return cli_fail(cmd, &o->common, st);
     }
@@ -264,17 +297,22 @@ static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
         ffu_jw_key(w, "detectors");
         ffu_jw_begin_array(w);
     } else {
-        printf("WIDER FACE: %d images from %s, official protocol (IoU 0.5), min score %.2f\n",
-               nimg, dir, o->min_score > 0 ? o->min_score : 0.02);
+        if (o->detections)
+            printf("WIDER FACE: %d images from %s, official protocol (IoU 0.5), the file's "
+                   "detections\n", nimg, dir);
+        else
+            printf("WIDER FACE: %d images from %s, official protocol (IoU 0.5), min score %.2f\n",
+                   nimg, dir, o->min_score > 0 ? o->min_score : 0.02);
         printf("%-16s %7s %7s %7s %9s %8s %6s %6s %6s %8s\n", "detector", "easy", "medium", "hard",
                "small-rec", "best-F1", "def", "P@def", "R@def", "ms/img");
     }
     int done = 0;
     for (int i = 0; i < n; i++) {
         wider_result r, at_def;
-        float def_score = 0;
-        double secs = 0;
-        st = wider_one(o, gt, nimg, names[i], &r, &at_def, &def_score, &secs);
+        float def_score = NAN;
+        double secs = NAN;
+        st = o->detections ? wider_file(gt, nimg, names[i], &r, &at_def)
+                           : wider_one(o, gt, nimg, names[i], &r, &at_def, &def_score, &secs);
         if (st) {
             rc = cli_fail(cmd, &o->common, st);
             break;
@@ -290,8 +328,9 @@ static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
             ffu_jw_key(w, "best_precision"), ffu_jw_number(w, r.best_precision);
             ffu_jw_key(w, "best_recall"), ffu_jw_number(w, r.best_recall);
             ffu_jw_key(w, "best_score"), ffu_jw_number(w, r.best_score);
-            ffu_jw_key(w, "default_score"),
-                ffu_jw_number(w, round((double)def_score * 1000) / 1000);
+            if (isfinite(def_score))
+                ffu_jw_key(w, "default_score"),
+                    ffu_jw_number(w, round((double)def_score * 1000) / 1000);
             if (isfinite(at_def.all_precision)) {
                 ffu_jw_key(w, "default_precision"), ffu_jw_number(w, at_def.all_precision);
                 ffu_jw_key(w, "default_recall"), ffu_jw_number(w, at_def.all_recall);
@@ -314,12 +353,16 @@ static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
             }
             ffu_jw_end_array(w);
             ffu_jw_key(w, "detections"), ffu_jw_int(w, r.dets);
-            ffu_jw_key(w, "ms_per_image"), ffu_jw_number(w, 1000 * secs / nimg);
+            if (isfinite(secs)) ffu_jw_key(w, "ms_per_image"), ffu_jw_number(w, 1000 * secs / nimg);
             ffu_jw_end_object(w);
         } else {
-            printf("%-16s %7.4f %7.4f %7.4f %9.3f %8.3f %6.3f %6.3f %6.3f %8.1f\n", names[i],
-                   r.ap[0], r.ap[1], r.ap[2], r.small_recall, r.best_f1, def_score,
-                   at_def.all_precision, at_def.all_recall, 1000 * secs / nimg);
+            printf("%-16s %7.4f %7.4f %7.4f %9.3f %8.3f", names[i], r.ap[0], r.ap[1], r.ap[2],
+                   r.small_recall, r.best_f1);
+            if (isfinite(def_score)) /* a detector of ours, not a file's detections */
+                printf(" %6.3f %6.3f %6.3f %8.1f\n", def_score, at_def.all_precision,
+                       at_def.all_recall, 1000 * secs / nimg);
+            else
+                printf(" %6s %6s %6s %8s\n", "-", "-", "-", "-");
             fflush(stdout);
         }
     }

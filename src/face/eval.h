@@ -107,6 +107,21 @@ typedef struct wider_result {
  * error. Deterministic; allocates scratch proportional to the largest image. */
 ffu_status wider_eval(const wider_gt *gt, const wider_pred *preds, wider_result *r);
 
+/* Detections made elsewhere, for wider_eval: one block per image, as WIDER's own
+ * submission files hold them, concatenated: the image's name as in gt (a line),
+ * the count (a line), then that many lines "x y w h score" (pixels, w and h >= 0). An
+ * image of gt without a block has no detections. A name gt does not hold, a block
+ * given twice, a missing or malformed line fails with FFU_ERR_FORMAT naming the line.
+ * *out (wider_dets_free) has one prediction per image of gt, in gt's order. */
+typedef struct wider_dets {
+    wider_pred *preds; /* gt->count entries */
+    wider_det *all;    /* every detection; preds point into it */
+    int count;         /* detections in all */
+} wider_dets;
+ffu_status wider_dets_parse(const wider_gt *gt, const char *text, size_t len,
+                            wider_dets **out);
+void wider_dets_free(wider_dets *d); /* NULL is a no-op */
+
 /* The lower edge of size band b (pixels; 0 for the first band, -1 when b is out of range). */
 float wider_size_band_from(int b);
 

@@ -347,24 +347,30 @@ static ffu_status parse_keep(wider_image *im, const char *p, size_t n, unsigned 
     return FFU_OK;
 }
 
+/* The image indices of gt sorted by name (for find_image) into *sorted (malloc'ed), and
+ * a zeroed per-image flag array into *done; FFU_ERR_FORMAT when a name is listed twice. */
+static ffu_status name_index(const wider_gt *gt, const char *what, int **sorted,
+                             unsigned char **done)
+{
+    *sorted = malloc(sizeof(int) * (size_t)(gt->count ? gt->count : 1));
+    *done = calloc((size_t)(gt->count ? gt->count : 1), 1);
+    if (!*sorted || !*done) return ffu_error_set(FFU_ERR_NOMEM, "%s: out of memory", what);
+    for (int i = 0; i < gt->count; i++)
+        (*sorted)[i] = i;
+    qsort_r(*sorted, (size_t)gt->count, sizeof **sorted, cmp_name_idx, gt->images);
+    for (int i = 1; i < gt->count; i++)
+        if (strcmp(gt->images[(*sorted)[i - 1]].name, gt->images[(*sorted)[i]].name) == 0)
+            return ffu_error_set(FFU_ERR_FORMAT, "gt: image %s listed twice",
+                                 gt->images[(*sorted)[i]].name);
+    return FFU_OK;
+}
+
 static ffu_status parse_difficulty(const char *text, size_t len, wider_gt *gt)
 {
-    int *sorted = malloc(sizeof(int) * (size_t)(gt->count ? gt->count : 1));
-    unsigned char *done = calloc((size_t)(gt->count ? gt->count : 1), 1);
-    ffu_status st = FFU_OK;
-    if (!sorted || !done) {
-        st = ffu_error_set(FFU_ERR_NOMEM, "difficulty: out of memory");
-        goto out;
-    }
-    for (int i = 0; i < gt->count; i++)
-        sorted[i] = i;
-    qsort_r(sorted, (size_t)gt->count, sizeof *sorted, cmp_name_idx, gt->images);
-    for (int i = 1; i < gt->count; i++)
-        if (strcmp(gt->images[sorted[i - 1]].name, gt->images[sorted[i]].name) == 0) {
-            st = ffu_error_set(FFU_ERR_FORMAT, "gt: image %s listed twice",
-                               gt->images[sorted[i]].name);
-            goto out;
-        }
+    int *sorted = NULL;
+    unsigned char *done = NULL;
+    ffu_status st = name_index(gt, "difficulty", &sorted, &done);
+    if (st) goto out;
 
     lines L = {text, len, 0, 0};
     const char *p;
@@ -460,6 +466,93 @@ fail:
     free(b.first);
     free(b.face);
     wider_gt_free(gt);
+    return st;
+}
+
+void wider_dets_free(wider_dets *d)
+{
+    if (!d) return;
+    free(d->preds);
+    free(d->all);
+    free(d);
+}
+
+ffu_status wider_dets_parse(const wider_gt *gt, const char *text, size_t len, wider_dets **out)
+{
+    if (!out) return ffu_error_set(FFU_ERR_INVALID, "wider_dets_parse: out is NULL");
+    *out = NULL;
+    if (!gt || (!text && len))
+        return ffu_error_set(FFU_ERR_INVALID, "wider_dets_parse: no ground truth or text");
+    if (len > WIDER_MAX_FILE_BYTES)
+        return ffu_error_set(FFU_ERR_TOO_LARGE, "detections: text over %u bytes",
+                             WIDER_MAX_FILE_BYTES);
+    int *sorted = NULL, *first = NULL;
+    unsigned char *done = NULL;
+    size_t ndet = 0, cap = 0;
+    wider_dets *d = calloc(1, sizeof *d);
+    ffu_status st = d ? name_index(gt, "detections", &sorted, &done)
+                      : ffu_error_set(FFU_ERR_NOMEM, "detections: out of memory");
+    if (!st && (!(d->preds = calloc((size_t)(gt->count ? gt->count : 1), sizeof *d->preds)) ||
+                !(first = calloc((size_t)(gt->count ? gt->count : 1), sizeof *first))))
+        st = ffu_error_set(FFU_ERR_NOMEM, "detections: out of memory");
+    lines L = {text ? text : "", len, 0, 0};
+    const char *p;
+    size_t n;
+    while (!st && next_content(&L, &p, &n)) {
+        int im = find_image(gt, sorted, p, n);
+        if (im < 0) {
+            st = ffu_error_set(FFU_ERR_FORMAT,
+                               "detections line %d: \"%.*s\" is not an image of the ground "
+                               "truth",
+                               L.lineno, (int)(n < 200 ? n : 200), p);
+            break;
+        }
+        if (done[im]) {
+            st = ffu_error_set(FFU_ERR_FORMAT, "detections line %d: %s given twice", L.lineno,
+                               gt->images[im].name);
+            break;
+        }
+        done[im] = 1;
+        long count;
+        if (!next_content(&L, &p, &n) || !parse_uint(p, n, WIDER_MAX_FACES, &count)) {
+            st = ffu_error_set(FFU_ERR_FORMAT, "detections line %d: expected a count 0..%d",
+                               L.lineno, WIDER_MAX_FACES);
+            break;
+        }
+        if (ndet + (size_t)count > (size_t)1 << 26) {
+            st = ffu_error_set(FFU_ERR_TOO_LARGE, "detections: more than %d", 1 << 26);
+            break;
+        }
+        if (!grow((void **)&d->all, &cap, ndet + (size_t)count, sizeof *d->all)) {
+            st = ffu_error_set(FFU_ERR_NOMEM, "detections: out of memory");
+            break;
+        }
+        first[im] = (int)ndet;
+        d->preds[im].count = (int)count;
+        for (long k = 0; k < count && !st; k++) {
+            double v[5];
+            if (!next_content(&L, &p, &n) || parse_numbers(p, n, v, 5) != 5 || v[2] < 0 ||
+                v[3] < 0)
+                st = ffu_error_set(FFU_ERR_FORMAT,
+                                   "detections line %d: expected \"x y w h score\" (w, h >= 0) "
+                                   "for %s",
+                                   L.lineno, gt->images[im].name);
+            else
+                d->all[ndet++] = (wider_det){(float)v[0], (float)v[1], (float)v[2], (float)v[3],
+                                             (float)v[4]};
+        }
+    }
+    if (!st) {
+        for (int i = 0; i < gt->count; i++)
+            if (d->preds[i].count) d->preds[i].dets = d->all + first[i];
+        d->count = (int)ndet;
+        *out = d;
+        d = NULL;
+    }
+    wider_dets_free(d);
+    free(sorted);
+    free(done);
+    free(first);
     return st;
 }
 

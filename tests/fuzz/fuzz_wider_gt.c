@@ -3,8 +3,9 @@
  * it the gt text, after it the difficulty text (none when there is no separator).
  * Whatever parses must be self-consistent, and must evaluate: detections are made
  * from the parsed faces, and the AP must come out in [0, 1] (NAN only for a setting
- * without faces). The whole input is also offered to the LFW pairs parser. Aborts on
- * any broken promise so libFuzzer reports it. */
+ * without faces). The text after the separator is also read as detections for the
+ * text before it (wider_dets_parse). The whole input is also offered to the LFW pairs
+ * parser. Aborts on any broken promise so libFuzzer reports it. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -113,6 +114,35 @@ static void check_lfw(const uint8_t *data, size_t size)
     lfw_pairs_free(ps);
 }
 
+/* Detections made elsewhere (wider_dets_parse) for a ground truth: on success one
+ * prediction per image, their counts summing to the total, scores that evaluate to AP
+ * in [0, 1]; on error nothing returned. */
+static void check_dets(const wider_gt *gt, const char *text, size_t len)
+{
+    wider_dets *d = NULL;
+    ffu_status st = wider_dets_parse(gt, text, len, &d);
+    if (st != FFU_OK) {
+        if (d) abort();
+        return;
+    }
+    int total = 0;
+    for (int i = 0; i < gt->count; i++) {
+        const wider_pred *p = &d->preds[i];
+        if (p->count < 0 ||
+            (p->count && (p->dets < d->all || p->dets + p->count > d->all + d->count)))
+            abort();
+        for (int k = 0; k < p->count; k++)
+            if (!isfinite(p->dets[k].x) || !(p->dets[k].w >= 0) || !(p->dets[k].h >= 0)) abort();
+        total += p->count;
+    }
+    if (total != d->count) abort();
+    wider_result r;
+    if (wider_eval(gt, d->preds, &r) != FFU_OK || r.dets != total) abort();
+    for (int s = 0; s < WIDER_SETTINGS; s++)
+        if (r.faces[s] == 0 ? !isnan(r.ap[s]) : !(r.ap[s] >= 0 && r.ap[s] <= 1 + 1e-12)) abort();
+    wider_dets_free(d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *text = (const char *)data;
@@ -132,6 +162,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_wider(gt);
     else if (gt)
         abort(); /* out-param must be NULL on error */
+    wider_gt_free(gt);
+    /* the text after the separator as detections for the text before it (no
+     * difficulty: every face counts everywhere) */
+    gt = NULL;
+    if (diff && wider_gt_parse(text, gl, NULL, 0, NULL, &gt) == FFU_OK) check_dets(gt, diff, dl);
     wider_gt_free(gt);
 
     check_lfw(data, size);

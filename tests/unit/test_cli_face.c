@@ -11,6 +11,7 @@
  * vectors). Skipped without the shared data or the default models. */
 #include <sys/stat.h>
 
+#include "face/eval.h"
 #include "facefuse/core.h"
 #include "facefuse/image.h"
 #include "test.h"
@@ -567,6 +568,41 @@ static void test_errors(void)
         CHECK(p > 0.5 && p <= 1);
         CHECK(rec > 0 && rec <= 1);
         ffu_json_free(wj);
+
+        /* --detections: boxes made elsewhere, scored by the same code. The first three
+         * images' own ground truth scores AP 1 on the three images; a name the ground
+         * truth lacks is exit 3, the file named */
+        wider_gt *gt = NULL;
+        char dets[] = "/tmp/ffu_cli_dets_XXXXXX";
+        int fd = mkstemp(dets);
+        CHECK(fd >= 0 && wider_gt_load(wider, &gt) == FFU_OK && gt->count >= 3);
+        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+        int total = 0;
+        for (int i = 0; f && gt && i < 3; i++) {
+            const wider_image *im = &gt->images[i];
+            fprintf(f, "%s\n%d\n", im->name, im->nfaces);
+            for (int k = 0; k < im->nfaces; k++, total++)
+                fprintf(f, "%g %g %g %g %g\n", im->faces[k].x, im->faces[k].y, im->faces[k].w,
+                        im->faces[k].h, 1.0 - 0.001 * k);
+        }
+        if (f) fclose(f);
+        run(&r, (const char *[]){"eval", "wider", "--detections", dets, "--limit", "3", "--json",
+                                 NULL});
+        CHECK_EQ_INT(r.code, 0);
+        wj = parse_out();
+        d0 = ffu_json_at(ffu_json_get(wj, "detectors"), 0);
+        CHECK_NEAR(ffu_json_number(ffu_json_get(d0, "ap_hard"), -1), 1.0, 1e-9);
+        CHECK_EQ_INT((int)ffu_json_int(ffu_json_get(d0, "detections"), -1), total);
+        CHECK(ffu_json_get(d0, "default_score") == NULL); /* no threshold of ours */
+        CHECK_STR(ffu_json_string(ffu_json_get(d0, "detector")), dets);
+        ffu_json_free(wj);
+        f = fopen(dets, "w");
+        if (f) fputs("no--Event/nothing.jpg\n0\n", f), fclose(f);
+        run(&r, (const char *[]){"eval", "wider", "--detections", dets, NULL});
+        CHECK_EQ_INT(r.code, 3);
+        CHECK(strstr(r.err, dets) != NULL && strstr(r.err, "not an image") != NULL);
+        unlink(dets);
+        wider_gt_free(gt);
     }
     char lfw[4096];
     if (test_shared_path("data/lfw", lfw, sizeof lfw)) {

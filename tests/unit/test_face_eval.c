@@ -107,6 +107,60 @@ static void test_wider_parse_errors(void)
 
 /* ---- WIDER: the metric ---------------------------------------------------------------- */
 
+/* Detections from a file (wider_dets_parse): blocks in any order, an image without a
+ * block has none, the ground truth's own boxes score AP 1; names outside the ground
+ * truth, a block twice, short or malformed lines and negative sizes are refused. */
+static void test_wider_dets_parse(void)
+{
+    wider_gt *gt = NULL;
+    CHECK_EQ_INT(wider_gt_parse(gt_small, strlen(gt_small), NULL, 0, NULL, &gt), FFU_OK);
+    static const char ok[] = "2--Demo/c.jpg\n1\n5 5 50 60 0.9\n\n"
+                             "0--Parade/a.jpg\r\n2\r\n100 20 8 9 0.5\r\n10 20 30 40 0.7\r\n";
+    wider_dets *d = NULL;
+    CHECK_EQ_INT(wider_dets_parse(gt, ok, strlen(ok), &d), FFU_OK);
+    CHECK(d != NULL);
+    if (d) {
+        CHECK_EQ_INT(d->count, 3);
+        CHECK_EQ_INT(d->preds[0].count, 2);
+        CHECK_EQ_INT(d->preds[1].count, 0); /* no block: no detections */
+        CHECK_EQ_INT(d->preds[2].count, 1);
+        CHECK(d->preds[0].dets[1].x == 10 && d->preds[0].dets[1].h == 40);
+        CHECK(fabsf(d->preds[0].dets[1].score - 0.7f) < 1e-6f);
+        wider_result r;
+        CHECK_EQ_INT(wider_eval(gt, d->preds, &r), FFU_OK);
+        for (int k = 0; k < WIDER_SETTINGS; k++)
+            CHECK(fabs(r.ap[k] - 1) < 1e-12);
+    }
+    wider_dets_free(d);
+    wider_dets_free(NULL);
+    /* an empty file: no detections at all */
+    CHECK_EQ_INT(wider_dets_parse(gt, "", 0, &d), FFU_OK);
+    CHECK(d && d->count == 0 && d->preds[0].count == 0);
+    wider_dets_free(d);
+    static const char *const bad[] = {
+        "9--Other/x.jpg\n0\n",                  /* not in the ground truth */
+        "2--Demo/c.jpg\n0\n2--Demo/c.jpg\n0\n", /* twice */
+        "2--Demo/c.jpg\n2\n5 5 50 60 0.9\n",    /* a line short */
+        "2--Demo/c.jpg\n1\n5 5 50 60\n",        /* no score */
+        "2--Demo/c.jpg\n1\n5 5 50 60 0.9 7\n",  /* one number too many */
+        "2--Demo/c.jpg\n1\n5 5 -50 60 0.9\n",   /* negative width */
+        "2--Demo/c.jpg\nmany\n",                /* not a count */
+        "2--Demo/c.jpg\n1\n5 5 50 nan 0.9\n",   /* not finite */
+        "2--Demo/c.jpg\n",                      /* no count */
+        "0--Parade/a.jpg/\n0\n",                /* a name that is not one */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        d = (wider_dets *)1;
+        ffu_status st = wider_dets_parse(gt, bad[i], strlen(bad[i]), &d);
+        if (st != FFU_ERR_FORMAT) fprintf(stderr, "  bad[%zu] gave %d\n", i, st);
+        CHECK_EQ_INT(st, FFU_ERR_FORMAT);
+        CHECK(d == NULL);
+        CHECK(strstr(ffu_error_message(), "detections line") != NULL);
+    }
+    CHECK_EQ_INT(wider_dets_parse(NULL, "", 0, &d), FFU_ERR_INVALID);
+    wider_gt_free(gt);
+}
+
 static void test_wider_iou_convention(void)
 {
     float a[4] = {0, 0, 10, 10}, b[4] = {5, 0, 10, 10};
@@ -743,8 +797,8 @@ static void test_pad_rates(void)
     CHECK_NEAR(r.bpcer, 0, 1e-12);
 }
 
-TEST_MAIN(test_pad_rates, test_wider_parse, test_wider_parse_errors, test_wider_iou_convention,
-          test_wider_perfect, test_wider_hand_worked, test_wider_size_bands, test_wider_duplicates,
-          test_wider_ignored, test_wider_border_match, test_wider_tie_first_box, test_wider_edges,
-          test_wider_real_gt, test_lfw_parse, test_lfw_separable, test_lfw_kfold, test_lfw_tar_far,
-          test_lfw_roc, test_lfw_real_pairs)
+TEST_MAIN(test_pad_rates, test_wider_parse, test_wider_parse_errors, test_wider_dets_parse,
+          test_wider_iou_convention, test_wider_perfect, test_wider_hand_worked,
+          test_wider_size_bands, test_wider_duplicates, test_wider_ignored, test_wider_border_match,
+          test_wider_tie_first_box, test_wider_edges, test_wider_real_gt, test_lfw_parse,
+          test_lfw_separable, test_lfw_kfold, test_lfw_tar_far, test_lfw_roc, test_lfw_real_pairs)
