@@ -1255,7 +1255,7 @@ const cli_command cli_cmd_eval = {
     "eval",
     "measure accuracy on the evaluation data (LFW, WIDER FACE, 300-W, NUAA, swap quality)",
     "facefuse eval lfw|wider|landmarks|liveness|rotations|small-faces [--detector LIST]\n"
-    "       [--embedder LIST] [--min-face PX]\n"
+    "       [--embedder LIST] [--min-face PX] [--detections FILE]\n"
     "       [--landmarker LIST] [--liveness-model LIST] [--data DIR] [--json]\n"
     "       facefuse eval swap [--frames N] [--limit N] [--json]   (see eval swap --help)",
     "wider: AP on the easy/medium/hard settings of the WIDER FACE val subset with the\n"
