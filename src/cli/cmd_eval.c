@@ -267,6 +267,10 @@ static ffu_status wider_file(const wider_gt *gt, int nimg, const char *path, wid
 
 static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
 {
+    if (o->detections && o->detector)
+        return cli_fail_msg(cmd, &o->common, CLI_EXIT_USAGE,
+                            "--detections scores a file of detections: give it without "
+                            "--detector");
     char dir[2048];
     data_dir(o, "widerface", dir, sizeof dir);
     wider_gt *gt = NULL;

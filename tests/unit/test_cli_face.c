@@ -601,6 +601,8 @@ static void test_errors(void)
         run(&r, (const char *[]){"eval", "wider", "--detections", dets, NULL});
         CHECK_EQ_INT(r.code, 3);
         CHECK(strstr(r.err, dets) != NULL && strstr(r.err, "not an image") != NULL);
+        run(&r, (const char *[]){"eval", "wider", "--detections", dets, "-d", "blazeface", NULL});
+        CHECK_EQ_INT(r.code, 2); /* one or the other */
         unlink(dets);
         wider_gt_free(gt);
     }
