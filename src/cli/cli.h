@@ -152,6 +152,9 @@ extern const char *const cli_hwaccel_names[];
  * Call before cli_parse, which reorders argv. */
 int cli_arg_given(int argc, char **argv, const char *name);
 
+/* A face box [x, y, w, h] as a JSON array, pixels to two decimals. */
+void cli_write_box(ffu_jw *w, const float box[4]);
+
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);
 

@@ -122,6 +122,14 @@ int cli_fail_msg(const cli_command *cmd, const cli_common *common, int exit_code
     return report(cmd, common, exit_code, exit_code == CLI_EXIT_USAGE ? "usage" : "error", msg);
 }
 
+void cli_write_box(ffu_jw *w, const float box[4])
+{
+    ffu_jw_begin_array(w);
+    for (int k = 0; k < 4; k++)
+        ffu_jw_number(w, round((double)box[k] * 100) / 100);
+    ffu_jw_end_array(w);
+}
+
 int cli_print_json(ffu_jw *w)
 {
     size_t len;

@@ -251,11 +251,6 @@ static ffu_status wider_file(const wider_gt *gt, int nimg, const char *path, wid
     wider_dets *d = NULL;
     ffu_status st = ffu_file_read(path, WIDER_MAX_FILE_BYTES, &text, &len);
     if (!st) st = wider_dets_parse(gt, (const char *)text, len, &d);
-    if (st == FFU_ERR_FORMAT || st == FFU_ERR_TOO_LARGE) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s: %s", path, ffu_error_message());
-        ffu_error_set(st, "%s", msg);
-    }
     free(text);
     wider_gt sub = *gt; /* --limit: the first nimg images */
     sub.count = nimg;
@@ -280,10 +275,13 @@ static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
     int nimg = o->limit > 0 && o->limit < gt->count ? o->limit : gt->count;
     const char *names[64];
     int n = 1;
-    if (o->detections)
+    if (o->detections) {
         names[0] = o->detections; /* scored instead of detectors */
-    else if ((n = model_list(o->detector, FFU_ROLE_DETECT, names, 64)),
-             (st = resolve_models(FFU_ROLE_DETECT, names, n)) < 0) {
+    } else {
+        n = model_list(o->detector, FFU_ROLE_DETECT, names, 64);
+        st = resolve_models(FFU_ROLE_DETECT, names, n);
+    }
+    if (st < 0) {
         wider_gt_free(gt);
         return cli_fail(cmd, &o->common, st);
     }
@@ -318,7 +316,8 @@ static int run_wider(const cli_command *cmd, eval_opts *o, ffu_jw *w)
         st = o->detections ? wider_file(gt, nimg, names[i], &r, &at_def)
                            : wider_one(o, gt, nimg, names[i], &r, &at_def, &def_score, &secs);
         if (st) {
-            rc = cli_fail(cmd, &o->common, st);
+            rc = o->detections ? cli_fail_path(cmd, &o->common, st, names[i]) /* names it */
+                               : cli_fail(cmd, &o->common, st);
             break;
         }
         res[done++] = r;

@@ -373,14 +373,6 @@ out:
     return rc;
 }
 
-static void write_box(ffu_jw *w, const ffu_face *f)
-{
-    ffu_jw_begin_array(w);
-    for (int k = 0; k < 4; k++)
-        ffu_jw_number(w, round((double)f->box[k] * 100) / 100);
-    ffu_jw_end_array(w);
-}
-
 static void print_embedding(const char *path, const ffu_face *f, const char *model)
 {
     printf("%s: %d-d embedding (%s), face at %.0f,%.0f %.0fx%.0f\n", path, f->embedding_dim, model,
@@ -456,12 +448,12 @@ static int print_compare(const cli_command *cmd, const face_opts *o, ffu_jw *w, 
             ffu_jw_key(w, "path"), ffu_jw_string(w, paths[i]);
             ffu_jw_key(w, "faces_found"), ffu_jw_int(w, nfound[i]);
             ffu_jw_key(w, "box");
-            write_box(w, &faces[i][i ? best->b : best->a]);
+            cli_write_box(w, faces[i][i ? best->b : best->a].box);
             if (o->all) {
                 ffu_jw_key(w, "boxes");
                 ffu_jw_begin_array(w);
                 for (int k = 0; k < n[i]; k++)
-                    write_box(w, &faces[i][k]);
+                    cli_write_box(w, faces[i][k].box);
                 ffu_jw_end_array(w);
             }
             ffu_jw_end_object(w);

@@ -99,7 +99,6 @@ static ffu_status open_models(const gallery_opts *o, ffu_analyzer **an, const ch
  * their count is known). */
 typedef struct {
     cli_progress_bar bar;
-    const char *label;
     const cli_common *common;
     int started;
 } enroll_bar;
@@ -108,16 +107,16 @@ static void enroll_progress(void *user, int done, int total)
 {
     enroll_bar *e = user;
     if (!e->started) {
-        cli_progress_start(&e->bar, e->label, (size_t)total, e->common);
+        cli_progress_start(&e->bar, "enroll", (size_t)total, e->common);
         e->started = 1;
     }
     cli_progress(&e->bar, (size_t)done);
 }
 
 static ffu_status enroll_with_bar(ffu_gallery *g, ffu_analyzer *an, const char *dir,
-                                  const char *label, const cli_common *common, int *skipped)
+                                  const cli_common *common, int *skipped)
 {
-    enroll_bar e = {.label = label, .common = common};
+    enroll_bar e = {.common = common};
     ffu_gallery_set_progress(g, enroll_progress, &e);
     ffu_status st = ffu_gallery_enroll_dir(g, an, dir, skipped);
     ffu_gallery_set_progress(g, NULL, NULL);
@@ -147,7 +146,7 @@ static int run_enroll(const cli_command *cmd, int argc, char **argv)
     if (!st)
         st = ffu_gallery_create(dim, model, &g);
     if (!st)
-        st = enroll_with_bar(g, an, argv[0], "enroll", &o.common, &skipped);
+        st = enroll_with_bar(g, an, argv[0], &o.common, &skipped);
     if (!st)
         st = ffu_gallery_save(g, o.output);
     if (st) {
@@ -216,10 +215,7 @@ static int identify_image(const cli_command *cmd, const gallery_opts *o, ffu_ana
         if (w) {
             ffu_jw_begin_object(w);
             ffu_jw_key(w, "box");
-            ffu_jw_begin_array(w);
-            for (int k = 0; k < 4; k++)
-                ffu_jw_number(w, round((double)f->box[k] * 100) / 100);
-            ffu_jw_end_array(w);
+            cli_write_box(w, f->box);
             ffu_jw_key(w, "identity");
             ffu_jw_string(w, known ? ffu_gallery_name(g, top[0].identity) : NULL);
             ffu_jw_key(w, "similarity");
@@ -288,7 +284,7 @@ static int run_identify(const cli_command *cmd, int argc, char **argv)
     if (!st && enroll_dir) {
         st = ffu_gallery_create(dim, model, &g);
         if (!st)
-            st = enroll_with_bar(g, an, o.gallery, "enroll", &o.common, NULL);
+            st = enroll_with_bar(g, an, o.gallery, &o.common, NULL);
     } else if (!st) {
         if (ffu_gallery_dim(g) != dim || strcmp(ffu_gallery_model(g), model)) {
             rc = cli_fail_msg(cmd, &o.common, CLI_EXIT_DATA,

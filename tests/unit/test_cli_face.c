@@ -156,14 +156,19 @@ static void test_detect_draw(void)
 /* A folder given as input stands for its images in name order (hidden files, other
  * files and sub-folders left out); --draw then writes into a folder even for one
  * image; a folder without images is an error naming it, exit 4. */
+/* A JSON box [x, y, w, h] into b (NAN where absent); 1 when it has four numbers. */
+static int read_box(const ffu_json *box, double b[4])
+{
+    for (int k = 0; k < 4; k++)
+        b[k] = ffu_json_number(ffu_json_at(box, (size_t)k), NAN);
+    return ffu_json_len(box) == 4;
+}
+
 /* The first face's box of image i in detect's JSON (r.out), into b; 0 when absent. */
 static int first_box(const ffu_json *j, size_t i, double b[4])
 {
     const ffu_json *faces = ffu_json_get(ffu_json_at(ffu_json_get(j, "images"), i), "faces");
-    const ffu_json *box = ffu_json_get(ffu_json_at(faces, 0), "box");
-    for (int k = 0; k < 4; k++)
-        b[k] = ffu_json_number(ffu_json_at(box, (size_t)k), NAN);
-    return ffu_json_len(box) == 4;
+    return read_box(ffu_json_get(ffu_json_at(faces, 0), "box"), b);
 }
 
 static void test_detect_folder(void)
@@ -342,11 +347,8 @@ static void test_all_faces(void)
     CHECK(best == ffu_json_number(ffu_json_get(p0, "similarity"), NAN));
     CHECK(best > ffu_json_number(ffu_json_get(p1, "similarity"), NAN));
     double b0[4], b1[4], chosen[4];
-    for (int k = 0; k < 4; k++) {
-        b0[k] = ffu_json_number(ffu_json_at(ffu_json_at(boxes, 0), (size_t)k), NAN);
-        b1[k] = ffu_json_number(ffu_json_at(ffu_json_at(boxes, 1), (size_t)k), NAN);
-        chosen[k] = ffu_json_number(ffu_json_at(ffu_json_get(a, "box"), (size_t)k), NAN);
-    }
+    CHECK(read_box(ffu_json_at(boxes, 0), b0) && read_box(ffu_json_at(boxes, 1), b1) &&
+          read_box(ffu_json_get(a, "box"), chosen));
     CHECK(b0[0] + b0[2] / 2 < b1[0] + b1[2] / 2);
     CHECK(chosen[0] == b0[0] && chosen[2] == b0[2]); /* a's box: the best pair's face */
     ffu_json_free(j);
