@@ -309,7 +309,7 @@ typedef struct ensemble_chunk {
 static void ensemble_member(void *arg, int k)
 {
     ensemble_chunk *c = arg;
-    float *out[EMBED_MAX_BATCH];
+    float *out[EMBED_MAX_BATCH] = {0};
     for (int b = 0; b < c->n; b++)
         out[b] = c->e->scratch + (size_t)b * FFU_FACE_MAX_EMBED + c->at[k];
     c->st[k] = embed_views(c->e->members[k], c->imgs, c->gimgs, c->faces, c->n, out);
@@ -356,7 +356,7 @@ static ffu_status embed_chunk_multi(ffu_embedder *e, const ffu_image *const *img
                                     int n)
 {
     if (e->nmembers) return embed_chunk_ensemble(e, imgs, gimgs, faces, n);
-    float *out[EMBED_MAX_BATCH];
+    float *out[EMBED_MAX_BATCH] = {0};
     for (int b = 0; b < n; b++)
         out[b] = faces[b]->embedding;
     ffu_status st = embed_views(e, imgs, gimgs, faces, n, out);

@@ -438,7 +438,7 @@ fail_st:
 ffu_status nn_graph_toposort(nn_graph *g)
 {
     int nn = g->nnodes, nt = g->ntensors;
-    if (nn == 0) return FFU_OK;
+    if (nn <= 0) return FFU_OK;
     /* Kahn's algorithm over a consumer list in CSR form: O(nodes + edges), so a hostile
      * file with many nodes cannot make loading quadratic. */
     size_t edges = 0;

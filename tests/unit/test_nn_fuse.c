@@ -940,7 +940,7 @@ static nn_graph *g_wino(float tol)
     int b3 = nn_graph_add_const(g, "b3", FFU_DTYPE_F32, &b3s, wb3, sizeof wb3, NN_BORROW);
     int t[5], y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
     for (int i = 0; i < 5; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "t%d", i);
         t[i] = nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL);
     }
@@ -1030,7 +1030,7 @@ static nn_graph *g_wino_chain(void)
                 nn_graph_add_const(g, "w3", FFU_DTYPE_F32, &w3s, lw3, sizeof lw3, NN_BORROW)};
     int t[5], y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
     for (int i = 0; i < 5; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "t%d", i);
         t[i] = nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL);
     }

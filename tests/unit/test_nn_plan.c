@@ -195,7 +195,7 @@ static void test_random_graphs_sound(void)
         nn_shape sizes[3] = {shape2(3, 5), shape2(7, 13), shape2(1, 1000)};
         int bysize[3][128], cnt[3] = {0};
         for (int k = 0; k < 3; k++) {
-            char name[8];
+            char name[16];
             snprintf(name, sizeof name, "in%d", k);
             int t = nn_graph_add_tensor(g, name, FFU_DTYPE_F32, &sizes[k]);
             nn_graph_mark_input(g, t);

@@ -351,7 +351,7 @@ static void test_free_dims_reshape(void)
     const int64_t tv[2][3] = {{1, 32, 4}, {1, 4, 32}};
     nn_shape ts = {.rank = 1, .d = {3}};
     for (int k = 0; k < 2; k++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "t%d", k);
         int c = nn_graph_add_const(g, name, FFU_DTYPE_I64, &ts, tv[k], sizeof tv[k], NN_COPY);
         snprintf(name, sizeof name, "y%d", k);
