@@ -185,6 +185,13 @@ FFU_API void ffu_detector_destroy(ffu_detector *d);
  * faces sorted by score, best first. */
 FFU_API ffu_status ffu_detector_detect(ffu_detector *d, const ffu_image *img, ffu_face_list *out);
 FFU_API const ffu_zoo_entry *ffu_detector_model(const ffu_detector *d);
+/* The side (image pixels) of the smallest face the detector is built to find in a
+ * width x height image with its options: faces this small are found at least 80% of
+ * the time when clear (each family's measured limit, docs/EVAL.md "Small faces"), and
+ * smaller ones mostly not. Without min_face that is the whole-frame view's limit (150 px
+ * for the default detector in a 1080p frame), with it about min_face. Fails as a
+ * detect call on that size would (FFU_ERR_TOO_LARGE: too many tiles). */
+FFU_API ffu_status ffu_detector_smallest_face(ffu_detector *d, int width, int height, float *side);
 
 /* ---- landmarks --------------------------------------------------------------------- */
 
@@ -295,6 +302,9 @@ FFU_API void ffu_analyzer_destroy(ffu_analyzer *a);
  * created separately run at once on different threads and give the faces each gives
  * alone, bit for bit (tests/unit/test_face_analyzer.c). */
 FFU_API ffu_status ffu_analyzer_run(ffu_analyzer *a, const ffu_image *img, ffu_face_list *out);
+/* The analyzer's detector, for queries such as ffu_detector_smallest_face; owned by the
+ * analyzer (not to be destroyed), and used under the analyzer's one-call-at-a-time rule. */
+FFU_API ffu_detector *ffu_analyzer_detector(ffu_analyzer *a);
 
 #ifdef __cplusplus
 }

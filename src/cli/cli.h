@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "facefuse/core.h"
+#include "facefuse/face.h"
 #include "facefuse/nn.h"
 
 /* Exit codes, documented in `facefuse --help` and docs/CLI.md. */
@@ -154,6 +155,14 @@ int cli_arg_given(int argc, char **argv, const char *name);
 
 /* A face box [x, y, w, h] as a JSON array, pixels to two decimals. */
 void cli_write_box(ffu_jw *w, const float box[4]);
+
+/* The side (pixels) of the smallest face the analyzer's detector looks for in img, as
+ * ffu_detector_smallest_face gives it; 0 if unknown. */
+float cli_smallest_face(ffu_analyzer *an, const ffu_image *img);
+/* What to try when img gave no face, into buf (returned): that smaller faces than
+ * cli_smallest_face are not looked for, when --min-face 20 would look for them, then
+ * the other options. */
+const char *cli_no_face_hint(ffu_analyzer *an, const ffu_image *img, char *buf, size_t cap);
 
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);

@@ -203,7 +203,7 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
         ffu_jw_key(w, "images");
         ffu_jw_begin_array(w);
     }
-    int failed = 0, worst = CLI_EXIT_OK;
+    int failed = 0, worst = CLI_EXIT_OK, hinted = 0;
     cli_progress_bar bar;
     cli_progress_start(&bar, "detect", (size_t)npaths, npaths > 1 ? &o.common : NULL);
     if (npaths == 1) bar.enabled = 0;
@@ -229,6 +229,7 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
             ffu_jw_key(w, "path"), ffu_jw_string(w, path);
             ffu_jw_key(w, "width"), ffu_jw_int(w, img.width);
             ffu_jw_key(w, "height"), ffu_jw_int(w, img.height);
+            ffu_jw_key(w, "min_face"), ffu_jw_number(w, roundf(cli_smallest_face(an, &img)));
             ffu_jw_key(w, "faces");
             ffu_jw_begin_array(w);
             for (int k = 0; k < faces.count; k++)
@@ -237,6 +238,13 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
             ffu_jw_end_object(w);
         } else {
             printf("%s: %d face%s\n", path, faces.count, faces.count == 1 ? "" : "s");
+            if (!faces.count && !hinted && !o.common.quiet) { /* once a run */
+                char hint[256];
+                fflush(stdout);
+                fprintf(stderr, "facefuse detect: %s: no face found (%s)\n", path,
+                        cli_no_face_hint(an, &img, hint, sizeof hint));
+                hinted = 1;
+            }
             for (int k = 0; k < faces.count; k++) {
                 const ffu_face *f = &faces.faces[k];
                 printf("  #%d box %.0f,%.0f %.0fx%.0f score %.3f", k, f->box[0], f->box[1],
@@ -296,12 +304,12 @@ out:
 /* The face an identity command uses: the largest (box area). Tells the user when
  * there were several, and fails with exit 3 when there is none. */
 static int pick_face(const cli_command *cmd, const cli_common *common, const char *path,
-                     const ffu_face_list *faces, int *index)
+                     const ffu_face_list *faces, ffu_analyzer *an, const ffu_image *img, int *index)
 {
+    char hint[256];
     if (faces->count == 0)
-        return cli_fail_msg(cmd, common, CLI_EXIT_DATA,
-                            "%s: no face found (try --min-score lower, --rotations, or "
-                            "another --detector)", path);
+        return cli_fail_msg(cmd, common, CLI_EXIT_DATA, "%s: no face found (%s)", path,
+                            cli_no_face_hint(an, img, hint, sizeof hint));
     int best = 0;
     for (int i = 1; i < faces->count; i++)
         if (faces->faces[i].box[2] * faces->faces[i].box[3] >
@@ -345,7 +353,8 @@ static int embed_image(const cli_command *cmd, const face_opts *o, ffu_analyzer 
     }
     *nfound = faces.count;
     /* --all needs no choice, but still fails on an image without a face */
-    if ((!o->all || !faces.count) && (rc = pick_face(cmd, &o->common, path, &faces, &idx)))
+    if ((!o->all || !faces.count) &&
+        (rc = pick_face(cmd, &o->common, path, &faces, an, &img, &idx)))
         goto out;
     rc = CLI_EXIT_OK;
     int count = o->all ? faces.count : 1;

@@ -193,21 +193,23 @@ static int identify_image(const cli_command *cmd, const gallery_opts *o, ffu_ana
     ffu_image img = {0};
     ffu_face_list faces = {0};
     ffu_status st = ffu_image_load(path, FFU_PIX_RGB24, &img);
-    if (!st)
-        st = ffu_analyzer_run(an, &img, &faces);
-    ffu_image_release(&img);
+    if (!st) st = ffu_analyzer_run(an, &img, &faces);
     if (st) { /* reported; the other images still run (as in `detect`) */
+        ffu_image_release(&img);
         ffu_face_list_free(&faces);
         return cli_input_failed(cmd, st, path, w);
     }
     if (w) {
         ffu_jw_begin_object(w);
         ffu_jw_key(w, "path"), ffu_jw_string(w, path);
+        ffu_jw_key(w, "min_face"), ffu_jw_number(w, roundf(cli_smallest_face(an, &img)));
         ffu_jw_key(w, "faces");
         ffu_jw_begin_array(w);
     } else if (faces.count == 0) {
-        printf("%s: no face\n", path);
+        char hint[256];
+        printf("%s: no face (%s)\n", path, cli_no_face_hint(an, &img, hint, sizeof hint));
     }
+    ffu_image_release(&img);
     for (int i = 0; i < faces.count; i++) {
         const ffu_face *f = &faces.faces[i];
         int n = ffu_gallery_search(g, f->embedding, top, o->top);

@@ -113,3 +113,5 @@ ffu_status ffu_analyzer_run(ffu_analyzer *a, const ffu_image *img, ffu_face_list
         st = ffu_embedder_run(a->emb, img, out->faces, out->count);
     return st;
 }
+
+ffu_detector *ffu_analyzer_detector(ffu_analyzer *a) { return a ? a->det : NULL; }

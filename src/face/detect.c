@@ -986,6 +986,31 @@ static ffu_status emit_faces(ffu_detector *d, ffu_face_list *out)
     return FFU_OK;
 }
 
+/* The side, in image pixels, of the smallest face a view is built to find: the
+ * family's min_face_net network pixels through the view's coarser axis. */
+static double view_smallest_face(const det_family *f, const det_view *v)
+{
+    double sx = hypot(v->m[0], v->m[3]), sy = hypot(v->m[1], v->m[4]);
+    return f->min_face_net * (sx > sy ? sx : sy);
+}
+
+ffu_status ffu_detector_smallest_face(ffu_detector *d, int width, int height, float *side)
+{
+    if (side)
+        *side = 0;
+    if (!d || !side || width < 1 || height < 1)
+        return ffu_error_set(FFU_ERR_INVALID, "ffu_detector_smallest_face: %s",
+                             !d ? "detector is NULL" : !side ? "side is NULL" : "empty image");
+    ffu_status st = plan_views(d, width, height, 0); /* the plan a detect call makes */
+    if (st)
+        return st;
+    double best = INFINITY;
+    for (int i = 0; i < d->nviews; i++)
+        best = fmin(best, view_smallest_face(d->fam, &d->views[i]));
+    *side = (float)best;
+    return FFU_OK;
+}
+
 /* ---- several images per run (the video pipeline's cross-stream batches) -------------- */
 
 int face_detector_batchable(const ffu_detector *d)

@@ -144,10 +144,15 @@ static ffu_status enroll_photo(ffu_gallery *g, ffu_analyzer *a, const char *path
         return FFU_OK;
     }
     st = ffu_analyzer_run(a, &img, faces);
+    float side = 0; /* the smallest face looked for: says whether min_face would help */
+    if (!st && faces->count == 0 &&
+        ffu_detector_smallest_face(ffu_analyzer_detector(a), img.width, img.height, &side))
+        ffu_error_clear();
     ffu_image_release(&img);
     if (st) return ffu_error_prefix(st, path);
     if (faces->count == 0) {
-        FFU_LOG(g, FFU_LOG_WARN, "%s: no face found, skipped", path);
+        FFU_LOG(g, FFU_LOG_WARN, "%s: no face found (faces under %.0f px are not looked "
+                "for), skipped", path, side);
         return FFU_OK;
     }
     const ffu_face *best = &faces->faces[face_list_largest(faces)];

@@ -126,6 +126,25 @@ static void test_detect_json(void)
     CHECK_EQ_INT(r.code, 0);
     CHECK(strstr(r.out, "2 faces"));
     CHECK_EQ_INT(count_lines(r.out), 3);
+
+    /* min_face: the smallest face the search looked for; without --min-face, in a
+     * 900x916 photo, well over 20 px (the whole-frame view's), with it 20 */
+    for (int tiles = 0; tiles < 2; tiles++) {
+        run(&r, tiles ? (const char *[]){"detect", dogs, "--json", "--min-face", "20", NULL}
+                      : (const char *[]){"detect", dogs, "--json", NULL});
+        CHECK_EQ_INT(r.code, 0);
+        j = parse_out();
+        const ffu_json *im = ffu_json_at(ffu_json_get(j, "images"), 0);
+        double side = ffu_json_number(ffu_json_get(im, "min_face"), -1);
+        CHECK(tiles ? side == 20 : side > 40 && side < 916);
+        CHECK_EQ_INT((int)ffu_json_len(ffu_json_get(im, "faces")), 0);
+        ffu_json_free(j);
+    }
+    /* no face: the text form says why it may have missed them, once a run */
+    run(&r, (const char *[]){"detect", dogs, dogs, NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK_EQ_INT(count_of(r.err, "no face found"), 1);
+    CHECK(strstr(r.err, "--min-face 20"));
 }
 
 /* --draw writes the photo with its boxes: same size, and not the same pixels. */
@@ -449,10 +468,11 @@ static void test_progress_on_terminal(void)
     run_on_terminal(&r, (const char *[]){"detect", dir, NULL});
     CHECK_EQ_INT(r.code, 3); /* the broken file, at the end */
     CHECK(strstr(r.out, "detect [") != NULL);
-    /* "p0.jpg: 1 face" ... "p4.jpg: 0 faces", and "...z-broken.jpg: not a JPEG..." */
-    CHECK_EQ_INT(shown_lines(r.out, "jpg: ", "detect [", &mixed), 6);
+    /* "p0.jpg: 1 face" ... "p4.jpg: 0 faces", the hint "...p4.jpg: no face found (...)"
+     * and "...z-broken.jpg: not a JPEG..." */
+    CHECK_EQ_INT(shown_lines(r.out, "jpg: ", "detect [", &mixed), 7);
     CHECK_EQ_INT(mixed, 0);
-    CHECK_EQ_INT(shown_lines(r.out, "facefuse detect: ", "detect [", &mixed), 1);
+    CHECK_EQ_INT(shown_lines(r.out, "facefuse detect: ", "detect [", &mixed), 2);
     CHECK_EQ_INT(mixed, 0);
     run_on_terminal(&r, (const char *[]){"detect", dir, "--json", NULL});
     CHECK_EQ_INT(shown_lines(r.out, "facefuse detect: ", "detect [", &mixed), 1);
@@ -504,6 +524,10 @@ static void test_errors(void)
     run(&r, (const char *[]){"embed", dogs, NULL});
     CHECK_EQ_INT(r.code, 3);
     CHECK(strstr(r.err, dogs) && strstr(r.err, "no face"));
+    CHECK(strstr(r.err, "--min-face 20")); /* the whole-frame view misses small faces */
+    run(&r, (const char *[]){"embed", dogs, "--min-face", "20", NULL});
+    CHECK_EQ_INT(r.code, 3);
+    CHECK(strstr(r.err, "no face") && !strstr(r.err, "--min-face"));
 
     /* not an image: exit 3, the path named once; detect goes on with the next file */
     char bad[] = "/tmp/ffu_cliface_XXXXXX.jpg";
@@ -735,6 +759,10 @@ static void test_enroll_identify(void)
     CHECK_EQ_INT(r.code, 0);
     CHECK(strstr(r.out, "5 identities"));
     CHECK(write_bad_file(bad));
+    /* a photo without a face: its line says so, and why faces may have been missed */
+    run(&r, (const char *[]){"identify", "--gallery", gal, dogs, NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.out, "no face (faces under") && strstr(r.out, "--min-face 20"));
     run(&r, (const char *[]){"identify", "--gallery", gal, bad, people, obama, "--json", NULL});
     remove(gal);
     remove(bad);
@@ -753,9 +781,11 @@ static void test_enroll_identify(void)
     const char *n0 = ffu_json_string(ffu_json_get(ffu_json_at(f2, (size_t)left), "identity"));
     const char *n1 = ffu_json_string(ffu_json_get(ffu_json_at(f2, (size_t)(1 - left)), "identity"));
     const char *n2 = ffu_json_string(ffu_json_get(ffu_json_at(f3, 0), "identity"));
-    int ok = ffu_json_len(imgs) == 3 && ffu_json_string(ffu_json_get(ffu_json_at(imgs, 0), "error")) &&
+    int ok = ffu_json_len(imgs) == 3 &&
+             ffu_json_string(ffu_json_get(ffu_json_at(imgs, 0), "error")) &&
              ffu_json_len(f2) == 2 && ffu_json_len(f3) == 1 && n0 && n1 && n2 &&
-             !strcmp(n0, "obama") && !strcmp(n1, "biden") && !strcmp(n2, "obama");
+             !strcmp(n0, "obama") && !strcmp(n1, "biden") && !strcmp(n2, "obama") &&
+             ffu_json_number(ffu_json_get(ffu_json_at(imgs, 1), "min_face"), 0) > 0;
     if (!ok) fprintf(stderr, "identify: %.600s\n", r.out);
     ffu_json_free(j);
     CHECK(ok);

@@ -609,6 +609,9 @@ static void test_tiling_panorama(void)
     CHECK_EQ_INT(ffu_detector_create(&o, &dt), FFU_OK);
     CHECK_EQ_INT(ffu_detector_detect(dt, &big, &l), FFU_ERR_TOO_LARGE);
     CHECK(strstr(ffu_error_message(), "tiles for one level"));
+    float side = 1;
+    CHECK_EQ_INT(ffu_detector_smallest_face(dt, 2000, 2000, &side), FFU_ERR_TOO_LARGE);
+    CHECK(side == 0);
     ffu_face_list_free(&l);
     ffu_image_release(&big);
     ffu_image_release(&frame);
@@ -661,6 +664,65 @@ static void test_min_face_keeps_its_promise(void)
         small_face_release(&faces[i]);
     ffu_face_list_free(&l);
     ffu_image_release(&frame);
+    ffu_image_release(&bg);
+    ffu_detector_destroy(ref);
+    ffu_detector_destroy(d);
+    lfw_pairs_free(pairs);
+}
+
+/* ffu_detector_smallest_face against what the detector finds: the same 24 LFW faces
+ * in a 1080p frame, with min_face 40 (so the limit is inside the sizes a frame cell
+ * holds), are found at 1.25 times the side it reports and mostly missed at half of it;
+ * without tiles the side is the whole-frame view's, so it doubles with the frame. */
+static void test_smallest_face(void)
+{
+    lfw_pairs *pairs = NULL;
+    ffu_image bg = {0}, frame = {0};
+    if (!load_shared("data/dlib_faces/dogs.jpg", &bg) || !load_lfw_pairs(&pairs)) {
+        ffu_image_release(&bg);
+        TEST_SKIP("../shared/data/lfw or dlib_faces missing");
+    }
+    ffu_detector *ref, *d;
+    if (!open_det(NULL, 0, &ref) || !ref) {
+        lfw_pairs_free(pairs);
+        ffu_image_release(&bg);
+        TEST_SKIP("default detector not installed");
+    }
+    float side = 0, side2 = 0;
+    CHECK_EQ_INT(ffu_detector_smallest_face(ref, 1920, 1080, &side), FFU_OK);
+    CHECK_EQ_INT(ffu_detector_smallest_face(ref, 3840, 2160, &side2), FFU_OK);
+    CHECK(side > 40 && fabsf(side2 - 2 * side) < 1e-3f * side);
+    CHECK_EQ_INT(ffu_detector_smallest_face(ref, 0, 1080, &side), FFU_ERR_INVALID);
+    CHECK(side == 0);
+    CHECK_EQ_INT(ffu_detector_smallest_face(NULL, 1920, 1080, &side), FFU_ERR_INVALID);
+
+    ffu_detector_opts o;
+    ffu_detector_opts_default(&o);
+    o.min_face = 40;
+    CHECK_EQ_INT(ffu_detector_create(&o, &d), FFU_OK);
+    CHECK_EQ_INT(ffu_detector_smallest_face(d, SMALL_FRAME_W, SMALL_FRAME_H, &side), FFU_OK);
+    CHECK(fabsf(side - 40) < 1);
+    small_face faces[SMALL_PER_FRAME];
+    int n = 0, found[2], false_dets;
+    CHECK_EQ_INT(small_faces_from_lfw(pairs, ref, 2 * SMALL_PER_FRAME, SMALL_PER_FRAME, faces, &n),
+                 FFU_OK);
+    CHECK_EQ_INT(n, SMALL_PER_FRAME);
+    const int sizes[2] = {(int)lroundf(1.25f * side), (int)lroundf(side / 2)};
+    ffu_face_list l = {0};
+    for (int k = 0; k < 2; k++) {
+        float gt[SMALL_PER_FRAME][4];
+        CHECK_EQ_INT(small_faces_frame(&bg, faces, n, sizes[k], 1, &frame, gt), FFU_OK);
+        CHECK_EQ_INT(ffu_detector_detect(d, &frame, &l), FFU_OK);
+        small_faces_match(&l, (const float(*)[4])gt, n, &found[k], &false_dets);
+        fprintf(stderr, "    smallest face %.1f px: %d of %d faces of %d px found\n", side,
+                found[k], n, sizes[k]);
+        ffu_image_release(&frame);
+    }
+    CHECK(found[0] >= n * 8 / 10);
+    CHECK(found[1] <= n / 3);
+    for (int i = 0; i < n; i++)
+        small_face_release(&faces[i]);
+    ffu_face_list_free(&l);
     ffu_image_release(&bg);
     ffu_detector_destroy(ref);
     ffu_detector_destroy(d);
@@ -940,6 +1002,6 @@ static void test_pixel_formats(void)
 
 TEST_MAIN(test_bad_input, test_expected_counts, test_dlib_recall, test_no_face, test_rotated,
           test_rotation_chosen, test_tiling_small_face, test_tiling_panorama,
-          test_min_face_keeps_its_promise, test_blazeface_aspect, test_blazeface_twins,
-          test_low_score_and_caps, test_pixel_formats, test_blazeface_full_face_head,
-          test_blazeface_full_skips_person_head)
+          test_min_face_keeps_its_promise, test_smallest_face, test_blazeface_aspect,
+          test_blazeface_twins, test_low_score_and_caps, test_pixel_formats,
+          test_blazeface_full_face_head, test_blazeface_full_skips_person_head)
