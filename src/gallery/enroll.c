@@ -151,8 +151,11 @@ static ffu_status enroll_photo(ffu_gallery *g, ffu_analyzer *a, const char *path
     ffu_image_release(&img);
     if (st) return ffu_error_prefix(st, path);
     if (faces->count == 0) {
-        FFU_LOG(g, FFU_LOG_WARN, "%s: no face found (faces under %.0f px are not looked "
-                "for), skipped", path, side);
+        if (side > 0)
+            FFU_LOG(g, FFU_LOG_WARN, "%s: no face found (faces under %.0f px are not looked "
+                    "for), skipped", path, side);
+        else
+            FFU_LOG(g, FFU_LOG_WARN, "%s: no face found, skipped", path);
         return FFU_OK;
     }
     const ffu_face *best = &faces->faces[face_list_largest(faces)];
