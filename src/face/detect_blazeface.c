@@ -188,16 +188,12 @@ static ffu_status bf_init(face_net *n, void **state)
         goto fail;
     /* other heads are not run (facemesh-detection-full's person head: 12% of its time,
      * docs/BENCHMARKS.md "Outputs a stage does not read") */
-    unsigned char *keep = calloc((size_t)no, 1);
-    if (!keep) {
-        st = ffu_error_set(FFU_ERR_NOMEM, "BlazeFace outputs");
-        goto fail;
+    int outs[2 * BF_MAX_SEG], nk = 0;
+    for (int k = 0; k < s->nseg; k++) {
+        outs[nk++] = s->seg[k].score_out;
+        outs[nk++] = s->seg[k].reg_out;
     }
-    for (int k = 0; k < s->nseg; k++)
-        keep[s->seg[k].score_out] = keep[s->seg[k].reg_out] = 1;
-    st = face_net_keep_outputs(n, keep);
-    free(keep);
-    if (st)
+    if ((st = face_net_keep_only(n, outs, nk)))
         goto fail;
     *state = s;
     return FFU_OK;

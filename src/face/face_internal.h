@@ -122,6 +122,8 @@ int face_net_num_outputs(const face_net *n);
  * face_net_load and face_net_start; on a started net it reopens the sessions (a cuda
  * net plans again). */
 ffu_status face_net_keep_outputs(face_net *n, const unsigned char *keep);
+/* The same, for the outputs listed in outs[0..count) (indices out of range ignored). */
+ffu_status face_net_keep_only(face_net *n, const int *outs, int count);
 
 /* Turns a crop -> image map in continuous coordinates into the map that
  * ffu_image_warp_affine takes (pixel centres at integers). */

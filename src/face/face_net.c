@@ -615,6 +615,20 @@ int face_net_output_index(const face_net *n, const char *name)
 
 int face_net_num_outputs(const face_net *n) { return ffu_nn_model_num_outputs(n->model); }
 
+ffu_status face_net_keep_only(face_net *n, const int *outs, int count)
+{
+    int no = face_net_num_outputs(n);
+    unsigned char *keep = calloc((size_t)no + 1, 1);
+    if (!keep)
+        return ffu_error_set(FFU_ERR_NOMEM, "%s: output list", n->path);
+    for (int i = 0; i < count; i++)
+        if (outs[i] >= 0 && outs[i] < no)
+            keep[outs[i]] = 1;
+    ffu_status st = face_net_keep_outputs(n, keep);
+    free(keep);
+    return st;
+}
+
 ffu_status face_net_keep_outputs(face_net *n, const unsigned char *keep)
 {
     int no = face_net_num_outputs(n), nk = 0;

@@ -155,13 +155,7 @@ static ffu_status keep_points_output(face_net *n, size_t want)
     }
     if (found != 1) /* none declared, or two candidates: keep them all */
         return FFU_OK;
-    unsigned char *keep = calloc((size_t)no, 1);
-    if (!keep)
-        return ffu_error_set(FFU_ERR_NOMEM, "%s: output list", n->path);
-    keep[at] = 1;
-    ffu_status st = face_net_keep_outputs(n, keep);
-    free(keep);
-    return st;
+    return face_net_keep_only(n, &at, 1);
 }
 
 ffu_status ffu_landmarker_create(const ffu_landmarker_opts *o, ffu_landmarker **out)
