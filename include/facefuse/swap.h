@@ -146,6 +146,9 @@ FFU_API void ffu_swapper_timing_get(const ffu_swapper *sw, ffu_swap_timing *t);
 FFU_API void ffu_swapper_timing_reset(ffu_swapper *sw);
 /* "mesh", "inswapper", "hyperswap", "simswap". */
 FFU_API const char *ffu_swapper_kind(const ffu_swapper *sw);
+/* The swapper's face detector, for queries such as ffu_detector_smallest_face; owned by
+ * the swapper, used under its rules. */
+FFU_API ffu_detector *ffu_swapper_detector(ffu_swapper *sw);
 
 /* ---- temporal smoothing of target landmarks (video) -------------------------------- */
 

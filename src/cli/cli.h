@@ -156,13 +156,16 @@ int cli_arg_given(int argc, char **argv, const char *name);
 /* A face box [x, y, w, h] as a JSON array, pixels to two decimals. */
 void cli_write_box(ffu_jw *w, const float box[4]);
 
-/* The side (pixels) of the smallest face the analyzer's detector looks for in img, as
+/* The side (pixels) of the smallest face det looks for in img, as
  * ffu_detector_smallest_face gives it; 0 if unknown. */
-float cli_smallest_face(ffu_analyzer *an, const ffu_image *img);
-/* What to try when img gave no face, into buf (returned): that smaller faces than
+float cli_smallest_face(ffu_detector *det, const ffu_image *img);
+/* What to try when img gave no face, into buf (returned): that faces smaller than
  * cli_smallest_face are not looked for, when --min-face 20 would look for them, then
- * the other options. */
-const char *cli_no_face_hint(ffu_analyzer *an, const ffu_image *img, char *buf, size_t cap);
+ * "try " and the command's other options (rest). */
+const char *cli_no_face_hint(ffu_detector *det, const ffu_image *img, const char *rest, char *buf,
+                             size_t cap);
+/* rest for the commands that run the analyzer */
+#define CLI_NO_FACE_OPTIONS "--min-score lower, --rotations, or another --detector"
 
 /* Prints a finished JSON writer's text plus a newline on stdout. */
 int cli_print_json(ffu_jw *w);

@@ -130,22 +130,20 @@ void cli_write_box(ffu_jw *w, const float box[4])
     ffu_jw_end_array(w);
 }
 
-/* The side of the smallest face the analyzer's search looks for in img (0 if unknown). */
-float cli_smallest_face(ffu_analyzer *an, const ffu_image *img)
+float cli_smallest_face(ffu_detector *det, const ffu_image *img)
 {
     float side = 0;
-    if (ffu_detector_smallest_face(ffu_analyzer_detector(an), img->width, img->height, &side))
-        ffu_error_clear();
+    if (ffu_detector_smallest_face(det, img->width, img->height, &side)) ffu_error_clear();
     return side;
 }
 
 /* What to try when img gave no face. A large photo's whole-frame view cannot see its
  * small faces (150 px and under in a 1080p frame for the default detector), which is
  * the likeliest reason, so that comes first when --min-face 20 would search smaller. */
-const char *cli_no_face_hint(ffu_analyzer *an, const ffu_image *img, char *buf, size_t cap)
+const char *cli_no_face_hint(ffu_detector *det, const ffu_image *img, const char *rest, char *buf,
+                             size_t cap)
 {
-    const char *rest = "--min-score lower, --rotations, or another --detector";
-    float side = cli_smallest_face(an, img);
+    float side = cli_smallest_face(det, img);
     if (side >= 30)
         snprintf(buf, cap,
                  "faces under %.0f px are not looked for in this %dx%d image: "

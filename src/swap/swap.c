@@ -230,6 +230,8 @@ const char *ffu_swapper_kind(const ffu_swapper *sw)
     return sw->net ? swap_net_kind(sw->net) : "mesh";
 }
 
+ffu_detector *ffu_swapper_detector(ffu_swapper *sw) { return sw ? sw->det : NULL; }
+
 void ffu_swapper_timing_get(const ffu_swapper *sw, ffu_swap_timing *t)
 {
     if (!t) return;

@@ -240,12 +240,12 @@ static void test_image_swap(void)
     remove(out);
 }
 
-static void make_flat_png(const char *path)
+static void make_flat_png(const char *path, int w, int h)
 {
     ffu_image img;
-    if (ffu_image_create(&img, FFU_PIX_RGB24, 160, 120) < 0) return;
-    for (int y = 0; y < 120; y++)
-        memset(img.data[0] + (size_t)y * img.stride[0], 90 + y / 4, 160 * 3);
+    if (ffu_image_create(&img, FFU_PIX_RGB24, w, h) < 0) return;
+    for (int y = 0; y < h; y++)
+        memset(img.data[0] + (size_t)y * img.stride[0], 90 + y * 30 / h, (size_t)w * 3);
     ffu_image_save(path, &img, 0);
     ffu_image_release(&img);
 }
@@ -256,7 +256,7 @@ static void test_no_face(void)
     char flat[256], out[256];
     snprintf(flat, sizeof flat, "%s/flat.png", dir);
     snprintf(out, sizeof out, "%s/out.png", dir);
-    make_flat_png(flat);
+    make_flat_png(flat, 160, 120);
     /* no face in the source: named, non-zero exit, nothing written */
     run(&r, (const char *[]){"swap", "--source", flat, "--target", target, "-o", out, NULL});
     CHECK(r.code != 0);
@@ -278,7 +278,7 @@ static void test_no_face(void)
     run(&r, (const char *[]){"swap", "-s", folder, "--target", target, "-o", out, NULL});
     CHECK_EQ_INT(r.code, 4);
     CHECK(strstr(r.err, "--source") && strstr(r.err, "no .jpg"));
-    make_flat_png(inside);
+    make_flat_png(inside, 160, 120);
     run(&r, (const char *[]){"swap", "-s", folder, "--target", target, "-o", out, NULL});
     CHECK_EQ_INT(r.code, 3);
     CHECK(strstr(r.err, "no face in --source") && strstr(r.err, inside));
@@ -288,12 +288,21 @@ static void test_no_face(void)
         (const char *[]){"swap", "--source", source, "--target", flat, "-o", out, "--json", NULL});
     CHECK_EQ_INT(r.code, 3);
     CHECK(strstr(r.err, "flat.png") && strstr(r.err, "no face") && strstr(r.err, "try"));
+    CHECK(!strstr(r.err, "--min-face 20")); /* 160x120: the search already sees small faces */
     CHECK(access(out, F_OK) != 0);
     ffu_json *j = NULL;
     CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
     int ok = ffu_json_int(ffu_json_get(j, "exit_code"), 0) == 3;
     ffu_json_free(j);
     CHECK(ok);
+    /* in a large photo the whole-frame view misses small faces: the hint says so */
+    char big[256];
+    snprintf(big, sizeof big, "%s/big.png", dir);
+    make_flat_png(big, 1600, 1200);
+    run(&r, (const char *[]){"swap", "--source", source, "--target", big, "-o", out, NULL});
+    CHECK_EQ_INT(r.code, 3);
+    CHECK(strstr(r.err, "no face found (faces under") && strstr(r.err, "--min-face 20"));
+    remove(big);
     /* unreadable files */
     run(&r, (const char *[]){"swap", "--source", "/nonexistent/s.jpg", "--target", target, "-o",
                              out, NULL});
@@ -352,7 +361,7 @@ static void test_batch_journal(void)
     snprintf(ob, sizeof ob, "%s/b.png", outdir);
     CHECK(copy_file(target, a) == 0);
     CHECK(copy_file(target2, b) == 0);
-    make_flat_png(flat);
+    make_flat_png(flat, 160, 120);
     const char *args[] = {"swap",         "-s",   source,   "--target", in,
                           "--output-dir", outdir, "--json", NULL};
     run(&r, args);
