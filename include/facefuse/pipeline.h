@@ -128,6 +128,8 @@ typedef struct ffu_pipeline_stream_stats {
     int64_t events;           /* all events */
     double detect_ms, track_ms, landmarks_ms, embed_ms, search_ms, annotate_ms;
     double first_pts, last_pts; /* stream seconds of the first and last analysed frame */
+    float min_face; /* side (pixels) of the smallest face looked for in its frames, as
+                       ffu_detector_smallest_face gives it for the first; 0 before one */
     int finished;      /* input ended (or failed) and everything was written */
     ffu_status status; /* FFU_OK, or why the stream failed (message in error) */
     char error[256];

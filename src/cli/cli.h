@@ -164,6 +164,8 @@ float cli_smallest_face(ffu_detector *det, const ffu_image *img);
  * "try " and the command's other options (rest). */
 const char *cli_no_face_hint(ffu_detector *det, const ffu_image *img, const char *rest, char *buf,
                              size_t cap);
+/* The smallest face looked for from which the hints suggest --min-face 20. */
+#define CLI_HINT_MIN_FACE_PX 30
 /* rest for the commands that run the analyzer */
 #define CLI_NO_FACE_OPTIONS "--min-score lower, --rotations, or another --detector"
 

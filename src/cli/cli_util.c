@@ -144,7 +144,7 @@ const char *cli_no_face_hint(ffu_detector *det, const ffu_image *img, const char
                              size_t cap)
 {
     float side = cli_smallest_face(det, img);
-    if (side >= 30)
+    if (side >= CLI_HINT_MIN_FACE_PX)
         snprintf(buf, cap,
                  "faces under %.0f px are not looked for in this %dx%d image: "
                  "--min-face 20 finds smaller ones; or try %s",

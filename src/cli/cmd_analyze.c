@@ -216,6 +216,7 @@ static void summary_json(ffu_pipeline *p, const analyze_opts *o, int interrupted
         ffu_jw_key(w, "faces"), ffu_jw_int(w, s.faces);
         ffu_jw_key(w, "embeddings"), ffu_jw_int(w, s.embeddings);
         ffu_jw_key(w, "tracks"), ffu_jw_int(w, s.tracks);
+        ffu_jw_key(w, "min_face"), ffu_jw_number(w, roundf(s.min_face));
         ffu_jw_key(w, "unknown_faces"), ffu_jw_int(w, s.unknown);
         ffu_jw_key(w, "events"), ffu_jw_int(w, s.events);
         ffu_jw_key(w, "identities"), ffu_jw_begin_array(w);
@@ -278,6 +279,9 @@ static void summary_text(ffu_pipeline *p)
             printf("%s %s", k ? "," : "", g ? ffu_gallery_name(g, ids[k]) : "?");
         if (s.status)
             printf(" [failed: %s]", s.error);
+        else if (s.frames && !s.tracks && s.min_face >= CLI_HINT_MIN_FACE_PX)
+            printf(" (faces under %.0f px are not looked for: --min-face 20 finds smaller ones)",
+                   s.min_face);
         printf("\n");
     }
     printf("%.1f s; detector runs %lld (%lld frames), embedder runs %lld (%lld faces, %lld with "

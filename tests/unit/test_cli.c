@@ -388,6 +388,18 @@ static void test_analyze_output_dirs(void)
     CHECK_EQ_INT(r.code, 0);
     snprintf(png, sizeof png, "%s/dlib_MOT20-05-raw_even_shorter.png", heat);
     CHECK(access(png, R_OK) == 0);
+    /* each stream's smallest face looked for; the text summary names it for a stream
+     * where no face was tracked and --min-face 20 would look for smaller ones */
+    ffu_json *j = NULL;
+    CHECK_EQ_INT(ffu_json_parse(r.out, strlen(r.out), &j), FFU_OK);
+    const ffu_json *s0 = ffu_json_at(ffu_json_get(j, "streams"), 0);
+    double side = ffu_json_number(ffu_json_get(s0, "min_face"), -1);
+    int tracks = (int)ffu_json_int(ffu_json_get(s0, "tracks"), -1);
+    ffu_json_free(j);
+    CHECK(side > 0 && tracks >= 0);
+    run(&r, (const char *[]){"analyze", "-i", clip, "--fps", "1", NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK_EQ_INT(strstr(r.out, "--min-face 20") != NULL, tracks == 0 && side >= 30);
     const char *flags[2] = {"--heatmap", "--snapshots"};
     for (int i = 0; i < 2; i++) {
         run(&r, (const char *[]){"analyze", "-i", clip, "--fps", "1", flags[i], file, NULL});

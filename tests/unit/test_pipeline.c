@@ -11,7 +11,9 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "facefuse/face.h"
 #include "facefuse/pipeline.h"
+#include "facefuse/video.h"
 #include "test.h"
 
 #define HAMILTON "data/videos/face_recognition_short_hamilton_clip.mp4"
@@ -306,6 +308,21 @@ static void test_hamilton(void)
     CHECK_EQ_INT(s.status, FFU_OK);
     CHECK(s.frames > 10);
     CHECK(s.embeddings > 0);
+    /* the smallest face looked for: what the default detector says of the clip's frames */
+    ffu_video_reader *vr = NULL;
+    ffu_detector *det = NULL;
+    ffu_detector_opts dopts;
+    ffu_detector_opts_default(&dopts);
+    ffu_pixfmt fmt;
+    int vw = 0, vh = 0;
+    float side = 0;
+    CHECK_EQ_INT(ffu_video_reader_open(&vr, vid, NULL), FFU_OK);
+    ffu_video_reader_output(vr, &fmt, &vw, &vh);
+    ffu_video_reader_close(vr);
+    CHECK_EQ_INT(ffu_detector_create(&dopts, &det), FFU_OK);
+    CHECK_EQ_INT(ffu_detector_smallest_face(det, vw, vh, &side), FFU_OK);
+    ffu_detector_destroy(det);
+    CHECK(side > 0 && s.min_face == side);
     printf("  hamilton: %lld frames, %lld faces, %lld embeddings, %lld tracks; ms detect %.0f "
            "track %.1f embed %.0f\n",
            (long long)s.frames, (long long)s.faces, (long long)s.embeddings, (long long)s.tracks,
