@@ -184,6 +184,7 @@ typedef struct ffu_swap_video_stats {
     int64_t frames;               /* frames written (or processed before a stop) */
     int64_t frames_without_face;  /* frames in which no target was selected */
     int64_t faces;                /* faces swapped, all frames together */
+    int width, height;            /* the frames' size */
     int threads;                  /* worker swappers used */
     double seconds, fps;          /* wall time of the whole call; frames / seconds */
     /* Coordinating thread: decode (ffu_video_reader_read), smoothing, encode

@@ -156,14 +156,15 @@ int cli_arg_given(int argc, char **argv, const char *name);
 /* A face box [x, y, w, h] as a JSON array, pixels to two decimals. */
 void cli_write_box(ffu_jw *w, const float box[4]);
 
-/* The side (pixels) of the smallest face det looks for in img, as
+/* The side (pixels) of the smallest face det looks for in a width x height image, as
  * ffu_detector_smallest_face gives it; 0 if unknown. */
-float cli_smallest_face(ffu_detector *det, const ffu_image *img);
-/* What to try when img gave no face, into buf (returned): that faces smaller than
- * cli_smallest_face are not looked for, when --min-face 20 would look for them, then
- * "try " and the command's other options (rest). */
-const char *cli_no_face_hint(ffu_detector *det, const ffu_image *img, const char *rest, char *buf,
-                             size_t cap);
+float cli_smallest_face(ffu_detector *det, int width, int height);
+/* What to try when an image (a video's frames: what = "frames") of that size gave no
+ * face, into buf (returned): that faces smaller than cli_smallest_face are not looked
+ * for, when --min-face 20 would look for them, then "try " and the command's other
+ * options (rest). */
+const char *cli_no_face_hint(ffu_detector *det, int width, int height, const char *what,
+                             const char *rest, char *buf, size_t cap);
 /* The smallest face looked for from which the hints suggest --min-face 20. */
 #define CLI_HINT_MIN_FACE_PX 30
 /* rest for the commands that run the analyzer */

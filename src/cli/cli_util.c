@@ -130,25 +130,25 @@ void cli_write_box(ffu_jw *w, const float box[4])
     ffu_jw_end_array(w);
 }
 
-float cli_smallest_face(ffu_detector *det, const ffu_image *img)
+float cli_smallest_face(ffu_detector *det, int width, int height)
 {
     float side = 0;
-    if (ffu_detector_smallest_face(det, img->width, img->height, &side)) ffu_error_clear();
+    if (ffu_detector_smallest_face(det, width, height, &side)) ffu_error_clear();
     return side;
 }
 
 /* What to try when img gave no face. A large photo's whole-frame view cannot see its
  * small faces (150 px and under in a 1080p frame for the default detector), which is
  * the likeliest reason, so that comes first when --min-face 20 would search smaller. */
-const char *cli_no_face_hint(ffu_detector *det, const ffu_image *img, const char *rest, char *buf,
-                             size_t cap)
+const char *cli_no_face_hint(ffu_detector *det, int width, int height, const char *what,
+                             const char *rest, char *buf, size_t cap)
 {
-    float side = cli_smallest_face(det, img);
+    float side = cli_smallest_face(det, width, height);
     if (side >= CLI_HINT_MIN_FACE_PX)
         snprintf(buf, cap,
-                 "faces under %.0f px are not looked for in this %dx%d image: "
+                 "faces under %.0f px are not looked for in %s %dx%d %s: "
                  "--min-face 20 finds smaller ones; or try %s",
-                 side, img->width, img->height, rest);
+                 side, strcmp(what, "image") ? "these" : "this", width, height, what, rest);
     else
         snprintf(buf, cap, "try %s", rest);
     return buf;

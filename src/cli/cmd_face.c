@@ -230,7 +230,8 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
             ffu_jw_key(w, "width"), ffu_jw_int(w, img.width);
             ffu_jw_key(w, "height"), ffu_jw_int(w, img.height);
             ffu_jw_key(w, "min_face"),
-                ffu_jw_number(w, roundf(cli_smallest_face(ffu_analyzer_detector(an), &img)));
+                ffu_jw_number(
+                    w, roundf(cli_smallest_face(ffu_analyzer_detector(an), img.width, img.height)));
             ffu_jw_key(w, "faces");
             ffu_jw_begin_array(w);
             for (int k = 0; k < faces.count; k++)
@@ -243,8 +244,8 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
                 char hint[256];
                 fflush(stdout);
                 fprintf(stderr, "facefuse detect: %s: no face found (%s)\n", path,
-                        cli_no_face_hint(ffu_analyzer_detector(an), &img, CLI_NO_FACE_OPTIONS, hint,
-                                         sizeof hint));
+                        cli_no_face_hint(ffu_analyzer_detector(an), img.width, img.height, "image",
+                                         CLI_NO_FACE_OPTIONS, hint, sizeof hint));
                 hinted = 1;
             }
             for (int k = 0; k < faces.count; k++) {
@@ -311,8 +312,8 @@ static int pick_face(const cli_command *cmd, const cli_common *common, const cha
     char hint[256];
     if (faces->count == 0)
         return cli_fail_msg(cmd, common, CLI_EXIT_DATA, "%s: no face found (%s)", path,
-                            cli_no_face_hint(ffu_analyzer_detector(an), img, CLI_NO_FACE_OPTIONS,
-                                             hint, sizeof hint));
+                            cli_no_face_hint(ffu_analyzer_detector(an), img->width, img->height,
+                                             "image", CLI_NO_FACE_OPTIONS, hint, sizeof hint));
     int best = 0;
     for (int i = 1; i < faces->count; i++)
         if (faces->faces[i].box[2] * faces->faces[i].box[3] >

@@ -203,14 +203,15 @@ static int identify_image(const cli_command *cmd, const gallery_opts *o, ffu_ana
         ffu_jw_begin_object(w);
         ffu_jw_key(w, "path"), ffu_jw_string(w, path);
         ffu_jw_key(w, "min_face"),
-            ffu_jw_number(w, roundf(cli_smallest_face(ffu_analyzer_detector(an), &img)));
+            ffu_jw_number(
+                w, roundf(cli_smallest_face(ffu_analyzer_detector(an), img.width, img.height)));
         ffu_jw_key(w, "faces");
         ffu_jw_begin_array(w);
     } else if (faces.count == 0) {
         char hint[256];
         printf("%s: no face (%s)\n", path,
-               cli_no_face_hint(ffu_analyzer_detector(an), &img, CLI_NO_FACE_OPTIONS, hint,
-                                sizeof hint));
+               cli_no_face_hint(ffu_analyzer_detector(an), img.width, img.height, "image",
+                                CLI_NO_FACE_OPTIONS, hint, sizeof hint));
     }
     ffu_image_release(&img);
     for (int i = 0; i < faces.count; i++) {

@@ -487,10 +487,11 @@ static void fail_target(target *t, ffu_status st, const char *fmt, ...)
     t->code = cli_exit_code(st);
 }
 
-/* What "no face" means under the current selection, and what to try; with the target
- * image at hand (img), whether faces that small are looked for (buf holds that hint). */
-static void no_face_text(const swap_ctx *c, const ffu_image *img, char *buf, size_t cap,
-                         const char **what, const char **hint)
+/* What "no face" means under the current selection, and what to try: with the
+ * target's size (an image, or a video's "frames"), whether faces that small are looked
+ * for (buf holds that hint). */
+static void no_face_text(const swap_ctx *c, int width, int height, const char *kind, char *buf,
+                         size_t cap, const char **what, const char **hint)
 {
     if (c->so.select == FFU_SWAP_SELECT_REFERENCE) {
         *what = "no face like --reference";
@@ -500,9 +501,8 @@ static void no_face_text(const swap_ctx *c, const ffu_image *img, char *buf, siz
         *hint = "try wider limits";
     } else {
         *what = "no face found";
-        *hint = img ? cli_no_face_hint(ffu_swapper_detector(c->sw), img,
-                                       "--min-score lower or another --detector", buf, cap)
-                    : "try --min-score lower, --min-face, or another --detector";
+        *hint = cli_no_face_hint(ffu_swapper_detector(c->sw), width, height, kind,
+                                 "--min-score lower or another --detector", buf, cap);
     }
 }
 
@@ -524,7 +524,7 @@ static void do_image(swap_ctx *c, target *t)
     if (swapped == 0) {
         const char *what, *hint;
         char buf[256];
-        no_face_text(c, &img, buf, sizeof buf, &what, &hint);
+        no_face_text(c, img.width, img.height, "image", buf, sizeof buf, &what, &hint);
         fail_target(t, FFU_ERR_FORMAT, "%s: %s (%s); nothing written", t->path, what, hint);
         t->code = CLI_EXIT_DATA;
         goto out;
@@ -598,7 +598,8 @@ static void do_video(swap_ctx *c, target *t)
     t->state = "done";
     if (t->frames_without_face && !c->o->common.quiet) {
         const char *what, *hint;
-        no_face_text(c, NULL, NULL, 0, &what, &hint);
+        char buf[256];
+        no_face_text(c, stats.width, stats.height, "frames", buf, sizeof buf, &what, &hint);
         if (t->frames_without_face == t->frames)
             fprintf(stderr,
                     "facefuse swap: %s: %s in any of its %lld frames (%s); written "

@@ -277,8 +277,8 @@ static ffu_status open_all(job *j, ffu_swapper *sw, const char *in_path, const c
 
     ffu_video_writer_opts wo;
     memset(&wo, 0, sizeof wo);
-    wo.width = in->width;
-    wo.height = in->height;
+    wo.width = j->stats.width = in->width;
+    wo.height = j->stats.height = in->height;
     wo.fps_num = j->fps_num;
     wo.fps_den = j->fps_den;
     wo.codec = vo->codec;

@@ -7,6 +7,7 @@
 #include <signal.h>
 
 #include "facefuse/image.h"
+#include "facefuse/video.h"
 #include "test.h"
 #include "test_cli.h"
 
@@ -250,6 +251,26 @@ static void make_flat_png(const char *path, int w, int h)
     ffu_image_release(&img);
 }
 
+/* A short video of flat frames (no face), w x h; 0 on failure. */
+static int make_flat_video(const char *path, int w, int h, int frames)
+{
+    ffu_video_writer_opts wo = {.width = w, .height = h, .fps_num = 10, .preset = "ultrafast"};
+    ffu_video_writer *vw = NULL;
+    ffu_image img = {0};
+    int ok = ffu_video_writer_open(&vw, path, &wo) == FFU_OK &&
+             ffu_image_create(&img, FFU_PIX_RGB24, w, h) == FFU_OK;
+    for (int y = 0; ok && y < h; y++)
+        memset(img.data[0] + (size_t)y * img.stride[0], 90 + y * 30 / h, (size_t)w * 3);
+    for (int i = 0; ok && i < frames; i++)
+        ok = ffu_video_writer_write(vw, &img, i / 10.0) == FFU_OK;
+    ffu_image_release(&img);
+    if (!ok) {
+        ffu_video_writer_abort(vw);
+        return 0;
+    }
+    return ffu_video_writer_close(vw) == FFU_OK;
+}
+
 static void test_no_face(void)
 {
     if (!have_data()) TEST_SKIP("needs ../shared data and the default models");
@@ -302,6 +323,17 @@ static void test_no_face(void)
     run(&r, (const char *[]){"swap", "--source", source, "--target", big, "-o", out, NULL});
     CHECK_EQ_INT(r.code, 3);
     CHECK(strstr(r.err, "no face found (faces under") && strstr(r.err, "--min-face 20"));
+    remove(big);
+    /* a video without a face in any frame: written unchanged, and the same hint */
+    char vid[256];
+    snprintf(vid, sizeof vid, "%s/flat.mp4", dir);
+    snprintf(big, sizeof big, "%s/out.mp4", dir);
+    CHECK(make_flat_video(vid, 1280, 720, 5));
+    run(&r, (const char *[]){"swap", "--source", source, "--target", vid, "-o", big, NULL});
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(strstr(r.err, "in any of its 5 frames (faces under") &&
+          strstr(r.err, "1280x720 frames: --min-face 20"));
+    remove(vid);
     remove(big);
     /* unreadable files */
     run(&r, (const char *[]){"swap", "--source", "/nonexistent/s.jpg", "--target", target, "-o",
