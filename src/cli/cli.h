@@ -159,14 +159,17 @@ void cli_write_box(ffu_jw *w, const float box[4]);
 /* The side (pixels) of the smallest face det looks for in a width x height image, as
  * ffu_detector_smallest_face gives it; 0 if unknown. */
 float cli_smallest_face(ffu_detector *det, int width, int height);
-/* What to try when an image (a video's frames: what = "frames") of that size gave no
- * face, into buf (returned): that faces smaller than cli_smallest_face are not looked
- * for, when --min-face 20 would look for them, then "try " and the command's other
- * options (rest). */
-const char *cli_no_face_hint(ffu_detector *det, int width, int height, const char *what,
-                             const char *rest, char *buf, size_t cap);
-/* The smallest face looked for from which the hints suggest --min-face 20. */
-#define CLI_HINT_MIN_FACE_PX 30
+/* Why faces may have been missed in a width x height image (video: its frames) where
+ * the search looked for none under `side` px: "faces under 80 px are not looked for in
+ * this 1024x819 image: --min-face 20 finds smaller ones", into buf (returned); NULL
+ * when side is under 30 px (or unknown), where --min-face 20 would hardly look smaller. */
+const char *cli_small_faces_note(float side, int width, int height, int video, char *buf,
+                                 size_t cap);
+/* What to try when an image (video: every frame) of that size gave no face, into buf
+ * (returned): cli_small_faces_note for det's smallest face, then "try " and the
+ * command's other options (rest). */
+const char *cli_no_face_hint(ffu_detector *det, int width, int height, int video, const char *rest,
+                             char *buf, size_t cap);
 /* rest for the commands that run the analyzer */
 #define CLI_NO_FACE_OPTIONS "--min-score lower, --rotations, or another --detector"
 

@@ -137,18 +137,27 @@ float cli_smallest_face(ffu_detector *det, int width, int height)
     return side;
 }
 
-/* What to try when img gave no face. A large photo's whole-frame view cannot see its
- * small faces (150 px and under in a 1080p frame for the default detector), which is
- * the likeliest reason, so that comes first when --min-face 20 would search smaller. */
-const char *cli_no_face_hint(ffu_detector *det, int width, int height, const char *what,
-                             const char *rest, char *buf, size_t cap)
+const char *cli_small_faces_note(float side, int width, int height, int video, char *buf,
+                                 size_t cap)
 {
-    float side = cli_smallest_face(det, width, height);
-    if (side >= CLI_HINT_MIN_FACE_PX)
-        snprintf(buf, cap,
-                 "faces under %.0f px are not looked for in %s %dx%d %s: "
-                 "--min-face 20 finds smaller ones; or try %s",
-                 side, strcmp(what, "image") ? "these" : "this", width, height, what, rest);
+    if (!(side >= 30)) /* --min-face 20 would hardly look for smaller faces */
+        return NULL;
+    snprintf(buf, cap,
+             "faces under %.0f px are not looked for in %s %dx%d %s: --min-face 20 finds "
+             "smaller ones",
+             side, video ? "these" : "this", width, height, video ? "frames" : "image");
+    return buf;
+}
+
+/* A large photo's whole-frame view cannot see its small faces (150 px and under in a
+ * 1080p frame for the default detector), the likeliest reason, so that comes first. */
+const char *cli_no_face_hint(ffu_detector *det, int width, int height, int video, const char *rest,
+                             char *buf, size_t cap)
+{
+    char note[160];
+    if (cli_small_faces_note(cli_smallest_face(det, width, height), width, height, video, note,
+                             sizeof note))
+        snprintf(buf, cap, "%s; or try %s", note, rest);
     else
         snprintf(buf, cap, "try %s", rest);
     return buf;

@@ -268,6 +268,7 @@ static void summary_text(ffu_pipeline *p)
     for (int i = 0; i < ffu_pipeline_stream_count(p); i++) {
         ffu_pipeline_stream_stats s;
         ffu_pipeline_stream_stats_get(p, i, &s);
+        char note[160];
         printf("%s: %lld frames, %lld tracks, %lld unknown", s.name, (long long)s.frames,
                (long long)s.tracks, (long long)s.unknown);
         int ids[256];
@@ -279,9 +280,10 @@ static void summary_text(ffu_pipeline *p)
             printf("%s %s", k ? "," : "", g ? ffu_gallery_name(g, ids[k]) : "?");
         if (s.status)
             printf(" [failed: %s]", s.error);
-        else if (s.frames && !s.tracks && s.min_face >= CLI_HINT_MIN_FACE_PX)
-            printf(" (faces under %.0f px are not looked for: --min-face 20 finds smaller ones)",
-                   s.min_face);
+        else if (s.frames && !s.tracks &&
+                 cli_small_faces_note(s.min_face, s.health.width, s.health.height, 1, note,
+                                      sizeof note))
+            printf(" (%s)", note);
         printf("\n");
     }
     printf("%.1f s; detector runs %lld (%lld frames), embedder runs %lld (%lld faces, %lld with "

@@ -244,7 +244,7 @@ static int run_detect(const cli_command *cmd, int argc, char **argv)
                 char hint[256];
                 fflush(stdout);
                 fprintf(stderr, "facefuse detect: %s: no face found (%s)\n", path,
-                        cli_no_face_hint(ffu_analyzer_detector(an), img.width, img.height, "image",
+                        cli_no_face_hint(ffu_analyzer_detector(an), img.width, img.height, 0,
                                          CLI_NO_FACE_OPTIONS, hint, sizeof hint));
                 hinted = 1;
             }
@@ -312,8 +312,8 @@ static int pick_face(const cli_command *cmd, const cli_common *common, const cha
     char hint[256];
     if (faces->count == 0)
         return cli_fail_msg(cmd, common, CLI_EXIT_DATA, "%s: no face found (%s)", path,
-                            cli_no_face_hint(ffu_analyzer_detector(an), img->width, img->height,
-                                             "image", CLI_NO_FACE_OPTIONS, hint, sizeof hint));
+                            cli_no_face_hint(ffu_analyzer_detector(an), img->width, img->height, 0,
+                                             CLI_NO_FACE_OPTIONS, hint, sizeof hint));
     int best = 0;
     for (int i = 1; i < faces->count; i++)
         if (faces->faces[i].box[2] * faces->faces[i].box[3] >

@@ -210,7 +210,7 @@ static int identify_image(const cli_command *cmd, const gallery_opts *o, ffu_ana
     } else if (faces.count == 0) {
         char hint[256];
         printf("%s: no face (%s)\n", path,
-               cli_no_face_hint(ffu_analyzer_detector(an), img.width, img.height, "image",
+               cli_no_face_hint(ffu_analyzer_detector(an), img.width, img.height, 0,
                                 CLI_NO_FACE_OPTIONS, hint, sizeof hint));
     }
     ffu_image_release(&img);

@@ -488,10 +488,10 @@ static void fail_target(target *t, ffu_status st, const char *fmt, ...)
 }
 
 /* What "no face" means under the current selection, and what to try: with the
- * target's size (an image, or a video's "frames"), whether faces that small are looked
+ * target's size (an image, or a video's frames), whether faces that small are looked
  * for (buf holds that hint). */
-static void no_face_text(const swap_ctx *c, int width, int height, const char *kind, char *buf,
-                         size_t cap, const char **what, const char **hint)
+static void no_face_text(const swap_ctx *c, int width, int height, int video, char *buf, size_t cap,
+                         const char **what, const char **hint)
 {
     if (c->so.select == FFU_SWAP_SELECT_REFERENCE) {
         *what = "no face like --reference";
@@ -501,7 +501,7 @@ static void no_face_text(const swap_ctx *c, int width, int height, const char *k
         *hint = "try wider limits";
     } else {
         *what = "no face found";
-        *hint = cli_no_face_hint(ffu_swapper_detector(c->sw), width, height, kind,
+        *hint = cli_no_face_hint(ffu_swapper_detector(c->sw), width, height, video,
                                  "--min-score lower or another --detector", buf, cap);
     }
 }
@@ -524,7 +524,7 @@ static void do_image(swap_ctx *c, target *t)
     if (swapped == 0) {
         const char *what, *hint;
         char buf[256];
-        no_face_text(c, img.width, img.height, "image", buf, sizeof buf, &what, &hint);
+        no_face_text(c, img.width, img.height, 0, buf, sizeof buf, &what, &hint);
         fail_target(t, FFU_ERR_FORMAT, "%s: %s (%s); nothing written", t->path, what, hint);
         t->code = CLI_EXIT_DATA;
         goto out;
@@ -599,7 +599,7 @@ static void do_video(swap_ctx *c, target *t)
     if (t->frames_without_face && !c->o->common.quiet) {
         const char *what, *hint;
         char buf[256];
-        no_face_text(c, stats.width, stats.height, "frames", buf, sizeof buf, &what, &hint);
+        no_face_text(c, stats.width, stats.height, 1, buf, sizeof buf, &what, &hint);
         if (t->frames_without_face == t->frames)
             fprintf(stderr,
                     "facefuse swap: %s: %s in any of its %lld frames (%s); written "

@@ -1010,24 +1010,17 @@ static void detect_step(pl_worker *w, pl_job **jobs, int k)
     if (ng)
         pl_gpu_quality(w, jobs, k);
     double per = ms_since(t0) / k;
-    /* a stream's smallest face looked for, from a frame (a stream's size is fixed), until
-     * it is known */
-    float side[PL_DET_BATCH_GPU] = {0};
-    int need[PL_DET_BATCH_GPU];
     pthread_mutex_lock(&p->smu);
-    for (int i = 0; i < k; i++)
-        need[i] = jobs[i]->ps->st.min_face == 0;
-    pthread_mutex_unlock(&p->smu);
     for (int i = 0; i < k; i++) {
+        /* the stream's smallest face looked for, once (a stream's size is fixed; a view
+         * plan, microseconds, with this worker's own detector) */
         const ffu_stream_frame *f = jobs[i]->frame;
-        int fw = f->on_gpu ? f->gpu.width : f->image.width;
-        int fh = f->on_gpu ? f->gpu.height : f->image.height;
-        if (need[i] && ffu_detector_smallest_face(w->det[0], fw, fh, &side[i]))
+        if (jobs[i]->ps->st.min_face == 0 &&
+            ffu_detector_smallest_face(w->det[0], f->on_gpu ? f->gpu.width : f->image.width,
+                                       f->on_gpu ? f->gpu.height : f->image.height,
+                                       &jobs[i]->ps->st.min_face))
             ffu_error_clear();
     }
-    pthread_mutex_lock(&p->smu);
-    for (int i = 0; i < k; i++)
-        if (need[i] && side[i] > 0) jobs[i]->ps->st.min_face = side[i];
     p->stats.detect_runs++;
     p->stats.detect_items += k;
     p->stats.gpu_frames += ng;
