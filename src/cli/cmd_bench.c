@@ -3,7 +3,7 @@
  * Inputs are filled once with fixed pseudo-random values (floats in [0, 1), integers
  * 0), so runs are repeatable.
  * `facefuse bench face IMG`: the per-stage cost of a full analysis of one photo with
- * the default models (detect, landmarks, quality, liveness, attributes, embed; --with
+ * the default models (--detector another detector; detect, landmarks, quality, liveness, attributes, embed; --with
  * picks the stages after detection, since each stage pushes the others' weights out of
  * the caches and a run without attributes is not the full run minus their time).
  * Timings are for reading, never for pass/fail. */
@@ -34,6 +34,7 @@ typedef struct {
     ffu_strlist only;
     char *size;
     char *with;
+    char *detector;
     int device, fp16, bf16; /* CLI_MODEL_OPTIONS */
 } bench_opts;
 
@@ -71,6 +72,9 @@ static const ffu_option bench_options[] = {
      "face: the stages after detection, comma-separated: landmarks, quality, liveness, "
      "attributes, embed, or all (face recognition alone: landmarks,quality,liveness,embed)",
      "all", 0, 0, NULL, "STAGES"},
+    {"detector", 'd', FFU_OPT_STRING, offsetof(bench_opts, detector),
+     "face: the detector, a zoo name or FAMILY:PATH (default: the zoo's)", NULL, 0, 0, NULL,
+     "NAME[:PATH]"},
     {0},
 };
 
@@ -459,6 +463,7 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
     ffu_detector_opts_default(&dopts);
     ffu_landmarker_opts_default(&lopts);
     dopts.m = m;
+    dopts.m.model = o->detector;
     lopts.m = m;
     unsigned with = 0;
     if (cli_parse_stages(o->with, &with) < 0) {
@@ -549,6 +554,7 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_key(w, "width"), ffu_jw_int(w, img.width);
         ffu_jw_key(w, "height"), ffu_jw_int(w, img.height);
         ffu_jw_key(w, "faces"), ffu_jw_int(w, nfaces);
+        ffu_jw_key(w, "detector"), ffu_jw_string(w, ffu_detector_model(det)->name);
         ffu_jw_key(w, "threads"), ffu_jw_int(w, o->threads);
         ffu_jw_key(w, "bf16"), ffu_jw_bool(w, o->bf16);
         ffu_jw_key(w, "runs"), ffu_jw_int(w, o->runs);
@@ -577,9 +583,11 @@ static int bench_face(const cli_command *cmd, bench_opts *o, const char *path)
         ffu_jw_end_object(w);
         rc = cli_print_json(w);
     } else {
-        printf("%s at %dx%d, %d face%s, %d thread%s%s, median of %d runs after %d warm-up:\n",
-               path, img.width, img.height, nfaces, nfaces == 1 ? "" : "s", o->threads,
-               o->threads == 1 ? "" : "s", o->bf16 ? ", bf16" : "", o->runs, o->warmup);
+        printf("%s at %dx%d, %d face%s (%s), %d thread%s%s, median of %d runs after %d "
+               "warm-up:\n",
+               path, img.width, img.height, nfaces, nfaces == 1 ? "" : "s",
+               ffu_detector_model(det)->name, o->threads, o->threads == 1 ? "" : "s",
+               o->bf16 ? ", bf16" : "", o->runs, o->warmup);
         printf("  %-11s %8s %8s %8s\n", "stage", "ms", "GFLOP", at_peak ? "at peak" : "");
         for (int s = 0; s < ST_COUNT; s++) {
             if (!on[s]) continue;

@@ -23,7 +23,12 @@
  *
  * Frames in device memory (ffu_detector_detect_gpu, backend cuda) take the same path:
  * a view is a matrix whatever holds the pixels, and det_src only tells face_net which
- * fill to use. */
+ * fill to use.
+ *
+ * A cascade (MTCNN, det_family.search) is not one network run over views: each rotation
+ * is one view, the upright frame, which the family searches itself at every scale it
+ * needs (host images only); its candidates join the same mapping, suppression and
+ * sorting. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +78,7 @@ struct ffu_detector {
     int referee_failed;
     ffu_image ref_crop;
     ffu_face_list ref_faces;
+    ffu_image upright; /* cascades: a turned frame's upright copy */
 };
 
 /* The frame being searched: a host image or (backend cuda) a device one. */
@@ -103,7 +109,7 @@ static ffu_status fill_src(face_net *n, int b, const det_src *src, const double 
 static const det_family *const families[] = {
     &det_family_blazeface, &det_family_yunet,     &det_family_scrfd,
     &det_family_retinaface, &det_family_ultraface, &det_family_yolo5face,
-    &det_family_yunet2022,
+    &det_family_yunet2022,  &det_family_mtcnn,
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -394,6 +400,8 @@ static ffu_status plan_views(ffu_detector *d, int W, int H, int rot)
     int align = 0; /* > 0: tiles of any multiple of align up to tw x th (tile_level) */
     double v[6], m[6];
     ffu_status st;
+    if (f->search) /* a cascade: the upright frame, searched at every scale it needs */
+        return push_view(d, rm, uw, uh, 0, 0, 0);
     if (d->dynamic) {
         int longest = uw > uh ? uw : uh;
         s0 = longest > d->side_cap ? (double)longest / d->side_cap : 1.0;
@@ -531,12 +539,21 @@ static ffu_status run_views(ffu_detector *d, const det_src *src, int first, int 
 
 /* Decodes batch slot b of the last run of n, fed with view v, and appends its
  * candidates in image coordinates to d->pass. */
+static ffu_status map_cands(ffu_detector *d, const det_view *v, int rot);
+
 static ffu_status map_slot(ffu_detector *d, const face_net *n, int b, const det_view *v, int rot)
 {
     ffu_status st;
     d->tmp.n = 0;
     if ((st = d->fam->decode(d->state, n, b, d->min_score, &d->tmp)))
         return st;
+    return map_cands(d, v, rot);
+}
+
+/* Appends the candidates in d->tmp (network coordinates of view v) to d->pass in image
+ * coordinates. */
+static ffu_status map_cands(ffu_detector *d, const det_view *v, int rot)
+{
     /* a tile drops faces cut by its inner edges: a neighbour sees them whole */
     float tol = 2.0f;
     for (int i = 0; i < d->tmp.n; i++) {
@@ -573,6 +590,36 @@ static ffu_status map_slot(ffu_detector *d, const face_net *n, int b, const det_
     return FFU_OK;
 }
 
+/* A cascade's one view (the upright frame): the family searches it on the host, from
+ * the image itself or, turned, from an upright copy. */
+static ffu_status run_cascade(ffu_detector *d, const det_src *src, const det_view *v, int rot)
+{
+    if (!src->img)
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "the %s detector searches host images only "
+                             "(frames in device memory: --host-frames)", d->fam->name);
+    const ffu_image *img = src->img;
+    ffu_status st;
+    if (rot) {
+        double m[6];
+        face_warp_map(v->m, m);
+        if ((d->upright.width != v->w || d->upright.height != v->h ||
+             d->upright.fmt != img->fmt)) {
+            ffu_image_release(&d->upright);
+            if ((st = ffu_image_create(&d->upright, img->fmt, v->w, v->h)))
+                return st;
+        }
+        if ((st = ffu_image_warp_affine(img, &d->upright, m, FFU_INTERP_NEAREST,
+                                        FFU_BORDER_CONSTANT, NULL)))
+            return st;
+        img = &d->upright;
+    }
+    float min_face = d->fam->smallest(d->state, v->w, v->h, d->opts.min_face);
+    d->tmp.n = 0;
+    if ((st = d->fam->search(d->state, &d->net, img, min_face, d->min_score, &d->tmp)))
+        return st;
+    return map_cands(d, v, rot);
+}
+
 /* One rotation: plan, run in batches, suppress; survivors are appended to d->all. */
 static ffu_status run_rotation(ffu_detector *d, const det_src *src, int rot)
 {
@@ -580,9 +627,11 @@ static ffu_status run_rotation(ffu_detector *d, const det_src *src, int rot)
     if (st)
         return st;
     d->pass.n = 0;
+    if (d->fam->search && (st = run_cascade(d, src, &d->views[0], rot)))
+        return st;
     /* Views of one size go in batches of one size (the last one padded), so one image
      * size always gives the same network shapes and the session never re-plans. */
-    int i = 0;
+    int i = d->fam->search ? d->nviews : 0;
     while (i < d->nviews) {
         int j = i + 1;
         while (j < d->nviews && d->views[j].w == d->views[i].w && d->views[j].h == d->views[i].h)
@@ -699,7 +748,7 @@ ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
      * input size, and a session changing size re-plans its CUDA graphs (not measured) */
     int cuda = o->m.backend && !strcmp(o->m.backend, "cuda");
     int aspect = fam && fam->align && row.aspect && !cuda;
-    if ((st = face_net_load(&d->net, FFU_ROLE_DETECT, &o->m, aspect)))
+    if ((st = face_net_load(&d->net, FFU_ROLE_DETECT, &o->m, aspect || (fam && fam->search))))
         goto fail;
     d->fam = fam; /* the row d->net opened is the one resolved above */
     if (!d->fam) {
@@ -713,7 +762,8 @@ ffu_status ffu_detector_create(const ffu_detector_opts *o, ffu_detector **out)
         goto fail;
     }
     /* the family's decoder chooses the outputs it reads before the plan */
-    if ((st = d->fam->init(&d->net, &d->state)) || (st = face_net_start(&d->net)))
+    if ((st = d->fam->init(&d->net, &d->state)) || (st = face_net_start(&d->net)) ||
+        (d->fam->open && (st = d->fam->open(d->state, &d->net, &o->m))))
         goto fail;
     d->min_score = o->min_score > 0 ? o->min_score
                    : d->net.entry.threshold > 0 ? d->net.entry.threshold
@@ -743,6 +793,7 @@ void ffu_detector_destroy(ffu_detector *d)
     face_net_close(&d->tiles);
     ffu_detector_destroy(d->referee);
     ffu_image_release(&d->ref_crop);
+    ffu_image_release(&d->upright);
     ffu_face_list_free(&d->ref_faces);
     free(d->spec);
     free(d->backend);
@@ -816,7 +867,10 @@ ffu_status ffu_detector_detect_gpu(ffu_detector *d, const ffu_gpu_image *img, ff
     return detect_src(d, &src, out);
 }
 
-int face_detector_on_gpu(const ffu_detector *d) { return d && face_net_on_gpu(&d->net); }
+int face_detector_on_gpu(const ffu_detector *d)
+{
+    return d && face_net_on_gpu(&d->net) && !d->fam->search; /* cascades read host frames */
+}
 
 /* The referee's score for face c seen at its rotation: the short-range BlazeFace (a
  * model for faces that fill its 128x128 input) on a square of 1.5 times the face's box
@@ -1005,7 +1059,9 @@ ffu_status ffu_detector_smallest_face(ffu_detector *d, int width, int height, fl
     if (st)
         return st;
     double best = INFINITY;
-    for (int i = 0; i < d->nviews; i++)
+    if (d->fam->smallest)
+        best = d->fam->smallest(d->state, width, height, d->opts.min_face);
+    for (int i = 0; i < d->nviews && !d->fam->smallest; i++)
         best = fmin(best, view_smallest_face(d->fam, &d->views[i]));
     *side = (float)best;
     return FFU_OK;
@@ -1015,7 +1071,7 @@ ffu_status ffu_detector_smallest_face(ffu_detector *d, int width, int height, fl
 
 int face_detector_batchable(const ffu_detector *d)
 {
-    return d && !d->dynamic && !d->opts.rotations && d->opts.min_face <= 0;
+    return d && !d->dynamic && !d->opts.rotations && d->opts.min_face <= 0 && !d->fam->search;
 }
 
 /* Batches are padded to a power of two so that at most four shapes (1, 2, 4, 8) are

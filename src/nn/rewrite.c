@@ -697,7 +697,25 @@ static int rw_clamp_chain(pat *s, int i)
     return 1;
 }
 
-/* t = Min(x, 0) (k = 1) or x - |x| (k = 2), privately. */
+/* The Neg of Relu(Neg(x)) that t is (min(x, 0) as the TF port of MTCNN writes it), or
+ * -1. */
+static int neg_relu_neg(const pat *s, int t, int *x)
+{
+    const nn_graph *g = s->g;
+    int p = producer(g, t), y, r;
+    float lo, hi;
+    if (p < 0 || g->nodes[p].op != NN_OP_NEG || g->nodes[p].ninputs != 1) return -1;
+    r = g->nodes[p].inputs[0];
+    if (!private_value(s, r) || !as_clamp(g, producer(g, r), &y, &lo, &hi) || lo != 0 ||
+        hi != INFINITY || g->nodes[producer(g, r)].op != NN_OP_RELU || !private_value(s, y))
+        return -1;
+    const nn_node *inner = &g->nodes[producer(g, y)];
+    if (inner->op != NN_OP_NEG || inner->ninputs != 1 || inner->inputs[0] < 0) return -1;
+    *x = inner->inputs[0];
+    return p;
+}
+
+/* t = Min(x, 0) or -Relu(-x) (k = 1), or x - |x| (k = 2), privately. */
 static int neg_part(const pat *s, int t, int *x, float *k)
 {
     const nn_graph *g = s->g;
@@ -705,7 +723,8 @@ static int neg_part(const pat *s, int t, int *x, float *k)
     int p = producer(g, t);
     const nn_node *n = &g->nodes[p];
     float lo, hi;
-    if (n->op == NN_OP_MIN && as_clamp(g, p, x, &lo, &hi) && lo == -INFINITY && hi == 0) {
+    if ((n->op == NN_OP_MIN && as_clamp(g, p, x, &lo, &hi) && lo == -INFINITY && hi == 0) ||
+        neg_relu_neg(s, t, x) >= 0) {
         *k = 1;
         return 1;
     }
@@ -723,9 +742,15 @@ static int neg_part(const pat *s, int t, int *x, float *k)
 
 static void kill_neg_part(pat *s, int t)
 {
-    int p = producer(s->g, t);
+    const nn_graph *g = s->g;
+    int p = producer(g, t), x;
+    if (neg_relu_neg(s, t, &x) >= 0) {
+        int r = producer(g, g->nodes[p].inputs[0]);
+        s->dead[r] = 1;
+        s->dead[producer(g, g->nodes[r].inputs[0])] = 1;
+    }
     s->dead[p] = 1;
-    if (s->g->nodes[p].op == NN_OP_SUB) s->dead[producer(s->g, s->g->nodes[p].inputs[1])] = 1;
+    if (g->nodes[p].op == NN_OP_SUB) s->dead[producer(g, g->nodes[p].inputs[1])] = 1;
 }
 
 /* Add(pos, Mul(neg(x), a)) -> PRelu(x, slope): pos = Relu(x) (or Max(x, 0)) gives
@@ -780,6 +805,62 @@ static int rw_prelu(pat *s, int i)
         }
     }
     return 0;
+}
+
+/* The one axis a reduction with keepdims reduces over (axes as input or attribute; as
+ * given, so possibly negative): 1, or 0 when it is not such a reduction. */
+static int reduce_axis(const nn_graph *g, const nn_node *n, int64_t *axis)
+{
+    int64_t v[2];
+    int cnt = 0;
+    if (nn_attr_int(n, "keepdims", 1) == 0 || n->noutputs != 1 || n->act.kind != NN_ACT_NONE)
+        return 0;
+    if (n->ninputs == 2 && n->inputs[1] >= 0) {
+        if (const_ints(g, n->inputs[1], v, 2) != 1) return 0;
+    } else {
+        const int64_t *a = nn_attr_ints(n, "axes", &cnt);
+        if (n->ninputs != 1 || !a || cnt != 1) return 0;
+        v[0] = a[0];
+    }
+    *axis = v[0];
+    return 1;
+}
+
+/* Div(e, ReduceSum(e)) with e = Exp(Sub(x, ReduceMax(x))), all over one axis and kept
+ * (the softmax the TF port of MTCNN writes out) -> Softmax(x, axis). */
+static int rw_softmax(pat *s, int i)
+{
+    nn_graph *g = s->g;
+    const nn_node *n = &g->nodes[i];
+    if (n->op != NN_OP_DIV || n->ninputs != 2 || n->act.kind != NN_ACT_NONE || n->inputs[0] < 0 ||
+        n->inputs[1] < 0)
+        return 0;
+    int e = n->inputs[0], sum = n->inputs[1];
+    int pe = producer(g, e), ps = producer(g, sum);
+    if (pe < 0 || ps < 0 || !private_value(s, sum) || s->uses[e] != 2 || s->dead[pe] ||
+        s->touched[pe] || g->nodes[pe].op != NN_OP_EXP || g->nodes[pe].ninputs != 1 ||
+        g->nodes[pe].act.kind != NN_ACT_NONE || g->nodes[ps].op != NN_OP_REDUCE_SUM ||
+        g->nodes[ps].inputs[0] != e)
+        return 0;
+    int d = g->nodes[pe].inputs[0], pd = producer(g, d);
+    if (!private_value(s, d) || g->nodes[pd].op != NN_OP_SUB || g->nodes[pd].ninputs != 2)
+        return 0;
+    int x = g->nodes[pd].inputs[0], mx = g->nodes[pd].inputs[1], pm = producer(g, mx);
+    if (x < 0 || !private_value(s, mx) || g->nodes[pm].op != NN_OP_REDUCE_MAX ||
+        g->nodes[pm].inputs[0] != x)
+        return 0;
+    int64_t axis, axis2;
+    if (!reduce_axis(g, &g->nodes[pm], &axis) || !reduce_axis(g, &g->nodes[ps], &axis2) ||
+        axis != axis2)
+        return 0;
+    s->dead[pe] = s->dead[ps] = s->dead[pd] = s->dead[pm] = 1;
+    ffu_status st = set_inputs(g, i, &x, 1);
+    if (st < 0) return st;
+    g->nodes[i].op = NN_OP_SOFTMAX;
+    g->nodes[i].nattrs = 0;
+    if ((st = nn_node_set_int(g, i, "axis", axis)) < 0) return st;
+    s->touched[i] = 1;
+    return 1;
 }
 
 /* PRelu / LeakyRelu of a value that is never negative (Relu, Clip with lo >= 0) does
@@ -1272,6 +1353,7 @@ ffu_status nn_rewrite_patterns(nn_graph *g)
             if (r == 0) r = rw_redundant_slope(&s, i);
             if (r == 0) r = rw_act_before_pool(&s, i);
             if (r == 0) r = rw_merge_1x1(&s, i);
+            if (r == 0) r = rw_softmax(&s, i);
             if (r < 0) st = r;
             changed |= r > 0;
         }

@@ -162,6 +162,11 @@ static const model_spec FACEAPI[] = {
 /* TensorFlow Lite files, run by LiteRT.js with the file's own input shapes. */
 static const model_spec TFLITE[] = {
     {"mobilefacenet-expo.tflite", SRC_CACHE, "tflite", ROI_FACE_PAIR, INSIGHT, 0, 0, 0, 0},
+    /* MTCNN's stages (their inputs transposed in use; here the photo as it is): P-Net at
+     * its declared 1280x960, R-Net and O-Net on a face */
+    {"mtcnn-pnet-expo.tflite", SRC_CACHE, "tflite", ROI_FULL, INSIGHT, 0, 0, 0, 0},
+    {"mtcnn-rnet-expo.tflite", SRC_CACHE, "tflite", ROI_FACE, INSIGHT, 0, 0, 0, 0},
+    {"mtcnn-onet-expo.tflite", SRC_CACHE, "tflite", ROI_FACE, INSIGHT, 0, 0, 0, 0},
 };
 
 /* Dynamically quantised copies (ConvInteger, run as exact f32 convolutions:

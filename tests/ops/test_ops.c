@@ -37,7 +37,7 @@ typedef struct tcase {
     nn_act_kind act;
     float act_a, act_b;
     int act_slope;            /* PReLU: 1 = per channel, 2 = one slope */
-    int dist;                 /* 0: [-1,1)  1: (0.1,2]  2: |x| in [0.5,1.5] */
+    int dist;                 /* 0: [-1,1)  1: (0.1,2]  2: |x| in [0.5,1.5]  3: [-40,40) */
     double tol;               /* NMSE threshold, 0 = default */
     int inplace;              /* k > 0: input k is the output buffer itself (both
                                  backends), as the planner does for a Conv residual */
@@ -426,6 +426,10 @@ static const tcase cases[] = {
     {NN_OP_SOFTMAX, "3x13x17 axis -1", 1, {S3(3, 13, 17)}},
     {NN_OP_SOFTMAX, "3x13x17 axis 1", 1, {S3(3, 13, 17)}, .attrs = "axis=1"},
     {NN_OP_SOFTMAX, "coerce_2d axis 1", 1, {S3(3, 13, 17)}, .attrs = "_coerce_2d=1;axis=1"},
+    /* channels of a map (MTCNN's P-Net): our kernel, with logits far apart (its exp
+     * from e^-80 to 1, and the tail of 16 positions) */
+    {NN_OP_SOFTMAX, "1x2x35x47 axis 1 [-40,40)", 1, {S4(1, 2, 35, 47)}, .attrs = "axis=1", .dist = 3, .tol = 1e-12, .impl = "facefuse:softmax_inner"},
+    {NN_OP_SOFTMAX, "3x7x5x9 axis 0 [-40,40)", 1, {S4(3, 7, 5, 9)}, .attrs = "axis=0", .dist = 3, .tol = 1e-12, .impl = "facefuse:softmax_inner"},
     {NN_OP_LOG_SOFTMAX, "3x13x17 axis -1", 1, {S3(3, 13, 17)}},
     /* ---- reductions ---- */
     {NN_OP_REDUCE_MEAN, "axes 2,3 keep", 2, {X4, S1(2)}, {0, 1}, {NULL, ax_23}, {0, FFU_DTYPE_I64}},
@@ -596,6 +600,7 @@ static float rnd(uint64_t *s, int dist)
         float m = 0.5f + test_rand_f(s);
         return u < 0.5f ? -m : m;
     }
+    case 3: return 80.0f * u - 40.0f;
     default: return 2.0f * u - 1.0f;
     }
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "face/detect_internal.h"
 #include "face/eval_run.h"
@@ -344,10 +345,10 @@ static void test_rotated(void)
     ffu_image up = {0}, r90 = {0}, r180 = {0}, r270 = {0};
     if (!load_shared("data/face_recognition_examples/examples/two_people.jpg", &up))
         TEST_SKIP("../shared/data/face_recognition_examples missing");
-    const char *models[] = {"blazeface", "yunet"};
+    const char *models[] = {"blazeface", "yunet", "mtcnn"};
     int tested = 0;
     CHECK(rotate_cw(&up, &r90) && rotate_cw(&r90, &r180) && rotate_cw(&r180, &r270));
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < 3; m++) {
         ffu_detector_opts o;
         ffu_detector_opts_default(&o);
         o.m.model = models[m];
@@ -727,6 +728,122 @@ static void test_min_face_keeps_its_promise(void)
     small_set_close(&set);
 }
 
+/* MTCNN, the cascade (detect_mtcnn.c): its pyramid starts at 20 px faces without
+ * min_face, so it finds the set's 20 px faces in a 1080p frame as it is; min_face 40
+ * moves the start (faces of 50 px found, of 20 px mostly not); on a very large frame the
+ * start rises so that the largest level stays about a megapixel (four when min_face
+ * asks). Its keypoints mean what
+ * BlazeFace's do (the TF port's networks read images transposed, and its offsets and
+ * points come back in image order): the same five points, in the same order, on the two
+ * faces of two_people.jpg. */
+static void test_mtcnn_cascade(void)
+{
+    ffu_detector *d = NULL, *d40 = NULL;
+    if (!open_det("mtcnn", 0, &d) || !d) TEST_SKIP("mtcnn not installed (scripts/setup)");
+    small_set set;
+    const char *why;
+    int rc = small_set_open(&set, &why);
+    if (rc > 0) {
+        ffu_detector_destroy(d);
+        TEST_SKIP(why);
+    }
+    CHECK_EQ_INT(rc, 0);
+    float side = 0;
+    CHECK_EQ_INT(ffu_detector_smallest_face(d, 1920, 1080, &side), FFU_OK);
+    CHECK(side == 20);
+    CHECK_EQ_INT(ffu_detector_smallest_face(d, 8000, 6000, &side), FFU_OK);
+    printf("    smallest face in an 8000x6000 frame: %.1f px\n", side);
+    CHECK(side > 70 && side < 90);
+    int false_dets, found = small_set_found(&set, d, 20, &false_dets);
+    printf("    %d of %d faces of 20 px found, %d false detections\n", found, set.n, false_dets);
+    CHECK(found >= 20);
+    CHECK(false_dets <= 2);
+
+    ffu_detector_opts o;
+    ffu_detector_opts_default(&o);
+    o.m.model = "mtcnn";
+    o.min_face = 40;
+    CHECK_EQ_INT(ffu_detector_create(&o, &d40), FFU_OK);
+    CHECK_EQ_INT(ffu_detector_smallest_face(d40, 1920, 1080, &side), FFU_OK);
+    CHECK(side == 40);
+    /* asked for, the largest level may reach four megapixels: 41.6 px there */
+    CHECK_EQ_INT(ffu_detector_smallest_face(d40, 8000, 6000, &side), FFU_OK);
+    CHECK(side > 40 && side < 43);
+    int above = small_set_found(&set, d40, 50, &false_dets);
+    int below = small_set_found(&set, d40, 20, &false_dets);
+    printf("    min_face 40: %d faces of 50 px found, %d of 20 px\n", above, below);
+    CHECK(above >= set.n * 8 / 10);
+    CHECK(below >= 0 && below <= set.n / 3);
+    ffu_detector_destroy(d40);
+    small_set_close(&set);
+
+    /* a long strip asked for 1 px faces, turned too: the pyramid's levels stay within a
+     * side the canvas can hold (a first packing stacked them 43712 px high) */
+    ffu_image strip = {0};
+    ffu_face_list none = {0};
+    CHECK_EQ_INT(ffu_image_create(&strip, FFU_PIX_RGB24, 3000, 40), FFU_OK);
+    for (int y = 0; y < strip.height; y++)
+        memset(strip.data[0] + (size_t)y * strip.stride[0], 90, (size_t)strip.width * 3);
+    o.min_face = 1;
+    o.rotations = 1;
+    CHECK_EQ_INT(ffu_detector_create(&o, &d40), FFU_OK);
+    CHECK_EQ_INT(ffu_detector_detect(d40, &strip, &none), FFU_OK);
+    CHECK_EQ_INT(none.count, 0);
+    ffu_face_list_free(&none);
+    ffu_image_release(&strip);
+    ffu_detector_destroy(d40);
+
+    ffu_image img = {0};
+    ffu_detector *bf = NULL;
+    if (load_shared("data/face_recognition_examples/examples/two_people.jpg", &img) &&
+        open_det("blazeface", 0, &bf) && bf) {
+        ffu_face_list a = {0}, b = {0};
+        CHECK(ffu_detector_detect(d, &img, &a) == FFU_OK);
+        CHECK(ffu_detector_detect(bf, &img, &b) == FFU_OK);
+        CHECK_EQ_INT(a.count, 2);
+        CHECK_EQ_INT(b.count, 2);
+        for (int i = 0; i < a.count && a.count == b.count; i++) {
+            const ffu_face *fa = &a.faces[i], *fb = &b.faces[0];
+            if (face_box_iou(fa->box, b.faces[1].box) > face_box_iou(fa->box, fb->box))
+                fb = &b.faces[1];
+            CHECK(face_box_iou(fa->box, fb->box) > 0.4f);
+            float worst = 0;
+            for (int k = 0; k < FFU_FACE_NUM_KPS; k++)
+                worst = fmaxf(worst, hypotf(fa->kps[2 * k] - fb->kps[2 * k],
+                                            fa->kps[2 * k + 1] - fb->kps[2 * k + 1]));
+            printf("    face %d: keypoints within %.1f px of BlazeFace's (box %.0f px)\n", i,
+                   worst, fb->box[2]);
+            CHECK(worst < 0.15f * fb->box[2]);
+        }
+        ffu_face_list_free(&a);
+        ffu_face_list_free(&b);
+    }
+    ffu_detector_destroy(bf);
+    ffu_image_release(&img);
+    ffu_detector_destroy(d);
+}
+
+/* An MTCNN model is named by its P-Net file, R-Net and O-Net beside it: a file whose
+ * name does not say pnet is refused with the rule, not opened half. */
+static void test_mtcnn_named_by_pnet(void)
+{
+    ffu_detector *d = NULL;
+    if (!open_det("mtcnn", 0, &d) || !d) TEST_SKIP("mtcnn not installed (scripts/setup)");
+    const char *dir = test_tmpdir_auto();
+    CHECK(dir != NULL);
+    char link[512], spec[600];
+    snprintf(link, sizeof link, "%s/first.tflite", dir);
+    CHECK(symlink(ffu_detector_model(d)->file, link) == 0);
+    snprintf(spec, sizeof spec, "mtcnn:%s", link);
+    ffu_detector_destroy(d);
+    ffu_detector_opts o;
+    ffu_detector_opts_default(&o);
+    o.m.model = spec;
+    CHECK_EQ_INT(ffu_detector_create(&o, &d), FFU_ERR_INVALID);
+    CHECK(d == NULL);
+    CHECK(strstr(ffu_error_message(), "'pnet'") != NULL);
+}
+
 /* blazeface-full's graph has two [N,17] heads, face and person, and its model.json lists
  * the person head first: read as faces, that head scored most clear LFW faces under the
  * model's threshold (a face kept in 23 of 100 photos spread over the pairs list; read
@@ -998,7 +1115,7 @@ static void test_pixel_formats(void)
     ffu_detector_destroy(d);
 }
 
-TEST_MAIN(test_bad_input, test_expected_counts, test_dlib_recall, test_no_face, test_rotated,
+TEST_MAIN(test_mtcnn_cascade, test_mtcnn_named_by_pnet, test_bad_input, test_expected_counts, test_dlib_recall, test_no_face, test_rotated,
           test_rotation_chosen, test_tiling_small_face, test_tiling_panorama,
           test_min_face_keeps_its_promise, test_blazeface_aspect, test_blazeface_twins,
           test_low_score_and_caps, test_pixel_formats, test_blazeface_full_face_head,

@@ -1,10 +1,10 @@
 /* Tests of the graph rewrites (src/nn/rewrite.c) on small graphs built by hand: the
  * transpose clean-up (NHWC chains around NCHW convs, residual adds, Pad / Concat /
  * Softmax / reductions with remapped axes, graph outputs keeping their names) and each
- * arithmetic pattern (both PReLU spellings, ReLU6 chains, per-channel affine and
+ * arithmetic pattern (the three PReLU spellings, ReLU6 chains, per-channel affine and
  * BatchNormalization folding into Conv, a per-channel affine folded into the next
  * Conv through a max pool, Pad folding, redundant PReLU, an activation moved before a
- * max pool), plus patterns
+ * max pool, a spelled-out softmax), plus patterns
  * that must NOT fire. Every rewritten graph is run with the reference kernels against
  * the original on random data. */
 #include <math.h>
@@ -314,6 +314,66 @@ static void test_prelu_variants(void)
         CHECK(g->nodes[1].inputs[0] == y);
         double d = compare(orig, g, IN4);
         CHECK(d < 1e-5);
+        nn_graph_destroy(orig);
+        nn_graph_destroy(g);
+    }
+}
+
+/* Relu(x) + a * -Relu(-x), the TF port of MTCNN's spelling (alpha first or second), and
+ * the same with the inner Relu also read elsewhere, which must stay as it is. */
+static void test_prelu_neg_relu_neg(void)
+{
+    for (int v = 0; v < 3; v++) {
+        int y;
+        nn_graph *g = conv_graph(&y), *orig;
+        CHECK(g != NULL);
+        int alpha = rconst(g, "alpha", (nn_shape){.rank = 4, .d = {1, 4, 1, 1}}, -0.3f, 0.3f);
+        int rn = node1(g, NN_OP_RELU, "relu_neg", node1(g, NN_OP_NEG, "neg", y));
+        int neg = node1(g, NN_OP_NEG, "neg2", rn);
+        int mul = v == 1 ? node2(g, NN_OP_MUL, "mul", neg, alpha)
+                         : node2(g, NN_OP_MUL, "mul", alpha, neg);
+        int out = node2(g, NN_OP_ADD, "out", node1(g, NN_OP_RELU, "relu", y), mul);
+        if (v == 2) nn_graph_mark_output(g, rn);
+        finish(g, &orig, out);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        CHECK_EQ_INT(count(g, NN_OP_PRELU), v < 2 ? 1 : 0);
+        CHECK_EQ_INT(g->nnodes, v < 2 ? 2 : 7);
+        double d = compare(orig, g, IN4);
+        CHECK(d >= 0 && d < 1e-5);
+        nn_graph_destroy(orig);
+        nn_graph_destroy(g);
+    }
+}
+
+/* Div(e, ReduceSum(e)), e = Exp(x - ReduceMax(x)) over one kept axis -> Softmax; not
+ * when the two reductions take different axes or the max is of another value. */
+static void test_softmax_spelled_out(void)
+{
+    for (int v = 0; v < 4; v++) {
+        int y;
+        nn_graph *g = conv_graph(&y), *orig;
+        CHECK(g != NULL);
+        int64_t a1 = 1, a2 = v == 2 ? 2 : 1;
+        int mx = node2(g, NN_OP_REDUCE_MAX, "max", v == 3 ? node1(g, NN_OP_RELU, "r", y) : y,
+                       iconst(g, "axes", &a1, 1));
+        int e = node1(g, NN_OP_EXP, "exp", node2(g, NN_OP_SUB, "sub", y, mx));
+        int sum = v == 1 ? node(g, NN_OP_REDUCE_SUM, "sum", &e, 1)
+                         : node2(g, NN_OP_REDUCE_SUM, "sum", e, iconst(g, "axes2", &a2, 1));
+        if (v == 1) {
+            int64_t ax = 1;
+            nn_node_set_ints(g, g->nnodes - 1, "axes", &ax, 1);
+        }
+        int out = node2(g, NN_OP_DIV, "out", e, sum);
+        finish(g, &orig, out);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        CHECK_EQ_INT(count(g, NN_OP_SOFTMAX), v < 2 ? 1 : 0);
+        if (v < 2) {
+            CHECK_EQ_INT(g->nnodes, 2);
+            CHECK_EQ_INT(nn_attr_int(&g->nodes[1], "axis", -9), 1);
+            CHECK_STR(g->tensors[g->nodes[1].outputs[0]].name, "out");
+        }
+        double d = compare(orig, g, IN4);
+        CHECK(d >= 0 && d < 1e-6);
         nn_graph_destroy(orig);
         nn_graph_destroy(g);
     }
@@ -725,6 +785,7 @@ static void test_merge_1x1(void)
 }
 
 TEST_MAIN(test_transposes_chain, test_transposes_axes, test_transposes_blocked,
-          test_prelu_mobilefacenet, test_prelu_variants, test_relu6, test_fold_affine,
+          test_prelu_mobilefacenet, test_prelu_variants, test_prelu_neg_relu_neg,
+          test_softmax_spelled_out, test_relu6, test_fold_affine,
           test_fold_in_place, test_no_fold, test_fold_input_affine, test_fold_input_normalisation,
           test_fold_pad_and_slope, test_merge_1x1, test_act_before_pool)

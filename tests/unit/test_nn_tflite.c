@@ -20,6 +20,7 @@
 #include "fuzz/tflite_builder.h"
 #include "facefuse/nn.h"
 #include "nn/ir.h"
+#include "nn/rewrite.h"
 #include "nn/tflite/tflite.h"
 #include "test.h"
 
@@ -503,6 +504,65 @@ static void test_pad_mean_concat(void)
     for (int i = 0; i < 12; i++) want[i % 2] += x[i] / 15;
     for (int c = 0; c < 2; c++) want[c] = act_f(want[c], TB_ACT_RELU);
     CHECK(run1(&tm, x, 12, want, 4, 4, (const int64_t[]){1, 1, 1, 4}));
+}
+
+/* SUM, REDUCE_MAX and REDUCE_MIN over the channels of [1,2,3,4] with keep_dims, then
+ * the softmax as MTCNN's TF port writes it (exp(x - max) / sum, over the channels),
+ * which the loader's graph rewrites into one Softmax: every output against the direct
+ * computation. */
+static void test_reductions(void)
+{
+    static float x[24];
+    static const int32_t axes[1] = {3};
+    fill(x, 24, -3, 3, 19);
+    tb_model tm = {0};
+    int xi = act(&tm, "x", 4, D(1, 2, 3, 4));
+    int ai = i32_const(&tm, "axes", 1, D(1), axes);
+    int sum = act(&tm, "sum", 4, D(1, 2, 3, 1)), mx = act(&tm, "max", 4, D(1, 2, 3, 1));
+    int mn = act(&tm, "min", 4, D(1, 2, 3, 1)), d = act(&tm, "d", 4, D(1, 2, 3, 4));
+    int e = act(&tm, "e", 4, D(1, 2, 3, 4)), es = act(&tm, "es", 4, D(1, 2, 3, 1));
+    int sm = act(&tm, "softmax", 4, D(1, 2, 3, 4)), mx2 = act(&tm, "max2", 4, D(1, 2, 3, 1));
+    tb_reducer_opts(tb_op_add(&tm, TB_SUM, D(xi, ai), 2, sum), 1);
+    tb_reducer_opts(tb_op_add(&tm, TB_REDUCE_MAX, D(xi, ai), 2, mx), 1);
+    tb_reducer_opts(tb_op_add(&tm, TB_REDUCE_MIN, D(xi, ai), 2, mn), 1);
+    /* the softmax's own maximum: one that is also an output could not be dropped */
+    tb_reducer_opts(tb_op_add(&tm, TB_REDUCE_MAX, D(xi, ai), 2, mx2), 1);
+    tb_arith_opts(tb_op_add(&tm, TB_SUB, D(xi, mx2), 2, d), TB_SUB, TB_ACT_NONE);
+    tb_op_add(&tm, 47 /* EXP */, D(d), 1, e);
+    tb_reducer_opts(tb_op_add(&tm, TB_SUM, D(e, ai), 2, es), 1);
+    tb_arith_opts(tb_op_add(&tm, TB_DIV, D(e, es), 2, sm), TB_DIV, TB_ACT_NONE);
+    tb_input(&tm, xi);
+    tb_output(&tm, sum);
+    tb_output(&tm, mx);
+    tb_output(&tm, mn);
+    tb_output(&tm, sm);
+    static float want[4][24];
+    for (int p = 0; p < 6; p++) {
+        const float *v = x + 4 * p;
+        float s = 0, hi = v[0], lo = v[0], es_ = 0;
+        for (int c = 0; c < 4; c++) s += v[c], hi = fmaxf(hi, v[c]), lo = fminf(lo, v[c]);
+        for (int c = 0; c < 4; c++) es_ += expf(v[c] - hi);
+        want[0][p] = s, want[1][p] = hi, want[2][p] = lo;
+        for (int c = 0; c < 4; c++) want[3][4 * p + c] = expf(v[c] - hi) / es_;
+    }
+    const float *w[4] = {want[0], want[1], want[2], want[3]};
+    size_t wn[4] = {6, 6, 6, 24};
+    int64_t wd[4][FFU_NN_MAX_RANK] = {{1, 2, 3, 1}, {1, 2, 3, 1}, {1, 2, 3, 1}, {1, 2, 3, 4}};
+    int wr[4] = {4, 4, 4, 4};
+    CHECK(run_and_compare(&tm, x, 24, 4, w, wn, wd, wr, 1e-5f));
+    /* the spelled-out softmax becomes one node (the others' reductions stay) */
+    size_t n;
+    uint8_t *bytes = tb_pack(&tm, &n);
+    nn_graph *g = NULL;
+    CHECK_EQ_INT(load_graph(bytes, n, &g), FFU_OK);
+    free(bytes);
+    CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+    int softmax = 0, exps = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        softmax += g->nodes[i].op == NN_OP_SOFTMAX, exps += g->nodes[i].op == NN_OP_EXP;
+    CHECK_EQ_INT(softmax, 1);
+    CHECK_EQ_INT(exps, 0);
+    nn_graph_destroy(g);
 }
 
 /* RESHAPE by a shape input [1,6,4], then by ReshapeOptions.new_shape [1,-1] alone, then
@@ -1187,6 +1247,7 @@ static void test_mobilefacenet(void)
 }
 
 TEST_MAIN(test_conv_relu6, test_depthwise_add, test_pools, test_fc_softmax, test_fc_keep_dims,
+          test_reductions,
           test_prelu_arith, test_pad_mean_concat, test_reshape, test_f16_dequantize, test_unary,
           test_output_info, test_batch_dynamic, test_batch_fixed, test_batch_fc_keep_dims,
           test_batch_concat_const, test_signature_reshape, test_truncated, test_byte_flips,

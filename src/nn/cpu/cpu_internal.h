@@ -238,6 +238,10 @@ void nn_cpu_pool2_rows_avx512(const nn_cpu_pool2 *d, const float *x, float *y, i
  * f32 (cpu_misc.c, build_upadd): y[ow] = x[ow / kw] + r[ow], C channels a pixel. */
 void nn_cpu_upadd_row_avx512(const float *x, const float *r, float *y, int64_t OW, int64_t C,
                              int64_t kw);
+/* Softmax over a non-innermost axis (cpu_softmax_avx512.c): inner positions [i0, i1) of
+ * one outer slice of [len][inner] values; y may be x. */
+void nn_cpu_softmax_inner_avx512(const float *x, float *y, int64_t len, int64_t inner,
+                                 int64_t i0, int64_t i1);
 /* 1 when a pooling window (spatial dims at [1] and [2]) is the one this kernel runs:
  * 2x2, stride 2, no padding or dilation (cpu_misc.c). */
 struct nn_window;

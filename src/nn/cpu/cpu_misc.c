@@ -663,6 +663,42 @@ ffu_status nn_cpu_build_concat(cpu_ctx *c)
 
 /* ---- Softmax / LogSoftmax ---------------------------------------------------------------- */
 
+/* Softmax over an axis with positions inside it (inner > 1): oneDNN's reference loop
+ * there, our AVX-512 kernel (cpu_softmax_avx512.c) where the CPU has it. Threads take
+ * runs of inner positions of the outer slices. */
+typedef struct cpu_softmax {
+    int64_t outer, len, inner, blocks; /* blocks of 16 inner positions a slice */
+} cpu_softmax;
+
+static void softmax_kernel(const void *kd, void *const *ptr, int ithr, int nthr)
+{
+    const cpu_softmax *d = kd;
+    const int64_t total = d->outer * d->blocks, slice = d->len * d->inner;
+    int64_t b0 = total * ithr / nthr, b1 = total * (ithr + 1) / nthr;
+    for (int64_t b = b0; b < b1;) {
+        int64_t o = b / d->blocks, first = b % d->blocks;
+        int64_t last = o == b1 / d->blocks ? b1 % d->blocks : d->blocks;
+        int64_t i1 = last * 16 < d->inner ? last * 16 : d->inner;
+        nn_cpu_softmax_inner_avx512((const float *)ptr[0] + o * slice, (float *)ptr[1] + o * slice,
+                                    d->len, d->inner, first * 16, i1);
+        b += last - first;
+    }
+}
+
+static ffu_status build_softmax_inner(cpu_ctx *c, int64_t outer, int64_t len, int64_t inner)
+{
+    if (!c->p) return FFU_OK;
+    cpu_softmax *d = nn_cpu_own(c, sizeof *d);
+    if (!d) return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    *d = (cpu_softmax){.outer = outer, .len = len, .inner = inner, .blocks = (inner + 15) / 16};
+    ffu_status st;
+    cpu_step *s = nn_cpu_add_kernel_step(c, softmax_kernel, d, &st);
+    if (!s) return st;
+    if ((st = nn_cpu_step_arg(c, s, 0, NULL, CPU_BIND_IN, 0, 0, NULL)) < 0) return st;
+    snprintf(c->p->impl, sizeof c->p->impl, "facefuse:softmax_inner");
+    return nn_cpu_step_arg(c, s, 1, NULL, CPU_BIND_OUT, 0, 0, NULL);
+}
+
 ffu_status nn_cpu_build_softmax(cpu_ctx *c)
 {
     const nn_node *n = c->n;
@@ -673,6 +709,14 @@ ffu_status nn_cpu_build_softmax(cpu_ctx *c)
     int64_t axis = nn_attr_int(n, "axis", coerce ? 1 : -1);
     if (axis < 0) axis += r;
     if (axis < 0 || axis >= r) return CPU_UNSUPPORTED;
+    if (n->op == NN_OP_SOFTMAX && !coerce && axis < r - 1 &&
+        (ffu_cpu_features() & FFU_CPU_AVX512F)) {
+        int64_t outer = 1, inner = 1;
+        for (int i = 0; i < r; i++)
+            if (i < axis) outer *= x->shape.d[i];
+            else if (i > axis) inner *= x->shape.d[i];
+        if (inner > 1) return build_softmax_inner(c, outer, x->shape.d[axis], inner);
+    }
     dnnl_memory_desc_t md;
     if (coerce) { /* opset < 13: flatten to [outer, inner] at axis, softmax over inner */
         int64_t d2[2] = {1, 1};

@@ -41,7 +41,7 @@ enum {
     RELU6 = 21, RESHAPE = 22, SOFTMAX = 25, TANH = 28, CUSTOM = 32, PAD = 34, MEAN = 40,
     SUB = 41, DIV = 42, STRIDED_SLICE = 45, EXP = 47, CAST = 53, PRELU = 54, LESS = 58, NEG = 59,
     PADV2 = 60, GREATER = 61, GREATER_EQUAL = 62, LESS_EQUAL = 63, EQUAL = 71, SQRT = 75,
-    RSQRT = 76, LEAKY_RELU = 98, ABS = 101, HARD_SWISH = 117,
+    SUM = 74, RSQRT = 76, REDUCE_MAX = 82, REDUCE_MIN = 89, LEAKY_RELU = 98, ABS = 101, HARD_SWISH = 117,
 };
 
 /* fused_activation_function */
@@ -628,9 +628,13 @@ static ffu_status tr_softmax(tl_ctx *c, const tl_op *op)
     return nn_node_set_int(c->g, node, "axis", -1);
 }
 
-/* MEAN: axes input, ReducerOptions {keep_dims}. */
-static ffu_status tr_mean(tl_ctx *c, const tl_op *op)
+/* MEAN, SUM, REDUCE_MAX, REDUCE_MIN: axes input, ReducerOptions {keep_dims}. */
+static ffu_status tr_reduce(tl_ctx *c, const tl_op *op)
 {
+    nn_op type = op->code == SUM          ? NN_OP_REDUCE_SUM
+                      : op->code == REDUCE_MAX ? NN_OP_REDUCE_MAX
+                      : op->code == REDUCE_MIN ? NN_OP_REDUCE_MIN
+                                               : NN_OP_REDUCE_MEAN;
     uint8_t keep;
     int64_t axes[FFU_NN_MAX_RANK];
     int n, in[2], y, node = -1;
@@ -638,7 +642,7 @@ static ffu_status tr_mean(tl_ctx *c, const tl_op *op)
     TRY(in_ints(c, op, 1, axes, FFU_NN_MAX_RANK, &n));
     TRYV(in[0], input(c, op, 0));
     TRYV(in[1], const_i64(c, op, "axes", axes, n));
-    TRYV(y, emit(c, op, NULL, NN_OP_REDUCE_MEAN, in, 2, &node));
+    TRYV(y, emit(c, op, NULL, type, in, 2, &node));
     TRY(nn_node_set_int(c->g, node, "keepdims", keep));
     /* TF reduces nothing for an empty axis list; ONNX would reduce everything */
     return nn_node_set_int(c->g, node, "noop_with_empty_axes", 1);
@@ -743,7 +747,10 @@ static const struct {
     {SOFTMAX, "SOFTMAX", tr_softmax},
     {TANH, "TANH", tr_unary},
     {PAD, "PAD", tr_pad},
-    {MEAN, "MEAN", tr_mean},
+    {MEAN, "MEAN", tr_reduce},
+    {SUM, "SUM", tr_reduce},
+    {REDUCE_MAX, "REDUCE_MAX", tr_reduce},
+    {REDUCE_MIN, "REDUCE_MIN", tr_reduce},
     {SUB, "SUB", tr_binary},
     {DIV, "DIV", tr_binary},
     {EXP, "EXP", tr_unary},
@@ -810,7 +817,7 @@ static int item_safe(tl_ctx *c, const tl_op *op)
         return fb_i32(&op->opts, 0, 0, &axis) == FFU_OK && axis != 0 &&
                axis != -o.shape.rank && !const_spans_batch(c, op, o.shape.rank);
     }
-    case MEAN:
+    case MEAN: case SUM: case REDUCE_MAX: case REDUCE_MIN:
         if (in_ints(c, op, 1, v, FFU_NN_MAX_RANK, &n) < 0) return 0;
         for (int i = 0; i < n; i++)
             if (v[i] == 0 || v[i] == -x.shape.rank) return 0;
