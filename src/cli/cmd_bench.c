@@ -3,9 +3,10 @@
  * Inputs are filled once with fixed pseudo-random values (floats in [0, 1), integers
  * 0), so runs are repeatable.
  * `facefuse bench face IMG`: the per-stage cost of a full analysis of one photo with
- * the default models (--detector another detector; detect, landmarks, quality, liveness, attributes, embed; --with
- * picks the stages after detection, since each stage pushes the others' weights out of
- * the caches and a run without attributes is not the full run minus their time).
+ * the default models (detect, landmarks, quality, liveness, attributes, embed; --detector
+ * another detector; --with picks the stages after detection, since each stage pushes
+ * the others' weights out of the caches and a run without attributes is not the full
+ * run minus their time).
  * Timings are for reading, never for pass/fail. */
 #include <stdio.h>
 #include <stdlib.h>
