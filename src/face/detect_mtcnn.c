@@ -7,9 +7,10 @@
  * pixels; rotations, thresholds, the final suppression and sorting stay in detect.c.
  *
  * The pyramid is packed into one canvas (shelves, levels at even offsets) and P-Net
- * runs on it once: P-Net has no padding, so an output cell whose 12x12 window lies
- * inside one level sees exactly what a run on that level alone would, and a cell that
- * straddles two levels is skipped. One canvas size per image size keeps one plan.
+ * runs over it in bands of rows: P-Net has no padding, so an output cell whose 12x12
+ * window lies inside one level (and one band) sees exactly what a run on that level
+ * alone would, and a cell that straddles two levels is skipped. One canvas size per
+ * image size keeps one plan.
  *
  * Conventions of the TF port: inputs R,G,B (x - 127.5) / 128, each image *transposed*
  * (tensor rows run along the image's x: the original Caffe models were trained in
@@ -31,11 +32,12 @@
 #define MT_MAX_PNET 4000             /* P-Net candidates kept after its suppression */
 #define MT_NMS_MAX 10000             /* candidates one suppression looks at (the best) */
 /* Pixels of the pyramid's largest level: about 1 MP when the caller leaves the smallest
- * face to us, 4 MP when it asks for one (P-Net's activations are about 52 bytes a
- * canvas pixel, and the canvas is about twice the largest level: 115 / 460 MB) */
+ * face to us, 4 MP when it asks for one (the canvas is about twice that; P-Net's time
+ * grows with it, its memory does not: it runs over bands of MT_BAND_PIXELS) */
 #define MT_LEVEL_MAX (1 << 20)
 #define MT_LEVEL_MAX_ASKED (4 << 20)
 #define MT_LEVEL_SIDE 16384
+#define MT_BAND_PIXELS (1 << 20) /* canvas pixels per P-Net run (at least 32 rows) */
 
 typedef struct mt_level {
     int x, y, w, h; /* place in the canvas */
@@ -168,14 +170,20 @@ static int by_score(const void *pa, const void *pb)
     return (a->score < b->score) - (a->score > b->score);
 }
 
-/* Greedy suppression in score order, over c->v[from..n): overlap as intersection over
- * union, or over the smaller box (use_min); the survivors are compacted in place. */
-static ffu_status nms(mt_state *s, det_cands *c, int from, float thr, int use_min)
+static int by_level(const void *pa, const void *pb)
 {
-    int n = c->n - from;
+    const det_cand *a = pa, *b = pb;
+    return (a->level > b->level) - (a->level < b->level);
+}
+
+/* Greedy suppression in score order over v[0..n): overlap as intersection over union,
+ * or over the smaller box (use_min); the survivors are moved to the front, *kept of
+ * them. */
+static ffu_status nms_run(mt_state *s, det_cand *v, int n, float thr, int use_min, int *kept)
+{
+    *kept = n;
     if (n <= 1)
         return FFU_OK;
-    det_cand *v = c->v + from;
     qsort(v, (size_t)n, sizeof *v, by_score);
     /* greedy suppression is quadratic where boxes do not overlap: a hostile or noisy
      * image gets its best MT_NMS_MAX windows looked at, not a hang */
@@ -210,8 +218,14 @@ static ffu_status nms(mt_state *s, det_cands *c, int from, float thr, int use_mi
         }
         v[k++] = v[i];
     }
-    c->n = from + k;
+    *kept = k;
     return FFU_OK;
+}
+
+/* nms_run over all of c. */
+static ffu_status nms(mt_state *s, det_cands *c, float thr, int use_min)
+{
+    return nms_run(s, c->v, c->n, thr, use_min, &c->n);
 }
 
 /* Box regression: offsets in units of the box's width and height. */
@@ -313,6 +327,51 @@ static ffu_status plan_pyramid(mt_state *s, int w, int h, float min_face, int *c
     return FFU_OK;
 }
 
+/* Appends the windows above MT_PNET_SCORE of P-Net's last run, which saw canvas rows
+ * [y0, y0 + band) (as its columns), to out: those inside one level and starting before
+ * y_end (the next band starts there), in view pixels, with their offsets in kps[0..3]
+ * and their level. */
+static ffu_status pnet_windows(mt_state *s, const face_net *p, int y0, int band, int y_end,
+                               det_cands *out)
+{
+    ffu_nn_tensor tp, tr;
+    const float *prob = face_net_output(p, s->p_prob, &tp);
+    const float *reg = face_net_output(p, s->p_reg, &tr);
+    if (!prob || !reg)
+        return FFU_ERR_UNSUPPORTED;
+    if (tp.rank != 4 || tr.rank != 4 || tp.dims[3] != 2 || tr.dims[3] != 4 ||
+        tp.dims[1] != tr.dims[1] || tp.dims[2] != tr.dims[2])
+        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: P-Net outputs of unexpected shapes",
+                             p->path);
+    int rows = (int)tp.dims[1], cols = (int)tp.dims[2]; /* along canvas x, band y */
+    for (int i = 0; i < s->nlevels; i++) {
+        const mt_level *l = &s->levels[i];
+        int c0 = (l->y > y0 ? l->y - y0 : 0) / 2;
+        for (int r = l->x / 2; r < rows && 2 * r + 12 <= l->x + l->w; r++)
+            for (int c = c0; c < cols && 2 * c + 12 <= band && y0 + 2 * c < y_end &&
+                             y0 + 2 * c + 12 <= l->y + l->h;
+                 c++) {
+                size_t k = (size_t)r * cols + c;
+                float score = prob[2 * k + 1];
+                if (!(score > MT_PNET_SCORE))
+                    continue;
+                det_cand *o = det_cands_push(out);
+                if (!o)
+                    return FFU_ERR_NOMEM;
+                memset(o, 0, sizeof *o);
+                float lx = (float)(2 * r - l->x), ly = (float)(y0 + 2 * c - l->y);
+                o->box[0] = (float)(lx / l->sx);
+                o->box[1] = (float)(ly / l->sy);
+                o->box[2] = (float)((lx + 12) / l->sx);
+                o->box[3] = (float)((ly + 12) / l->sy);
+                o->score = score;
+                o->level = i;
+                memcpy(o->kps, reg + 4 * k, 4 * sizeof(float)); /* offsets, used below */
+            }
+    }
+    return FFU_OK;
+}
+
 static ffu_status pnet_stage(mt_state *s, face_net *p, const ffu_image *img, float min_face,
                              det_cands *out)
 {
@@ -336,46 +395,42 @@ static ffu_status pnet_stage(mt_state *s, face_net *p, const ffu_image *img, flo
             (st = ffu_image_resize(img, &dst, FFU_INTERP_AREA)))
             return st;
     }
-    /* the network sees the canvas transposed: its rows run along the canvas's x */
-    static const double transpose[6] = {0, 1, 0, 1, 0, 0};
-    if ((st = face_net_reshape(p, 1, ch, cw)) || (st = face_net_fill_warp(p, 0, &s->canvas, transpose)) ||
-        (st = face_net_run(p)))
+    /* P-Net runs over bands of canvas rows, MT_BAND_PIXELS at most, so its activations
+     * (about 66 bytes a pixel) stay bounded whatever the canvas; bands overlap by 10
+     * rows, so that every 12-row window at an even row lies whole in one of them. All
+     * bands have one height (the last one reaches past the canvas: black, no level),
+     * so one canvas width keeps one plan. The network sees a band transposed: its rows
+     * run along the canvas's x. */
+    int band = MT_BAND_PIXELS / cw & ~1;
+    band = band < 32 ? 32 : band;
+    if (band > ((ch + 1) & ~1))
+        band = (ch + 1) & ~1;
+    int step = band - 10;
+    if ((st = face_net_reshape(p, 1, band, cw)))
         return st;
-    ffu_nn_tensor tp, tr;
-    const float *prob = face_net_output(p, s->p_prob, &tp);
-    const float *reg = face_net_output(p, s->p_reg, &tr);
-    if (!prob || !reg)
-        return FFU_ERR_UNSUPPORTED;
-    if (tp.rank != 4 || tr.rank != 4 || tp.dims[3] != 2 || tr.dims[3] != 4 ||
-        tp.dims[1] != tr.dims[1] || tp.dims[2] != tr.dims[2])
-        return ffu_error_set(FFU_ERR_UNSUPPORTED, "%s: P-Net outputs of unexpected shapes",
-                             p->path);
-    int rows = (int)tp.dims[1], cols = (int)tp.dims[2]; /* along canvas x, y */
-    for (int i = 0; i < s->nlevels; i++) {
-        const mt_level *l = &s->levels[i];
-        int first = out->n;
-        for (int r = l->x / 2; r < rows && 2 * r + 12 <= l->x + l->w; r++)
-            for (int c = l->y / 2; c < cols && 2 * c + 12 <= l->y + l->h; c++) {
-                size_t k = (size_t)r * cols + c;
-                float score = prob[2 * k + 1];
-                if (!(score > MT_PNET_SCORE))
-                    continue;
-                det_cand *o = det_cands_push(out);
-                if (!o)
-                    return FFU_ERR_NOMEM;
-                memset(o, 0, sizeof *o);
-                float lx = (float)(2 * r - l->x), ly = (float)(2 * c - l->y);
-                o->box[0] = (float)(lx / l->sx);
-                o->box[1] = (float)(ly / l->sy);
-                o->box[2] = (float)((lx + 12) / l->sx);
-                o->box[3] = (float)((ly + 12) / l->sy);
-                o->score = score;
-                memcpy(o->kps, reg + 4 * k, 4 * sizeof(float)); /* offsets, used below */
-            }
-        if ((st = nms(s, out, first, 0.5f, 0)))
+    for (int y0 = 0; y0 < ch; y0 += step) {
+        double m[6] = {0, 1, 0, 1, 0, y0};
+        if ((st = face_net_fill_warp(p, 0, &s->canvas, m)) || (st = face_net_run(p)) ||
+            (st = pnet_windows(s, p, y0, band, y0 + band >= ch ? ch : y0 + step, out)))
             return st;
+        if (y0 + band >= ch)
+            break;
     }
-    if ((st = nms(s, out, 0, 0.7f, 0)))
+    /* suppression per level (union 0.5), then over all of them (0.7) */
+    qsort(out->v, (size_t)out->n, sizeof *out->v, by_level);
+    int kept = 0;
+    for (int i = 0; i < out->n;) {
+        int j = i + 1, k;
+        while (j < out->n && out->v[j].level == out->v[i].level)
+            j++;
+        if ((st = nms_run(s, out->v + i, j - i, 0.5f, 0, &k)))
+            return st;
+        memmove(out->v + kept, out->v + i, (size_t)k * sizeof *out->v);
+        kept += k;
+        i = j;
+    }
+    out->n = kept;
+    if ((st = nms(s, out, 0.7f, 0)))
         return st;
     if (out->n > MT_MAX_PNET)
         out->n = MT_MAX_PNET;
@@ -480,11 +535,11 @@ static ffu_status mt_search(void *state, face_net *p, const ffu_image *img, floa
     if ((st = pnet_stage(s, p, img, min_face, &s->a)) || !s->a.n)
         return st;
     if ((st = refine(s, &s->rnet, s->r_prob, s->r_reg, -1, img, &s->a, MT_RNET_SCORE, &s->b)) ||
-        (st = nms(s, &s->b, 0, 0.7f, 0)))
+        (st = nms(s, &s->b, 0.7f, 0)))
         return st;
     square_all(&s->b, img->width, img->height);
     if ((st = refine(s, &s->onet, s->o_prob, s->o_reg, s->o_kps, img, &s->b, min_score, &s->a)) ||
-        (st = nms(s, &s->a, 0, 0.7f, 1)))
+        (st = nms(s, &s->a, 0.7f, 1)))
         return st;
     for (int i = 0; i < s->a.n; i++) {
         det_cand *o = det_cands_push(out);

@@ -128,6 +128,37 @@ static void pad_mean_concat(tb_model *m)
     tb_output(m, y);
 }
 
+/* MTCNN's spellings: PReLU as Relu(x) + a * -Relu(-x), then a softmax written out with
+ * REDUCE_MAX, EXP, SUM and DIV over the channels, and REDUCE_MIN beside it (the rewrites
+ * nn_rewrite_patterns makes of them) */
+static void mtcnn_heads(tb_model *m)
+{
+    static const int32_t axes[1] = {3};
+    int x = act(m, "x", 4, D(1, 2, 3, 4)), al = wconst(m, "alpha", 1, D(4));
+    int a = iconst(m, "axes", 1, D(1), axes);
+    int r = act(m, "relu", 4, D(1, 2, 3, 4)), n1 = act(m, "neg", 4, D(1, 2, 3, 4));
+    int r2 = act(m, "relu_1", 4, D(1, 2, 3, 4)), n2 = act(m, "neg_1", 4, D(1, 2, 3, 4));
+    int mu = act(m, "mul", 4, D(1, 2, 3, 4)), p = act(m, "prelu", 4, D(1, 2, 3, 4));
+    int mx = act(m, "max", 4, D(1, 2, 3, 1)), d = act(m, "sub", 4, D(1, 2, 3, 4));
+    int e = act(m, "exp", 4, D(1, 2, 3, 4)), sm = act(m, "sum", 4, D(1, 2, 3, 1));
+    int y = act(m, "prob", 4, D(1, 2, 3, 4)), mn = act(m, "min", 4, D(1, 2, 3, 1));
+    tb_op_add(m, TB_RELU, D(x), 1, r);
+    tb_op_add(m, 59 /* NEG */, D(x), 1, n1);
+    tb_op_add(m, TB_RELU, D(n1), 1, r2);
+    tb_op_add(m, 59 /* NEG */, D(r2), 1, n2);
+    tb_arith_opts(tb_op_add(m, TB_MUL, D(al, n2), 2, mu), TB_MUL, TB_ACT_NONE);
+    tb_arith_opts(tb_op_add(m, TB_ADD, D(r, mu), 2, p), TB_ADD, TB_ACT_NONE);
+    tb_reducer_opts(tb_op_add(m, TB_REDUCE_MAX, D(p, a), 2, mx), 1);
+    tb_arith_opts(tb_op_add(m, TB_SUB, D(p, mx), 2, d), TB_SUB, TB_ACT_NONE);
+    tb_op_add(m, 47 /* EXP */, D(d), 1, e);
+    tb_reducer_opts(tb_op_add(m, TB_SUM, D(e, a), 2, sm), 1);
+    tb_arith_opts(tb_op_add(m, TB_DIV, D(e, sm), 2, y), TB_DIV, TB_ACT_NONE);
+    tb_reducer_opts(tb_op_add(m, TB_REDUCE_MIN, D(p, a), 2, mn), 0);
+    tb_input(m, x);
+    tb_output(m, y);
+    tb_output(m, mn);
+}
+
 /* f16 filter -> DEQUANTIZE -> CONV_2D 3x3 SAME */
 static uint16_t f16w[36];
 
@@ -226,6 +257,7 @@ int main(int argc, char **argv)
         {"f16_dequantize.tflite", f16_dequantize},
         {"pools_arith.tflite", pools_arith}, {"batch2.tflite", batch2},
         {"custom_op.tflite", custom_op},     {"quantized.tflite", quantized},
+        {"mtcnn_heads.tflite", mtcnn_heads},
     };
     static tb_model m;
     int rc = 0;

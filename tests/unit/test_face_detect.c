@@ -729,7 +729,8 @@ static void test_min_face_keeps_its_promise(void)
 }
 
 /* MTCNN, the cascade (detect_mtcnn.c): its pyramid starts at 20 px faces without
- * min_face, so it finds the set's 20 px faces in a 1080p frame as it is; min_face 40
+ * min_face, so it finds the set's 20 px faces in a 1080p frame as it is (P-Net there
+ * runs over three bands of its canvas, which must lose no window); min_face 40
  * moves the start (faces of 50 px found, of 20 px mostly not); on a very large frame the
  * start rises so that the largest level stays about a megapixel (four when min_face
  * asks). Its keypoints mean what
