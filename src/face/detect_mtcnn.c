@@ -417,7 +417,8 @@ static ffu_status pnet_stage(mt_state *s, face_net *p, const ffu_image *img, flo
             break;
     }
     /* suppression per level (union 0.5), then over all of them (0.7) */
-    qsort(out->v, (size_t)out->n, sizeof *out->v, by_level);
+    if (out->n > 1)
+        qsort(out->v, (size_t)out->n, sizeof *out->v, by_level);
     int kept = 0;
     for (int i = 0; i < out->n;) {
         int j = i + 1, k;
