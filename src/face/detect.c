@@ -537,10 +537,10 @@ static ffu_status run_views(ffu_detector *d, const det_src *src, int first, int 
     return FFU_OK;
 }
 
-/* Decodes batch slot b of the last run of n, fed with view v, and appends its
- * candidates in image coordinates to d->pass. */
 static ffu_status map_cands(ffu_detector *d, const det_view *v, int rot);
 
+/* Decodes batch slot b of the last run of n, fed with view v, and appends its
+ * candidates in image coordinates to d->pass. */
 static ffu_status map_slot(ffu_detector *d, const face_net *n, int b, const det_view *v, int rot)
 {
     ffu_status st;
@@ -1059,10 +1059,11 @@ ffu_status ffu_detector_smallest_face(ffu_detector *d, int width, int height, fl
     if (st)
         return st;
     double best = INFINITY;
-    if (d->fam->smallest)
+    if (d->fam->smallest) /* a cascade: its pyramid's first level */
         best = d->fam->smallest(d->state, width, height, d->opts.min_face);
-    for (int i = 0; i < d->nviews && !d->fam->smallest; i++)
-        best = fmin(best, view_smallest_face(d->fam, &d->views[i]));
+    else
+        for (int i = 0; i < d->nviews; i++)
+            best = fmin(best, view_smallest_face(d->fam, &d->views[i]));
     *side = (float)best;
     return FFU_OK;
 }
