@@ -1075,16 +1075,6 @@ int face_detector_batchable(const ffu_detector *d)
     return d && !d->dynamic && !d->opts.rotations && d->opts.min_face <= 0 && !d->fam->search;
 }
 
-/* Batches are padded to a power of two so that at most four shapes (1, 2, 4, 8) are
- * ever planned, however the batch sizes vary from call to call. */
-static int padded_batch(int k)
-{
-    int p = 1;
-    while (p < k)
-        p *= 2;
-    return p;
-}
-
 /* The faces of n frames (host images or device ones), each as detect_src finds them. */
 static ffu_status detect_multi(ffu_detector *d, const det_src *srcs, ffu_face_list *const *outs,
                                int n)
@@ -1110,7 +1100,7 @@ static ffu_status detect_multi(ffu_detector *d, const det_src *srcs, ffu_face_li
             if (k > 0 && (d->views[0].w != views[0].w || d->views[0].h != views[0].h)) break;
             views[k++] = d->views[0];
         }
-        int slots = padded_batch(k);
+        int slots = det_padded_batch(k); /* at most 1, 2, 4, 8 */
         if ((st = face_net_reshape(net, slots, views[0].w, views[0].h))) return st;
         for (int b = 0; b < slots; b++) {
             int j = b < k ? b : k - 1;

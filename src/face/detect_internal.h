@@ -91,6 +91,16 @@ extern const det_family det_family_mtcnn;
 const float *det_output_slot(const face_net *n, int i, int b, int64_t *numel,
                              ffu_nn_tensor *t);
 
+/* The least power of two >= k: batches padded to it, so a network sees few shapes
+ * (1, 2, 4, ...) however the counts vary, and keeps one plan for each. */
+static inline int det_padded_batch(int k)
+{
+    int p = 1;
+    while (p < k)
+        p *= 2;
+    return p;
+}
+
 static inline float det_sigmoid(float x)
 {
     if (x < -80.f)

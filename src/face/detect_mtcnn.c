@@ -245,7 +245,8 @@ static int square(det_cand *c, int w, int h)
 {
     float bw = c->box[2] - c->box[0], bh = c->box[3] - c->box[1];
     float side = roundf(fmaxf(bw, bh)), lim = 2.0f * (float)(w > h ? w : h);
-    float x = roundf((c->box[0] + c->box[2] - side) / 2), y = roundf((c->box[1] + c->box[3] - side) / 2);
+    float x = roundf((c->box[0] + c->box[2] - side) / 2);
+    float y = roundf((c->box[1] + c->box[3] - side) / 2);
     if (!(side >= 1 && side <= lim && fabsf(x) <= lim && fabsf(y) <= lim))
         return 0;
     c->box[0] = x;
@@ -380,14 +381,17 @@ static ffu_status pnet_stage(mt_state *s, face_net *p, const ffu_image *img, flo
     ffu_status st = plan_pyramid(s, img->width, img->height, min_face, &cw, &ch);
     if (st || !s->nlevels)
         return st;
+    /* the gaps between levels are cleared once, when the canvas is made: no window that
+     * is kept reads them (a window must lie inside one level), so stale pixels there
+     * from an earlier image change nothing */
     if (s->canvas.width != cw || s->canvas.height != ch || s->canvas.fmt != img->fmt) {
         ffu_image_release(&s->canvas);
         if ((st = ffu_image_create(&s->canvas, img->fmt, cw, ch)))
             return st;
+        int bpp = ffu_pixfmt_bpp(img->fmt);
+        for (int y = 0; y < ch; y++)
+            memset(s->canvas.data[0] + (size_t)y * s->canvas.stride[0], 0, (size_t)cw * bpp);
     }
-    int bpp = ffu_pixfmt_bpp(img->fmt);
-    for (int y = 0; y < ch; y++)
-        memset(s->canvas.data[0] + (size_t)y * s->canvas.stride[0], 0, (size_t)cw * bpp);
     for (int i = 0; i < s->nlevels; i++) {
         const mt_level *l = &s->levels[i];
         ffu_image dst;
@@ -475,14 +479,6 @@ static ffu_status fill_crop(mt_state *s, face_net *n, int b, const ffu_image *im
     return face_net_fill_warp(n, b, &s->small, transpose);
 }
 
-static int padded(int k)
-{
-    int p = 1;
-    while (p < k)
-        p *= 2;
-    return p;
-}
-
 /* Runs n (R-Net or O-Net) over the crops of in, appending those scoring above thr,
  * their boxes regressed (and with O-Net their keypoints), to out. */
 static ffu_status refine(mt_state *s, face_net *n, int prob_i, int reg_i, int kps_i,
@@ -491,7 +487,7 @@ static ffu_status refine(mt_state *s, face_net *n, int prob_i, int reg_i, int kp
     out->n = 0;
     ffu_status st;
     for (int i0 = 0; i0 < in->n; i0 += MT_BATCH) {
-        int cnt = in->n - i0 < MT_BATCH ? in->n - i0 : MT_BATCH, slots = padded(cnt);
+        int cnt = in->n - i0 < MT_BATCH ? in->n - i0 : MT_BATCH, slots = det_padded_batch(cnt);
         if ((st = face_net_reshape(n, slots, n->in_w, n->in_h)))
             return st;
         for (int b = 0; b < slots; b++)
