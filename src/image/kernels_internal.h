@@ -7,6 +7,7 @@
 #ifndef FFU_IMAGE_KERNELS_INTERNAL_H
 #define FFU_IMAGE_KERNELS_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "facefuse/image.h"
@@ -62,6 +63,17 @@ int ffu_resize_hline_avx2(const uint8_t *src, int16_t *dst, const int32_t *xofs,
 /* Vertical pass over n int16 values; returns how many it did (the rest is scalar). */
 int ffu_resize_vline_avx2(const int16_t *h0, const int16_t *h1, uint8_t *dst, int n, int b0,
                           int b1);
+
+/* ---- area resize, general factors ----------------------------------------------------
+ * Vertical pass of one output row: t[j] = sum over `rows` source rows (stride apart) of
+ * w * src[j], the first row weighted w_first, the last w_last, the others w_mid, summed
+ * in row order with separate multiplies and adds, as the scalar pass in resize.c does.
+ * Does a prefix of [0, n) and returns its length. */
+int ffu_resize_area_vline_avx2(const uint8_t *src, size_t stride, int rows, float w_first,
+                               float w_mid, float w_last, float *t, int n);
+/* The output row: each of acc[0..n) rounded to nearest (ties to even) and clamped to
+ * [0, 255], as the scalar store; a prefix, returning its length. */
+int ffu_resize_area_store_avx2(const float *acc, uint8_t *dst, int n);
 
 /* ---- affine warp ----------------------------------------------------------------------
  * Coordinates are fixed point with FFU_WARP_AB_BITS fraction bits (adelta per column +

@@ -267,54 +267,101 @@ static area_span area_coef(int d, double scale, int ssize)
     return a;
 }
 
-/* Adds wy times the horizontal box sums of one source row to acc. Inlined with cn as a
- * constant so the channel loops unroll. */
-static inline __attribute__((always_inline)) void area_row(const uint8_t *s,
-                                                           const area_span *xs, int n,
-                                                           float wy, float *acc, int cn)
+/* Source columns one vertical pass covers at most (floats on the stack: 32 KB). */
+#define AREA_CHUNK 8192
+
+/* Vertical pass: t[j] = sum over rows r of w_r * s_r[j], rows in order (first, middle,
+ * last weights from ys), for j in [from, n). The AVX2 version does a prefix with the
+ * same multiplies and adds (no fused multiply-add), so the sums are the same floats. */
+static void area_vline_scalar(const uint8_t *s, size_t stride, const area_span *ys, float *t,
+                              int from, int n)
 {
-    for (int i = 0; i < n; i++) {
-        const area_span *a = &xs[i];
-        const uint8_t *p = s + a->first * cn;
-        float v[4];
-        for (int c = 0; c < cn; c++) v[c] = a->w_first * p[c];
-        if (a->last > a->first) {
-            int mid[4] = {0, 0, 0, 0};
-            const uint8_t *q = p + cn, *end = s + a->last * cn;
-            for (; q < end; q += cn)
-                for (int c = 0; c < cn; c++) mid[c] += q[c];
-            for (int c = 0; c < cn; c++) v[c] += a->w_mid * (float)mid[c] + a->w_last * end[c];
-        }
-        for (int c = 0; c < cn; c++) acc[i * cn + c] += wy * v[c];
+    for (int r = ys->first; r <= ys->last; r++, s += stride) {
+        float w = r == ys->first ? ys->w_first : r == ys->last ? ys->w_last : ys->w_mid;
+        if (r == ys->first)
+            for (int j = from; j < n; j++) t[j] = w * (float)s[j];
+        else
+            for (int j = from; j < n; j++) t[j] += w * (float)s[j];
     }
 }
 
-static void resize_area_general(const ffu_image *src, ffu_image *dst)
+/* Horizontal pass: adds to acc the part of each output pixel's box that lies in source
+ * columns [c0, c1), whose vertical sums t holds from column c0 on. Output pixel i
+ * covers source columns xs[i].first..xs[i].last; inlined with cn constant. */
+static inline __attribute__((always_inline)) void area_hline(const float *t, int c0, int c1,
+                                                             const area_span *xs, int n,
+                                                             float *acc, int cn)
 {
-    int cn = ffu_pixfmt_bpp(src->fmt);
+    for (int i = 0; i < n; i++) {
+        const area_span *a = &xs[i];
+        if (a->last < c0)
+            continue;
+        if (a->first >= c1)
+            break;
+        /* taps first (w_first), first+1..last-1 (w_mid), last (w_last), in order,
+         * cut to [c0, c1) */
+        int k = a->first > c0 ? a->first : c0, hi = a->last < c1 - 1 ? a->last : c1 - 1;
+        int mid_end = hi < a->last ? hi + 1 : a->last;
+        float v[4];
+        for (int c = 0; c < cn; c++) v[c] = acc[i * cn + c];
+        const float *p = t + (k - c0) * cn;
+        if (k == a->first) {
+            for (int c = 0; c < cn; c++) v[c] += a->w_first * p[c];
+            k++, p += cn;
+        }
+        for (; k < mid_end; k++, p += cn)
+            for (int c = 0; c < cn; c++) v[c] += a->w_mid * p[c];
+        if (k == a->last && k <= hi)
+            for (int c = 0; c < cn; c++) v[c] += a->w_last * p[c];
+        for (int c = 0; c < cn; c++) acc[i * cn + c] = v[c];
+    }
+}
+
+/* Rounds to nearest, ties to even, as lrintf does, for 0 <= v < 2^22 (adding 1.5 * 2^23
+ * leaves no fraction bits), and clamps to a byte. */
+static inline uint8_t area_round(float v)
+{
+    if (!(v > 0.f))
+        return 0;
+    if (v >= 255.f)
+        return 255;
+    return (uint8_t)(int)((v + 0x1.8p23f) - 0x1.8p23f);
+}
+
+/* Separable: for each output row, the source rows it covers are summed with their
+ * weights into floats (vectorised), then each output pixel sums its columns of that. */
+static void resize_area_general(const ffu_image *src, ffu_image *dst, int isa)
+{
+    int cn = ffu_pixfmt_bpp(src->fmt), chunk = AREA_CHUNK / cn;
     double scx = (double)src->width / dst->width, scy = (double)src->height / dst->height;
     area_span xs[FFU_RESIZE_TILE];
     float acc[FFU_RESIZE_TILE * 4];
+    _Alignas(32) float t[AREA_CHUNK];
     for (int x0 = 0; x0 < dst->width; x0 += FFU_RESIZE_TILE) {
         int n = dst->width - x0 < FFU_RESIZE_TILE ? dst->width - x0 : FFU_RESIZE_TILE;
         for (int i = 0; i < n; i++) xs[i] = area_coef(x0 + i, scx, src->width);
+        int first = xs[0].first, end = xs[n - 1].last + 1;
         for (int y = 0; y < dst->height; y++) {
             area_span ys = area_coef(y, scy, src->height);
             memset(acc, 0, sizeof(float) * (size_t)(n * cn));
-            for (int r = ys.first; r <= ys.last; r++) {
-                float wy = r == ys.first ? ys.w_first : r == ys.last ? ys.w_last : ys.w_mid;
-                const uint8_t *s = src->data[0] + (size_t)r * src->stride[0];
+            for (int c0 = first; c0 < end; c0 += chunk) {
+                int c1 = end - c0 < chunk ? end : c0 + chunk, m = (c1 - c0) * cn, done = 0;
+                const uint8_t *s = src->data[0] + (size_t)ys.first * src->stride[0] +
+                                   (size_t)c0 * cn;
+                if (isa >= FFU_ISA_AVX2)
+                    done = ffu_resize_area_vline_avx2(s, (size_t)src->stride[0], ys.last -
+                                                      ys.first + 1, ys.w_first, ys.w_mid,
+                                                      ys.w_last, t, m);
+                area_vline_scalar(s, (size_t)src->stride[0], &ys, t, done, m);
                 switch (cn) {
-                case 1: area_row(s, xs, n, wy, acc, 1); break;
-                case 3: area_row(s, xs, n, wy, acc, 3); break;
-                default: area_row(s, xs, n, wy, acc, 4); break;
+                case 1: area_hline(t, c0, c1, xs, n, acc, 1); break;
+                case 3: area_hline(t, c0, c1, xs, n, acc, 3); break;
+                default: area_hline(t, c0, c1, xs, n, acc, 4); break;
                 }
             }
             uint8_t *d = dst->data[0] + (size_t)y * dst->stride[0] + (size_t)x0 * cn;
-            for (int j = 0; j < n * cn; j++) {
-                long v = lrintf(acc[j]);
-                d[j] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
-            }
+            int done = isa >= FFU_ISA_AVX2 ? ffu_resize_area_store_avx2(acc, d, n * cn) : 0;
+            for (int j = done; j < n * cn; j++) d[j] = area_round(acc[j]);
         }
     }
 }
@@ -341,7 +388,7 @@ ffu_status ffu_image_resize_impl(const ffu_image *src, ffu_image *dst, ffu_inter
         } else if (sw % dw == 0 && sh % dh == 0 && (sw / dw) * (sh / dh) <= AREA_FAST_MAX) {
             resize_area_int(src, dst, sw / dw, sh / dh);
         } else {
-            resize_area_general(src, dst);
+            resize_area_general(src, dst, isa);
         }
         return FFU_OK;
     }

@@ -120,3 +120,31 @@ int ffu_resize_vline_avx2(const int16_t *h0, const int16_t *h1, uint8_t *dst, in
     }
     return i;
 }
+
+int ffu_resize_area_vline_avx2(const uint8_t *src, size_t stride, int rows, float w_first,
+                               float w_mid, float w_last, float *t, int n)
+{
+    int done = n & ~7;
+    for (int r = 0; r < rows; r++, src += stride) {
+        __m256 w = _mm256_set1_ps(r == 0 ? w_first : r == rows - 1 ? w_last : w_mid);
+        for (int j = 0; j < done; j += 8) {
+            __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(src + j));
+            __m256 v = _mm256_mul_ps(w, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(b)));
+            _mm256_storeu_ps(t + j, r ? _mm256_add_ps(_mm256_loadu_ps(t + j), v) : v);
+        }
+    }
+    return done;
+}
+
+int ffu_resize_area_store_avx2(const float *acc, uint8_t *dst, int n)
+{
+    int done = n & ~7;
+    for (int j = 0; j < done; j += 8) {
+        /* round to nearest even (the default MXCSR mode), then saturate twice */
+        __m256i i32 = _mm256_cvtps_epi32(_mm256_loadu_ps(acc + j));
+        __m128i u16 = _mm_packus_epi32(_mm256_castsi256_si128(i32),
+                                       _mm256_extracti128_si256(i32, 1));
+        _mm_storel_epi64((__m128i *)(void *)(dst + j), _mm_packus_epi16(u16, u16));
+    }
+    return done;
+}

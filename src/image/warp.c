@@ -7,6 +7,7 @@
  * (weights are then exact integers) or rounded to whole pixels for nearest. That keeps
  * results within +-1 of OpenCV and identical between our code paths. */
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -163,6 +164,54 @@ static void prefetch_row(const warp_ctx *w, const double m[6], int y, int x0, in
     }
 }
 
+/* Maps whose every output pixel lands on a whole source pixel: a 2x2 part of 0 and +-1
+ * entries (a flip, a transpose, a quarter turn) and whole offsets. Both interpolations
+ * then give that pixel (or the border), so the warp is a copy: MTCNN's transposed
+ * bands and crops at integer offsets take this. Pixels whose source lies outside go
+ * through pixel_nearest, which applies the border mode. */
+static int whole_pixel_map(const double m[6])
+{
+    for (int i = 0; i < 6; i++)
+        if (!(fabs(m[i]) < 1e9) || m[i] != floor(m[i])) return 0;
+    int a = (int)m[0], b = (int)m[1], c = (int)m[3], d = (int)m[4];
+    return (a * a + c * c == 1) && (b * b + d * d == 1) && a * b + c * d == 0;
+}
+
+static void warp_whole_pixels(const warp_ctx *w, ffu_image *dst, const double m[6])
+{
+    int cn = w->cn, ax = (int)m[0], bx = (int)m[1], ay = (int)m[3], by = (int)m[4];
+    ptrdiff_t step = (ptrdiff_t)ax * cn + (ptrdiff_t)ay * w->sstride;
+    for (int y = 0; y < dst->height; y++) {
+        int64_t sx0 = (int64_t)bx * y + (int64_t)m[2], sy0 = (int64_t)by * y + (int64_t)m[5];
+        uint8_t *d = dst->data[0] + (size_t)y * dst->stride[0];
+        int x = 0;
+        while (x < dst->width) {
+            int64_t sx = sx0 + (int64_t)ax * x, sy = sy0 + (int64_t)ay * x;
+            if (sx < 0 || sy < 0 || sx >= w->sw || sy >= w->sh) {
+                pixel_nearest(w, (int)sx, (int)sy, d + (size_t)x * cn);
+                x++;
+                continue;
+            }
+            /* the run of pixels from x on whose sources stay inside */
+            int64_t run = dst->width - x;
+            if (ax > 0) run = run < w->sw - sx ? run : w->sw - sx;
+            if (ax < 0) run = run < sx + 1 ? run : sx + 1;
+            if (ay > 0) run = run < w->sh - sy ? run : w->sh - sy;
+            if (ay < 0) run = run < sy + 1 ? run : sy + 1;
+            const uint8_t *s = w->src + (size_t)sy * w->sstride + (size_t)sx * cn;
+            uint8_t *o = d + (size_t)x * cn;
+            if (step == cn)
+                memcpy(o, s, (size_t)run * cn);
+            else if (cn == 3)
+                for (int64_t i = 0; i < run; i++, s += step, o += 3)
+                    o[0] = s[0], o[1] = s[1], o[2] = s[2];
+            else
+                for (int64_t i = 0; i < run; i++, s += step, o += cn) memcpy(o, s, (size_t)cn);
+            x += (int)run;
+        }
+    }
+}
+
 ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, const double m[6],
                                       ffu_interp interp, ffu_border border,
                                       const uint8_t border_value[4], int isa)
@@ -180,6 +229,10 @@ ffu_status ffu_image_warp_affine_impl(const ffu_image *src, ffu_image *dst, cons
     warp_ctx w = {src->data[0], src->stride[0], src->width, src->height,
                   ffu_pixfmt_bpp(src->fmt), border, {0, 0, 0, 0}};
     if (border_value) memcpy(w.bv, border_value, 4);
+    if (whole_pixel_map(m)) {
+        warp_whole_pixels(&w, dst, m);
+        return FFU_OK;
+    }
     const double ab_scale = 1 << FFU_WARP_AB_BITS;
     int nearest = interp == FFU_INTERP_NEAREST;
     /* Nearest rounds to the closest pixel; bilinear to the closest 1/32 px. */

@@ -94,6 +94,25 @@ static int ints_all(const nn_node *n, const char *name, int64_t v)
     return 1;
 }
 
+/* Whether window op n (Conv or pool, kernel k and stride st in both spatial dims) pads
+ * nothing: explicit pads all 0 (or VALID), or SAME padding that comes to nothing on
+ * its input's known height and width (TFLite writes SAME for 1x1 layers and for 2x2
+ * pools of even sizes). */
+static int pads_nothing(const nn_graph *g, const nn_node *n, int64_t k, int64_t st)
+{
+    const char *ap = nn_attr_string(n, "auto_pad", "NOTSET");
+    if (!*ap || strcmp(ap, "NOTSET") == 0 || strcmp(ap, "VALID") == 0)
+        return strcmp(ap, "VALID") == 0 || ints_all(n, "pads", 0);
+    if (strcmp(ap, "SAME_UPPER") != 0 && strcmp(ap, "SAME_LOWER") != 0) return 0;
+    const nn_tensor *x = n->ninputs > 0 && n->inputs[0] >= 0 ? &g->tensors[n->inputs[0]] : NULL;
+    if (!x || x->shape.rank != 4) return 0;
+    for (int i = 2; i < 4; i++) {
+        int64_t d = x->shape.d[i];
+        if (d <= 0 || ((d + st - 1) / st - 1) * st + k > d) return 0;
+    }
+    return 1;
+}
+
 /* Whether tensor t holds f32. Loaders leave intermediate dtypes undefined until a
  * session infers them, so this follows producers: float-only ops make f32, and
  * elementwise and data-movement ops keep the type of their float inputs. */
@@ -340,9 +359,7 @@ static int pointwise_of(const nn_graph *g, const nn_node *n, int x)
     if (!is_const_f32(w) || w->shape.rank != 4 || w->shape.d[2] != 1 || w->shape.d[3] != 1 ||
         (b && (!is_const_f32(b) || nn_shape_numel(&b->shape) != w->shape.d[0])))
         return 0;
-    const char *ap = nn_attr_string(n, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0 && *ap) return 0;
-    return ints_all(n, "strides", 1) && ints_all(n, "dilations", 1) && ints_all(n, "pads", 0);
+    return ints_all(n, "strides", 1) && ints_all(n, "dilations", 1) && pads_nothing(g, n, 1, 1);
 }
 
 /* A depthwise Conv (one filter per channel, constant f32 weights and bias) of t. */
@@ -682,19 +699,18 @@ out:
 
 /* ---- plan time: Conv + 2x2 MaxPool --------------------------------------------------------- */
 
-/* A MaxPool with 2x2 windows, stride 2, no padding, dilation or ceil mode, one output. */
-static int pool_2x2(const nn_node *n)
+/* A MaxPool with 2x2 windows, stride 2, no padding (pads_nothing), dilation or ceil
+ * mode, one output. */
+static int pool_2x2(const nn_graph *g, const nn_node *n)
 {
     if (n->op != NN_OP_MAX_POOL || n->ninputs != 1 || (n->noutputs > 1 && n->outputs[1] >= 0) ||
         nn_attr_int(n, "ceil_mode", 0) != 0 || nn_attr_int(n, "storage_order", 0) != 0)
         return 0;
-    const char *ap = nn_attr_string(n, "auto_pad", "NOTSET");
-    if (*ap && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return 0;
     int nk, ns;
     const int64_t *k = nn_attr_ints(n, "kernel_shape", &nk), *st = nn_attr_ints(n, "strides", &ns);
     if (!k || nk != 2 || k[0] != 2 || k[1] != 2 || !st || ns != 2 || st[0] != 2 || st[1] != 2)
         return 0;
-    return ints_all(n, "pads", 0) && ints_all(n, "dilations", 1);
+    return pads_nothing(g, n, 2, 2) && ints_all(n, "dilations", 1);
 }
 
 /* An ungrouped 3x3 stride-1 undilated Conv with constant f32 weights: the shape of the
@@ -728,7 +744,7 @@ static ffu_status fuse_pools(nn_graph *g)
             if (g->nodes[i].inputs[j] >= 0) nreaders[g->nodes[i].inputs[j]]++;
     for (int i = 0; i < nn; i++) {
         nn_node *p = &g->nodes[i];
-        if (!pool_2x2(p)) continue;
+        if (!pool_2x2(g, p)) continue;
         int t = p->inputs[0];
         const nn_tensor *x = &g->tensors[t];
         int c = x->producer;

@@ -1,7 +1,7 @@
-/* Affine warp and matrix inversion: identity and translations exactly, the three border
- * modes, bilinear against a double-precision reference, SIMD bit-exact against scalar
- * (every path this CPU has) on odd sizes, writes confined to the destination, and
- * argument errors. */
+/* Affine warp and matrix inversion: identity, translations, flips and transposes exactly
+ * (the whole-pixel copy), the three border modes, bilinear against a double-precision
+ * reference, SIMD bit-exact against scalar (every path this CPU has) on odd sizes,
+ * writes confined to the destination, and argument errors. */
 #include "facefuse/image.h"
 #include "image/kernels_internal.h"
 #include "test.h"
@@ -66,6 +66,43 @@ static void test_identity_and_translation(void)
             }
         ffu_image_release(&s), ffu_image_release(&d);
     }
+}
+
+/* The eight maps of 0 / +-1 entries (flips, transposes, quarter turns) with whole
+ * offsets that put part of the output outside the source: every output pixel is its
+ * source pixel or the border's, for both interpolations and every border mode. */
+static void test_whole_pixel_maps(void)
+{
+    uint64_t seed = 5;
+    const uint8_t bv[4] = {7, 77, 177, 250};
+    static const int parts[8][4] = {{1, 0, 0, 1},  {-1, 0, 0, 1}, {1, 0, 0, -1}, {-1, 0, 0, -1},
+                                    {0, 1, 1, 0},  {0, -1, 1, 0}, {0, 1, -1, 0}, {0, -1, -1, 0}};
+    for (int f = 0; f < 4; f++)
+        for (int k = 0; k < 8; k++)
+            for (int b = 0; b < FFU_BORDER_COUNT; b++) {
+                ffu_image s, d;
+                CHECK_EQ_INT(ffu_image_create(&s, packed_fmts[f], 37, 23), FFU_OK);
+                CHECK_EQ_INT(ffu_image_create(&d, packed_fmts[f], 29, 41), FFU_OK);
+                fill_random(&s, &seed);
+                const int *a = parts[k];
+                double m[6] = {a[0], a[1], 20 - 3 * k, a[2], a[3], 11 - 2 * k};
+                for (int interp = 0; interp < 2; interp++) {
+                    memset(d.data[0], 0xa5, (size_t)d.stride[0] * (size_t)d.height);
+                    CHECK_EQ_INT(ffu_image_warp_affine(&s, &d, m, (ffu_interp)interp,
+                                                       (ffu_border)b, bv), FFU_OK);
+                    for (int y = 0; y < d.height; y++)
+                        for (int x = 0; x < d.width; x++) {
+                            int sx = ref_index(a[0] * x + a[1] * y + 20 - 3 * k, s.width,
+                                               (ffu_border)b);
+                            int sy = ref_index(a[2] * x + a[3] * y + 11 - 2 * k, s.height,
+                                               (ffu_border)b);
+                            for (int c = 0; c < ffu_pixfmt_bpp(s.fmt); c++)
+                                CHECK_EQ_INT(px(&d, x, y, c),
+                                             sx < 0 || sy < 0 ? bv[c] : px(&s, sx, sy, c));
+                        }
+                }
+                ffu_image_release(&s), ffu_image_release(&d);
+            }
 }
 
 static void test_bilinear_matches_reference(void)
@@ -211,5 +248,6 @@ static void test_errors(void)
     ffu_image_release(&a), ffu_image_release(&b), ffu_image_release(&g);
 }
 
-TEST_MAIN(test_identity_and_translation, test_bilinear_matches_reference, test_simd_bit_exact,
+TEST_MAIN(test_identity_and_translation, test_whole_pixel_maps, test_bilinear_matches_reference,
+          test_simd_bit_exact,
           test_writes_stay_inside_and_wild_matrices, test_affine_invert, test_errors)
