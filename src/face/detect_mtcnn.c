@@ -531,13 +531,17 @@ static ffu_status mt_search(void *state, face_net *p, const ffu_image *img, floa
     ffu_status st;
     if ((st = pnet_stage(s, p, img, min_face, &s->a)) || !s->a.n)
         return st;
+    int n_pnet = s->a.n;
     if ((st = refine(s, &s->rnet, s->r_prob, s->r_reg, -1, img, &s->a, MT_RNET_SCORE, &s->b)) ||
         (st = nms(s, &s->b, 0.7f, 0)))
         return st;
     square_all(&s->b, img->width, img->height);
+    int n_rnet = s->b.n;
     if ((st = refine(s, &s->onet, s->o_prob, s->o_reg, s->o_kps, img, &s->b, min_score, &s->a)) ||
         (st = nms(s, &s->a, 0.7f, 1)))
         return st;
+    FFU_LOG(NULL, FFU_LOG_DEBUG, "mtcnn: %dx%d: %d levels, P-Net kept %d windows, R-Net %d, "
+            "O-Net %d", img->width, img->height, s->nlevels, n_pnet, n_rnet, s->a.n);
     for (int i = 0; i < s->a.n; i++) {
         det_cand *o = det_cands_push(out);
         if (!o)

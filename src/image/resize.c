@@ -1,9 +1,11 @@
 /* Resize of packed u8 images: nearest, bilinear (OpenCV INTER_LINEAR numbers) and area
  * (box filter). This file is the scalar reference and the dispatcher; resize_avx2.c
- * holds the SIMD halves of the bilinear passes, which compute the same integers.
+ * holds the SIMD halves of the bilinear passes, which compute the same integers, and of
+ * the general area filter's vertical pass and store, which compute the same floats.
  *
  * Nothing is allocated: the output is cut into tiles of FFU_RESIZE_TILE columns whose
- * coefficient tables and intermediate rows fit in a few KB of stack. */
+ * coefficient tables and intermediate rows fit on the stack (the area filter's row of
+ * vertical sums: 32 KB). */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>

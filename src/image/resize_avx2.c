@@ -1,7 +1,9 @@
 /* AVX2 halves of the bilinear resize (see kernels_internal.h for the integer recipe
- * they share with resize.c). Built with -mavx2; called only after ffu_cpu_features()
- * reports AVX2. Each function does a prefix of its row and returns its length; the
- * scalar code finishes the row, so the output bytes are the same on every path. */
+ * they share with resize.c) and of the general area filter (its vertical sums in the
+ * same float operations as the scalar pass, no fused multiply-add, and its rounding
+ * store). Built with -mavx2; called only after ffu_cpu_features() reports AVX2. Each
+ * function does a prefix of its row and returns its length; the scalar code finishes
+ * the row, so the output bytes are the same on every path. */
 #include <immintrin.h>
 #include <stdint.h>
 

@@ -5,7 +5,9 @@
  * Positions follow OpenCV's warpAffine: per-column terms m0*x, m3*x and a per-row term
  * are rounded to 1/1024 px and added in integers, then cut to 1/32 px for bilinear
  * (weights are then exact integers) or rounded to whole pixels for nearest. That keeps
- * results within +-1 of OpenCV and identical between our code paths. */
+ * results within +-1 of OpenCV and identical between our code paths. Maps that put every
+ * output pixel on a whole source pixel (flips, transposes, whole offsets) are copies,
+ * done as such (whole_pixel_map). */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
