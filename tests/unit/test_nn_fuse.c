@@ -583,7 +583,8 @@ static float hw[6 * C_], hb[6], hdw[6 * 9], hdb[6];
 /* x -> conv(+relu) = r -> three 1x1 convs of r (1, 2 and 3 channels), each followed by a
  * depthwise 3x3 -> Concat of the three -> z. variant 1: the second head's pointwise
  * output is also a graph output (no depthwise merge); 2: the third pointwise conv has a
- * Relu (a different activation: only the first two merge). */
+ * Relu (a different activation: only the first two merge); 3: as 0 with the pointwise
+ * convs saying SAME_UPPER, as TFLite files do (a 1x1 window pads nothing: merged). */
 static nn_graph *g_heads(int variant)
 {
     int x = -1, r = -1;
@@ -606,6 +607,7 @@ static nn_graph *g_heads(int variant)
         int p = nn_graph_add_tensor(g, name, FFU_DTYPE_UNDEFINED, NULL);
         int pin[3] = {r2, w, b};
         int pn = nn_graph_add_node(g, NN_OP_CONV, name, pin, 3, &p, 1);
+        if (variant == 3) nn_node_set_string(g, pn, "auto_pad", "SAME_UPPER");
         if (variant == 2 && h == 2) g->nodes[pn].act.kind = NN_ACT_RELU;
         if (variant == 1 && h == 1) nn_graph_mark_output(g, p);
         snprintf(name, sizeof name, "d%d", h);
@@ -631,7 +633,7 @@ static void test_heads_merged(void)
     for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++) hw[i] = test_rand_f(&s) - 0.5f;
     for (size_t i = 0; i < sizeof hdw / sizeof hdw[0]; i++) hdw[i] = test_rand_f(&s) - 0.5f;
     for (int i = 0; i < 6; i++) hb[i] = test_rand_f(&s) - 0.5f, hdb[i] = test_rand_f(&s) - 0.5f;
-    for (int variant = 0; variant <= 2; variant++) {
+    for (int variant = 0; variant <= 3; variant++) {
         nn_graph *a = g_heads(variant), *b = g_heads(variant);
         CHECK(a && b);
         if (!a || !b) break;
@@ -640,7 +642,7 @@ static void test_heads_merged(void)
          * merge (3 depthwise stay); 2: two heads merge, the third stays apart */
         int convs = count_op(b, NN_OP_CONV), splits = count_op(b, NN_OP_SPLIT);
         CHECK_EQ_INT(splits, 1);
-        CHECK_EQ_INT(convs, variant == 0 ? 3 : variant == 1 ? 5 : 5);
+        CHECK_EQ_INT(convs, variant == 0 || variant == 3 ? 3 : 5);
         for (int i = 0; i < b->nnodes; i++)
             if (b->nodes[i].op == NN_OP_SPLIT)
                 CHECK_EQ_INT(b->nodes[i].noutputs, variant == 2 ? 2 : 3);
@@ -687,7 +689,9 @@ static void test_heads_merged(void)
 /* x -> conv = r -> depthwise 3x3 (+relu) -> MaxPool -> y. variant 0: 2x2 stride 2 (fused);
  * 1: 3x3 windows (not fused); 2: the depthwise output is also a graph output; 3: a
  * dense 3x3 Conv instead of the depthwise one (fused: the Winograd shape); 4: a dense
- * 3x3 Conv with stride 2 (not fused). */
+ * 3x3 Conv with stride 2 (not fused); 5: the pool says SAME_UPPER over the 7x9 map (it
+ * pads a row and a column: not fused); 6: SAME_UPPER over a 6x8 map (the depthwise
+ * Conv padded at the start only), where it pads nothing (fused). */
 static float wdense[C_ * C_ * 9];
 static nn_graph *g_dw_pool(int variant)
 {
@@ -702,8 +706,8 @@ static nn_graph *g_dw_pool(int variant)
     int d = nn_graph_add_tensor(g, "d", FFU_DTYPE_UNDEFINED, NULL);
     int in_dw[2] = {r, wd};
     int n = nn_graph_add_node(g, NN_OP_CONV, "dw", in_dw, 2, &d, 1);
-    int64_t pads[4] = {1, 1, 1, 1}, k2[2] = {2, 2}, k3[2] = {3, 3};
-    nn_node_set_ints(g, n, "pads", pads, 4);
+    int64_t pads[4] = {1, 1, 1, 1}, pads_start[4] = {1, 1, 0, 0}, k2[2] = {2, 2}, k3[2] = {3, 3};
+    nn_node_set_ints(g, n, "pads", variant == 6 ? pads_start : pads, 4);
     if (!dense) nn_node_set_int(g, n, "group", C_);
     if (variant == 4) nn_node_set_ints(g, n, "strides", k2, 2);
     int d2 = nn_graph_add_tensor(g, "d2", FFU_DTYPE_UNDEFINED, NULL);
@@ -712,6 +716,7 @@ static nn_graph *g_dw_pool(int variant)
     n = nn_graph_add_node(g, NN_OP_MAX_POOL, "mp", &d2, 1, &y, 1);
     nn_node_set_ints(g, n, "kernel_shape", variant == 1 ? k3 : k2, 2);
     nn_node_set_ints(g, n, "strides", k2, 2);
+    if (variant >= 5) nn_node_set_string(g, n, "auto_pad", "SAME_UPPER");
     nn_graph_mark_output(g, y);
     if (variant == 2) nn_graph_mark_output(g, d2);
     return g;
@@ -722,11 +727,11 @@ static void test_dw_pool_fused(void)
     init_block();
     uint64_t ws = 31;
     for (size_t i = 0; i < sizeof wdense / 4; i++) wdense[i] = test_rand_f(&ws) - 0.5f;
-    for (int variant = 0; variant <= 4; variant++) {
+    for (int variant = 0; variant <= 6; variant++) {
         nn_graph *a = g_dw_pool(variant), *b = g_dw_pool(variant);
         CHECK(a && b);
         if (!a || !b) break;
-        int fused = variant == 0 || variant == 3;
+        int fused = variant == 0 || variant == 3 || variant == 6;
         CHECK_EQ_INT(fuse_both(b), 0);
         CHECK_EQ_INT(count_op(b, NN_OP_MAX_POOL), fused ? 0 : 1);
         int pooled = 0;
@@ -752,7 +757,8 @@ static void test_dw_pool_fused(void)
         for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s) - 1.0f;
         size_t na = 0, nb = 0;
         float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
-        CHECK(ra && rb && na == nb && na == (variant == 4 ? C_ * 2 * 2 : C_ * 3 * 4));
+        int64_t want = variant == 4 ? C_ * 2 * 2 : variant == 5 ? C_ * 4 * 5 : C_ * 3 * 4;
+        CHECK(ra && rb && na == nb && (int64_t)na == want);
         double worst = 0;
         for (size_t i = 0; ra && rb && i < na && i < nb; i++) {
             double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
