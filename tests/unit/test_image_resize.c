@@ -133,7 +133,10 @@ static double ref_area(const ffu_image *s, int x, int y, double kx, double ky, i
 static void test_area_matches_reference(void)
 {
     static const int sizes[][4] = {{60, 45, 20, 15}, {64, 64, 8, 4}, {61, 47, 20, 15},
-                                   {100, 30, 33, 29}, {7, 5, 1, 1}, {1919, 3, 640, 1}};
+                                   {100, 30, 33, 29}, {7, 5, 1, 1}, {1919, 3, 640, 1},
+                                   /* boxes wider than one vertical pass (2048-8192
+                                    * columns): their sums come in pieces */
+                                   {9001, 2, 3, 1}, {12000, 3, 5, 2}};
     uint64_t seed = 3;
     for (int f = 0; f < 4; f++)
         for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
@@ -158,7 +161,7 @@ static void test_simd_bit_exact(void)
         {1, 1, 1, 1},     {1, 1, 7, 3},     {3, 7, 1, 1},      {3, 7, 17, 13},
         {17, 13, 3, 7},   {127, 65, 64, 33}, {64, 33, 127, 65}, {2, 2, 33, 31},
         {1919, 1079, 640, 360}, {640, 360, 1921, 1081}, {1000, 3, 999, 5}, {5, 1000, 600, 4},
-        {1920, 1080, 1280, 720}, {33, 2, 2, 1}};
+        {1920, 1080, 1280, 720}, {33, 2, 2, 1}, {9001, 2, 3, 1}};
     uint64_t seed = 42;
     int isa = ffu_image_isa_best();
     if (isa == FFU_ISA_SCALAR) printf("  (no SIMD path on this CPU: comparing scalar with itself)\n");
