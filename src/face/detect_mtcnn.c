@@ -6,7 +6,7 @@
  * upright view itself (det_family.search) and hands detect.c candidates in the view's
  * pixels; rotations, thresholds, the final suppression and sorting stay in detect.c.
  *
- * The pyramid is packed into one canvas (shelves, levels at even offsets) and P-Net
+ * The pyramid is packed into one canvas (a skyline, levels at even offsets) and P-Net
  * runs over it in bands of rows: P-Net has no padding, so an output cell whose 12x12
  * window lies inside one level (and one band) sees exactly what a run on that level
  * alone would, and a cell that straddles two levels is skipped. One canvas size per
@@ -50,6 +50,7 @@ typedef struct mt_state {
     ffu_image canvas, crop, small;
     mt_level *levels;
     int nlevels, lcap;
+    int *sky; /* the packer's skyline: 2 * lcap + 2 runs of (start, height) */
     det_cands a, b; /* stage candidates */
     unsigned char *dead;
     int dead_cap;
@@ -66,6 +67,7 @@ static void mt_fini(void *p)
     ffu_image_release(&s->crop);
     ffu_image_release(&s->small);
     free(s->levels);
+    free(s->sky);
     free(s->a.v);
     free(s->b.v);
     free(s->dead);
@@ -268,29 +270,49 @@ static void square_all(det_cands *c, int w, int h)
 
 /* ---- stage 1: P-Net over the packed pyramid -------------------------------------------- */
 
-/* Places levels [0, n) on shelves of the given width, in order, each beside the last
- * one while it fits (positions even, so P-Net's stride-2 grid meets every level the
- * same way); returns the canvas height (its width is `width`). */
-static int pack_shelves(mt_level *lv, int n, int width)
+/* Places levels [0, n) in a canvas of the given width, in order (largest first), each
+ * where its top edge comes lowest on the skyline of those placed before (leftmost on a
+ * tie), at even positions, so P-Net's stride-2 grid meets every level the same way.
+ * Returns the canvas height, or -1 when a level is wider than the canvas. sky holds
+ * the skyline, runs of (start, height) in x order: at most 2n + 1 of them. */
+static int pack_skyline(mt_level *lv, int n, int width, int *sky)
 {
-    int shelf_y = 0, shelf_h = 0, shelf_x = 0;
+    int runs = 1, height = 0;
+    sky[0] = 0, sky[1] = 0;
     for (int i = 0; i < n; i++) {
-        int ew = (lv[i].w + 1) & ~1, eh = (lv[i].h + 1) & ~1;
-        if (shelf_x && shelf_x + ew > width) {
-            shelf_y += shelf_h;
-            shelf_x = shelf_h = 0;
+        int ew = (lv[i].w + 1) & ~1, eh = (lv[i].h + 1) & ~1, best = -1, best_top = 0;
+        for (int r = 0; r < runs && sky[2 * r] + ew <= width; r++) {
+            int top = 0;
+            for (int q = r; q < runs && sky[2 * q] < sky[2 * r] + ew; q++)
+                top = sky[2 * q + 1] > top ? sky[2 * q + 1] : top;
+            if (best < 0 || top < best_top)
+                best = r, best_top = top;
         }
-        lv[i].x = shelf_x;
-        lv[i].y = shelf_y;
-        shelf_x += ew;
-        shelf_h = eh > shelf_h ? eh : shelf_h;
+        if (best < 0)
+            return -1;
+        int x = sky[2 * best], end = x + ew;
+        lv[i].x = x;
+        lv[i].y = best_top;
+        height = best_top + eh > height ? best_top + eh : height;
+        /* the runs from `best` that start under the level give way to one run at its top
+         * edge, and the last of them keeps its part beyond the level's right edge */
+        int q = best;
+        while (q < runs && sky[2 * q] < end)
+            q++;
+        int tail_h = sky[2 * (q - 1) + 1], tail = q < runs ? sky[2 * q] > end : end < width;
+        int add = 1 + tail, rm = q - best;
+        memmove(sky + 2 * (best + add), sky + 2 * q, sizeof(int) * 2 * (size_t)(runs - q));
+        runs += add - rm;
+        sky[2 * best] = x, sky[2 * best + 1] = best_top + eh;
+        if (tail)
+            sky[2 * best + 2] = end, sky[2 * best + 3] = tail_h;
     }
-    return shelf_y + shelf_h;
+    return height;
 }
 
 /* The pyramid for a w x h image from min_face, packed into the smallest canvas among
- * shelf widths of the first k levels side by side (k = 1..: stacked for a landscape
- * image, two or three columns for a portrait one). */
+ * the widths of the first k levels side by side (k = 1..: one column for a landscape
+ * image, two or three for a portrait one). */
 static ffu_status plan_pyramid(mt_state *s, int w, int h, float min_face, int *cw, int *ch)
 {
     s->nlevels = 0;
@@ -299,9 +321,12 @@ static ffu_status plan_pyramid(mt_state *s, int w, int h, float min_face, int *c
         if (s->nlevels == s->lcap) {
             int cap = s->lcap ? 2 * s->lcap : 16;
             mt_level *l = realloc(s->levels, (size_t)cap * sizeof *l);
-            if (!l)
+            if (l)
+                s->levels = l;
+            int *sky = l ? realloc(s->sky, sizeof(int) * 2 * (size_t)(2 * cap + 2)) : NULL;
+            if (!sky)
                 return ffu_error_set(FFU_ERR_NOMEM, "MTCNN pyramid");
-            s->levels = l;
+            s->sky = sky;
             s->lcap = cap;
         }
         mt_level *l = &s->levels[s->nlevels++];
@@ -315,8 +340,8 @@ static ffu_status plan_pyramid(mt_state *s, int w, int h, float min_face, int *c
     int best_w = 0, width = 0;
     for (int k = 0; k < s->nlevels; k++) {
         width += (s->levels[k].w + 1) & ~1;
-        int height = pack_shelves(s->levels, s->nlevels, width);
-        if (width <= FFU_IMAGE_MAX_DIM && height <= FFU_IMAGE_MAX_DIM &&
+        int height = pack_skyline(s->levels, s->nlevels, width, s->sky);
+        if (height > 0 && width <= FFU_IMAGE_MAX_DIM && height <= FFU_IMAGE_MAX_DIM &&
             (best < 0 || (int64_t)width * height < best))
             best = (int64_t)width * height, best_w = width;
     }
@@ -324,7 +349,7 @@ static ffu_status plan_pyramid(mt_state *s, int w, int h, float min_face, int *c
         return ffu_error_set(FFU_ERR_TOO_LARGE, "MTCNN: no canvas within %d px holds the "
                              "pyramid of a %dx%d image", FFU_IMAGE_MAX_DIM, w, h);
     *cw = best_w;
-    *ch = s->nlevels ? pack_shelves(s->levels, s->nlevels, best_w) : 0;
+    *ch = s->nlevels ? pack_skyline(s->levels, s->nlevels, best_w, s->sky) : 0;
     return FFU_OK;
 }
 
@@ -540,8 +565,9 @@ static ffu_status mt_search(void *state, face_net *p, const ffu_image *img, floa
     if ((st = refine(s, &s->onet, s->o_prob, s->o_reg, s->o_kps, img, &s->b, min_score, &s->a)) ||
         (st = nms(s, &s->a, 0.7f, 1)))
         return st;
-    FFU_LOG(NULL, FFU_LOG_DEBUG, "mtcnn: %dx%d: %d levels, P-Net kept %d windows, R-Net %d, "
-            "O-Net %d", img->width, img->height, s->nlevels, n_pnet, n_rnet, s->a.n);
+    FFU_LOG(NULL, FFU_LOG_DEBUG, "mtcnn: %dx%d: %d levels in a %dx%d canvas, P-Net kept %d "
+            "windows, R-Net %d, O-Net %d", img->width, img->height, s->nlevels,
+            s->canvas.width, s->canvas.height, n_pnet, n_rnet, s->a.n);
     for (int i = 0; i < s->a.n; i++) {
         det_cand *o = det_cands_push(out);
         if (!o)
