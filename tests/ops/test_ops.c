@@ -291,6 +291,10 @@ static const tcase cases[] = {
     /* stride 1 into 64 with a pool: the pool in registers, edge columns per pixel, rows
      * touching the padding by the two-row path */
     {NN_OP_CONV, "cf 2x3->64 k3 p1 +pool +prelu[C] edges", 3, {S4(2, 3, 17, 29), S4(64, 3, 3, 3), S1(64)}, {0, 1, 1}, .attrs = "_cpu_cf=1;_pool=2;pads=1,2,1,0", .act = NN_ACT_PRELU, .act_slope = 1},
+    /* at most 16 outputs with a pool: one slice in registers, six pooled pixels a block */
+    {NN_OP_CONV, "cf 3->10 k3 valid +leaky +pool (one slice)", 3, {S4(1, 3, 26, 41), S4(10, 3, 3, 3), S1(10)}, {0, 1, 1}, .attrs = "_cpu_cf=1;_pool=2", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
+    {NN_OP_CONV, "cf 2x3->16 k3 p1 +pool +prelu[C] edges", 3, {S4(2, 3, 17, 29), S4(16, 3, 3, 3), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=1;_pool=2;pads=1,2,1,0", .act = NN_ACT_PRELU, .act_slope = 1},
+    {NN_OP_CONV, "cf 1->8 k3 valid +pool (half slice)", 3, {S4(1, 1, 12, 40), S4(8, 1, 3, 3), S1(8)}, {0, 1, 1}, .attrs = "_cpu_cf=1;_pool=2"},
     {NN_OP_CONV, "cf 2x4->64 k5 s2 p2 +prelu[C]", 3, {S4(2, 4, 19, 53), S4(64, 4, 5, 5), S1(64)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2;pads=2,2,2,2", .act = NN_ACT_PRELU, .act_slope = 1},
     {NN_OP_CONV, "cf 2x3->24 k3 p1 +pool odd", 3, {S4(2, 3, 15, 21), S4(24, 3, 3, 3), S1(24)}, {0, 1, 1}, .attrs = "_cpu_cf=1;_pool=2;pads=1,1,1,1", .act = NN_ACT_LEAKY_RELU, .act_a = 0.1f},
     {NN_OP_CONV, "cf 3->16 k1 s2 (1x1)", 3, {S4(1, 3, 11, 66), S4(16, 3, 1, 1), S1(16)}, {0, 1, 1}, .attrs = "_cpu_cf=1;strides=2,2", .act = NN_ACT_RELU},

@@ -2167,7 +2167,7 @@ static int cf_nhwc_variant;
  * forced. */
 static nn_graph *g_cf_nhwc(void)
 {
-    static const int64_t dims[3][3] = {{1, 45, 37}, {1, 39, 51}, {2, 23, 41}};
+    static const int64_t dims[4][3] = {{1, 45, 37}, {1, 39, 51}, {2, 23, 41}, {1, 26, 41}};
     const int v = cf_nhwc_variant;
     int t, node;
     nn_graph *g = nhwc_image_graph(dims[v][0], dims[v][1], dims[v][2], &t);
@@ -2182,9 +2182,11 @@ static nn_graph *g_cf_nhwc(void)
         nn_node_set_ints(g, node, "strides", s2, 2);
         nn_node_set_ints(g, node, "pads", pads, 4);
         nn_node_set_int(g, node, "_cpu_cf", 1);
-    } else {
+    } else if (v == 2) {
         y = chain_conv(g, t, 3, 32, 0, 3, 1, NN_ACT_NONE, &seed, &node);
         nn_node_set_int(g, node, "_cpu_cf", 1);
+    } else { /* MTCNN's P-Net: 3 -> 10, pooled (one slice, the pool in registers) */
+        y = chain_max_pool(g, chain_conv(g, t, 3, 10, 0, 3, 0, NN_ACT_LEAKY_RELU, &seed, NULL));
     }
     nn_graph_mark_output(g, y);
     return g;
@@ -2196,7 +2198,7 @@ static nn_graph *g_cf_nhwc(void)
  * image. */
 static void test_first_layer_nhwc(void)
 {
-    for (cf_nhwc_variant = 0; cf_nhwc_variant < 3; cf_nhwc_variant++) {
+    for (cf_nhwc_variant = 0; cf_nhwc_variant < 4; cf_nhwc_variant++) {
         float *yc, *yr;
         size_t n = 0;
         ffu_json *d;

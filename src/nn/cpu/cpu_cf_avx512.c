@@ -314,37 +314,87 @@ void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int6
 PBLK(pblk_3, L3)
 PBLK(pblk_1, L1)
 
-/* Pooled row ph, stride 1, 64 outputs, every kernel row of both convolution rows inside
- * the image: the columns whose windows are whole in registers, the others (left and
- * right padding) per convolution pixel into tmp, a 2x2 block pooled as two rows. */
+/* The same for one slice of at most 16 outputs (MTCNN's P-Net: 3 -> 10 with PReLU):
+ * six pooled pixels are 24 accumulators, each tap's weight vector meets 24 broadcasts,
+ * and the pooled pixel is stored as the slice says (K lanes, K apart). */
+#define PBLK1S(name, LIST)                                                                 \
+    INLINE void name(const cgeo *g, const float *x, const float *w, int KH,              \
+                     const out_slice *s, float *y, const int PS)                          \
+    {                                                                                    \
+        const int64_t plane = g->plane, IW = g->IW, Kp = g->Kp, K = g->K;               \
+        const int C = g->C, KW = g->KW;                                                  \
+        const int64_t tap = C * Kp, row = KW * tap;                                      \
+        const __m512 b0 = s->bias;                                                       \
+        LIST(DECLP1)                                                                     \
+        for (int c = 0; c < C; c++)                                                      \
+            for (int kh = 0; kh < KH; kh++) {                                            \
+                const float *x0 = x + c * plane + kh * IW, *x1 = x0 + IW;               \
+                const float *wr = w + c * Kp + kh * row;                                 \
+                for (int kw = 0; kw < KW; kw++, x0 += PS, x1 += PS, wr += tap) {         \
+                    HIDE(x0);                                                            \
+                    HIDE(x1);                                                            \
+                    const __m512 w0 = _mm512_load_ps(wr);                                \
+                    LIST(FMAP1S)                                                         \
+                }                                                                        \
+            }                                                                            \
+        const out_slice sl = *s;                                                            \
+        LIST(OUTP1)                                                                      \
+    }
+#define DECLP1(j) __m512 a##j##00 = b0, a##j##01 = b0, a##j##10 = b0, a##j##11 = b0;
+#define FMAP1S1(j, r, q, xp) \
+    a##j##r##q = _mm512_fmadd_ps(_mm512_set1_ps(xp[(2 * j + q) * PS]), w0, a##j##r##q);
+#define FMAP1S(j) \
+    FMAP1S1(j, 0, 0, x0) FMAP1S1(j, 0, 1, x0) FMAP1S1(j, 1, 0, x1) FMAP1S1(j, 1, 1, x1)
+#define OUTP1(j) st(y + j * K, POOL4(sl.av, a##j), sl.mode, sl.m);
+#define L6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+
+PBLK1S(pblk1s_6, L6)
+PBLK1S(pblk1s_1, L1)
+
+/* Pooled row ph, stride 1, 64 outputs (two groups of two slices) or at most 16 (one
+ * slice), every kernel row of both convolution rows inside the image: the columns whose
+ * windows are whole in registers, the others (left and right padding) per convolution
+ * pixel into tmp, a 2x2 block pooled as two rows. */
 INLINE void pooled_row_regs(const nn_cpu_cf *d, const cgeo *g, const out_slice *s,
                             const float *src, float *dst, int64_t ph, float *tmp, const int PS)
 {
-    const int64_t PW = d->OW / 2;
+    const int64_t PW = d->OW / 2, K = d->K;
+    const int one = K <= 16, run = one ? 6 : 3; /* pooled pixels of a long block */
     const float *xr = src + (2 * ph - d->PT) * g->IW; /* conv row 2 ph, kernel row 0 */
     int64_t lo, hi;
     inner_columns(d->IW, d->KW, d->PL, 1, d->OW, &lo, &hi);
     const int64_t plo = (lo + 1) / 2, phi = hi / 2 > plo ? hi / 2 : plo;
     for (int64_t pw = 0; pw < PW; pw++) {
         if (pw >= plo && pw < phi) {
-            const int three = pw + 3 <= phi;
+            const int many = pw + run <= phi;
             const float *x = xr + (2 * pw - d->PL) * PS;
-            for (int k = 0; k < 2; k++) {
-                float *y = dst + pw * 64 + 32 * k;
-                if (three) pblk_3(g, x, d->w + 32 * k, d->KH, s + 2 * k, y, PS);
-                else pblk_1(g, x, d->w + 32 * k, d->KH, s + 2 * k, y, PS);
+            if (one) {
+                if (many) pblk1s_6(g, x, d->w, d->KH, s, dst + pw * K, PS);
+                else pblk1s_1(g, x, d->w, d->KH, s, dst + pw * K, PS);
+            } else {
+                for (int k = 0; k < 2; k++) {
+                    float *y = dst + pw * 64 + 32 * k;
+                    if (many) pblk_3(g, x, d->w + 32 * k, d->KH, s + 2 * k, y, PS);
+                    else pblk_1(g, x, d->w + 32 * k, d->KH, s + 2 * k, y, PS);
+                }
             }
-            if (three) pw += 2;
+            if (many) pw += run - 1;
             continue;
         }
         /* an edge pixel: its four convolution outputs (two rows of two), then their
          * maxima */
         for (int r = 0; r < 2; r++)
-            for (int q = 0; q < 2; q++)
+            for (int q = 0; q < 2; q++) {
+                if (one) {
+                    pixel(g, xr + r * g->IW, d->w, d->KH, 2 * pw + q - d->PL, s, 1,
+                          tmp + (2 * r + q) * K, PS);
+                    continue;
+                }
                 for (int k = 0; k < 2; k++)
                     pixel(g, xr + r * g->IW, d->w + 32 * k, d->KH, 2 * pw + q - d->PL, s + 2 * k,
                           2, tmp + (2 * r + q) * 64 + 32 * k, PS);
-        pool2_row(tmp, tmp + 128, dst + pw * 64, 1, 64);
+            }
+        pool2_row(tmp, tmp + 2 * K, dst + pw * K, 1, K);
     }
 }
 
@@ -367,9 +417,11 @@ void nn_cpu_cf_pooled_row_avx512(const nn_cpu_cf *d, const float *src, float *ds
 {
     const int64_t row = d->OW * d->K, ih = 2 * ph - d->PT;
     /* both convolution rows (input rows ih .. ih + KH) inside the image */
-    if (d->K == 64 && d->SH == 1 && d->SW == 1 && ih >= 0 && ih + 1 + d->KH <= d->IH) {
+    if ((d->K == 64 || d->K <= 16) && d->SH == 1 && d->SW == 1 && ih >= 0 &&
+        ih + 1 + d->KH <= d->IH) {
         out_slice s[4];
-        for (int j = 0; j < 4; j++) s[j] = out_slice_at(d->b, d->ns, &d->act, 64, 16 * j);
+        for (int j = 0; j < (d->K == 64 ? 4 : 1); j++)
+            s[j] = out_slice_at(d->b, d->ns, &d->act, d->K, 16 * j);
         const cgeo g = cf_geo(d);
         if (cf_pixel_step(d) == 3) pooled_regs_3(d, &g, s, src, dst, ph, tmp);
         else pooled_regs_1(d, &g, s, src, dst, ph, tmp);
