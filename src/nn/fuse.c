@@ -769,6 +769,108 @@ static ffu_status fuse_pools(nn_graph *g)
     return FFU_OK;
 }
 
+/* ---- plan time: channels padded to 16 for a Winograd layer ------------------------------ */
+
+/* A copy of constant c (rows of `row` floats, n of them) with rows [n, np) zero, in a
+ * new constant of shape c's with dim `axis` np. -1 on failure. */
+static int pad_rows(nn_graph *g, const nn_tensor *c, int axis, int64_t n, int64_t np, int64_t row)
+{
+    float *v = calloc((size_t)(np * row), sizeof(float));
+    if (!v) return -1;
+    memcpy(v, c->data, sizeof(float) * (size_t)(n * row));
+    nn_shape sh = c->shape;
+    sh.d[axis] = np;
+    int t = nn_graph_add_const(g, "", FFU_DTYPE_F32, &sh, v, sizeof(float) * (size_t)(np * row),
+                               NN_COPY);
+    free(v);
+    return t < 0 ? -1 : t;
+}
+
+/* Conv A -> (its value read by nothing else) -> Winograd-shaped Conv B whose input
+ * channels C are not a multiple of 16 (MTCNN's P-Net: 3 -> 10, pooled, then 10 -> 16
+ * 3x3): A gets zero filters up to the next multiple of 16 (bias and PReLU slopes padded
+ * with zeros) and B zero weights for those channels, so B can run Winograd (which takes
+ * multiples of 16) and A stores whole vectors. The extra channels hold act(0), which B
+ * multiplies by 0: the sums gain only zero terms. B must have at least 64 output pixels
+ * and 16k outputs, A at most 64 real outputs (the padding stays under 2.5x of A's work). */
+static ffu_status pad_for_winograd(nn_graph *g)
+{
+    int nt = g->ntensors;
+    int *nreaders = calloc((size_t)nt, sizeof(int)), *last = malloc(sizeof(int) * (size_t)nt);
+    if (!nreaders || !last) {
+        free(nreaders), free(last);
+        return ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+    }
+    count_readers(g, nreaders, last);
+    ffu_status st = FFU_OK;
+    for (int i = 0; i < g->nnodes && st >= 0; i++) {
+        nn_node *b = &g->nodes[i];
+        if (!winograd_shaped(g, b) || b->ninputs > 3) continue;
+        const nn_tensor *wb = nn_in(g, b, 1), *yb = &g->tensors[b->outputs[0]];
+        int t = b->inputs[0];
+        const nn_tensor *x = &g->tensors[t];
+        int64_t C = wb->shape.d[1], K = wb->shape.d[0], Cp = (C + 15) & ~(int64_t)15;
+        if (C % 16 == 0 || C > 64 || K % 16 || nreaders[t] != 1 || (x->flags & NN_T_OUTPUT) ||
+            x->dtype != FFU_DTYPE_F32 || x->shape.rank != 4 || x->shape.d[1] != C ||
+            yb->shape.rank != 4 || yb->shape.d[0] * yb->shape.d[2] * yb->shape.d[3] < 64)
+            continue;
+        int pa = x->producer;
+        if (pa < 0 || pa >= g->nnodes) continue;
+        nn_node *a = &g->nodes[pa];
+        const nn_tensor *wa = a->op == NN_OP_CONV && a->ninputs >= 2 ? nn_in(g, a, 1) : NULL;
+        const nn_tensor *ba = a->ninputs >= 3 ? nn_in(g, a, 2) : NULL;
+        if (!wa || a->ninputs > 3 || a->noutputs != 1 || nn_attr_int(a, "group", 1) != 1 ||
+            !is_const_f32(wa) || wa->shape.rank != 4 || wa->shape.d[0] != C ||
+            (ba && (!is_const_f32(ba) || nn_shape_numel(&ba->shape) != C)))
+            continue;
+        /* a PReLU's slopes: one for all, or one per channel along one axis */
+        nn_tensor sl = {0};
+        int slope_axis = -1;
+        if (a->act.kind == NN_ACT_PRELU) {
+            if (a->act.slope < 0 || !is_const_f32(&g->tensors[a->act.slope])) continue;
+            sl = g->tensors[a->act.slope];
+            int64_t ne = nn_shape_numel(&sl.shape);
+            for (int d = 0; d < sl.shape.rank && ne == C; d++)
+                if (sl.shape.d[d] == C) slope_axis = d;
+            if (ne != 1 && slope_axis < 0) continue;
+        }
+        /* copies: adding constants may move g->tensors (their data stays put) */
+        const nn_tensor WA = *wa, WB = *wb, BA = ba ? *ba : WA;
+        int slope = slope_axis >= 0 ? pad_rows(g, &sl, slope_axis, C, Cp, 1) : -2;
+        int64_t arow = WA.shape.d[1] * WA.shape.d[2] * WA.shape.d[3];
+        int nwa = pad_rows(g, &WA, 0, C, Cp, arow);
+        int nba = ba ? pad_rows(g, &BA, 0, C, Cp, 1) : -2;
+        /* B's weights: each filter's C input channels followed by Cp - C zero ones */
+        int64_t kk = WB.shape.d[2] * WB.shape.d[3];
+        float *v = calloc((size_t)(K * Cp * kk), sizeof(float));
+        int nwb = -1;
+        if (v) {
+            for (int64_t k = 0; k < K; k++)
+                memcpy(v + k * Cp * kk, (const float *)WB.data + k * C * kk,
+                       sizeof(float) * (size_t)(C * kk));
+            nn_shape sh = WB.shape;
+            sh.d[1] = Cp;
+            nwb = nn_graph_add_const(g, "", FFU_DTYPE_F32, &sh, v,
+                                     sizeof(float) * (size_t)(K * Cp * kk), NN_COPY);
+            free(v);
+        }
+        if (nwa < 0 || nba == -1 || nwb < 0 || slope == -1) {
+            st = ffu_error_set(FFU_ERR_NOMEM, "out of memory");
+            break;
+        }
+        /* the graph's arrays may have moved: look the nodes up again */
+        a = &g->nodes[pa];
+        b = &g->nodes[i];
+        a->inputs[1] = nwa;
+        if (nba >= 0) a->inputs[2] = nba;
+        if (slope >= 0) a->act.slope = slope;
+        b->inputs[1] = nwb;
+        g->tensors[t].shape.d[1] = Cp;
+    }
+    free(nreaders), free(last);
+    return st;
+}
+
 /* Conv + residual Add (fuse.h). */
 static ffu_status fuse_residuals(fuse_ctx *f, int *nremoved)
 {
@@ -837,7 +939,8 @@ ffu_status nn_fuse_planned(nn_graph *g)
     if (!g || g->nnodes == 0) return FFU_OK;
     ffu_status st;
     if ((st = fuse_pass(g, fuse_residuals)) < 0 || (st = fuse_pass(g, fuse_scales)) < 0 ||
-        (st = fuse_pools(g)) < 0 || (st = fuse_pass(g, fuse_resize_adds)) < 0)
+        (st = fuse_pools(g)) < 0 || (st = pad_for_winograd(g)) < 0 ||
+        (st = fuse_pass(g, fuse_resize_adds)) < 0)
         return st;
     /* sibling groups, one at a time (each rewrite renumbers the nodes) */
     for (int round = 0; round < 64; round++) {

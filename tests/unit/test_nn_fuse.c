@@ -2215,6 +2215,84 @@ static void test_first_layer_nhwc(void)
     }
 }
 
+/* ---- channels padded to 16 for a Winograd layer ------------------------------------------ */
+
+static int padwin_variant;
+
+/* x [1,3,20,22] -> Conv 3x3 3 -> 10 (0: LeakyReLU; 1: PReLU, a slope per channel; 2:
+ * its output also a graph output) -> Conv 3x3 10 -> 16 -> y, as MTCNN's P-Net begins. */
+static nn_graph *g_padwin(void)
+{
+    int x, na;
+    nn_graph *g = image_graph(1, 20, 22, &x);
+    if (!g) return NULL;
+    uint64_t seed = 61;
+    const int v = padwin_variant;
+    int t = chain_conv(g, x, 3, 10, 0, 3, 1, v == 1 ? NN_ACT_PRELU : NN_ACT_LEAKY_RELU, &seed,
+                       &na);
+    if (v == 1) {
+        static float slopes[10];
+        for (int i = 0; i < 10; i++) slopes[i] = 0.05f * (float)(i + 1);
+        nn_shape ss = {.rank = 3, .d = {10, 1, 1}};
+        g->nodes[na].act.slope = nn_graph_add_const(g, "", FFU_DTYPE_F32, &ss, slopes,
+                                                    sizeof slopes, NN_COPY);
+    }
+    int y = chain_conv(g, t, 10, 16, 0, 3, 1, NN_ACT_NONE, &seed, NULL);
+    nn_graph_mark_output(g, y);
+    if (v == 2) nn_graph_mark_output(g, t);
+    return g;
+}
+
+/* The first Conv gets six zero filters and the second zero weights for them, so the
+ * second takes Winograd (16 input channels); the results are ref's, through the graph
+ * and through cpu sessions; a value someone else reads is left as it is. */
+static void test_pad_for_winograd(void)
+{
+    for (padwin_variant = 0; padwin_variant < 3; padwin_variant++) {
+        nn_graph *a = g_padwin(), *b = g_padwin();
+        CHECK(a && b);
+        if (!a || !b) break;
+        CHECK_EQ_INT(fuse_both(b), 0);
+        int padded = padwin_variant < 2, convs = 0;
+        for (int i = 0; i < b->nnodes; i++) {
+            const nn_node *n = &b->nodes[i];
+            if (n->op != NN_OP_CONV) continue;
+            const nn_tensor *w = &b->tensors[n->inputs[1]];
+            CHECK_EQ_INT((int)w->shape.d[convs ? 1 : 0], padded ? 16 : 10);
+            if (!convs && padwin_variant == 1)
+                CHECK_EQ_INT((int)nn_shape_numel(&b->tensors[n->act.slope].shape),
+                             padded ? 16 : 10);
+            convs++;
+        }
+        CHECK_EQ_INT(convs, 2);
+        float xdata[3 * 20 * 22];
+        uint64_t s = 67;
+        for (int i = 0; i < 3 * 20 * 22; i++) xdata[i] = 2.0f * test_rand_f(&s) - 1.0f;
+        size_t na = 0, nb = 0;
+        float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
+        CHECK(ra && rb && na == nb && na == 16 * 20 * 22);
+        double worst = 0;
+        for (size_t i = 0; ra && rb && i < na && i < nb; i++) {
+            double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
+            if (d > worst) worst = d;
+        }
+        CHECK(worst < 1e-6);
+        free(ra), free(rb);
+        nn_graph_destroy(a), nn_graph_destroy(b);
+        float *yc, *yr;
+        size_t n = 0;
+        ffu_json *d;
+        if (cpu_and_ref(g_padwin, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
+        int wino = desc_impls(d, "facefuse:wino");
+        double e = yr ? nmse(yr, yc, n) : 1;
+        printf("padded for Winograd, variant %d: %d of ours, nmse %.3g\n", padwin_variant, wino,
+               e);
+        CHECK(yr != NULL && e < 1e-10);
+        if (ffu_cpu_features() & FFU_CPU_AVX512F) CHECK_EQ_INT(wino, padded ? 1 : 0);
+        free(yc), free(yr), ffu_json_free(d);
+    }
+}
+
 /* ---- our kernel for heads with f16 weights ------------------------------------------------ */
 
 static int h16_exact; /* the weights are f16 values (else f32 ones, which it refuses) */
@@ -2448,7 +2526,8 @@ TEST_MAIN(test_bf16_refused_without_isa, test_winograd_chain_without_avx512,
           test_resize_add_without_avx512, test_bf16_session, test_conv_bn_clip, test_conv_prelu,
           test_add_padded_prelu, test_prelu_wrong_axis_not_fused, test_not_fused_when_shared,
           test_add_act, test_residual_fused, test_residual_sessions, test_heads_merged,
-          test_dw_pool_fused, test_winograd_session, test_winograd_memory_cap,
+          test_dw_pool_fused, test_pad_for_winograd, test_winograd_session,
+          test_winograd_memory_cap,
           test_winograd_blocked_chain, test_reduce_channels_last, test_empty_and_null,
           test_band_pipeline, test_band_pipeline_strided, test_band_pipeline_side_by_side,
           test_band_pipeline_residual, test_band_pipeline_same_rows, test_band_pipeline_fork,
