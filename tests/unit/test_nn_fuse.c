@@ -94,6 +94,19 @@ out:
     return res;
 }
 
+/* The largest difference of b from a over n values, relative to 1 + |a| (1 when either
+ * is missing). */
+static double worst_rel(const float *a, const float *b, size_t n)
+{
+    if (!a || !b) return 1;
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]) / (1.0 + fabs((double)a[i]));
+        if (d > worst) worst = d;
+    }
+    return worst;
+}
+
 static int count_op(const nn_graph *g, nn_op op)
 {
     int k = 0;
@@ -117,13 +130,7 @@ static double fused_vs_plain(build_fn build, nn_graph **fused_out)
         goto out;
     size_t na = 0, nb = 0;
     float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
-    if (ra && rb && na == nb) {
-        worst = 0;
-        for (size_t i = 0; i < na; i++) {
-            double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
-            if (d > worst) worst = d;
-        }
-    }
+    if (ra && rb && na == nb) worst = worst_rel(ra, rb, na);
     free(ra), free(rb);
 out:
     nn_graph_destroy(a);
@@ -437,12 +444,7 @@ static void test_residual_fused(void)
         size_t na = 0, nb = 0;
         float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
         CHECK(ra && rb && na == nb && na == C_ * 7 * 9);
-        double worst = 0;
-        for (size_t i = 0; ra && rb && i < na && i < nb; i++) {
-            double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
-            if (d > worst) worst = d;
-        }
-        CHECK(worst < 1e-6);
+        CHECK(worst_rel(ra, rb, na < nb ? na : nb) < 1e-6);
         free(ra), free(rb);
         nn_graph_destroy(a), nn_graph_destroy(b);
     }
@@ -652,12 +654,7 @@ static void test_heads_merged(void)
         size_t na = 0, nb = 0;
         float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
         CHECK(ra && rb && na == nb && na == 6 * 7 * 9);
-        double worst = 0;
-        for (size_t i = 0; ra && rb && i < na && i < nb; i++) {
-            double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
-            if (d > worst) worst = d;
-        }
-        CHECK(worst < 1e-6);
+        CHECK(worst_rel(ra, rb, na < nb ? na : nb) < 1e-6);
         free(ra), free(rb);
         nn_graph_destroy(a), nn_graph_destroy(b);
     }
@@ -759,12 +756,7 @@ static void test_dw_pool_fused(void)
         float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
         int64_t want = variant == 4 ? C_ * 2 * 2 : variant == 5 ? C_ * 4 * 5 : C_ * 3 * 4;
         CHECK(ra && rb && na == nb && (int64_t)na == want);
-        double worst = 0;
-        for (size_t i = 0; ra && rb && i < na && i < nb; i++) {
-            double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
-            if (d > worst) worst = d;
-        }
-        CHECK(worst < 1e-6);
+        CHECK(worst_rel(ra, rb, na < nb ? na : nb) < 1e-6);
         free(ra), free(rb);
         nn_graph_destroy(a), nn_graph_destroy(b);
     }
@@ -2271,12 +2263,7 @@ static void test_pad_for_winograd(void)
         size_t na = 0, nb = 0;
         float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
         CHECK(ra && rb && na == nb && na == 16 * 20 * 22);
-        double worst = 0;
-        for (size_t i = 0; ra && rb && i < na && i < nb; i++) {
-            double d = fabs((double)ra[i] - rb[i]) / (1.0 + fabs((double)ra[i]));
-            if (d > worst) worst = d;
-        }
-        CHECK(worst < 1e-6);
+        CHECK(worst_rel(ra, rb, na < nb ? na : nb) < 1e-6);
         free(ra), free(rb);
         nn_graph_destroy(a), nn_graph_destroy(b);
         float *yc, *yr;
