@@ -805,7 +805,7 @@ static ffu_status pad_for_winograd(nn_graph *g)
     ffu_status st = FFU_OK;
     for (int i = 0; i < g->nnodes && st >= 0; i++) {
         nn_node *b = &g->nodes[i];
-        if (!winograd_shaped(g, b) || b->ninputs > 3) continue;
+        if (!winograd_shaped(g, b)) continue;
         const nn_tensor *wb = nn_in(g, b, 1), *yb = &g->tensors[b->outputs[0]];
         int t = b->inputs[0];
         const nn_tensor *x = &g->tensors[t];

@@ -107,6 +107,20 @@ static double worst_rel(const float *a, const float *b, size_t n)
     return worst;
 }
 
+/* Runs a (as built) and b (fused) on ref over nx inputs in [-1, 1) drawn from seed: 1
+ * when both give want values and agree within 1e-6 (worst_rel). */
+static int ref_agree(nn_graph *a, nn_graph *b, size_t nx, uint64_t seed, size_t want)
+{
+    float *x = malloc(sizeof(float) * nx);
+    if (!x) return 0;
+    for (size_t i = 0; i < nx; i++) x[i] = 2.0f * test_rand_f(&seed) - 1.0f;
+    size_t na = 0, nb = 0;
+    float *ra = run_ref(a, x, &na), *rb = run_ref(b, x, &nb);
+    int ok = ra && rb && na == nb && na == want && worst_rel(ra, rb, na) < 1e-6;
+    free(x), free(ra), free(rb);
+    return ok;
+}
+
 static int count_op(const nn_graph *g, nn_op op)
 {
     int k = 0;
@@ -438,14 +452,7 @@ static void test_residual_fused(void)
             CHECK_EQ_INT(pw->act.kind, NN_ACT_RELU);
             CHECK(strcmp(b->tensors[pw->outputs[0]].name, "y") == 0);
         }
-        float xdata[3 * 7 * 9];
-        uint64_t s = 11;
-        for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s) - 1.0f;
-        size_t na = 0, nb = 0;
-        float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
-        CHECK(ra && rb && na == nb && na == C_ * 7 * 9);
-        CHECK(worst_rel(ra, rb, na < nb ? na : nb) < 1e-6);
-        free(ra), free(rb);
+        CHECK(ref_agree(a, b, 3 * 7 * 9, 11, C_ * 7 * 9));
         nn_graph_destroy(a), nn_graph_destroy(b);
     }
 }
@@ -648,14 +655,7 @@ static void test_heads_merged(void)
         for (int i = 0; i < b->nnodes; i++)
             if (b->nodes[i].op == NN_OP_SPLIT)
                 CHECK_EQ_INT(b->nodes[i].noutputs, variant == 2 ? 2 : 3);
-        float xdata[3 * 7 * 9];
-        uint64_t s2 = 19;
-        for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s2) - 1.0f;
-        size_t na = 0, nb = 0;
-        float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
-        CHECK(ra && rb && na == nb && na == 6 * 7 * 9);
-        CHECK(worst_rel(ra, rb, na < nb ? na : nb) < 1e-6);
-        free(ra), free(rb);
+        CHECK(ref_agree(a, b, 3 * 7 * 9, 19, 6 * 7 * 9));
         nn_graph_destroy(a), nn_graph_destroy(b);
     }
     /* through sessions on both backends (the cpu backend splits channels-last data) */
@@ -749,15 +749,8 @@ static void test_dw_pool_fused(void)
             CHECK_EQ_INT(fa, 2 * C_ * 7 * 9 * 9 + C_ * 3 * 4 * 4);
             CHECK_EQ_INT(fb, fa);
         }
-        float xdata[3 * 7 * 9];
-        uint64_t s = 29;
-        for (int i = 0; i < 3 * 7 * 9; i++) xdata[i] = 2.0f * test_rand_f(&s) - 1.0f;
-        size_t na = 0, nb = 0;
-        float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
-        int64_t want = variant == 4 ? C_ * 2 * 2 : variant == 5 ? C_ * 4 * 5 : C_ * 3 * 4;
-        CHECK(ra && rb && na == nb && (int64_t)na == want);
-        CHECK(worst_rel(ra, rb, na < nb ? na : nb) < 1e-6);
-        free(ra), free(rb);
+        size_t want = variant == 4 ? C_ * 2 * 2 : variant == 5 ? C_ * 4 * 5 : C_ * 3 * 4;
+        CHECK(ref_agree(a, b, 3 * 7 * 9, 29, want));
         nn_graph_destroy(a), nn_graph_destroy(b);
     }
 }
@@ -2257,14 +2250,7 @@ static void test_pad_for_winograd(void)
             convs++;
         }
         CHECK_EQ_INT(convs, 2);
-        float xdata[3 * 20 * 22];
-        uint64_t s = 67;
-        for (int i = 0; i < 3 * 20 * 22; i++) xdata[i] = 2.0f * test_rand_f(&s) - 1.0f;
-        size_t na = 0, nb = 0;
-        float *ra = run_ref(a, xdata, &na), *rb = run_ref(b, xdata, &nb);
-        CHECK(ra && rb && na == nb && na == 16 * 20 * 22);
-        CHECK(worst_rel(ra, rb, na < nb ? na : nb) < 1e-6);
-        free(ra), free(rb);
+        CHECK(ref_agree(a, b, 3 * 20 * 22, 67, 16 * 20 * 22));
         nn_graph_destroy(a), nn_graph_destroy(b);
         float *yc, *yr;
         size_t n = 0;
