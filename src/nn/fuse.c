@@ -792,7 +792,9 @@ static int pad_rows(nn_graph *g, const nn_tensor *c, int axis, int64_t n, int64_
  * with zeros) and B zero weights for those channels, so B can run Winograd (which takes
  * multiples of 16) and A stores whole vectors. The extra channels hold act(0), which B
  * multiplies by 0: the sums gain only zero terms. B must have at least 64 output pixels
- * and 16k outputs, A at most 64 real outputs (the padding stays under 2.5x of A's work). */
+ * an image (not in the batch: a batch of two must be planned as one is, the same
+ * arithmetic) and 16k outputs, A at most 64 real outputs (the padding stays under 2.5x
+ * of A's work). */
 static ffu_status pad_for_winograd(nn_graph *g)
 {
     int nt = g->ntensors;
@@ -812,7 +814,7 @@ static ffu_status pad_for_winograd(nn_graph *g)
         int64_t C = wb->shape.d[1], K = wb->shape.d[0], Cp = (C + 15) & ~(int64_t)15;
         if (C % 16 == 0 || C > 64 || K % 16 || nreaders[t] != 1 || (x->flags & NN_T_OUTPUT) ||
             x->dtype != FFU_DTYPE_F32 || x->shape.rank != 4 || x->shape.d[1] != C ||
-            yb->shape.rank != 4 || yb->shape.d[0] * yb->shape.d[2] * yb->shape.d[3] < 64)
+            yb->shape.rank != 4 || yb->shape.d[2] * yb->shape.d[3] < 64)
             continue;
         int pa = x->producer;
         if (pa < 0 || pa >= g->nnodes) continue;
