@@ -170,7 +170,7 @@ static void absorb(fuse_ctx *f, nn_node *n, nn_node *r)
 
 /* Rank and axis-1 size of tensor t when they can be known at load time, where shapes
  * of intermediates are not inferred yet: from the shape, or through the producer
- * (convolution weights; ops that keep their input's shape). 0 when unknown. */
+ * (convolution weights, Gemm's B; ops that keep their input's shape). 0 when unknown. */
 static int rank_channels(const nn_graph *g, int t, int *rank, int64_t *C, int depth)
 {
     if (t < 0 || t >= g->ntensors || depth > 32) return 0;
@@ -191,6 +191,10 @@ static int rank_channels(const nn_graph *g, int t, int *rank, int64_t *C, int de
         if (!w || w->shape.rank < 3 || w->shape.d[1] <= 0) return 0;
         *rank = w->shape.rank, *C = w->shape.d[1] * nn_attr_int(p, "group", 1);
         return 1;
+    case NN_OP_GEMM: /* [M, N]: N from B, [K, N] or (transB) [N, K] */
+        if (!w || w->shape.rank != 2) return 0;
+        *rank = 2, *C = w->shape.d[nn_attr_int(p, "transB", 0) ? 0 : 1];
+        return *C > 0;
     case NN_OP_BATCH_NORM: case NN_OP_RELU: case NN_OP_CLIP: case NN_OP_PRELU:
     case NN_OP_LEAKY_RELU: case NN_OP_SIGMOID: case NN_OP_TANH: case NN_OP_HARD_SWISH:
     case NN_OP_ELU: case NN_OP_RELU6: case NN_OP_MAX_POOL: case NN_OP_AVERAGE_POOL:

@@ -517,8 +517,9 @@ out:
 /* ---- derived shapes (for broadcast checks before inference has run) ----------------------- */
 
 /* What is known of t's shape: its own when set, else derived from its producer
- * (Conv: rank of the weight, channels = weight dim 0; shape-preserving ops: their
- * input's; Transpose: permuted). Unknown dims are -1, unknown rank -1. */
+ * (Conv: rank of the weight, channels = weight dim 0; Gemm: rank 2, columns from B;
+ * shape-preserving ops: their input's; Transpose: permuted). Unknown dims are -1,
+ * unknown rank -1. */
 static void derive_shape(const nn_graph *g, int t, nn_shape *s, int depth)
 {
     s->rank = -1;
@@ -538,6 +539,13 @@ static void derive_shape(const nn_graph *g, int t, nn_shape *s, int depth)
         s->rank = w->shape.rank;
         for (int i = 0; i < s->rank; i++) s->d[i] = -1;
         s->d[1] = w->shape.d[0];
+    } else if (n->op == NN_OP_GEMM && n->ninputs >= 2) {
+        nn_shape b;
+        derive_shape(g, n->inputs[1], &b, depth + 1);
+        if (b.rank != 2) return;
+        s->rank = 2;
+        s->d[0] = -1;
+        s->d[1] = b.d[nn_attr_int(n, "transB", 0) ? 0 : 1];
     } else if (n->op == NN_OP_TRANSPOSE) {
         nn_shape in;
         lay P;

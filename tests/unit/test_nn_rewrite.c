@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/fuse.h"
 #include "nn/ir.h"
 #include "nn/rewrite.h"
 #include "test.h"
@@ -288,6 +289,38 @@ static void test_prelu_mobilefacenet(void)
     CHECK(d < 1e-5);
     nn_graph_destroy(orig);
     nn_graph_destroy(g);
+}
+
+/* The TF spelling after a fully connected layer (MTCNN's R-Net and O-Net: Gemm with B
+ * [N, K] and transB, or B [K, N]), whose output shape is not inferred at load time:
+ * the columns come from B. The PRelu then joins the Gemm as its activation (nn_fuse). */
+static void test_prelu_after_gemm(void)
+{
+    for (int transb = 0; transb < 2; transb++) {
+        nn_graph *g, *orig;
+        CHECK_EQ_INT(nn_graph_create(&g), FFU_OK);
+        const nn_shape in = {.rank = 2, .d = {3, 6}};
+        int x = input(g, "x", in);
+        nn_shape ws = {.rank = 2, .d = {transb ? 5 : 6, transb ? 6 : 5}};
+        int y = node2(g, NN_OP_GEMM, "fc", x, rconst(g, "w", ws, -1, 1));
+        if (transb) nn_node_set_int(g, g->tensors[y].producer, "transB", 1);
+        int alpha = rconst(g, "alpha", (nn_shape){.rank = 1, .d = {5}}, 0.1f, 0.3f);
+        int neg = node1(g, NN_OP_NEG, "neg2",
+                        node1(g, NN_OP_RELU, "relu_neg", node1(g, NN_OP_NEG, "neg", y)));
+        int out = node2(g, NN_OP_ADD, "out", node1(g, NN_OP_RELU, "relu", y),
+                        node2(g, NN_OP_MUL, "mul", alpha, neg));
+        finish(g, &orig, out);
+        CHECK_EQ_INT(nn_rewrite_patterns(g), FFU_OK);
+        CHECK_EQ_INT(count(g, NN_OP_PRELU), 1);
+        CHECK_EQ_INT(g->nnodes, 2);
+        CHECK_EQ_INT(nn_fuse(g), FFU_OK);
+        CHECK_EQ_INT(g->nnodes, 1);
+        CHECK_EQ_INT(g->nodes[0].act.kind, NN_ACT_PRELU);
+        double d = compare(orig, g, in);
+        CHECK(d >= 0 && d < 1e-5);
+        nn_graph_destroy(orig);
+        nn_graph_destroy(g);
+    }
 }
 
 /* x + a*(x - |x|) (the depthwise blocks of MobileFaceNet_TF) and Max(0,x) + a*Min(0,x). */
@@ -786,6 +819,7 @@ static void test_merge_1x1(void)
 
 TEST_MAIN(test_transposes_chain, test_transposes_axes, test_transposes_blocked,
           test_prelu_mobilefacenet, test_prelu_variants, test_prelu_neg_relu_neg,
+          test_prelu_after_gemm,
           test_softmax_spelled_out, test_relu6, test_fold_affine,
           test_fold_in_place, test_no_fold, test_fold_input_affine, test_fold_input_normalisation,
           test_fold_pad_and_slope, test_merge_1x1, test_act_before_pool)
