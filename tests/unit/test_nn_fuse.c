@@ -1078,6 +1078,25 @@ static int desc_impls(const ffu_json *d, const char *part)
     return k;
 }
 
+/* Runs build's graph on cpu and ref: n_out outputs that match (NMSE under 1e-10), and
+ * ours_expected nodes on an implementation named with `impl` (none without AVX-512,
+ * which all of ours named here need). */
+static void check_ours(nn_graph *(*build)(void), const char *what, const char *impl,
+                       size_t n_out, int ours_expected)
+{
+    float *yc, *yr;
+    size_t n = 0;
+    ffu_json *d;
+    if (cpu_and_ref(build, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
+    int ours = desc_impls(d, impl);
+    double e = yr ? nmse(yr, yc, n) : 1;
+    printf("%s: %d of ours, nmse %.3g\n", what, ours, e);
+    CHECK(yr != NULL && n == n_out);
+    CHECK(e < 1e-10);
+    CHECK_EQ_INT(ours, ffu_cpu_features() & FFU_CPU_AVX512F ? ours_expected : 0);
+    free(yc), free(yr), ffu_json_free(d);
+}
+
 /* Without AVX-512 our Winograd kernel is off and the same chain runs oneDNN's (which
  * picks kernels by its own detection, so its AVX-512 Winograd still runs: what is
  * tested is our plan for it). The first Conv carries the fused pool, which oneDNN's
@@ -2256,17 +2275,11 @@ static void test_pad_for_winograd(void)
         CHECK_EQ_INT(convs, 2);
         CHECK(ref_agree(a, b, nx, 67, ny));
         nn_graph_destroy(a), nn_graph_destroy(b);
-        float *yc, *yr;
-        size_t n = 0;
-        ffu_json *d;
-        if (cpu_and_ref(g_padwin, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
-        int wino = desc_impls(d, "facefuse:wino");
-        double e = yr ? nmse(yr, yc, n) : 1;
-        printf("padded for Winograd, variant %d: %d of ours, nmse %.3g\n", padwin_variant, wino,
-               e);
-        CHECK(yr != NULL && e < 1e-10);
-        if (ffu_cpu_features() & FFU_CPU_AVX512F) CHECK_EQ_INT(wino, padded ? 1 : 0);
-        free(yc), free(yr), ffu_json_free(d);
+        char what[64];
+        snprintf(what, sizeof what, "padded for Winograd, variant %d", padwin_variant);
+        /* variant 2's first Conv output is the second output, after y */
+        check_ours(g_padwin, what, "facefuse:wino", ny + (padwin_variant == 2 ? 10 * 20 * 22 : 0),
+                   padded);
     }
 }
 
@@ -2307,31 +2320,14 @@ static nn_graph *g_h16_head(void)
     return g;
 }
 
-/* Runs build's graph on cpu and ref: n_out outputs that match, and ours_expected nodes
- * on the f16 kernel (none without AVX-512). */
-static void h16_check(nn_graph *(*build)(void), const char *what, size_t n_out, int ours_expected)
-{
-    float *yc, *yr;
-    size_t n = 0;
-    ffu_json *d;
-    if (cpu_and_ref(build, &yc, &yr, &n, &d) < 0) TEST_SKIP("built without oneDNN");
-    int ours = desc_impls(d, "facefuse:h16_avx512");
-    double e = yr ? nmse(yr, yc, n) : 1;
-    printf("%s: %d of ours, nmse %.3g\n", what, ours, e);
-    CHECK(yr != NULL && n == n_out);
-    CHECK(e < 1e-10);
-    CHECK_EQ_INT(ours, ffu_cpu_features() & FFU_CPU_AVX512F ? ours_expected : 0);
-    free(yc), free(yr), ffu_json_free(d);
-}
-
 /* A head whose weights are f16 values runs on ours and matches ref (a batch of 2, 100
  * outputs: one block of 64, a tail of 36 with a masked store); with f32 weights it is
  * left to oneDNN. */
 static void test_h16_head(void)
 {
     for (h16_exact = 1; h16_exact >= 0; h16_exact--)
-        h16_check(g_h16_head, h16_exact ? "head, f16 weights" : "head, f32 weights", 200,
-                  h16_exact);
+        check_ours(g_h16_head, h16_exact ? "head, f16 weights" : "head, f32 weights",
+                   "facefuse:h16_avx512", 200, h16_exact);
 }
 
 static int h16_trans_b; /* the Gemm's weights [N][K] (transB), else [K][N] */
@@ -2370,8 +2366,8 @@ static nn_graph *g_h16_gemm(void)
 static void test_h16_gemm(void)
 {
     for (h16_trans_b = 0; h16_trans_b <= 1; h16_trans_b++)
-        h16_check(g_h16_gemm, h16_trans_b ? "gemm, weights [N][K]" : "gemm, weights [K][N]", 300,
-                  1);
+        check_ours(g_h16_gemm, h16_trans_b ? "gemm, weights [N][K]" : "gemm, weights [K][N]",
+                   "facefuse:h16_avx512", 300, 1);
 }
 
 /* ---- Resize + Add (a feature pyramid's top-down sum) ------------------------------------------
