@@ -278,18 +278,9 @@ void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int6
         const int64_t tap = C * Kp, row = KW * tap;                                      \
         const __m512 b0 = s[0].bias, b1 = s[1].bias;                                     \
         LIST(DECLP)                                                                      \
-        for (int c = 0; c < C; c++)                                                      \
-            for (int kh = 0; kh < KH; kh++) {                                            \
-                const float *x0 = x + c * plane + kh * IW, *x1 = x0 + IW;               \
-                const float *wr = w + c * Kp + kh * row;                                 \
-                for (int kw = 0; kw < KW; kw++, x0 += PS, x1 += PS, wr += tap) {         \
-                    HIDE(x0);                                                            \
-                    HIDE(x1);                                                            \
-                    const __m512 w0 = _mm512_load_ps(wr), w1 = _mm512_load_ps(wr + 16);  \
+        POOLED_TAPS(const __m512 w0 = _mm512_load_ps(wr), w1 = _mm512_load_ps(wr + 16);  \
                     __m512 v;                                                            \
-                    LIST(FMAP)                                                           \
-                }                                                                        \
-            }                                                                            \
+                    LIST(FMAP))                                                          \
         const actv v0 = s[0].av, v1 = s[1].av;                                           \
         LIST(OUTP)                                                                       \
     }
@@ -308,6 +299,21 @@ void nn_cpu_cf_row_avx512(const nn_cpu_cf *d, const float *src, float *dst, int6
 #define OUTP(j)                                                  \
     _mm512_storeu_ps(y + j * 64, POOL4(v0, a##j));               \
     _mm512_storeu_ps(y + j * 64 + 16, POOL4(v1, c##j));
+/* The taps of PBLK and PBLK1S: for every input channel, kernel row and kernel column,
+ * x0 and x1 under the tap for the two convolution rows, wr at its weights; the
+ * arguments are what each tap does. */
+#define POOLED_TAPS(...)                                                                 \
+    for (int c = 0; c < C; c++)                                                          \
+        for (int kh = 0; kh < KH; kh++) {                                                \
+            const float *x0 = x + c * plane + kh * IW, *x1 = x0 + IW;                   \
+            const float *wr = w + c * Kp + kh * row;                                     \
+            for (int kw = 0; kw < KW; kw++, x0 += PS, x1 += PS, wr += tap) {             \
+                HIDE(x0);                                                                \
+                HIDE(x1);                                                                \
+                __VA_ARGS__                                                              \
+            }                                                                            \
+        }
+
 #define L1(X) X(0)
 #define L3(X) X(0) X(1) X(2)
 
@@ -326,17 +332,7 @@ PBLK(pblk_1, L1)
         const int64_t tap = C * Kp, row = KW * tap;                                      \
         const __m512 b0 = s->bias;                                                       \
         LIST(DECLP1)                                                                     \
-        for (int c = 0; c < C; c++)                                                      \
-            for (int kh = 0; kh < KH; kh++) {                                            \
-                const float *x0 = x + c * plane + kh * IW, *x1 = x0 + IW;               \
-                const float *wr = w + c * Kp + kh * row;                                 \
-                for (int kw = 0; kw < KW; kw++, x0 += PS, x1 += PS, wr += tap) {         \
-                    HIDE(x0);                                                            \
-                    HIDE(x1);                                                            \
-                    const __m512 w0 = _mm512_load_ps(wr);                                \
-                    LIST(FMAP1S)                                                         \
-                }                                                                        \
-            }                                                                            \
+        POOLED_TAPS(const __m512 w0 = _mm512_load_ps(wr); LIST(FMAP1S))                  \
         const out_slice sl = *s;                                                            \
         LIST(OUTP1)                                                                      \
     }
