@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "nn_internal.h"
+#include "ops/ops_internal.h"
 
 /* per-tensor facts of the batch-N walk */
 enum {
@@ -32,6 +33,7 @@ typedef struct walk {
     nn_graph *g;         /* the clone being specialised at batch n */
     const nn_graph *ref; /* the batch-1 specialisation: reference shapes */
     int n;
+    int as_declared; /* check the graph as it is: no constants rewritten */
     unsigned char *f; /* T_* per tensor of g (grows with g) */
     int cap;
     nn_batch_result *res;
@@ -238,10 +240,37 @@ static int normalises_batch_axis(const nn_graph *g, const nn_node *n)
     return axis == 0;
 }
 
+/* 1 unless each output j along dim 0 of a Resize or Upsample (at batch N) is input j
+ * alone: a copy of it, or a weight of 1 on it. A scale of 1.0000073 on dim 0 keeps the
+ * shape but puts 7e-6 of item 0 into item 1 (linear), or copies item 0 into item 1
+ * (nearest, rounding down); a crop box on dim 0 fills items with the extrapolation
+ * value. Cubic taps, or sizes that are not known: assume the worst. */
+static int resize_mixes_items(const nn_graph *g, const nn_node *n)
+{
+    const nn_tensor *y = nn_out(g, n, 0);
+    if (!y || y->shape.rank < 1 || !nn_shape_known(&y->shape)) return 1;
+    if (nn_shape_numel(&y->shape) == 0) return 0; /* nothing read; a dim may be 2^48 */
+    size_t ntab = 0;
+    for (int d = 0; d < y->shape.rank; d++)
+        ntab += (size_t)y->shape.d[d];
+    nn_resize_tap *tab = malloc(sizeof *tab * ntab);
+    if (!tab) return 1;
+    nn_resize_info info;
+    int mixes = nn_resize_taps(g, n, &info, tab) < 0;
+    ffu_error_clear();
+    for (int64_t j = 0; !mixes && j < info.out[0]; j++) {
+        if (!info.linear) mixes = tab[j].idx[0] != j;
+        for (int k = 0; info.linear && k < info.ntap[0]; k++)
+            mixes |= tab[j].w[k] != 0 && (tab[j].idx[k] != j || tab[j].w[k] != 1);
+    }
+    free(tab);
+    return mixes;
+}
+
 /* Ops whose outputs keep dim 0's size but whose element b would read other items'
  * elements at batch N (the shape check cannot see it): a scan, sort or arg-max along
  * axis 0, a triangle whose rows are dim 0, a diagonal, scatters whose indices address
- * dim 0. */
+ * dim 0, a Resize that interpolates along dim 0. */
 static int crosses_items(const walk *w, const nn_node *n)
 {
     const nn_graph *g = w->g;
@@ -290,6 +319,9 @@ static int crosses_items(const walk *w, const nn_node *n)
         break;
     case NN_OP_GATHER_ND:
         return item[0] && nn_attr_int(n, "batch_dims", 0) == 0;
+    case NN_OP_RESIZE:
+    case NN_OP_UPSAMPLE:
+        return item[0] && resize_mixes_items(g, n);
     default:
         return 0;
     }
@@ -310,7 +342,7 @@ static int item_shaped(const nn_shape *a, const nn_shape *r, int n)
 static int walk_node(walk *w, int ni, ffu_arena *fold, int *nfolded)
 {
     nn_graph *g = w->g;
-    int r = rewrite_node(w, ni);
+    int r = w->as_declared ? 0 : rewrite_node(w, ni);
     if (r != 0) return r;
     nn_node *n = &g->nodes[ni];
     const nn_op_def *d = nn_op_get(n->op);
@@ -362,9 +394,10 @@ static int walk_node(walk *w, int ni, ffu_arena *fold, int *nfolded)
 
 /* The proof: specialise a clone at batch N with rewrites, checking every node. */
 static ffu_status rebatch(const ffu_nn_model *m, const nn_shape *shapes, const unsigned char *item,
-                          const nn_graph *ref, ffu_arena *fold, nn_batch_result *res)
+                          const nn_graph *ref, ffu_arena *fold, nn_batch_result *res,
+                          int as_declared)
 {
-    walk w = {.ref = ref, .n = res->n, .res = res};
+    walk w = {.ref = ref, .n = res->n, .res = res, .as_declared = as_declared};
     ffu_status st = nn_graph_clone(m->g, &w.g);
     if (st < 0) return st;
     w.cap = w.g->ntensors + 16;
@@ -405,8 +438,10 @@ out:
     return st;
 }
 
-ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ffu_arena *fold,
-                               unsigned char *item, nn_batch_result *res)
+/* nn_batch_specialize; with `prove`, where every batch input is dynamic, the proof
+ * runs on the graph as declared, without rewriting constants (nn_batch_independent). */
+static ffu_status specialize(const ffu_nn_model *m, const nn_shape *shapes, ffu_arena *fold,
+                             unsigned char *item, nn_batch_result *res, int prove)
 {
     memset(res, 0, sizeof *res);
     res->n = 1;
@@ -439,12 +474,13 @@ ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ff
         }
     }
     ffu_status st;
-    if (!fixed) {
+    if (!fixed && !prove) {
         /* every batch input is dynamic: the model defines what N means */
         int dd = 0;
         st = nn_graph_specialize(m->g, shapes, NULL, m->ninputs, fold, &res->g, &res->nfolded, &dd);
         if (st >= 0 || dd) {
             res->data_dependent = dd;
+            res->as_declared = 1;
             free(one);
             return st;
         }
@@ -452,7 +488,7 @@ ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ff
     }
     nn_graph *ref = NULL;
     int nfolded1 = 0, dd = 0;
-    st = nn_graph_specialize(m->g, one, NULL, m->ninputs, fold, &ref, &nfolded1, &dd);
+    st = nn_graph_specialize_shapes(m->g, one, NULL, m->ninputs, fold, &ref, &nfolded1, &dd);
     free(one);
     if (st < 0) {
         if (!dd) return st;
@@ -463,14 +499,45 @@ ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ff
                              "batched)",
                              res->n, msg);
     }
-    st = rebatch(m, shapes, item, ref, fold, res);
+    st = rebatch(m, shapes, item, ref, fold, res, prove && !fixed);
     if (st < 0 || res->g) {
         nn_graph_destroy(ref);
         return st;
     }
     /* the proof failed: run the batch-1 plan once per item */
+    if ((st = nn_graph_specialize_finish(ref)) < 0) {
+        nn_graph_destroy(ref);
+        return st;
+    }
     res->g = ref;
     res->nfolded = nfolded1;
     res->looped = 1;
     return FFU_OK;
+}
+
+ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ffu_arena *fold,
+                               unsigned char *item, nn_batch_result *res)
+{
+    return specialize(m, shapes, fold, item, res, 0);
+}
+
+int nn_batch_independent(const ffu_nn_model *m, const nn_shape *shapes)
+{
+    ffu_arena *fold = NULL;
+    unsigned char *item = malloc((size_t)m->ninputs + 1);
+    nn_batch_result res;
+    int independent = 0;
+    if (item && ffu_arena_create(&fold, 0) == FFU_OK &&
+        specialize(m, shapes, fold, item, &res, 0) == FFU_OK) {
+        independent = !res.as_declared;
+        nn_graph_destroy(res.g);
+        if (res.as_declared && specialize(m, shapes, fold, item, &res, 1) == FFU_OK) {
+            independent = res.g && !res.looped;
+            nn_graph_destroy(res.g);
+        }
+    }
+    ffu_error_clear();
+    ffu_arena_destroy(fold);
+    free(item);
+    return independent;
 }

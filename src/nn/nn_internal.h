@@ -84,8 +84,15 @@ int64_t nn_node_flops(const nn_graph *g, const nn_node *n);
 ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
                                void *const *values, int nin, ffu_arena *fold_arena,
                                nn_graph **out, int *nfolded, int *data_dependent);
-/* The last steps of a specialisation, for graphs specialised elsewhere (batch.c):
- * dead-node removal and the fusions that need shapes. */
+/* nn_graph_specialize without its last steps: the graph keeps the source's nodes and
+ * tensor indices (folded nodes stay until dead-node removal), for batch.c's
+ * node-by-node comparison. */
+ffu_status nn_graph_specialize_shapes(const nn_graph *src, const nn_shape *in_shapes,
+                                      void *const *values, int nin, ffu_arena *fold_arena,
+                                      nn_graph **out, int *nfolded, int *data_dependent);
+/* The last steps of a specialisation (batch.c specialises graphs itself): dead-node
+ * removal and the fusions that need shapes, which renumber nodes and may change
+ * tensors' shapes (channel padding). */
 ffu_status nn_graph_specialize_finish(nn_graph *g);
 
 /* A session whose main backend is `main` (made by the caller, owned by the session
@@ -107,6 +114,8 @@ typedef struct nn_batch_result {
     int data_dependent; /* as nn_graph_specialize's (only when n == 1) */
     int n;              /* items per run */
     int looped;         /* 1: g is the batch-1 plan, to run n times over input slices */
+    int as_declared;    /* 1: every batch input is dynamic and g is the model's own graph
+                         * for n (its semantics, not n independent items) */
     char why[200];      /* looped: why the graph could not be re-batched */
 } nn_batch_result;
 
@@ -135,6 +144,12 @@ static inline int nn_input_bindable(ffu_dtype dtype, const nn_shape *sh)
  * model input) is set to 1 for inputs sliced per item. */
 ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ffu_arena *fold,
                                unsigned char *item, nn_batch_result *res);
+
+/* 1 when a session given these input shapes computes each item of its batch from that
+ * item's inputs alone: always where some input declared with dim 0 = 1 carries the
+ * batch (re-batched by the proof, or looped), and where every batch input is dynamic
+ * (the model's own semantics) only when the proof passes. For checks (the fuzzers'). */
+int nn_batch_independent(const ffu_nn_model *m, const nn_shape *shapes);
 
 /* ---- plan.c ------------------------------------------------------------------------- */
 

@@ -99,9 +99,9 @@ struct ffu_nn_session {
 
 /* ---- specialisation: shapes, folding ------------------------------------------------ */
 
-ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
-                               void *const *values, int nin, ffu_arena *fold_arena,
-                               nn_graph **out, int *nfolded, int *data_dependent)
+ffu_status nn_graph_specialize_shapes(const nn_graph *src, const nn_shape *in_shapes,
+                                      void *const *values, int nin, ffu_arena *fold_arena,
+                                      nn_graph **out, int *nfolded, int *data_dependent)
 {
     *out = NULL;
     *nfolded = 0;
@@ -156,11 +156,23 @@ ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
             }
         }
     }
-    if ((st = nn_graph_specialize_finish(g)) < 0) goto fail;
     *out = g;
     return FFU_OK;
 fail:
     nn_graph_destroy(g);
+    return st;
+}
+
+ffu_status nn_graph_specialize(const nn_graph *src, const nn_shape *in_shapes,
+                               void *const *values, int nin, ffu_arena *fold_arena,
+                               nn_graph **out, int *nfolded, int *data_dependent)
+{
+    ffu_status st = nn_graph_specialize_shapes(src, in_shapes, values, nin, fold_arena, out,
+                                               nfolded, data_dependent);
+    if (st >= 0 && (st = nn_graph_specialize_finish(*out)) < 0) {
+        nn_graph_destroy(*out);
+        *out = NULL;
+    }
     return st;
 }
 

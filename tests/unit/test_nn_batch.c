@@ -286,6 +286,30 @@ static void test_softmax_over_batch_loops(void)
     ffu_nn_model_destroy(m);
 }
 
+/* Opens m (one input of 3x4 values at batch 3) on `backend` for a batch of 3 as *ps
+ * (the caller destroys it), fills the input with 1, 2, ..., 12, runs it and checks the
+ * batch mode; *out is the output, its nbytes 0 unless it holds 3x4 values. */
+static void run_one_to_twelve(const ffu_nn_model *m, const char *backend, const char *want_mode,
+                              ffu_nn_session **ps, ffu_nn_tensor *out)
+{
+    ffu_nn_session *s = *ps = open_session(m, backend, 3);
+    ffu_nn_tensor ti;
+    out->nbytes = 0;
+    CHECK(s);
+    CHECK(ffu_nn_session_input(s, 0, &ti) == FFU_OK);
+    CHECK_EQ_INT(ti.nbytes, 12 * sizeof(float));
+    for (int i = 0; i < 12; i++)
+        ((float *)ti.data)[i] = (float)(i + 1);
+    CHECK(ffu_nn_session_run(s) == FFU_OK);
+    char mode[16];
+    CHECK_STR(batch_mode(s, mode, sizeof mode), want_mode);
+    ffu_nn_tensor o;
+    CHECK(ffu_nn_session_output(s, 0, &o) == FFU_OK);
+    CHECK_EQ_INT(o.dims[0], 3);
+    CHECK_EQ_INT(o.nbytes, 12 * sizeof(float));
+    *out = o;
+}
+
 /* CumSum keeps its shape: along axis 0 it would add items together, so the proof must
  * refuse it (looped: each item sums only itself); along axis 1 it re-batches. */
 static void test_scan_over_batch(void)
@@ -301,23 +325,52 @@ static void test_scan_over_batch(void)
         nn_graph_mark_output(g, y);
         ffu_nn_model *m = NULL;
         CHECK(nn_model_from_graph(g, &m) == FFU_OK);
-        ffu_nn_session *s = open_session(m, "ref", 3);
-        ffu_nn_tensor ti, to;
-        CHECK(ffu_nn_session_input(s, 0, &ti) == FFU_OK);
-        for (int i = 0; i < 12; i++)
-            ((float *)ti.data)[i] = (float)(i + 1);
-        CHECK(ffu_nn_session_run(s) == FFU_OK);
-        char mode[16];
-        CHECK_STR(batch_mode(s, mode, sizeof mode), axis == 0 ? "looped" : "batched");
-        CHECK(ffu_nn_session_output(s, 0, &to) == FFU_OK);
-        CHECK_EQ_INT(to.dims[0], 3);
-        for (int b = 0; b < 3; b++)
+        ffu_nn_session *s;
+        ffu_nn_tensor to;
+        run_one_to_twelve(m, "ref", axis == 0 ? "looped" : "batched", &s, &to);
+        for (int b = 0; to.nbytes && b < 3; b++)
             for (int j = 0; j < 4; j++) {
                 float v = (float)(b * 4 + j + 1), want = v; /* axis 0: one row per item */
                 if (axis == 1) want = (float)((j + 1) * (2 * (b * 4 + 1) + j)) / 2;
                 CHECK_NEAR(((float *)to.data)[b * 4 + j], want, 0);
             }
         ffu_nn_session_destroy(s);
+        ffu_nn_model_destroy(m);
+    }
+}
+
+/* A Resize whose scale on dim 0 is 1.1 keeps a batch of 3 at 3 (floor(3.3)) but reads
+ * across items: linear output 1 along dim 0 takes 0.14 of item 0, nearest rounding
+ * down copies item 0. The proof must refuse it (looped), and then each item of a
+ * batch of one is resized from a dim of 1 to 1: a copy of itself. Scales of exactly 1
+ * on dim 0 re-batch. */
+static void test_resize_over_batch(void)
+{
+    for (int v = 0; v < 3; v++) { /* linear, nearest (floor), linear with scale 1 */
+        nn_graph *g;
+        CHECK(nn_graph_create(&g) == FFU_OK);
+        int64_t xd[4] = {1, 1, 2, 2};
+        float scales[4] = {v == 2 ? 1.0f : 1.1f, 1, 1, 1};
+        nn_shape ss = {.rank = 1, .d = {4}};
+        int x = tensor(g, "x", 4, xd), y = tensor(g, "y", 4, xd);
+        nn_graph_mark_input(g, x);
+        int in[3] = {x, -1,
+                     nn_graph_add_const(g, "", FFU_DTYPE_F32, &ss, scales, sizeof scales, NN_COPY)};
+        int k = nn_graph_add_node(g, NN_OP_RESIZE, "rs", in, 3, &y, 1);
+        nn_node_set_string(g, k, "mode", v == 1 ? "nearest" : "linear");
+        nn_node_set_string(g, k, "nearest_mode", "floor");
+        nn_graph_mark_output(g, y);
+        ffu_nn_model *m = NULL;
+        CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+        const char *backends[2] = {"ref", "cpu"};
+        for (int be = 0; be < 2; be++) {
+            ffu_nn_session *s;
+            ffu_nn_tensor to;
+            run_one_to_twelve(m, backends[be], v == 2 ? "batched" : "looped", &s, &to);
+            for (int i = 0; to.nbytes && i < 12; i++)
+                CHECK_NEAR(((float *)to.data)[i], (float)(i + 1), 0);
+            ffu_nn_session_destroy(s);
+        }
         ffu_nn_model_destroy(m);
     }
 }
@@ -387,6 +440,9 @@ static void test_dynamic_batch(void)
         CHECK_EQ_INT(out.dims[1], explicit6 ? 6 : 24);
         for (int i = 0; i < 24; i++)
             CHECK_NEAR(((float *)out.data)[i], (float)i, 0);
+        /* only the re-batched plan computes 4 items apart (what the fuzzers compare) */
+        nn_shape four = {.rank = 3, .d = {4, 2, 3}};
+        CHECK_EQ_INT(nn_batch_independent(m, &four), explicit6);
         ffu_nn_session_destroy(s);
         ffu_nn_model_destroy(m);
     }
@@ -530,6 +586,10 @@ static void test_real_models(void)
     for (int k = 0; k < 4; k++)
         for (int be = 0; be < 2; be++)
             check_model(p[k], backends[be], 3, mode[k], &ran);
+    /* Convs padded for Winograd at planning (10 channels to 16) re-batch too */
+    if (test_shared_path("models/ultraface_version-RFB-320.onnx", shared, sizeof shared))
+        for (int be = 0; be < 2; be++)
+            check_model(shared, backends[be], 3, "batched", &ran);
     /* outputs without a batch axis ([1076, 14]) cannot be re-batched: looped */
     if (test_shared_path("models/face_detection_yunet_2022mar.onnx", shared, sizeof shared))
         for (int be = 0; be < 2; be++)
@@ -538,5 +598,5 @@ static void test_real_models(void)
 }
 
 TEST_MAIN(test_reshape_rebatches, test_flatten_loops, test_softmax_over_batch_loops,
-          test_scan_over_batch, test_shared_input_and_shapes, test_dynamic_batch,
+          test_scan_over_batch, test_resize_over_batch, test_shared_input_and_shapes, test_dynamic_batch,
           test_bound_input_not_batched, test_real_models)
