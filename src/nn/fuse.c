@@ -11,6 +11,7 @@
 
 #include "fuse.h"
 #include "nn_internal.h"
+#include "rewrite.h"
 
 typedef struct fuse_ctx {
     nn_graph *g;
@@ -169,77 +170,14 @@ static void absorb(fuse_ctx *f, nn_node *n, nn_node *r)
 /* ---- producer + activation -------------------------------------------------------------------- */
 
 /* Rank and axis-1 size of tensor t when they can be known at load time, where shapes
- * of intermediates are not inferred yet: from the shape, or through the producer
- * (convolution weights, Gemm's B; ops that keep their input's shape). 0 when unknown. */
-static int rank_channels(const nn_graph *g, int t, int *rank, int64_t *C, int depth)
+ * of intermediates are not inferred yet (nn_derive_shape). 0 when unknown. */
+static int rank_channels(const nn_graph *g, int t, int *rank, int64_t *C)
 {
-    if (t < 0 || t >= g->ntensors || depth > 32) return 0;
-    const nn_tensor *x = &g->tensors[t];
-    if (x->shape.rank >= 2 && x->shape.d[1] > 0) {
-        *rank = x->shape.rank, *C = x->shape.d[1];
-        return 1;
-    }
-    if (x->producer < 0) return 0;
-    const nn_node *p = &g->nodes[x->producer];
-    const nn_tensor *w = nn_in(g, p, 1);
-    switch (p->op) {
-    case NN_OP_CONV:
-        if (!w || w->shape.rank < 3 || w->shape.d[0] <= 0) return 0;
-        *rank = w->shape.rank, *C = w->shape.d[0];
-        return 1;
-    case NN_OP_CONV_TRANSPOSE:
-        if (!w || w->shape.rank < 3 || w->shape.d[1] <= 0) return 0;
-        *rank = w->shape.rank, *C = w->shape.d[1] * nn_attr_int(p, "group", 1);
-        return 1;
-    case NN_OP_GEMM: /* [M, N]: N from B, [K, N] or (transB) [N, K] */
-        if (!w || w->shape.rank != 2) return 0;
-        *rank = 2, *C = w->shape.d[nn_attr_int(p, "transB", 0) ? 0 : 1];
-        return *C > 0;
-    case NN_OP_BATCH_NORM: case NN_OP_RELU: case NN_OP_CLIP: case NN_OP_PRELU:
-    case NN_OP_LEAKY_RELU: case NN_OP_SIGMOID: case NN_OP_TANH: case NN_OP_HARD_SWISH:
-    case NN_OP_ELU: case NN_OP_RELU6: case NN_OP_MAX_POOL: case NN_OP_AVERAGE_POOL:
-    case NN_OP_GLOBAL_AVERAGE_POOL: case NN_OP_GLOBAL_MAX_POOL:
-        return p->ninputs >= 1 && rank_channels(g, p->inputs[0], rank, C, depth + 1);
-    case NN_OP_PAD: {
-        /* constant pads on every axis (no axes input): the channels grow by axis 1's
-         * two pads (TF.js models pad channels so a residual matches a wider block) */
-        const nn_tensor *pt = nn_in(g, p, 1), *at = nn_in(g, p, 3);
-        if (p->ninputs < 1 || !rank_channels(g, p->inputs[0], rank, C, depth + 1)) return 0;
-        if (at && nn_shape_numel(&at->shape) != 0) return 0;
-        int n = 0;
-        const int64_t *pads = NULL;
-        if (pt) {
-            if (!(pt->flags & NN_T_CONST) || pt->dtype != FFU_DTYPE_I64 || !pt->data) return 0;
-            n = (int)nn_shape_numel(&pt->shape), pads = pt->data;
-        } else {
-            pads = nn_attr_ints(p, "pads", &n);
-        }
-        if (!pads || n != 2 * *rank || *rank < 2) return 0;
-        *C += pads[1] + pads[*rank + 1];
-        return *C > 0;
-    }
-    case NN_OP_ADD: case NN_OP_SUB: case NN_OP_MUL: case NN_OP_DIV: {
-        /* every non-constant operand must agree; constants must not widen the rank */
-        int found = 0, r0 = 0;
-        int64_t c0 = 0;
-        for (int j = 0; j < p->ninputs; j++) {
-            int u = p->inputs[j], r;
-            int64_t c;
-            if (u < 0) return 0;
-            if (g->tensors[u].flags & NN_T_CONST) continue;
-            if (!rank_channels(g, u, &r, &c, depth + 1)) return 0;
-            if (found && (r != r0 || c != c0)) return 0;
-            found = 1, r0 = r, c0 = c;
-        }
-        for (int j = 0; found && j < p->ninputs; j++) {
-            const nn_tensor *k = &g->tensors[p->inputs[j]];
-            if ((k->flags & NN_T_CONST) && k->shape.rank > r0) return 0;
-        }
-        if (found) *rank = r0, *C = c0;
-        return found;
-    }
-    default: return 0;
-    }
+    nn_shape s;
+    nn_derive_shape(g, t, &s);
+    if (s.rank < 2 || s.d[1] <= 0) return 0;
+    *rank = s.rank, *C = s.d[1];
+    return 1;
 }
 
 /* Fills act from an activation node, or returns 0 when r is not one we can fuse. */
@@ -291,7 +229,7 @@ static int act_of(const nn_graph *g, const nn_node *prod, const nn_node *r, nn_a
              * dim 1, and as many as the producer has channels */
             int rank;
             int64_t C;
-            if (!rank_channels(g, prod->outputs[0], &rank, &C, 0) || k != C || rank < 2 ||
+            if (!rank_channels(g, prod->outputs[0], &rank, &C) || k != C || rank < 2 ||
                 s->shape.rank > rank)
                 return 0;
             for (int i = 0; i < s->shape.rank; i++) {

@@ -516,68 +516,132 @@ out:
 
 /* ---- derived shapes (for broadcast checks before inference has run) ----------------------- */
 
-/* What is known of t's shape: its own when set, else derived from its producer
- * (Conv: rank of the weight, channels = weight dim 0; Gemm: rank 2, columns from B;
- * shape-preserving ops: their input's; Transpose: permuted). Unknown dims are -1,
- * unknown rank -1. */
-static void derive_shape(const nn_graph *g, int t, nn_shape *s, int depth)
+/* Pad's constant pads (2 x rank: starts, then ends) when they are known at load time
+ * and cover every axis (no axes input); NULL otherwise. */
+static const int64_t *const_pads(const nn_graph *g, const nn_node *n, int rank)
 {
-    s->rank = -1;
-    if (t < 0 || t >= g->ntensors || depth > 64) return;
-    const nn_tensor *x = &g->tensors[t];
-    if (x->shape.rank >= 0) {
-        *s = x->shape;
-        return;
+    const nn_tensor *pt = nn_in(g, n, 1), *at = nn_in(g, n, 3);
+    if (at && nn_shape_numel(&at->shape) != 0) return NULL;
+    int cnt = 0;
+    const int64_t *pads = NULL;
+    if (pt) {
+        if (!(pt->flags & NN_T_CONST) || pt->dtype != FFU_DTYPE_I64 || !pt->data) return NULL;
+        cnt = (int)nn_shape_numel(&pt->shape), pads = pt->data;
+    } else {
+        pads = nn_attr_ints(n, "pads", &cnt);
     }
-    int p = x->producer;
-    if (p < 0) return;
-    const nn_node *n = &g->nodes[p];
+    return pads && cnt == 2 * rank ? pads : NULL;
+}
+
+static void derive_shape(const nn_graph *g, int t, nn_shape *s, int depth);
+
+/* derive_shape through t's producer n, ignoring t's own shape */
+static void derive_from_producer(const nn_graph *g, const nn_node *n, nn_shape *s, int depth)
+{
+    nn_shape in;
     int kind = push_kind(n->op);
-    if (n->op == NN_OP_CONV && n->ninputs >= 2) {
-        const nn_tensor *w = nn_in(g, n, 1);
-        if (!w || w->shape.rank < 3) return;
+    const nn_tensor *w = nn_in(g, n, 1);
+    s->rank = -1;
+    if (n->ninputs < 1) return;
+    switch (n->op) {
+    case NN_OP_CONV:
+    case NN_OP_CONV_TRANSPOSE: /* weights [M, C/group, k...] and [C, M/group, k...] */
+        if (!w || w->shape.rank < 3 || w->shape.rank > FFU_NN_MAX_RANK) return;
         s->rank = w->shape.rank;
         for (int i = 0; i < s->rank; i++) s->d[i] = -1;
-        s->d[1] = w->shape.d[0];
-    } else if (n->op == NN_OP_GEMM && n->ninputs >= 2) {
-        nn_shape b;
-        derive_shape(g, n->inputs[1], &b, depth + 1);
-        if (b.rank != 2) return;
+        s->d[1] = n->op == NN_OP_CONV ? w->shape.d[0]
+                                      : w->shape.d[1] * nn_attr_int(n, "group", 1);
+        return;
+    case NN_OP_GEMM: /* [M, N]: N from B, [K, N] or (transB) [N, K] */
+        if (n->ninputs < 2) return;
+        derive_shape(g, n->inputs[1], &in, depth + 1);
+        if (in.rank != 2) return;
         s->rank = 2;
         s->d[0] = -1;
-        s->d[1] = b.d[nn_attr_int(n, "transB", 0) ? 0 : 1];
-    } else if (n->op == NN_OP_TRANSPOSE) {
-        nn_shape in;
+        s->d[1] = in.d[nn_attr_int(n, "transB", 0) ? 0 : 1];
+        return;
+    case NN_OP_MAX_POOL: /* batch and channels kept, spatial dims unknown (or 1) */
+    case NN_OP_AVERAGE_POOL:
+    case NN_OP_GLOBAL_AVERAGE_POOL:
+    case NN_OP_GLOBAL_MAX_POOL:
+        derive_shape(g, n->inputs[0], &in, depth + 1);
+        if (in.rank < 3) return;
+        *s = in;
+        for (int i = 2; i < s->rank; i++)
+            s->d[i] = n->op == NN_OP_GLOBAL_AVERAGE_POOL || n->op == NN_OP_GLOBAL_MAX_POOL ? 1 : -1;
+        return;
+    case NN_OP_PAD: { /* TF.js models pad channels so a residual matches a wider block */
+        derive_shape(g, n->inputs[0], &in, depth + 1);
+        const int64_t *pads = in.rank >= 1 ? const_pads(g, n, in.rank) : NULL;
+        if (!pads) return;
+        *s = in;
+        for (int i = 0; i < s->rank; i++)
+            if (s->d[i] >= 0) s->d[i] += pads[i] + pads[s->rank + i];
+        return;
+    }
+    case NN_OP_TRANSPOSE: {
         lay P;
         derive_shape(g, n->inputs[0], &in, depth + 1);
         if (in.rank < 0 || !read_perm(n, in.rank, &P)) return;
         s->rank = in.rank;
         for (int i = 0; i < in.rank; i++) s->d[i] = in.d[(int)P.p[i]];
-    } else if (kind == PK_ELEM || kind == PK_CLIP || n->op == NN_OP_BATCH_NORM ||
-               kind == PK_AXIS) {
-        int nin = kind == PK_ELEM ? n->ninputs : 1;
-        for (int j = 0; j < nin; j++) {
-            nn_shape in, b;
-            derive_shape(g, n->inputs[j], &in, depth + 1);
-            if (in.rank < 0) {
-                s->rank = -1;
-                return;
-            }
-            if (j == 0) {
-                *s = in;
-                continue;
-            }
-            /* broadcast keeping unknown dims unknown */
-            int r = s->rank > in.rank ? s->rank : in.rank;
-            b.rank = r;
-            for (int i = 0; i < r; i++) {
-                int ia = i - (r - s->rank), ib = i - (r - in.rank);
-                int64_t da = ia >= 0 ? s->d[ia] : 1, db = ib >= 0 ? in.d[ib] : 1;
-                b.d[i] = da == db ? da : da == 1 ? db : db == 1 ? da : -1;
-            }
-            *s = b;
-        }
+        return;
     }
+    default:
+        break;
+    }
+    if (kind != PK_ELEM && kind != PK_CLIP && kind != PK_AXIS && n->op != NN_OP_BATCH_NORM) return;
+    int nin = kind == PK_ELEM ? n->ninputs : 1;
+    for (int j = 0; j < nin; j++) {
+        nn_shape b;
+        derive_shape(g, n->inputs[j], &in, depth + 1);
+        if (in.rank < 0) {
+            s->rank = -1;
+            return;
+        }
+        if (j == 0) {
+            *s = in;
+            continue;
+        }
+        /* broadcast keeping unknown dims unknown */
+        int r = s->rank > in.rank ? s->rank : in.rank;
+        b.rank = r;
+        for (int i = 0; i < r; i++) {
+            int ia = i - (r - s->rank), ib = i - (r - in.rank);
+            int64_t da = ia >= 0 ? s->d[ia] : 1, db = ib >= 0 ? in.d[ib] : 1;
+            b.d[i] = da == db ? da : da == 1 ? db : db == 1 ? da : -1;
+        }
+        *s = b;
+    }
+}
+
+/* What is known of t's shape: its own, with dims it leaves unknown taken from what its
+ * producer implies (Conv, ConvTranspose: the weight's rank and channels; Gemm: rank 2,
+ * columns from B; pools: batch and channels kept; Pad with constant pads; Transpose:
+ * permuted; shape-keeping and broadcasting ops: their inputs'). Unknown dims are -1,
+ * an unknown rank -1. */
+static void derive_shape(const nn_graph *g, int t, nn_shape *s, int depth)
+{
+    s->rank = -1;
+    if (t < 0 || t >= g->ntensors || depth > 64) return;
+    const nn_tensor *x = &g->tensors[t];
+    if (nn_shape_known(&x->shape)) {
+        *s = x->shape;
+        return;
+    }
+    if (x->producer >= 0) derive_from_producer(g, &g->nodes[x->producer], s, depth);
+    if (x->shape.rank < 0) return;
+    if (s->rank != x->shape.rank) {
+        *s = x->shape;
+        return;
+    }
+    for (int i = 0; i < s->rank; i++)
+        if (x->shape.d[i] >= 0) s->d[i] = x->shape.d[i];
+}
+
+void nn_derive_shape(const nn_graph *g, int t, nn_shape *s)
+{
+    derive_shape(g, t, s, 0);
 }
 
 /* 1 if constant c broadcasts into x's shape without changing it. */

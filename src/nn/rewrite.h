@@ -42,4 +42,10 @@ ffu_status nn_rewrite_patterns(nn_graph *g);
  * the float result instead (rewrite_integer.c). */
 ffu_status nn_rewrite_integer_products(nn_graph *g);
 
+/* What is known of tensor t's shape at load time, before shape inference has run: its
+ * own, with the dims it leaves unknown derived through its producer (convolutions,
+ * Gemm, pools, Pad, Transpose, shape-keeping and broadcasting ops). Unknown dims are
+ * -1, an unknown rank -1. */
+void nn_derive_shape(const nn_graph *g, int t, nn_shape *s);
+
 #endif

@@ -323,6 +323,36 @@ static void test_prelu_after_gemm(void)
     }
 }
 
+/* A PRelu joins the Add before it when the Add's channels can be derived at load time
+ * (nn_derive_shape): here one operand comes through a MaxPool of a Transpose of an
+ * NHWC input (the shape of a tf2onnx graph before its transposes are eliminated). Not
+ * derived, the PRelu would stay a node of its own (FaceMesh's landmark detector had
+ * ten such). */
+static void test_prelu_after_transposed_add(void)
+{
+    nn_graph *g, *orig;
+    CHECK_EQ_INT(nn_graph_create(&g), FFU_OK);
+    const nn_shape in = {.rank = 4, .d = {1, 6, 6, 4}};
+    int64_t nchw[4] = {0, 3, 1, 2}, k2[2] = {2, 2};
+    int x = input(g, "x", in);
+    int p = node1(g, NN_OP_MAX_POOL, "pool", transpose(g, "t", x, nchw));
+    nn_node_set_ints(g, g->nnodes - 1, "kernel_shape", k2, 2);
+    nn_node_set_ints(g, g->nnodes - 1, "strides", k2, 2);
+    int a = node2(g, NN_OP_ADD, "sum", conv(g, "c", p, 4, 4, 1), p);
+    int out = node2(g, NN_OP_PRELU, "out", a,
+                    rconst(g, "alpha", (nn_shape){.rank = 3, .d = {4, 1, 1}}, 0.1f, 0.3f));
+    finish(g, &orig, out);
+    CHECK_EQ_INT(nn_fuse(g), FFU_OK);
+    CHECK_EQ_INT(count(g, NN_OP_PRELU), 0);
+    const nn_node *add = &g->nodes[g->tensors[g->outputs[0]].producer];
+    CHECK_EQ_INT(add->op, NN_OP_ADD);
+    CHECK_EQ_INT(add->act.kind, NN_ACT_PRELU);
+    double d = compare(orig, g, in);
+    CHECK(d >= 0 && d < 1e-5);
+    nn_graph_destroy(orig);
+    nn_graph_destroy(g);
+}
+
 /* x + a*(x - |x|) (the depthwise blocks of MobileFaceNet_TF) and Max(0,x) + a*Min(0,x). */
 static void test_prelu_variants(void)
 {
@@ -819,7 +849,7 @@ static void test_merge_1x1(void)
 
 TEST_MAIN(test_transposes_chain, test_transposes_axes, test_transposes_blocked,
           test_prelu_mobilefacenet, test_prelu_variants, test_prelu_neg_relu_neg,
-          test_prelu_after_gemm,
+          test_prelu_after_gemm, test_prelu_after_transposed_add,
           test_softmax_spelled_out, test_relu6, test_fold_affine,
           test_fold_in_place, test_no_fold, test_fold_input_affine, test_fold_input_normalisation,
           test_fold_pad_and_slope, test_merge_1x1, test_act_before_pool)
