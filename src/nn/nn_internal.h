@@ -148,7 +148,8 @@ ffu_status nn_batch_specialize(const ffu_nn_model *m, const nn_shape *shapes, ff
 /* 1 when a session given these input shapes computes each item of its batch from that
  * item's inputs alone: always where some input declared with dim 0 = 1 carries the
  * batch (re-batched by the proof, or looped), and where every batch input is dynamic
- * (the model's own semantics) only when the proof passes. For checks (the fuzzers'). */
+ * (the model's own semantics) only when the proof passes on the graph as declared,
+ * with no constant rewritten. For checks (the fuzzers'). */
 int nn_batch_independent(const ffu_nn_model *m, const nn_shape *shapes);
 
 /* ---- plan.c ------------------------------------------------------------------------- */
