@@ -270,7 +270,11 @@ static int resize_mixes_items(const nn_graph *g, const nn_node *n)
 /* Ops whose outputs keep dim 0's size but whose element b would read other items'
  * elements at batch N (the shape check cannot see it): a scan, sort or arg-max along
  * axis 0, a triangle whose rows are dim 0, a diagonal, scatters whose indices address
- * dim 0, a Resize that interpolates along dim 0. */
+ * dim 0, a Resize that interpolates along dim 0, recurrences and sequence reversals
+ * whose time axis is dim 0, a DFT along it, a quantisation range over the whole
+ * tensor, and gathers along dim 0 of item data by indices computed from item data
+ * (each item's indices are 0 there at batch 1, so at batch N every item would read
+ * item 0). */
 static int crosses_items(const walk *w, const nn_node *n)
 {
     const nn_graph *g = w->g;
@@ -322,6 +326,24 @@ static int crosses_items(const walk *w, const nn_node *n)
     case NN_OP_RESIZE:
     case NN_OP_UPSAMPLE:
         return item[0] && resize_mixes_items(g, n);
+    case NN_OP_RNN:
+    case NN_OP_GRU:
+    case NN_OP_LSTM: /* layout 0: X is [seq, batch, input] */
+        return item[0] && nn_attr_int(n, "layout", 0) == 0;
+    case NN_OP_REVERSE_SEQUENCE:
+        return item[0] && nn_attr_int(n, "time_axis", 0) == 0;
+    case NN_OP_DFT:
+        if (!item[0]) return 0;
+        axis = nn_attr_int(n, "axis", 1);
+        break;
+    case NN_OP_DYNAMIC_QUANTIZE_LINEAR:
+    case NN_OP_DYNAMIC_QUANTIZE_STEPS:
+        return item[0];
+    case NN_OP_GATHER:
+    case NN_OP_GATHER_ELEMENTS:
+        if (!(item[0] && item[1])) return 0;
+        axis = nn_attr_int(n, "axis", 0);
+        break;
     default:
         return 0;
     }

@@ -288,9 +288,9 @@ static void test_softmax_over_batch_loops(void)
 
 /* Opens m (one input of 3x4 values at batch 3) on `backend` for a batch of 3 as *ps
  * (the caller destroys it), fills the input with 1, 2, ..., 12, runs it and checks the
- * batch mode; *out is the output, its nbytes 0 unless it holds 3x4 values. */
+ * batch mode; *out is the output, its nbytes 0 unless it holds nout floats. */
 static void run_one_to_twelve(const ffu_nn_model *m, const char *backend, const char *want_mode,
-                              ffu_nn_session **ps, ffu_nn_tensor *out)
+                              size_t nout, ffu_nn_session **ps, ffu_nn_tensor *out)
 {
     ffu_nn_session *s = *ps = open_session(m, backend, 3);
     ffu_nn_tensor ti;
@@ -306,7 +306,7 @@ static void run_one_to_twelve(const ffu_nn_model *m, const char *backend, const 
     ffu_nn_tensor o;
     CHECK(ffu_nn_session_output(s, 0, &o) == FFU_OK);
     CHECK_EQ_INT(o.dims[0], 3);
-    CHECK_EQ_INT(o.nbytes, 12 * sizeof(float));
+    CHECK_EQ_INT(o.nbytes, nout * sizeof(float));
     *out = o;
 }
 
@@ -327,7 +327,7 @@ static void test_scan_over_batch(void)
         CHECK(nn_model_from_graph(g, &m) == FFU_OK);
         ffu_nn_session *s;
         ffu_nn_tensor to;
-        run_one_to_twelve(m, "ref", axis == 0 ? "looped" : "batched", &s, &to);
+        run_one_to_twelve(m, "ref", axis == 0 ? "looped" : "batched", 12, &s, &to);
         for (int b = 0; to.nbytes && b < 3; b++)
             for (int j = 0; j < 4; j++) {
                 float v = (float)(b * 4 + j + 1), want = v; /* axis 0: one row per item */
@@ -366,8 +366,70 @@ static void test_resize_over_batch(void)
         for (int be = 0; be < 2; be++) {
             ffu_nn_session *s;
             ffu_nn_tensor to;
-            run_one_to_twelve(m, backends[be], v == 2 ? "batched" : "looped", &s, &to);
+            run_one_to_twelve(m, backends[be], v == 2 ? "batched" : "looped", 12, &s, &to);
             for (int i = 0; to.nbytes && i < 12; i++)
+                CHECK_NEAR(((float *)to.data)[i], (float)(i + 1), 0);
+            ffu_nn_session_destroy(s);
+        }
+        ffu_nn_model_destroy(m);
+    }
+}
+
+/* Two ops whose outputs stay item-shaped at batch N but read other items: an LSTM
+ * whose X is [seq, batch, input] (layout 0: dim 0 is time, so a batch of 3 would be a
+ * sequence of 3 and item 1 would start from item 0's state), and a GatherElements
+ * along dim 0 whose indices come from item data (x * 0 cast to integers: 0 at batch 1
+ * as they must be, and still 0 at batch 3, so every item would read item 0). Both
+ * must loop, and each item must then equal its batch-1 run: the LSTM from a zero
+ * state (y = o * tanh(c), c = i * g with all weights 0.5: checked against the formula),
+ * the gather giving x back. */
+static void test_sequence_and_gather_over_batch(void)
+{
+    for (int v = 0; v < 2; v++) {
+        nn_graph *g;
+        CHECK(nn_graph_create(&g) == FFU_OK);
+        int64_t xd[3] = {1, 1, 4};
+        int x = tensor(g, "x", 3, xd), y = nn_graph_add_tensor(g, "y", FFU_DTYPE_UNDEFINED, NULL);
+        nn_graph_mark_input(g, x);
+        if (v == 0) { /* LSTM, hidden size 1: W [1, 4, 4], R [1, 4, 1] */
+            static const float w[16] = {.5f, .5f, .5f, .5f, .5f, .5f, .5f, .5f,
+                                        .5f, .5f, .5f, .5f, .5f, .5f, .5f, .5f};
+            static const float r[4] = {.5f, .5f, .5f, .5f};
+            nn_shape ws = {.rank = 3, .d = {1, 4, 4}}, rs = {.rank = 3, .d = {1, 4, 1}};
+            int in[3] = {x, nn_graph_add_const(g, "", FFU_DTYPE_F32, &ws, w, sizeof w, NN_COPY),
+                         nn_graph_add_const(g, "", FFU_DTYPE_F32, &rs, r, sizeof r, NN_COPY)};
+            int k = nn_graph_add_node(g, NN_OP_LSTM, "lstm", in, 3, &y, 1);
+            nn_node_set_int(g, k, "hidden_size", 1);
+        } else {
+            float zero = 0;
+            nn_shape ss = {.rank = 0};
+            int t0 = nn_graph_add_tensor(g, "x0", FFU_DTYPE_UNDEFINED, NULL),
+                t1 = nn_graph_add_tensor(g, "idx", FFU_DTYPE_UNDEFINED, NULL);
+            int min[2] = {x, nn_graph_add_const(g, "", FFU_DTYPE_F32, &ss, &zero, sizeof zero,
+                                                NN_COPY)};
+            nn_graph_add_node(g, NN_OP_MUL, "times0", min, 2, &t0, 1);
+            int k = nn_graph_add_node(g, NN_OP_CAST, "cast", &t0, 1, &t1, 1);
+            nn_node_set_int(g, k, "to", FFU_DTYPE_I64);
+            int gin[2] = {x, t1};
+            k = nn_graph_add_node(g, NN_OP_GATHER_ELEMENTS, "gather", gin, 2, &y, 1);
+            nn_node_set_int(g, k, "axis", 0);
+        }
+        nn_graph_mark_output(g, y);
+        ffu_nn_model *m = NULL;
+        CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+        const char *backends[2] = {"ref", "cpu"};
+        for (int be = 0; be < 2; be++) {
+            ffu_nn_session *s;
+            ffu_nn_tensor to;
+            run_one_to_twelve(m, backends[be], "looped", v == 0 ? 3 : 12, &s, &to);
+            for (int b = 0; v == 0 && to.nbytes && b < 3; b++) {
+                float sum = 0; /* item b's inputs 4b+1 .. 4b+4 */
+                for (int j = 0; j < 4; j++)
+                    sum += 0.5f * (float)(4 * b + j + 1);
+                float gate = 1 / (1 + expf(-sum)), c = gate * tanhf(sum);
+                CHECK_NEAR(((float *)to.data)[b], gate * tanhf(c), 1e-5);
+            }
+            for (int i = 0; v == 1 && to.nbytes && i < 12; i++)
                 CHECK_NEAR(((float *)to.data)[i], (float)(i + 1), 0);
             ffu_nn_session_destroy(s);
         }
@@ -598,5 +660,6 @@ static void test_real_models(void)
 }
 
 TEST_MAIN(test_reshape_rebatches, test_flatten_loops, test_softmax_over_batch_loops,
-          test_scan_over_batch, test_resize_over_batch, test_shared_input_and_shapes, test_dynamic_batch,
+          test_scan_over_batch, test_resize_over_batch, test_sequence_and_gather_over_batch,
+          test_shared_input_and_shapes, test_dynamic_batch,
           test_bound_input_not_batched, test_real_models)
