@@ -19,6 +19,8 @@
 
 #include "rewrite.h"
 
+#include "ops/ops_internal.h"
+
 /* ---- shared helpers ---------------------------------------------------------------------- */
 
 /* Number of node inputs reading each tensor; graph outputs count as many readers. */
@@ -516,23 +518,6 @@ out:
 
 /* ---- derived shapes (for broadcast checks before inference has run) ----------------------- */
 
-/* Pad's constant pads (2 x rank: starts, then ends) when they are known at load time
- * and cover every axis (no axes input); NULL otherwise. */
-static const int64_t *const_pads(const nn_graph *g, const nn_node *n, int rank)
-{
-    const nn_tensor *pt = nn_in(g, n, 1), *at = nn_in(g, n, 3);
-    if (at && nn_shape_numel(&at->shape) != 0) return NULL;
-    int cnt = 0;
-    const int64_t *pads = NULL;
-    if (pt) {
-        if (!(pt->flags & NN_T_CONST) || pt->dtype != FFU_DTYPE_I64 || !pt->data) return NULL;
-        cnt = (int)nn_shape_numel(&pt->shape), pads = pt->data;
-    } else {
-        pads = nn_attr_ints(n, "pads", &cnt);
-    }
-    return pads && cnt == 2 * rank ? pads : NULL;
-}
-
 static void derive_shape(const nn_graph *g, int t, nn_shape *s, int depth);
 
 /* derive_shape through t's producer n, ignoring t's own shape */
@@ -571,12 +556,16 @@ static void derive_from_producer(const nn_graph *g, const nn_node *n, nn_shape *
             s->d[i] = n->op == NN_OP_GLOBAL_AVERAGE_POOL || n->op == NN_OP_GLOBAL_MAX_POOL ? 1 : -1;
         return;
     case NN_OP_PAD: { /* TF.js models pad channels so a residual matches a wider block */
+        int mode;
+        int64_t p0[FFU_NN_MAX_RANK], p1[FFU_NN_MAX_RANK];
         derive_shape(g, n->inputs[0], &in, depth + 1);
-        const int64_t *pads = in.rank >= 1 ? const_pads(g, n, in.rank) : NULL;
-        if (!pads) return;
+        if (in.rank < 1 || nn_pad_geom(g, n, in.rank, &mode, p0, p1) < 0) {
+            ffu_error_clear(); /* pads not known at load time: the shape is not either */
+            return;
+        }
         *s = in;
         for (int i = 0; i < s->rank; i++)
-            if (s->d[i] >= 0) s->d[i] += pads[i] + pads[s->rank + i];
+            if (s->d[i] >= 0) s->d[i] += p0[i] + p1[i];
         return;
     }
     case NN_OP_TRANSPOSE: {

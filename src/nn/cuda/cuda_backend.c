@@ -986,7 +986,7 @@ static int build(cu_backend *cb, const nn_graph *g, const nn_node *n, cu_node *p
     case NN_OP_PAD: {
         if (!x || !dtype_movable(x->dtype) || x->shape.rank > NN_CU_MAX_RANK) return 0;
         int64_t p1[FFU_NN_MAX_RANK];
-        if (nn_pad_geom(g, n, &p->mode, p->p0, p1) < 0) {
+        if (nn_pad_geom(g, n, x->shape.rank, &p->mode, p->p0, p1) < 0) {
             ffu_error_clear();
             return 0;
         }

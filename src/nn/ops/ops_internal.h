@@ -474,9 +474,12 @@ ffu_status nn_einsum_geom(const nn_graph *g, const nn_node *n, nn_einsum *e);
 
 /* ---- geometry for other backends (the cuda backend computes exactly what ref does) --- */
 
-/* Pad's mode (0 constant, 1 reflect, 2 edge, 3 wrap) and per-dim pads, from constant
- * inputs or attributes (pad.c); FFU_ERR_UNSUPPORTED when the pads are not constant. */
-ffu_status nn_pad_geom(const nn_graph *g, const nn_node *n, int *mode, int64_t *p0, int64_t *p1);
+/* Pad's mode (0 constant, 1 reflect, 2 edge, 3 wrap) and per-dim pads for an input of
+ * this rank, from constant inputs or attributes (pad.c); FFU_ERR_UNSUPPORTED when the
+ * pads are not constant. The rank is the caller's: at load time (rewrite.c's shape
+ * derivation) the input's own shape may not be known yet. */
+ffu_status nn_pad_geom(const nn_graph *g, const nn_node *n, int rank, int *mode, int64_t *p0,
+                       int64_t *p1);
 
 /* Softmax / LogSoftmax as [outer][len][inner] (norm.c). */
 ffu_status nn_softmax_geom(const nn_node *n, const nn_shape *s, int64_t *outer, int64_t *len,

@@ -116,11 +116,11 @@ static int64_t src_index(int64_t o, int64_t p0, int64_t in, int mode)
     }
 }
 
-ffu_status nn_pad_geom(const nn_graph *g, const nn_node *n, int *mode, int64_t *p0, int64_t *p1)
+ffu_status nn_pad_geom(const nn_graph *g, const nn_node *n, int rank, int *mode, int64_t *p0,
+                       int64_t *p1)
 {
-    const nn_tensor *x = nn_in(g, n, 0);
     pad_geom pg;
-    ffu_status e = pad_geom_init(g, n, x->shape.rank, &pg);
+    ffu_status e = pad_geom_init(g, n, rank, &pg);
     if (e < 0) return e;
     if (!pg.known) return nn_node_error(n, FFU_ERR_UNSUPPORTED, "pads are not constant");
     *mode = pg.mode;
