@@ -110,6 +110,15 @@ static void fill_item(float *p, size_t n, uint64_t seed)
 
 /* ---- hand-built graphs -------------------------------------------------------------------- */
 
+/* Marks y as g's output and makes g a model; NULL (the error printed) when it fails. */
+static ffu_nn_model *model_with_output(nn_graph *g, int y)
+{
+    nn_graph_mark_output(g, y);
+    ffu_nn_model *m = NULL;
+    if (nn_model_from_graph(g, &m) < 0) fprintf(stderr, "%s\n", ffu_error_message());
+    return m;
+}
+
 /* A model of one node `op` reading graph inputs a and b and writing the output y. */
 static ffu_nn_model *one_node_model(nn_graph *g, nn_op op, int a, int b, int y)
 {
@@ -117,10 +126,7 @@ static ffu_nn_model *one_node_model(nn_graph *g, nn_op op, int a, int b, int y)
     nn_graph_mark_input(g, b);
     int in[2] = {a, b};
     nn_graph_add_node(g, op, "", in, 2, &y, 1);
-    nn_graph_mark_output(g, y);
-    ffu_nn_model *m = NULL;
-    if (nn_model_from_graph(g, &m) < 0) fprintf(stderr, "%s\n", ffu_error_message());
-    return m;
+    return model_with_output(g, y);
 }
 
 /* y = Reshape(Concat(x, zeros [1,2,3], axis 1), [1,-1]) + bias: the shape constant and
@@ -146,10 +152,7 @@ static ffu_nn_model *reshape_model(void)
     nn_node_set_int(g, c, "axis", 1);
     nn_graph_add_node(g, NN_OP_RESHAPE, "flat", rin, 2, &r, 1);
     nn_graph_add_node(g, NN_OP_ADD, "add", ain, 2, &y, 1);
-    nn_graph_mark_output(g, y);
-    ffu_nn_model *m = NULL;
-    if (nn_model_from_graph(g, &m) < 0) fprintf(stderr, "%s\n", ffu_error_message());
-    return m;
+    return model_with_output(g, y);
 }
 
 static void test_reshape_rebatches(void)
@@ -200,10 +203,7 @@ static ffu_nn_model *flatten_model(void)
     int rin[2] = {x, sh};
     nn_graph_add_node(g, NN_OP_RESHAPE, "flatten_all", rin, 2, &f, 1);
     nn_graph_add_node(g, NN_OP_RELU, "relu", &f, 1, &y, 1);
-    nn_graph_mark_output(g, y);
-    ffu_nn_model *m = NULL;
-    if (nn_model_from_graph(g, &m) < 0) fprintf(stderr, "%s\n", ffu_error_message());
-    return m;
+    return model_with_output(g, y);
 }
 
 static void test_flatten_loops(void)
@@ -267,9 +267,8 @@ static void test_softmax_over_batch_loops(void)
     nn_graph_mark_input(g, x);
     int k = nn_graph_add_node(g, NN_OP_SOFTMAX, "sm", &x, 1, &y, 1);
     nn_node_set_int(g, k, "axis", 0);
-    nn_graph_mark_output(g, y);
-    ffu_nn_model *m = NULL;
-    CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+    ffu_nn_model *m = model_with_output(g, y);
+    CHECK(m);
     ffu_nn_session *s = open_session(m, "ref", 3);
     ffu_nn_tensor in, out;
     CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
@@ -322,9 +321,8 @@ static void test_scan_over_batch(void)
         nn_graph_mark_input(g, x);
         int in[2] = {x, a};
         nn_graph_add_node(g, NN_OP_CUM_SUM, "cs", in, 2, &y, 1);
-        nn_graph_mark_output(g, y);
-        ffu_nn_model *m = NULL;
-        CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+        ffu_nn_model *m = model_with_output(g, y);
+        CHECK(m);
         ffu_nn_session *s;
         ffu_nn_tensor to;
         run_one_to_twelve(m, "ref", axis == 0 ? "looped" : "batched", 12, &s, &to);
@@ -359,9 +357,8 @@ static void test_resize_over_batch(void)
         int k = nn_graph_add_node(g, NN_OP_RESIZE, "rs", in, 3, &y, 1);
         nn_node_set_string(g, k, "mode", v == 1 ? "nearest" : "linear");
         nn_node_set_string(g, k, "nearest_mode", "floor");
-        nn_graph_mark_output(g, y);
-        ffu_nn_model *m = NULL;
-        CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+        ffu_nn_model *m = model_with_output(g, y);
+        CHECK(m);
         const char *backends[2] = {"ref", "cpu"};
         for (int be = 0; be < 2; be++) {
             ffu_nn_session *s;
@@ -414,9 +411,8 @@ static void test_sequence_and_gather_over_batch(void)
             k = nn_graph_add_node(g, NN_OP_GATHER_ELEMENTS, "gather", gin, 2, &y, 1);
             nn_node_set_int(g, k, "axis", 0);
         }
-        nn_graph_mark_output(g, y);
-        ffu_nn_model *m = NULL;
-        CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+        ffu_nn_model *m = model_with_output(g, y);
+        CHECK(m);
         const char *backends[2] = {"ref", "cpu"};
         for (int be = 0; be < 2; be++) {
             ffu_nn_session *s;
@@ -488,9 +484,8 @@ static void test_dynamic_batch(void)
         int64_t shape[2] = {1, explicit6 ? 6 : -1};
         int rin[2] = {x, i64_const(g, shape, 2)};
         nn_graph_add_node(g, NN_OP_RESHAPE, "r", rin, 2, &y, 1);
-        nn_graph_mark_output(g, y);
-        ffu_nn_model *m = NULL;
-        CHECK(nn_model_from_graph(g, &m) == FFU_OK);
+        ffu_nn_model *m = model_with_output(g, y);
+        CHECK(m);
         ffu_nn_session *s = open_session(m, "ref", 4);
         ffu_nn_tensor in, out;
         CHECK(ffu_nn_session_input(s, 0, &in) == FFU_OK);
